@@ -1,0 +1,136 @@
+# Solgate: the only entry point.  `make` builds, `make test` tests,
+# `make run` starts the demo gateway, `make deps` installs Debian packages.
+
+SHELL      := /bin/bash
+ROOT       := $(abspath .)
+BUILD      := $(ROOT)/build
+NGX_SRC    := /usr/share/nginx/src
+NGINX      ?= /usr/sbin/nginx
+VERSION    := 0.1.0
+
+CXX        ?= g++
+CC         ?= gcc
+CXXFLAGS   ?= -O2 -g
+CFLAGS     ?= -O2 -g
+WARN       := -Wall -Wextra -Werror
+
+# Debian packages the build, the tests and `make run` need.
+DEB_PACKAGES := build-essential pkg-config nginx nginx-dev \
+	libyajl-dev libuv1-dev libcurl4-openssl-dev liblmdb-dev \
+	libcmocka-dev googletest libgtest-dev \
+	libtest-base-perl libwww-perl libjson-pp-perl curl wrk
+
+CORE_SRCS  := $(wildcard libcore/src/*.cpp)
+CORE_HDRS  := $(wildcard libcore/src/*.h) libcore/include/solgate/solgate.h
+CORE_OBJS  := $(patsubst libcore/src/%.cpp,$(BUILD)/libcore/%.o,$(CORE_SRCS))
+CORE_LIB   := $(BUILD)/modules/libsolgate_core.so
+CORE_FLAGS := -std=c++17 -fPIC -fvisibility=hidden -fvisibility-inlines-hidden \
+	-DSOLGATE_BUILDING_CORE -DSOLGATE_VERSION='"$(VERSION)"' \
+	-Ilibcore/include -Ilibcore/src $(WARN)
+
+MODULE     := $(BUILD)/modules/ngx_http_solgate_module.so
+MODULE_SRCS := $(wildcard ngx_module/src/*.c ngx_module/src/*.h) ngx_module/config \
+	ngx_module/rpath.opts ngx_module/ngx_http_solgate_module.map
+NGX_BUILD  := $(BUILD)/nginx
+
+SIM        := $(BUILD)/bin/solana-sim
+SIM_SRCS   := $(wildcard tools/solana-sim/src/*.cpp tools/solana-sim/src/*.h)
+
+GTEST_BIN  := $(BUILD)/test/libcore_tests
+GTEST_SRCS := $(wildcard libcore/test/*.cpp)
+CMOCKA_BIN := $(BUILD)/test/module_tests
+CMOCKA_SRCS := $(wildcard ngx_module/test/*.c)
+
+.PHONY: all deps test unit-test prove run bench clean
+
+all: $(MODULE) $(SIM)
+
+# --- dependencies ---------------------------------------------------------
+
+deps:
+	@missing=""; \
+	for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "deps: all Debian packages present"; exit 0; fi; \
+	echo "deps: installing$$missing"; \
+	if [ "$$(id -u)" != 0 ]; then echo "deps: run 'make deps' as root to install:$$missing" >&2; exit 1; fi; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $$missing >/dev/null \
+	  || { echo "deps: apt-get install failed" >&2; exit 1; }
+
+$(BUILD)/.deps-ok: Makefile
+	@$(MAKE) --no-print-directory deps
+	@mkdir -p $(BUILD) && touch $@
+
+# --- libcore --------------------------------------------------------------
+
+$(BUILD)/libcore/%.o: libcore/src/%.cpp $(CORE_HDRS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $(CORE_FLAGS) -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CXX) -shared -Wl,-soname,libsolgate_core.so -Wl,-z,defs -o $@ $^ -lyajl
+
+# --- the nginx module -----------------------------------------------------
+
+# Configure once against Debian's nginx sources with the flags its binary
+# was built with (--with-compat), out of tree under build/nginx.
+$(NGX_BUILD)/Makefile: ngx_module/config ngx_module/rpath.opts | $(CORE_LIB)
+	@mkdir -p $(NGX_BUILD)
+	cd $(NGX_SRC) && source ./conf_flags && SOLGATE_CORE_LIB=$(BUILD)/modules ./configure \
+	  --with-cc-opt="$$(dpkg-buildflags --get CFLAGS) -fPIC $$(dpkg-buildflags --get CPPFLAGS) -I$(ROOT)/libcore/include" \
+	  --with-ld-opt="$$(dpkg-buildflags --get LDFLAGS) -fPIC" \
+	  "$${NGX_CONF_FLAGS[@]}" \
+	  --add-dynamic-module=$(ROOT)/ngx_module \
+	  --builddir=$(NGX_BUILD) > $(NGX_BUILD)/configure.log 2>&1 \
+	  || { tail -20 $(NGX_BUILD)/configure.log; exit 1; }
+
+$(MODULE): $(NGX_BUILD)/Makefile $(MODULE_SRCS) $(CORE_LIB)
+	SOLGATE_CORE_LIB=$(BUILD)/modules $(MAKE) --no-print-directory \
+	  -f $(NGX_BUILD)/Makefile -C $(NGX_SRC) modules
+	cp $(NGX_BUILD)/ngx_http_solgate_module.so $@
+
+# --- tools ----------------------------------------------------------------
+
+$(SIM): $(SIM_SRCS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 $(CXXFLAGS) $(WARN) -o $@ tools/solana-sim/src/*.cpp -luv -lyajl -lpthread
+
+# --- tests ----------------------------------------------------------------
+
+$(GTEST_BIN): $(GTEST_SRCS) $(CORE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -std=c++17 -Ilibcore/include -Ilibcore/src $(WARN) \
+	  -o $@ $(GTEST_SRCS) $(CORE_OBJS) -lgtest -lgtest_main -lyajl -lpthread
+
+$(CMOCKA_BIN): $(CMOCKA_SRCS) $(wildcard ngx_module/src/*.[ch]) $(NGX_BUILD)/Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Wall -Wextra -Werror -Wno-unused-parameter \
+	  -I$(NGX_SRC)/src/core -I$(NGX_SRC)/src/event -I$(NGX_SRC)/src/event/modules \
+	  -I$(NGX_SRC)/src/os/unix -I$(NGX_SRC)/src/http -I$(NGX_SRC)/src/http/modules \
+	  -I$(NGX_BUILD) -Ingx_module/src -Ilibcore/include \
+	  -o $@ $(CMOCKA_SRCS) ngx_module/src/ngx_http_solgate_parse.c \
+	  ngx_module/src/ngx_http_solgate_body.c -lcmocka
+
+unit-test: $(GTEST_BIN) $(CMOCKA_BIN)
+	$(GTEST_BIN) --gtest_brief=1
+	$(CMOCKA_BIN)
+
+prove: all
+	TEST_NGINX_BINARY=$(NGINX) \
+	TEST_NGINX_LOAD_MODULES=$(MODULE) \
+	TEST_NGINX_SIM=$(SIM) \
+	TEST_NGINX_CONF_DIR=$(ROOT)/conf \
+	prove -I t/lib -r t/
+
+test: all unit-test prove
+
+# --- running --------------------------------------------------------------
+
+run: all
+	NGINX=$(NGINX) tools/run-demo.sh
+
+clean:
+	rm -rf $(BUILD) t/servroot

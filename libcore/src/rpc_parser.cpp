@@ -1,0 +1,309 @@
+// A yajl SAX parse that keeps only what routing needs. Raw spans (the id)
+// are cut from the input by offsets, so ids are echoed byte for byte.
+#include <yajl/yajl_parse.h>
+
+#include <string_view>
+
+#include "cluster.h"
+#include "rpc_request.h"
+
+namespace solgate {
+namespace {
+
+enum class Role { kBatch, kCall, kParams, kConfig, kOther };
+enum class Kind { kNull, kBool, kNumber, kString, kMap, kArray };
+
+struct Frame {
+    Role role = Role::kOther;
+    size_t elements = 0;   // values seen so far (arrays)
+    std::string key;       // current key (kCall and kConfig maps)
+    size_t key_end = 0;    // input offset just after the current key
+    bool saw_jsonrpc = false;
+    bool saw_method = false;
+};
+
+std::optional<uint64_t> ParseU64(std::string_view digits) {
+    if (digits.empty() || digits.size() > 20) {
+        return std::nullopt;
+    }
+    uint64_t value = 0;
+    for (char c : digits) {
+        if (c < '0' || c > '9') {
+            return std::nullopt;
+        }
+        if (value > (UINT64_MAX - static_cast<uint64_t>(c - '0')) / 10) {
+            return std::nullopt;
+        }
+        value = value * 10 + static_cast<uint64_t>(c - '0');
+    }
+    return value;
+}
+
+bool IsJsonSpace(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+class Parser {
+public:
+    Parser(const char* body, size_t len) : text_(body, len) {}
+
+    RpcRequest Run();
+
+    int OnValue(Kind kind, std::string_view text);
+    int OnKey(std::string_view key);
+    int OnClose();
+
+private:
+    Role Place(Kind kind, std::string_view text);
+    Role PlaceInCall(Frame& call, Kind kind, std::string_view text);
+    Role PlaceInParams(Frame& params, Kind kind, std::string_view text);
+    void PlaceInConfig(Frame& config, Kind kind, std::string_view text);
+    void FinishCall(const Frame& call);
+    std::string_view SpanFrom(size_t key_end) const;
+    RpcCall& Call() { return request_.calls.back(); }
+    void FailCall(int code, std::string message);
+
+    std::string_view text_;
+    yajl_handle handle_ = nullptr;
+    std::vector<Frame> stack_;
+    RpcRequest request_;
+    bool too_deep_ = false;
+};
+
+// --- yajl glue -------------------------------------------------------------
+
+Parser* Self(void* ctx) { return static_cast<Parser*>(ctx); }
+
+std::string_view View(const unsigned char* s, size_t len) {
+    return {reinterpret_cast<const char*>(s), len};
+}
+
+int OnNull(void* ctx) { return Self(ctx)->OnValue(Kind::kNull, "null"); }
+int OnBool(void* ctx, int) { return Self(ctx)->OnValue(Kind::kBool, {}); }
+int OnNumber(void* ctx, const char* s, size_t len) {
+    return Self(ctx)->OnValue(Kind::kNumber, {s, len});
+}
+int OnString(void* ctx, const unsigned char* s, size_t len) {
+    return Self(ctx)->OnValue(Kind::kString, View(s, len));
+}
+int OnStartMap(void* ctx) { return Self(ctx)->OnValue(Kind::kMap, {}); }
+int OnMapKey(void* ctx, const unsigned char* s, size_t len) {
+    return Self(ctx)->OnKey(View(s, len));
+}
+int OnEnd(void* ctx) { return Self(ctx)->OnClose(); }
+int OnStartArray(void* ctx) { return Self(ctx)->OnValue(Kind::kArray, {}); }
+
+const yajl_callbacks kCallbacks = {
+    OnNull, OnBool, nullptr, nullptr, OnNumber, OnString,
+    OnStartMap, OnMapKey, OnEnd, OnStartArray, OnEnd,
+};
+
+// --- parser ----------------------------------------------------------------
+
+RpcRequest Parser::Run() {
+    handle_ = yajl_alloc(&kCallbacks, nullptr, this);
+    if (handle_ == nullptr) {
+        throw std::bad_alloc();
+    }
+    const auto* bytes = reinterpret_cast<const unsigned char*>(text_.data());
+    yajl_status status = yajl_parse(handle_, bytes, text_.size());
+    if (status == yajl_status_ok) {
+        status = yajl_complete_parse(handle_);
+    }
+    yajl_free(handle_);
+    handle_ = nullptr;
+
+    if (too_deep_) {
+        request_.error = {kInvalidRequest,
+                          "Invalid request: nesting deeper than " +
+                              std::to_string(kMaxNestingDepth) + " levels"};
+    } else if (status != yajl_status_ok) {
+        request_.error = {kParseError, "Parse error"};
+    } else if (request_.shape == RpcRequest::Shape::kUnreadable) {
+        request_.error = {kInvalidRequest, "Invalid request"};
+    } else if (request_.calls.empty()) {
+        request_.error = {kInvalidRequest, "Invalid request: empty batch"};
+    }
+    if (request_.error) {
+        request_.shape = RpcRequest::Shape::kUnreadable;
+        request_.calls.clear();
+    }
+    return std::move(request_);
+}
+
+int Parser::OnValue(Kind kind, std::string_view text) {
+    Role role = Place(kind, text);
+    if (kind != Kind::kMap && kind != Kind::kArray) {
+        return 1;
+    }
+    if (stack_.size() >= kMaxNestingDepth) {
+        too_deep_ = true;
+        return 0;
+    }
+    Frame frame;
+    frame.role = role;
+    stack_.push_back(std::move(frame));
+    return 1;
+}
+
+int Parser::OnKey(std::string_view key) {
+    Frame& top = stack_.back();
+    if (top.role == Role::kCall || top.role == Role::kConfig) {
+        top.key.assign(key);
+        top.key_end = yajl_get_bytes_consumed(handle_);
+    }
+    return 1;
+}
+
+int Parser::OnClose() {
+    Frame top = std::move(stack_.back());
+    stack_.pop_back();
+    if (top.role == Role::kCall) {
+        FinishCall(top);
+    }
+    return 1;
+}
+
+Role Parser::Place(Kind kind, std::string_view text) {
+    if (stack_.empty()) {
+        if (kind == Kind::kMap) {
+            request_.shape = RpcRequest::Shape::kSingle;
+            request_.calls.emplace_back();
+            return Role::kCall;
+        }
+        if (kind == Kind::kArray) {
+            request_.shape = RpcRequest::Shape::kBatch;
+            return Role::kBatch;
+        }
+        return Role::kOther;  // a scalar body: not a request
+    }
+    Frame& parent = stack_.back();
+    switch (parent.role) {
+    case Role::kBatch:
+        request_.calls.emplace_back();
+        if (kind == Kind::kMap) {
+            return Role::kCall;
+        }
+        FailCall(kInvalidRequest, "Invalid request");
+        return Role::kOther;
+    case Role::kCall:
+        return PlaceInCall(parent, kind, text);
+    case Role::kParams:
+        return PlaceInParams(parent, kind, text);
+    case Role::kConfig:
+        PlaceInConfig(parent, kind, text);
+        return Role::kOther;
+    case Role::kOther:
+        return Role::kOther;
+    }
+    return Role::kOther;
+}
+
+Role Parser::PlaceInCall(Frame& call, Kind kind, std::string_view text) {
+    const std::string& key = call.key;
+    if (key == "jsonrpc") {
+        call.saw_jsonrpc = true;
+        if (kind != Kind::kString || text != "2.0") {
+            FailCall(kInvalidRequest,
+                     "Invalid request: \"jsonrpc\" must be \"2.0\"");
+        }
+    } else if (key == "id") {
+        if (kind == Kind::kNull || kind == Kind::kNumber ||
+            kind == Kind::kString) {
+            Call().id_raw.assign(SpanFrom(call.key_end));
+        } else {
+            Call().id_raw.clear();
+            FailCall(kInvalidRequest,
+                     "Invalid request: \"id\" must be a number, a string or "
+                     "null");
+        }
+    } else if (key == "method") {
+        call.saw_method = true;
+        if (kind == Kind::kString) {
+            Call().method.assign(text);
+        } else {
+            FailCall(kInvalidRequest,
+                     "Invalid request: \"method\" must be a string");
+        }
+    } else if (key == "params") {
+        Call().has_params = true;
+        if (kind == Kind::kArray) {
+            return Role::kParams;
+        }
+        if (kind != Kind::kMap && kind != Kind::kNull) {
+            FailCall(kInvalidParams,
+                     "Invalid params: \"params\" must be an array");
+        }
+    }
+    return Role::kOther;
+}
+
+Role Parser::PlaceInParams(Frame& params, Kind kind, std::string_view text) {
+    size_t index = params.elements++;
+    if (index == 0) {
+        Call().first_param_seen = true;
+        if (kind == Kind::kNumber) {
+            Call().first_param_u64 = ParseU64(text);
+        }
+    }
+    return kind == Kind::kMap ? Role::kConfig : Role::kOther;
+}
+
+void Parser::PlaceInConfig(Frame& config, Kind kind, std::string_view text) {
+    if (config.key == "commitment") {
+        auto level = kind == Kind::kString ? ParseCommitment(text)
+                                           : std::nullopt;
+        if (!level) {
+            FailCall(kInvalidParams,
+                     "Invalid params: unknown commitment, expected "
+                     "\"processed\", \"confirmed\" or \"finalized\"");
+            return;
+        }
+        Call().commitment = level;
+    } else if (config.key == "minContextSlot") {
+        auto slot = kind == Kind::kNumber ? ParseU64(text) : std::nullopt;
+        if (!slot) {
+            FailCall(kInvalidParams,
+                     "Invalid params: \"minContextSlot\" must be a "
+                     "non-negative integer");
+            return;
+        }
+        Call().min_context_slot = slot;
+    }
+}
+
+void Parser::FinishCall(const Frame& call) {
+    if (!call.saw_jsonrpc) {
+        FailCall(kInvalidRequest,
+                 "Invalid request: \"jsonrpc\" must be \"2.0\"");
+    } else if (!call.saw_method) {
+        FailCall(kInvalidRequest, "Invalid request: missing \"method\"");
+    }
+}
+
+// The raw text of the scalar value whose key ended at key_end: from the
+// first byte after the colon to where yajl's lexer stopped.
+std::string_view Parser::SpanFrom(size_t key_end) const {
+    size_t end = yajl_get_bytes_consumed(handle_);
+    size_t start = key_end;
+    while (start < end && (IsJsonSpace(text_[start]) || text_[start] == ':')) {
+        start++;
+    }
+    return text_.substr(start, end - start);
+}
+
+// The first problem found is the one reported.
+void Parser::FailCall(int code, std::string message) {
+    RpcCall& call = Call();
+    if (!call.error) {
+        call.error = {code, std::move(message)};
+    }
+}
+
+}  // namespace
+
+RpcRequest ParseRpcRequest(const char* body, size_t len) {
+    return Parser(body, len).Run();
+}
+
+}  // namespace solgate

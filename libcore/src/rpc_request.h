@@ -1,0 +1,59 @@
+// What Solgate reads from a JSON-RPC request body: enough to route it and
+// to answer it locally, never the whole params tree.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "solgate/solgate.h"
+
+namespace solgate {
+
+// JSON-RPC error codes Solgate answers with.
+constexpr int kParseError = -32700;
+constexpr int kInvalidRequest = -32600;
+constexpr int kMethodNotFound = -32601;
+constexpr int kInvalidParams = -32602;
+constexpr int kInternalError = -32603;
+
+struct RpcError {
+    int code = 0;
+    std::string message;
+
+    explicit operator bool() const { return code != 0; }
+};
+
+struct RpcCall {
+    // The id exactly as the client wrote it (number, string with its
+    // escapes, or null); empty when absent or not a valid id type, in which
+    // case answers carry null.
+    std::string id_raw;
+    std::string method;
+    std::optional<sg_commitment_t> commitment;
+    std::optional<uint64_t> min_context_slot;
+    // params[0] when it is a non-negative integer (getBlock's slot).
+    std::optional<uint64_t> first_param_u64;
+    bool has_params = false;
+    bool first_param_seen = false;
+    // The call is malformed: answer it with this error, never forward it.
+    RpcError error;
+};
+
+struct RpcRequest {
+    enum class Shape { kUnreadable, kSingle, kBatch };
+
+    Shape shape = Shape::kUnreadable;
+    // Set when the body as a whole is not a request (code -32700/-32600).
+    RpcError error;
+    std::vector<RpcCall> calls;
+};
+
+// Nesting deeper than this is refused before yajl's stack or ours grows
+// without bound; real Solana params nest a handful of levels.
+constexpr size_t kMaxNestingDepth = 64;
+
+RpcRequest ParseRpcRequest(const char* body, size_t len);
+
+}  // namespace solgate

@@ -1,0 +1,121 @@
+// Small pieces: names, writers, the round-robin pick and the C ABI shims.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "cluster.h"
+#include "json_writer.h"
+#include "solgate/solgate.h"
+#include "upstream_pick.h"
+
+namespace solgate {
+namespace {
+
+TEST(Cluster, NamesRoundTrip) {
+    for (auto c : {SG_CLUSTER_MAINNET_BETA, SG_CLUSTER_DEVNET,
+                   SG_CLUSTER_TESTNET, SG_CLUSTER_CUSTOM}) {
+        EXPECT_EQ(ParseCluster(ClusterName(c)), c);
+    }
+    EXPECT_FALSE(ParseCluster("mainnet"));
+    EXPECT_EQ(GenesisHash(SG_CLUSTER_TESTNET),
+              "4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY");
+    EXPECT_EQ(GenesisHash(SG_CLUSTER_CUSTOM), "");
+}
+
+TEST(Commitment, OnlyCurrentLevels) {
+    EXPECT_EQ(ParseCommitment("processed"), SG_COMMITMENT_PROCESSED);
+    EXPECT_EQ(ParseCommitment("confirmed"), SG_COMMITMENT_CONFIRMED);
+    EXPECT_EQ(ParseCommitment("finalized"), SG_COMMITMENT_FINALIZED);
+    EXPECT_FALSE(ParseCommitment("recent"));
+    EXPECT_FALSE(ParseCommitment(""));
+    EXPECT_EQ(CommitmentName(SG_COMMITMENT_FINALIZED), "finalized");
+}
+
+TEST(JsonWriter, EscapesStrings) {
+    std::string out;
+    AppendJsonString(out, std::string("a\"b\\c\n\x01", 7));
+    EXPECT_EQ(out, "\"a\\\"b\\\\c\\n\\u0001\"");
+}
+
+TEST(JsonWriter, Envelopes) {
+    std::string out;
+    AppendResultEnvelope(out, "", "5");
+    EXPECT_EQ(out, R"({"jsonrpc":"2.0","result":5,"id":null})");
+    out.clear();
+    AppendErrorEnvelope(out, "\"q\"", -32005, "Node is unhealthy",
+                        R"({"numSlotsBehind":3})");
+    EXPECT_EQ(out, R"({"jsonrpc":"2.0","error":{"code":-32005,"message":)"
+                   R"("Node is unhealthy","data":{"numSlotsBehind":3}},)"
+                   R"("id":"q"})");
+}
+
+TEST(PickRoundRobin, RotatesAndSkipsTried) {
+    unsigned char tried[3] = {0, 0, 0};
+    EXPECT_EQ(PickRoundRobin(3, 0, tried), 0u);
+    EXPECT_EQ(PickRoundRobin(3, 4, tried), 1u);
+    tried[1] = 1;
+    EXPECT_EQ(PickRoundRobin(3, 4, tried), 2u);
+    tried[2] = 1;
+    EXPECT_EQ(PickRoundRobin(3, 4, tried), 0u);
+    tried[0] = 1;
+    EXPECT_FALSE(PickRoundRobin(3, 4, tried));
+    EXPECT_FALSE(PickRoundRobin(0, 0, nullptr));
+    EXPECT_EQ(PickRoundRobin(2, UINT64_MAX, nullptr), 1u);
+}
+
+TEST(CApi, ParseRouteAndFree) {
+    const char body[] = R"({"jsonrpc":"2.0","id":1,"method":"getGenesisHash"})";
+    sg_request_t* req = sg_request_parse(body, sizeof(body) - 1);
+    ASSERT_NE(req, nullptr);
+    sg_network_conf_t conf{SG_CLUSTER_MAINNET_BETA, SG_COMMITMENT_NONE};
+    sg_route_t route;
+    ASSERT_EQ(sg_request_route(req, &conf, &route), SG_OK);
+    EXPECT_EQ(route.kind, SG_ROUTE_ANSWER);
+    EXPECT_EQ(route.http_status, 200u);
+    std::string answer(route.body.data, route.body.len);
+    EXPECT_NE(answer.find("5eykt4"), std::string::npos);
+    sg_str_t method = sg_request_method(req);
+    EXPECT_EQ(std::string(method.data, method.len), "getGenesisHash");
+    EXPECT_EQ(sg_request_call_count(req), 1u);
+    sg_request_free(req);
+}
+
+TEST(CApi, EffectiveCommitment) {
+    const char with[] = R"({"jsonrpc":"2.0","id":1,"method":"getSlot",)"
+                        R"("params":[{"commitment":"processed"}]})";
+    const char without[] = R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})";
+    sg_network_conf_t conf{SG_CLUSTER_MAINNET_BETA, SG_COMMITMENT_FINALIZED};
+    sg_request_t* a = sg_request_parse(with, sizeof(with) - 1);
+    sg_request_t* b = sg_request_parse(without, sizeof(without) - 1);
+    EXPECT_EQ(sg_request_commitment(a, &conf), SG_COMMITMENT_PROCESSED);
+    EXPECT_EQ(sg_request_commitment(b, &conf), SG_COMMITMENT_FINALIZED);
+    sg_request_free(a);
+    sg_request_free(b);
+}
+
+TEST(CApi, WriteErrorFitsOrFails) {
+    char buf[128];
+    size_t n = sg_write_error(buf, sizeof(buf), -32600, "too large", 9);
+    ASSERT_GT(n, 0u);
+    EXPECT_EQ(std::string(buf, n),
+              R"({"jsonrpc":"2.0","error":{"code":-32600,"message":)"
+              R"("too large"},"id":null})");
+    EXPECT_EQ(sg_write_error(buf, 10, -32600, "too large", 9), 0u);
+}
+
+TEST(CApi, ParseNames) {
+    sg_cluster_t cluster;
+    EXPECT_EQ(sg_cluster_parse("devnet", 6, &cluster), SG_OK);
+    EXPECT_EQ(cluster, SG_CLUSTER_DEVNET);
+    EXPECT_EQ(sg_cluster_parse("dev", 3, &cluster), SG_DECLINED);
+    sg_commitment_t level;
+    EXPECT_EQ(sg_commitment_parse("confirmed", 9, &level), SG_OK);
+    EXPECT_EQ(level, SG_COMMITMENT_CONFIRMED);
+    size_t picked;
+    EXPECT_EQ(sg_pick_round_robin(0, 0, nullptr, &picked), SG_DECLINED);
+    EXPECT_STRNE(sg_version(), "");
+}
+
+}  // namespace
+}  // namespace solgate

@@ -1,0 +1,127 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "router.h"
+
+namespace solgate {
+namespace {
+
+const sg_network_conf_t kMainnet{SG_CLUSTER_MAINNET_BETA, SG_COMMITMENT_NONE};
+const sg_network_conf_t kCustom{SG_CLUSTER_CUSTOM, SG_COMMITMENT_NONE};
+
+RouteDecision Route(const std::string& body,
+                    const sg_network_conf_t& conf = kMainnet) {
+    return RouteRequest(ParseRpcRequest(body.data(), body.size()), conf);
+}
+
+TEST(Router, ForwardsOrdinaryCalls) {
+    auto d = Route(R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})");
+    EXPECT_TRUE(d.forward);
+}
+
+TEST(Router, AnswersGenesisHashForKnownClusters) {
+    auto d = Route(R"({"jsonrpc":"2.0","id":"g","method":"getGenesisHash"})");
+    ASSERT_FALSE(d.forward);
+    EXPECT_EQ(d.http_status, 200u);
+    EXPECT_EQ(d.answer,
+              R"({"jsonrpc":"2.0","result":)"
+              R"("5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":"g"})");
+    const sg_network_conf_t devnet{SG_CLUSTER_DEVNET, SG_COMMITMENT_NONE};
+    auto dev = Route(R"({"jsonrpc":"2.0","id":1,"method":"getGenesisHash"})",
+                     devnet);
+    EXPECT_NE(dev.answer.find("EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG"),
+              std::string::npos);
+}
+
+TEST(Router, ForwardsGenesisHashForCustomClusters) {
+    auto d = Route(R"({"jsonrpc":"2.0","id":1,"method":"getGenesisHash"})",
+                   kCustom);
+    EXPECT_TRUE(d.forward);
+}
+
+TEST(Router, ParseErrorHasNullId) {
+    auto d = Route(R"({"jsonrpc":"2.0","id":1,"method":)");
+    ASSERT_FALSE(d.forward);
+    EXPECT_EQ(d.answer, R"({"jsonrpc":"2.0","error":{"code":-32700,)"
+                        R"("message":"Parse error"},"id":null})");
+}
+
+TEST(Router, InvalidRequestEchoesReadableId) {
+    auto d = Route(R"({"jsonrpc":"2.0","id":"abc","method":7})");
+    ASSERT_FALSE(d.forward);
+    EXPECT_NE(d.answer.find(R"("code":-32600)"), std::string::npos);
+    EXPECT_NE(d.answer.find(R"("id":"abc")"), std::string::npos);
+}
+
+TEST(Router, GetBlockNeedsASlot) {
+    for (const char* params : {"", R"(,"params":[])", R"(,"params":["x"])",
+                               R"(,"params":[-1])", R"(,"params":[1.5])"}) {
+        auto d = Route(std::string(R"({"jsonrpc":"2.0","id":3,)"
+                                   R"("method":"getBlock")") +
+                       params + "}");
+        ASSERT_FALSE(d.forward) << params;
+        EXPECT_NE(d.answer.find(R"("code":-32602)"), std::string::npos);
+        EXPECT_NE(d.answer.find(R"("id":3)"), std::string::npos);
+    }
+    EXPECT_TRUE(Route(R"({"jsonrpc":"2.0","id":3,"method":"getBlock",)"
+                      R"("params":[5]})").forward);
+}
+
+TEST(Router, BatchOfValidCallsForwardsWhole) {
+    auto d = Route(R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"},)"
+                   R"({"jsonrpc":"2.0","id":2,"method":"getGenesisHash"}])");
+    EXPECT_TRUE(d.forward);
+}
+
+TEST(Router, BatchAnsweredLocallyWhenEveryCallIs) {
+    auto d = Route(R"([{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"},)"
+                   R"({"jsonrpc":"2.0","id":2,"method":5}])");
+    ASSERT_FALSE(d.forward);
+    EXPECT_EQ(d.answer.front(), '[');
+    EXPECT_EQ(d.answer.back(), ']');
+    EXPECT_NE(d.answer.find(R"("result":"5eykt)"), std::string::npos);
+    EXPECT_NE(d.answer.find(R"("code":-32600)"), std::string::npos);
+}
+
+TEST(Router, BatchWithAnInvalidCallIsNotForwarded) {
+    auto d = Route(R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"},)"
+                   R"({"jsonrpc":"2.0","id":2}])");
+    ASSERT_FALSE(d.forward);
+    EXPECT_EQ(d.answer,
+              R"([{"jsonrpc":"2.0","error":{"code":-32600,"message":)"
+              R"("Invalid request: batch not forwarded because element 1 )"
+              R"(is invalid"},"id":1},{"jsonrpc":"2.0","error":{"code":)"
+              R"(-32600,"message":"Invalid request: missing \"method\""},)"
+              R"("id":2}])");
+}
+
+TEST(Router, FailAnswersEveryCallWithItsId) {
+    std::string body = R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"},)"
+                       R"({"jsonrpc":"2.0","id":"x","method":"getSlot"}])";
+    auto req = ParseRpcRequest(body.data(), body.size());
+    std::string out = FailRequest(req, -32603, "down");
+    EXPECT_EQ(out, R"([{"jsonrpc":"2.0","error":{"code":-32603,"message":)"
+                   R"("down"},"id":1},{"jsonrpc":"2.0","error":{"code":)"
+                   R"(-32603,"message":"down"},"id":"x"}])");
+    std::string single = R"({"jsonrpc":"2.0","id":9,"method":"getSlot"})";
+    auto one = ParseRpcRequest(single.data(), single.size());
+    EXPECT_EQ(FailRequest(one, -32603, "down"),
+              R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"down"},)"
+              R"("id":9})");
+}
+
+TEST(Router, MethodNames) {
+    auto name = [](const std::string& body) {
+        return std::string(
+            RequestMethodName(ParseRpcRequest(body.data(), body.size())));
+    };
+    EXPECT_EQ(name(R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})"),
+              "getSlot");
+    EXPECT_EQ(name(R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"}])"),
+              "batch");
+    EXPECT_EQ(name("{"), "");
+}
+
+}  // namespace
+}  // namespace solgate

@@ -1,0 +1,160 @@
+/*
+ * Error pages nginx itself generates in a solgate location (413 for a body
+ * over client_max_body_size, 408, 500, ...) are turned into JSON-RPC
+ * errors: a JSON-RPC client must never have to parse an HTML page.
+ * Responses from upstreams pass through untouched.
+ */
+
+#include "ngx_http_solgate_module.h"
+
+
+#define NGX_HTTP_SOLGATE_ERROR_MAX  256
+
+
+static ngx_int_t ngx_http_solgate_header_filter(ngx_http_request_t *r);
+static ngx_int_t ngx_http_solgate_body_filter(ngx_http_request_t *r,
+    ngx_chain_t *in);
+static ngx_str_t ngx_http_solgate_error_message(ngx_uint_t status);
+
+
+static ngx_http_output_header_filter_pt  ngx_http_next_header_filter;
+static ngx_http_output_body_filter_pt    ngx_http_next_body_filter;
+
+
+ngx_int_t
+ngx_http_solgate_filter_init(ngx_conf_t *cf)
+{
+    ngx_http_next_header_filter = ngx_http_top_header_filter;
+    ngx_http_top_header_filter = ngx_http_solgate_header_filter;
+
+    ngx_http_next_body_filter = ngx_http_top_body_filter;
+    ngx_http_top_body_filter = ngx_http_solgate_body_filter;
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_solgate_header_filter(ngx_http_request_t *r)
+{
+    ngx_http_solgate_ctx_t       *ctx;
+    ngx_http_solgate_loc_conf_t  *slcf;
+
+    slcf = ngx_http_get_module_loc_conf(r, ngx_http_solgate_module);
+
+    /* err_status is set only for the error pages nginx generates */
+    if (slcf->network == NULL
+        || r != r->main
+        || r->err_status < NGX_HTTP_BAD_REQUEST)
+    {
+        return ngx_http_next_header_filter(r);
+    }
+
+    ctx = ngx_http_solgate_get_ctx(r);
+
+    if (ctx != NULL && ctx->answered) {
+        return ngx_http_next_header_filter(r);
+    }
+
+    if (ctx == NULL) {
+        ctx = ngx_http_solgate_create_ctx(r);
+        if (ctx == NULL) {
+            return NGX_ERROR;
+        }
+    }
+
+    ctx->rewrite_error = 1;
+
+    ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
+                   "solgate filter: error page %ui as JSON-RPC error",
+                   r->headers_out.status);
+
+    r->headers_out.content_length_n = -1;
+    ngx_http_clear_content_length(r);
+    ngx_http_clear_accept_ranges(r);
+    ngx_http_clear_last_modified(r);
+    ngx_http_clear_etag(r);
+
+    ngx_str_set(&r->headers_out.content_type,
+                "application/json; charset=utf-8");
+    r->headers_out.content_type_len = sizeof("application/json") - 1;
+    r->headers_out.content_type_lowcase = NULL;
+    r->headers_out.charset.len = 0;
+
+    return ngx_http_next_header_filter(r);
+}
+
+
+static ngx_int_t
+ngx_http_solgate_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
+{
+    int                      code;
+    size_t                   len;
+    ngx_buf_t               *b;
+    ngx_str_t                message;
+    ngx_chain_t              out;
+    ngx_http_solgate_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_solgate_module);
+
+    if (ctx == NULL || !ctx->rewrite_error) {
+        return ngx_http_next_body_filter(r, in);
+    }
+
+    /* the HTML page is dropped; one JSON body replaces it */
+
+    if (ctx->rewrite_sent) {
+        return ngx_http_next_body_filter(r, NULL);
+    }
+
+    ctx->rewrite_sent = 1;
+
+    b = ngx_create_temp_buf(r->pool, NGX_HTTP_SOLGATE_ERROR_MAX);
+    if (b == NULL) {
+        return NGX_ERROR;
+    }
+
+    code = r->headers_out.status < NGX_HTTP_INTERNAL_SERVER_ERROR
+           ? -32600 : -32603;
+    message = ngx_http_solgate_error_message(r->headers_out.status);
+
+    len = sg_write_error((char *) b->pos, NGX_HTTP_SOLGATE_ERROR_MAX, code,
+                         (char *) message.data, message.len);
+    if (len == 0) {
+        return NGX_ERROR;
+    }
+
+    b->last = b->pos + len;
+    b->last_buf = 1;
+    b->last_in_chain = 1;
+
+    out.buf = b;
+    out.next = NULL;
+
+    return ngx_http_next_body_filter(r, &out);
+}
+
+
+static ngx_str_t
+ngx_http_solgate_error_message(ngx_uint_t status)
+{
+    static ngx_str_t  too_large =
+        ngx_string("Invalid request: body larger than client_max_body_size");
+    static ngx_str_t  timeout =
+        ngx_string("Invalid request: timed out reading the request body");
+    static ngx_str_t  bad_request = ngx_string("Invalid request");
+    static ngx_str_t  internal = ngx_string("Internal error");
+
+    switch (status) {
+
+    case NGX_HTTP_REQUEST_ENTITY_TOO_LARGE:
+        return too_large;
+
+    case NGX_HTTP_REQUEST_TIME_OUT:
+        return timeout;
+
+    default:
+        return status < NGX_HTTP_INTERNAL_SERVER_ERROR ? bad_request
+                                                       : internal;
+    }
+}

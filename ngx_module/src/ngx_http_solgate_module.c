@@ -1,0 +1,407 @@
+/*
+ * Solgate: Solana JSON-RPC routing for nginx.  This file holds the module
+ * tables, configuration, variables and the per-request context.
+ */
+
+#include "ngx_http_solgate_module.h"
+
+
+typedef struct {
+    ngx_str_t                  name;
+    ngx_http_get_variable_pt   get;
+    uintptr_t                  data;
+} ngx_http_solgate_var_t;
+
+
+static ngx_int_t ngx_http_solgate_add_variables(ngx_conf_t *cf);
+static ngx_int_t ngx_http_solgate_init(ngx_conf_t *cf);
+static void *ngx_http_solgate_create_main_conf(ngx_conf_t *cf);
+static char *ngx_http_solgate_init_main_conf(ngx_conf_t *cf, void *conf);
+static void *ngx_http_solgate_create_loc_conf(ngx_conf_t *cf);
+static char *ngx_http_solgate_merge_loc_conf(ngx_conf_t *cf, void *parent,
+    void *child);
+static char *ngx_http_solgate_pass(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static ngx_int_t ngx_http_solgate_resolve_pass_refs(ngx_conf_t *cf,
+    ngx_http_solgate_main_conf_t *smcf);
+static ngx_int_t ngx_http_solgate_upstream_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data);
+static ngx_int_t ngx_http_solgate_method_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data);
+static void ngx_http_solgate_cleanup_ctx(void *data);
+
+
+static ngx_command_t  ngx_http_solgate_commands[] = {
+
+    { ngx_string("solgate_network"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_BLOCK|NGX_CONF_TAKE1,
+      ngx_http_solgate_network_block,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("solgate_pass"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_http_solgate_pass,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
+      ngx_null_command
+};
+
+
+static ngx_http_module_t  ngx_http_solgate_module_ctx = {
+    ngx_http_solgate_add_variables,        /* preconfiguration */
+    ngx_http_solgate_init,                 /* postconfiguration */
+
+    ngx_http_solgate_create_main_conf,     /* create main configuration */
+    ngx_http_solgate_init_main_conf,       /* init main configuration */
+
+    NULL,                                  /* create server configuration */
+    NULL,                                  /* merge server configuration */
+
+    ngx_http_solgate_create_loc_conf,      /* create location configuration */
+    ngx_http_solgate_merge_loc_conf        /* merge location configuration */
+};
+
+
+ngx_module_t  ngx_http_solgate_module = {
+    NGX_MODULE_V1,
+    &ngx_http_solgate_module_ctx,          /* module context */
+    ngx_http_solgate_commands,             /* module directives */
+    NGX_HTTP_MODULE,                       /* module type */
+    NULL,                                  /* init master */
+    NULL,                                  /* init module */
+    NULL,                                  /* init process */
+    NULL,                                  /* init thread */
+    NULL,                                  /* exit thread */
+    NULL,                                  /* exit process */
+    NULL,                                  /* exit master */
+    NGX_MODULE_V1_PADDING
+};
+
+
+static ngx_http_solgate_var_t  ngx_http_solgate_vars[] = {
+
+    { ngx_string("solgate_upstream_url"), ngx_http_solgate_upstream_variable,
+      offsetof(ngx_http_solgate_upstream_t, url) },
+
+    { ngx_string("solgate_upstream_host"), ngx_http_solgate_upstream_variable,
+      offsetof(ngx_http_solgate_upstream_t, host) },
+
+    { ngx_string("solgate_upstream"), ngx_http_solgate_upstream_variable,
+      offsetof(ngx_http_solgate_upstream_t, id) },
+
+    { ngx_string("solgate_method"), ngx_http_solgate_method_variable, 0 },
+
+    { ngx_null_string, NULL, 0 }
+};
+
+
+static ngx_int_t
+ngx_http_solgate_add_variables(ngx_conf_t *cf)
+{
+    ngx_http_variable_t     *var;
+    ngx_http_solgate_var_t  *v;
+
+    for (v = ngx_http_solgate_vars; v->name.len; v++) {
+        /* a retry picks another upstream: never serve a cached value */
+        var = ngx_http_add_variable(cf, &v->name, NGX_HTTP_VAR_NOCACHEABLE);
+        if (var == NULL) {
+            return NGX_ERROR;
+        }
+
+        var->get_handler = v->get;
+        var->data = v->data;
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_solgate_init(ngx_conf_t *cf)
+{
+    ngx_http_handler_pt           *h;
+    ngx_http_core_main_conf_t     *cmcf;
+    ngx_http_solgate_main_conf_t  *smcf;
+
+    smcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_solgate_module);
+
+    if (ngx_http_solgate_resolve_pass_refs(cf, smcf) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module);
+
+    h = ngx_array_push(&cmcf->phases[NGX_HTTP_ACCESS_PHASE].handlers);
+    if (h == NULL) {
+        return NGX_ERROR;
+    }
+
+    *h = ngx_http_solgate_access_handler;
+
+    return ngx_http_solgate_filter_init(cf);
+}
+
+
+static void *
+ngx_http_solgate_create_main_conf(ngx_conf_t *cf)
+{
+    ngx_http_solgate_main_conf_t  *smcf;
+
+    smcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_solgate_main_conf_t));
+    if (smcf == NULL) {
+        return NULL;
+    }
+
+    if (ngx_array_init(&smcf->networks, cf->pool, 2,
+                       sizeof(ngx_http_solgate_network_t *))
+        != NGX_OK)
+    {
+        return NULL;
+    }
+
+    if (ngx_array_init(&smcf->pass_refs, cf->pool, 4,
+                       sizeof(ngx_http_solgate_pass_ref_t))
+        != NGX_OK)
+    {
+        return NULL;
+    }
+
+    return smcf;
+}
+
+
+static char *
+ngx_http_solgate_init_main_conf(ngx_conf_t *cf, void *conf)
+{
+    ngx_http_solgate_main_conf_t *smcf = conf;
+
+    ngx_uint_t                    i, upstreams;
+    ngx_http_solgate_network_t  **network;
+
+    if (smcf->networks.nelts == 0) {
+        return NGX_CONF_OK;
+    }
+
+    network = smcf->networks.elts;
+    upstreams = 0;
+
+    for (i = 0; i < smcf->networks.nelts; i++) {
+        upstreams += network[i]->upstreams.nelts;
+    }
+
+    ngx_log_error(NGX_LOG_NOTICE, cf->log, 0,
+                  "solgate %s: %ui network(s), %ui upstream(s)",
+                  sg_version(), smcf->networks.nelts, upstreams);
+
+    return NGX_CONF_OK;
+}
+
+
+static void *
+ngx_http_solgate_create_loc_conf(ngx_conf_t *cf)
+{
+    ngx_http_solgate_loc_conf_t  *slcf;
+
+    slcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_solgate_loc_conf_t));
+    if (slcf == NULL) {
+        return NULL;
+    }
+
+    /*
+     * set by ngx_pcalloc():
+     *
+     *     slcf->pass_name = { 0, NULL };
+     *     slcf->network = NULL;
+     */
+
+    return slcf;
+}
+
+
+static char *
+ngx_http_solgate_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
+{
+    /*
+     * solgate_pass is not inherited: a nested location without it is not
+     * routed.  Nothing to merge.
+     */
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_solgate_pass(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_solgate_loc_conf_t *slcf = conf;
+
+    ngx_str_t                     *value;
+    ngx_http_solgate_pass_ref_t   *ref;
+    ngx_http_solgate_main_conf_t  *smcf;
+
+    if (slcf->pass_name.data != NULL) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+    smcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_solgate_module);
+
+    /* the network may be defined further down the http block */
+    ref = ngx_array_push(&smcf->pass_refs);
+    if (ref == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    slcf->pass_name = value[1];
+
+    ref->name = value[1];
+    ref->target = &slcf->network;
+    ref->conf_file = cf->conf_file->file.name;
+    ref->conf_line = cf->conf_file->line;
+
+    return NGX_CONF_OK;
+}
+
+
+static ngx_int_t
+ngx_http_solgate_resolve_pass_refs(ngx_conf_t *cf,
+    ngx_http_solgate_main_conf_t *smcf)
+{
+    ngx_uint_t                    i;
+    ngx_http_solgate_pass_ref_t  *ref;
+
+    ref = smcf->pass_refs.elts;
+
+    for (i = 0; i < smcf->pass_refs.nelts; i++) {
+        *ref[i].target = ngx_http_solgate_find_network(smcf, &ref[i].name);
+
+        if (*ref[i].target == NULL) {
+            ngx_log_error(NGX_LOG_EMERG, cf->log, 0,
+                          "solgate_pass names unknown network \"%V\" "
+                          "(no solgate_network \"%V\" block) in %V:%ui",
+                          &ref[i].name, &ref[i].name, &ref[i].conf_file,
+                          ref[i].conf_line);
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * The context of the request, also after an internal redirect has cleared
+ * r->ctx: it is recovered from the pool cleanup that frees it (the realip
+ * pattern).
+ */
+ngx_http_solgate_ctx_t *
+ngx_http_solgate_get_ctx(ngx_http_request_t *r)
+{
+    ngx_pool_cleanup_t      *cln;
+    ngx_http_solgate_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_solgate_module);
+
+    if (ctx != NULL || !r->internal) {
+        return ctx;
+    }
+
+    for (cln = r->pool->cleanup; cln; cln = cln->next) {
+        if (cln->handler == ngx_http_solgate_cleanup_ctx) {
+            ctx = cln->data;
+            ngx_http_set_ctx(r, ctx, ngx_http_solgate_module);
+            return ctx;
+        }
+    }
+
+    return NULL;
+}
+
+
+ngx_http_solgate_ctx_t *
+ngx_http_solgate_create_ctx(ngx_http_request_t *r)
+{
+    ngx_pool_cleanup_t      *cln;
+    ngx_http_solgate_ctx_t  *ctx;
+
+    cln = ngx_pool_cleanup_add(r->pool, sizeof(ngx_http_solgate_ctx_t));
+    if (cln == NULL) {
+        return NULL;
+    }
+
+    ctx = cln->data;
+    ngx_memzero(ctx, sizeof(ngx_http_solgate_ctx_t));
+
+    cln->handler = ngx_http_solgate_cleanup_ctx;
+    ngx_http_set_ctx(r, ctx, ngx_http_solgate_module);
+
+    return ctx;
+}
+
+
+static void
+ngx_http_solgate_cleanup_ctx(void *data)
+{
+    ngx_http_solgate_ctx_t  *ctx = data;
+
+    if (ctx->rpc != NULL) {
+        sg_request_free(ctx->rpc);
+        ctx->rpc = NULL;
+    }
+}
+
+
+static ngx_int_t
+ngx_http_solgate_upstream_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data)
+{
+    ngx_str_t               *field;
+    ngx_http_solgate_ctx_t  *ctx;
+
+    ctx = ngx_http_solgate_get_ctx(r);
+
+    if (ctx == NULL || ctx->upstream == NULL) {
+        v->not_found = 1;
+        return NGX_OK;
+    }
+
+    field = (ngx_str_t *) ((u_char *) ctx->upstream + data);
+
+    v->data = field->data;
+    v->len = field->len;
+    v->valid = 1;
+    v->no_cacheable = 1;
+    v->not_found = 0;
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_solgate_method_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data)
+{
+    sg_str_t                 method;
+    ngx_http_solgate_ctx_t  *ctx;
+
+    ctx = ngx_http_solgate_get_ctx(r);
+
+    if (ctx == NULL || ctx->rpc == NULL) {
+        v->not_found = 1;
+        return NGX_OK;
+    }
+
+    method = sg_request_method(ctx->rpc);
+
+    v->data = (u_char *) method.data;
+    v->len = method.len;
+    v->valid = 1;
+    v->no_cacheable = 1;
+    v->not_found = 0;
+
+    return NGX_OK;
+}
