@@ -110,6 +110,7 @@ $(CMOCKA_BIN): $(CMOCKA_SRCS) $(wildcard ngx_module/src/*.[ch]) $(NGX_BUILD)/Mak
 	$(CC) $(CFLAGS) -Wall -Wextra -Werror -Wno-unused-parameter \
 	  -I$(NGX_SRC)/src/core -I$(NGX_SRC)/src/event -I$(NGX_SRC)/src/event/modules \
 	  -I$(NGX_SRC)/src/os/unix -I$(NGX_SRC)/src/http -I$(NGX_SRC)/src/http/modules \
+	  -I$(NGX_SRC)/src/http/v2 \
 	  -I$(NGX_BUILD) -Ingx_module/src -Ilibcore/include \
 	  -o $@ $(CMOCKA_SRCS) ngx_module/src/ngx_http_solgate_parse.c \
 	  ngx_module/src/ngx_http_solgate_body.c -lcmocka

@@ -1,0 +1,15 @@
+/* cmocka tests for the module's C helpers: one binary, one group a file. */
+
+#include "module_tests.h"
+
+
+int
+main(void)
+{
+    int  failed = 0;
+
+    failed += run_parse_tests();
+    failed += run_chain_tests();
+
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,199 @@
+# Loading the module and checking nginx.conf: what nginx -t accepts and the
+# messages it gives for what it rejects.
+
+use Test::Nginx::Socket 'no_plan';
+use Solgate::TestConf;
+
+no_shuffle();
+no_root_location();
+run_tests();
+
+__DATA__
+
+=== TEST 1: the module loads and routes a local answer
+--- http_config
+    solgate_network mainnet {
+        cluster mainnet-beta;
+        zone 64k;
+        commitment finalized;
+        upstream a http://127.0.0.1:1 host=rpc.example tags=family:ledger,region:us;
+    }
+--- config
+    location / {
+        solgate_pass mainnet;
+        include $TEST_NGINX_CONF_DIR/solgate_proxy.conf;
+    }
+    location @solgate_retry {
+        solgate_pass mainnet;
+        include $TEST_NGINX_CONF_DIR/solgate_proxy.conf;
+    }
+--- request
+POST /
+{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}
+--- response_body chomp
+{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":1}
+--- no_error_log
+[error]
+
+
+
+=== TEST 2: solgate_pass naming an unknown network
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+--- config
+    location / { solgate_pass testnet; }
+--- must_die
+--- error_log
+solgate_pass names unknown network "testnet" (no solgate_network "testnet" block)
+
+
+
+=== TEST 3: a network defined after the location that uses it
+--- config
+    location / { solgate_pass later; }
+--- http_config
+    server {
+        listen 127.0.0.1:1985;
+        location / { solgate_pass later; }
+    }
+    solgate_network later { cluster devnet; upstream a http://127.0.0.1:1; }
+--- request
+POST /
+{"jsonrpc":"2.0","id":"d","method":"getGenesisHash"}
+--- response_body chomp
+{"jsonrpc":"2.0","result":"EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG","id":"d"}
+
+
+
+=== TEST 4: unknown directive inside solgate_network
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; colour blue; }
+--- config
+--- must_die
+--- error_log
+unknown directive "colour" in "solgate_network"
+
+
+
+=== TEST 5: invalid cluster
+--- http_config
+    solgate_network mainnet { cluster mainnet; upstream a http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log
+invalid cluster "mainnet", it must be "mainnet-beta", "devnet", "testnet" or "custom"
+
+
+
+=== TEST 6: invalid commitment
+--- http_config
+    solgate_network mainnet { commitment max; upstream a http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log
+invalid commitment "max", it must be "processed", "confirmed" or "finalized"
+
+
+
+=== TEST 7: a network without upstreams
+--- http_config
+    solgate_network mainnet { cluster devnet; }
+--- config
+--- must_die
+--- error_log
+solgate_network "mainnet" has no "upstream"
+
+
+
+=== TEST 8: duplicate upstream id
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; upstream a http://127.0.0.1:2; }
+--- config
+--- must_die
+--- error_log
+duplicate upstream "a" in network "mainnet"
+
+
+
+=== TEST 9: upstream URL without a scheme
+--- http_config
+    solgate_network mainnet { upstream a 127.0.0.1:8899; }
+--- config
+--- must_die
+--- error_log
+invalid upstream URL "127.0.0.1:8899": must start with "http://" or "https://"
+
+
+
+=== TEST 10: malformed tags
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1 tags=family; }
+--- config
+--- must_die
+--- error_log
+invalid tags "family" in upstream "a": must be a list of key:value pairs
+
+
+
+=== TEST 11: unknown upstream parameter
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1 weight=2; }
+--- config
+--- must_die
+--- error_log
+invalid parameter "weight=2" in upstream "a", expected "host=" or "tags="
+
+
+
+=== TEST 12: zone too small
+--- http_config
+    solgate_network mainnet { zone 4k; upstream a http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log
+zone "4k" is too small
+
+
+
+=== TEST 13: duplicate network
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+    solgate_network mainnet { upstream b http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log
+duplicate solgate_network "mainnet"
+
+
+
+=== TEST 14: solgate_pass twice in one location
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+--- config
+    location / { solgate_pass mainnet; solgate_pass mainnet; }
+--- must_die
+--- error_log
+"solgate_pass" directive is duplicate
+
+
+
+=== TEST 15: invalid upstream id
+--- http_config
+    solgate_network mainnet { upstream "a b" http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log
+invalid upstream id "a b": may contain only letters, digits
+
+
+
+=== TEST 16: a location without solgate_pass is left alone
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+--- config
+    location = /plain { return 200 "plain\n"; }
+--- request
+POST /plain
+{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}
+--- response_body
+plain

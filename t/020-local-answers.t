@@ -1,0 +1,220 @@
+# Answers Solgate gives without an upstream: getGenesisHash, errors for
+# malformed input, id echo, limits.  The upstream here is a simulated node
+# that must receive no call at all (checked at the end).
+
+use Test::Nginx::Socket 'no_plan';
+use Solgate::Sim;
+use Solgate::TestConf;
+
+our $SimPort = 19811;
+sim_start(port => $SimPort, args => ['--slot-ms', 50, '--quiet']);
+sim_reset($SimPort);
+
+our $HttpConfig =
+    network_conf('mainnet', upstreams => sim_upstreams($SimPort))
+  . network_conf('dev', cluster => 'devnet', upstreams => sim_upstreams($SimPort))
+  . network_conf('test', cluster => 'testnet', upstreams => sim_upstreams($SimPort));
+
+our $Config = solgate_locations('mainnet', extra => 'client_max_body_size 64k;')
+  . "    location /devnet { solgate_pass dev; }\n"
+  . "    location /testnet { solgate_pass test; }\n"
+  . "    location /spill {\n"
+  . "        solgate_pass mainnet;\n"
+  . "        client_body_buffer_size 1k;\n"
+  . "        client_max_body_size 1m;\n"
+  . "    }\n";
+
+add_block_preprocessor(sub {
+    my $block = shift;
+    $block->set_value(http_config => $HttpConfig) unless defined $block->http_config;
+    $block->set_value(config => $Config) unless defined $block->config;
+    $block->set_value(no_error_log => "[error]\n[alert]\n[crit]\n")
+        unless defined $block->no_error_log;
+    $block->set_value(response_headers => "Content-Type: application/json; charset=utf-8\n")
+        unless defined $block->response_headers;
+});
+
+sub call { my ($id, $method, $params) = @_;
+    return qq({"jsonrpc":"2.0","id":$id,"method":"$method")
+        . (defined $params ? qq(,"params":$params) : '') . '}' }
+sub err { my ($code, $message, $id) = @_;
+    return qq({"jsonrpc":"2.0","error":{"code":$code,"message":"$message"},"id":$id}) }
+
+our $Mainnet = '"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d"';
+
+no_shuffle();
+no_root_location();
+run_tests();
+
+is(sim_stats($SimPort)->{total}, 0, 'no request of this file reached the upstream');
+
+__DATA__
+
+=== TEST 1: getGenesisHash on mainnet-beta, answered locally
+--- request
+POST /
+{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}
+--- response_body chomp
+{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":1}
+
+
+
+=== TEST 2: getGenesisHash on devnet and testnet
+--- request eval
+["POST /devnet\n" . call(2, 'getGenesisHash'), "POST /testnet\n" . call(3, 'getGenesisHash')]
+--- response_body eval
+[qq({"jsonrpc":"2.0","result":"EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG","id":2}),
+ qq({"jsonrpc":"2.0","result":"4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY","id":3})]
+
+
+
+=== TEST 3: ids are echoed byte for byte: numbers, strings, null
+--- request eval
+[map { "POST /\n" . call($_, 'getGenesisHash') }
+    ('0', '-7', '1.50', '2e3', '123456789012345678901234567890', '"abc"',
+     '"a\\"b\\\\c\\u00e9"', '""', 'null')]
+--- response_body eval
+[map { qq({"jsonrpc":"2.0","result":$::Mainnet,"id":$_}) }
+    ('0', '-7', '1.50', '2e3', '123456789012345678901234567890', '"abc"',
+     '"a\\"b\\\\c\\u00e9"', '""', 'null')]
+
+
+
+=== TEST 4: a request without an id gets a null id
+--- request
+POST /
+{"jsonrpc":"2.0","method":"getGenesisHash"}
+--- response_body chomp
+{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":null}
+
+
+
+=== TEST 5: invalid JSON is -32700 with a null id
+--- request eval
+["POST /\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":", "POST /\nnot json", "POST /\n",
+ "POST /\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getSlot\"} trailing",
+ "POST /\n{\"a\":\"\xff\xfe\"}"]
+--- response_body eval
+err(-32700, 'Parse error', 'null')
+
+
+
+=== TEST 6: a body that is not a request object or array is -32600
+--- request eval
+["POST /\n42", "POST /\n\"getSlot\"", "POST /\nnull", "POST /\ntrue"]
+--- response_body eval
+err(-32600, 'Invalid request', 'null')
+
+
+
+=== TEST 7: an empty batch is -32600
+--- request
+POST /
+[]
+--- response_body eval
+err(-32600, 'Invalid request: empty batch', 'null')
+
+
+
+=== TEST 8: wrong types in the request object echo the id when readable
+--- request eval
+["POST /\n" . '{"jsonrpc":"2.0","id":5,"method":7}',
+ "POST /\n" . '{"jsonrpc":"2.0","id":"s"}',
+ "POST /\n" . '{"id":6,"method":"getSlot"}',
+ "POST /\n" . '{"jsonrpc":"2.0","id":{"x":1},"method":"getSlot"}']
+--- response_body eval
+[err(-32600, 'Invalid request: \"method\" must be a string', 5),
+ err(-32600, 'Invalid request: missing \"method\"', '"s"'),
+ err(-32600, 'Invalid request: \"jsonrpc\" must be \"2.0\"', 6),
+ err(-32600, 'Invalid request: \"id\" must be a number, a string or null', 'null')]
+
+
+
+=== TEST 9: wrong params for methods Solgate inspects are -32602
+--- request eval
+["POST /\n" . call(1, 'getSlot', '"x"'),
+ "POST /\n" . call(2, 'getSlot', '[{"commitment":"max"}]'),
+ "POST /\n" . call(3, 'getBalance', '["Addr",{"minContextSlot":-1}]'),
+ "POST /\n" . call(4, 'getBlock', '["abc"]'),
+ "POST /\n" . call(5, 'getBlock')]
+--- response_body_like eval
+[qr/^\{"jsonrpc":"2.0","error":\{"code":-32602,"message":"Invalid params: \\"params\\" must be an array"\},"id":1\}$/,
+ qr/^\{"jsonrpc":"2.0","error":\{"code":-32602,"message":"Invalid params: unknown commitment[^}]+\},"id":2\}$/,
+ qr/^\{"jsonrpc":"2.0","error":\{"code":-32602,"message":"Invalid params: \\"minContextSlot\\"[^}]+\},"id":3\}$/,
+ qr/^\{"jsonrpc":"2.0","error":\{"code":-32602,"message":"Invalid params: getBlock expects a slot[^}]+\},"id":4\}$/,
+ qr/^\{"jsonrpc":"2.0","error":\{"code":-32602,[^}]+\},"id":5\}$/]
+
+
+
+=== TEST 10: deep nesting is refused, not recursed into
+--- request eval
+"POST /\n" . ('[' x 60000)
+--- response_body eval
+err(-32600, 'Invalid request: nesting deeper than 64 levels', 'null')
+
+
+
+=== TEST 11: a body over client_max_body_size is 413 with a JSON-RPC error
+--- request eval
+"POST /\n" . call(1, 'getBalance', '["' . ('A' x 70000) . '"]')
+--- error_code: 413
+--- response_body eval
+err(-32600, 'Invalid request: body larger than client_max_body_size', 'null')
+--- no_error_log
+[alert]
+[crit]
+
+
+
+=== TEST 12: a body nginx spilled to a temporary file is read back
+--- request eval
+"POST /spill\n" . call('"big"', 'getGenesisHash', '["' . ('x' x 20000) . '"]')
+--- response_body eval
+qq({"jsonrpc":"2.0","result":$::Mainnet,"id":"big"})
+--- error_log
+a client request body is buffered to a temporary file
+
+
+
+=== TEST 13: a batch answered locally keeps order and ids
+--- request eval
+"POST /\n[" . call(1, 'getGenesisHash') . ',' . call('"two"', 'getGenesisHash') . ']'
+--- response_body eval
+qq([{"jsonrpc":"2.0","result":$::Mainnet,"id":1},{"jsonrpc":"2.0","result":$::Mainnet,"id":"two"}])
+
+
+
+=== TEST 14: a batch with an invalid call is answered here, never forwarded
+--- request eval
+"POST /\n[" . call(1, 'getSlot') . ',{"jsonrpc":"2.0","id":2},' . '7]'
+--- response_body eval
+'[' . err(-32600, 'Invalid request: batch not forwarded because element 1 is invalid', 1)
+. ',' . err(-32600, 'Invalid request: missing \"method\"', 2)
+. ',' . err(-32600, 'Invalid request', 'null') . ']'
+
+
+
+=== TEST 15: a batch of 1000 local calls
+--- request eval
+"POST /\n[" . join(',', map { call($_, 'getGenesisHash') } 1 .. 1000) . ']'
+--- response_body eval
+'[' . join(',', map { qq({"jsonrpc":"2.0","result":$::Mainnet,"id":$_}) } 1 .. 1000) . ']'
+
+
+
+=== TEST 16: GET is refused with 405 and a JSON-RPC error
+--- request
+GET /
+--- error_code: 405
+--- response_body eval
+err(-32600, 'Invalid request: JSON-RPC requests must be sent with POST', 'null')
+
+
+
+=== TEST 17: a chunked request body
+--- raw_request eval
+my $body = call(9, 'getGenesisHash');
+"POST / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
+. sprintf("%x\r\n%s\r\n0\r\n\r\n", length($body), $body)
+--- response_body eval
+qq({"jsonrpc":"2.0","result":$::Mainnet,"id":9})

@@ -1,0 +1,135 @@
+# Forwarding to simulated Solana nodes: round-robin, variables, id echo
+# through an upstream, batches, and a multi-MB getBlock streamed through.
+
+use Test::Nginx::Socket 'no_plan';
+use Solgate::Sim;
+use Solgate::TestConf;
+use JSON::PP;
+
+our @Ports = (19821, 19822, 19823);
+our $BigPort = 19824;
+sim_start(port => $_, args => ['--slot-ms', 50, '--quiet']) for @Ports;
+sim_start(port => $BigPort, args => ['--slot-ms', 50, '--block-bytes', 5000000, '--quiet']);
+
+our $HttpConfig =
+    network_conf('mainnet', upstreams => sim_upstreams(@Ports))
+  . network_conf('big', upstreams => [['big', "http://big_sim"]])
+  . network_conf('own', cluster => 'custom', upstreams => sim_upstreams($Ports[0]))
+  . "    upstream big_sim { server 127.0.0.1:$BigPort; keepalive 4; }\n";
+
+our $Config = solgate_locations('mainnet', extra => join "\n        ",
+        'add_header X-Solgate-Upstream $solgate_upstream always;',
+        'add_header X-Solgate-Method $solgate_method always;',
+        'add_header X-Solgate-Host $solgate_upstream_host always;')
+  . "    location /big { solgate_pass big; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+  . "    location /own { solgate_pass own; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n";
+
+add_block_preprocessor(sub {
+    my $block = shift;
+    $block->set_value(http_config => $HttpConfig) unless defined $block->http_config;
+    $block->set_value(config => $Config) unless defined $block->config;
+    $block->set_value(no_error_log => "[error]\n[alert]\n[crit]\n")
+        unless defined $block->no_error_log;
+});
+
+sub call { my ($id, $method, $params) = @_;
+    return qq({"jsonrpc":"2.0","id":$id,"method":"$method")
+        . (defined $params ? qq(,"params":$params) : '') . '}' }
+
+# A finalized, non-skipped slot of the big node, found with cheap requests.
+sub produced_slot {
+    my $slot = sim_stats($BigPort)->{slots}{finalized};
+    for my $s (reverse $slot - 50 .. $slot) {
+        my $res = http_post($BigPort, '/', call(1, 'getBlock',
+            qq([$s,{"transactionDetails":"none","rewards":false,"maxSupportedTransactionVersion":0}])));
+        return $s if $res->{body} =~ /"result":\{/;
+    }
+    die "no produced slot found near $slot";
+}
+
+no_shuffle();
+no_root_location();
+run_tests();
+
+# Round-robin: consecutive requests rotate over the three nodes.
+nginx_start($HttpConfig, $Config, no_root_location => 1);
+sim_reset($_) for @Ports;
+for my $i (1 .. 9) {
+    my $res = http_post(server_port(), '/', call($i, 'getSlot'));
+    is($res->{status}, 200, "round-robin request $i");
+}
+is_deeply([map { sim_stats($_)->{calls}{getSlot} || 0 } @Ports], [3, 3, 3],
+    'nine requests spread three to each node');
+nginx_stop();
+
+__DATA__
+
+=== TEST 1: getSlot is forwarded and the variables name the upstream
+--- request
+POST /
+{"jsonrpc":"2.0","id":1,"method":"getSlot"}
+--- response_body_like: ^\{"jsonrpc":"2.0","result":\d+,"id":1\}$
+--- response_headers_like
+X-Solgate-Upstream: sim-[abc]
+X-Solgate-Method: getSlot
+X-Solgate-Host: 127\.0\.0\.1:1982[123]
+Content-Type: application/json; charset=utf-8
+
+
+
+=== TEST 2: ids are echoed through an upstream
+--- request eval
+[map { "POST /\n" . call($_, 'getSlot') } ('"q-1"', 'null', '1.50', '-3')]
+--- response_body_like eval
+[map { qr/^\{"jsonrpc":"2.0","result":\d+,"id":\Q$_\E\}$/ } ('"q-1"', 'null', '1.50', '-3')]
+
+
+
+=== TEST 3: an envelope method carries context.slot from the node
+--- request
+POST /
+{"jsonrpc":"2.0","id":4,"method":"getBalance","params":["83astBRguLMdt2h5U1Tpdq5tjFoJ6noeGwaY3mDLVcri",{"commitment":"confirmed"}]}
+--- response_body_like: ^\{"jsonrpc":"2.0","result":\{"context":\{"apiVersion":"[^"]+","slot":\d+\},"value":\d+\},"id":4\}$
+
+
+
+=== TEST 4: a batch of 1000 calls is forwarded whole
+--- request eval
+"POST /\n[" . join(',', map { call($_, 'getSlot') } 1 .. 1000) . ']'
+--- response_body_like eval
+qr/^\[(?:\{"jsonrpc":"2.0","result":\d+,"id":\d+\},){999}\{"jsonrpc":"2.0","result":\d+,"id":1000\}\]$/
+--- response_headers_like
+X-Solgate-Method: batch
+
+
+
+=== TEST 5: a 5 MB getBlock streams through without a temporary file
+--- request eval
+"POST /big\n" . call(7, 'getBlock', '[' . produced_slot() . ',{"maxSupportedTransactionVersion":0}]')
+--- response_body_like eval
+qr/^\{"jsonrpc":"2.0","result":\{"blockHeight":\d+,(?:.{50000}){100}.*\},"id":7\}$/s
+--- no_error_log
+buffered to a temporary file
+[error]
+--- timeout: 20
+
+
+
+=== TEST 6: getGenesisHash of a custom cluster is asked of the upstream
+--- request
+POST /own
+{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}
+--- response_body chomp
+{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":1}
+
+
+
+=== TEST 7: the client's own path is not sent to the upstream
+--- request
+POST /some/path?key=secret
+{"jsonrpc":"2.0","id":1,"method":"getSlot"}
+--- response_body_like: ^\{"jsonrpc":"2.0","result":\d+,"id":1\}$
+--- error_log eval
+qr{^"POST / HTTP/1\.1}m
+--- no_error_log eval
+[qr{^"POST /some/path}m, '[error]']

@@ -1,0 +1,52 @@
+package Solgate::TestConf;
+
+# The nginx.conf pieces most Solgate tests share: a solgate_network over
+# simulated nodes, and the client and retry locations with the shipped
+# solgate_proxy.conf.  Paths come from $TEST_NGINX_CONF_DIR (set by make).
+
+use strict;
+use warnings;
+use Exporter 'import';
+
+our @EXPORT = qw(network_conf solgate_locations sim_upstreams);
+
+# network_conf('mainnet', cluster => 'mainnet-beta',
+#              upstreams => [[id, url, extra], ...])
+sub network_conf {
+    my ($name, %o) = @_;
+    my $cluster = $o{cluster} || 'mainnet-beta';
+    my $conf = "    solgate_network $name {\n        cluster $cluster;\n";
+    for my $u (@{ $o{upstreams} }) {
+        my ($id, $url, $extra) = @$u;
+        $conf .= "        upstream $id $url" . ($extra ? " $extra" : '') . ";\n";
+    }
+    return $conf . "    }\n";
+}
+
+# [[sim-a, http://127.0.0.1:PORT], ...] for a list of sim ports
+sub sim_upstreams {
+    my @ports = @_;
+    my @ids = ('a' .. 'z');
+    return [ map { ["sim-$ids[$_]", "http://127.0.0.1:$ports[$_]"] } 0 .. $#ports ];
+}
+
+# The client location (default "/") and @solgate_retry, both routed to
+# $network; $extra goes into the client location.
+sub solgate_locations {
+    my ($network, %o) = @_;
+    my $path = $o{path} || '/';
+    my $extra = $o{extra} || '';
+    return <<"_EOC_";
+    location $path {
+        solgate_pass $network;
+        include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf;
+        $extra
+    }
+    location \@solgate_retry {
+        solgate_pass $network;
+        include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf;
+    }
+_EOC_
+}
+
+1;
