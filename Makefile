@@ -41,7 +41,7 @@ GTEST_SRCS := $(wildcard libcore/test/*.cpp)
 CMOCKA_BIN := $(BUILD)/test/module_tests
 CMOCKA_SRCS := $(wildcard ngx_module/test/*.c)
 
-.PHONY: all deps test unit-test prove run bench clean
+.PHONY: all deps test unit-test sim-test prove run bench clean
 
 all: $(MODULE) $(SIM)
 
@@ -119,6 +119,9 @@ unit-test: $(GTEST_BIN) $(CMOCKA_BIN)
 	$(GTEST_BIN) --gtest_brief=1
 	$(CMOCKA_BIN)
 
+sim-test: $(SIM)
+	SOLANA_SIM=$(SIM) tools/solana-sim/test/sim_smoke.sh
+
 prove: all
 	TEST_NGINX_BINARY=$(NGINX) \
 	TEST_NGINX_LOAD_MODULES=$(MODULE) \
@@ -126,12 +129,12 @@ prove: all
 	TEST_NGINX_CONF_DIR=$(ROOT)/conf \
 	prove -I t/lib -r t/
 
-test: all unit-test prove
+test: all unit-test sim-test prove
 
 # --- running --------------------------------------------------------------
 
 run: all
-	NGINX=$(NGINX) tools/run-demo.sh
+	SOLGATE_NGINX=$(NGINX) tools/run-demo.sh
 
 clean:
 	rm -rf $(BUILD) t/servroot

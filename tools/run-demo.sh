@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# `make run`: three simulated Solana nodes and nginx with
+# conf/solgate-demo.conf on 127.0.0.1:8899, in the foreground.
+# Ctrl-C stops everything.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+nginx=${SOLGATE_NGINX:-/usr/sbin/nginx}
+unset NGINX   # nginx reads $NGINX as a list of inherited sockets
+sim=$root/build/bin/solana-sim
+demo=$root/build/demo
+ports=(18901 18902 18903)
+names=(node-a node-b node-c)
+pids=()
+nginx_pid=
+
+# Background children of a script ignore SIGINT, so Ctrl-C reaches only
+# this shell: stop nginx (gracefully) and the nodes from here.
+stop_all() {
+    trap - EXIT INT TERM
+    if [ -n "$nginx_pid" ]; then
+        kill -QUIT "$nginx_pid" 2>/dev/null || true
+        for _ in $(seq 50); do
+            kill -0 "$nginx_pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$nginx_pid" 2>/dev/null || true
+    fi
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    echo "solgate demo: stopped"
+}
+trap stop_all EXIT INT TERM
+
+mkdir -p "$demo"
+rm -f "$demo/nginx.pid"
+
+for i in "${!ports[@]}"; do
+    "$sim" --port "${ports[$i]}" --name "${names[$i]}" --quiet \
+        > "$demo/${names[$i]}.log" 2>&1 &
+    pids+=($!)
+done
+
+for port in "${ports[@]}"; do
+    for _ in $(seq 50); do
+        curl -s -o /dev/null "127.0.0.1:$port/_sim/stats" && break
+        sleep 0.1
+    done
+done
+
+"$nginx" -p "$root/" -c conf/solgate-demo.conf -t -q
+
+cat <<'EOM'
+solgate demo: nginx on 127.0.0.1:8899 over simulated nodes on 18901-18903
+  curl -s 127.0.0.1:8899 -d '{"jsonrpc":"2.0","id":1,"method":"getSlot"}'
+  curl -s 127.0.0.1:8899 -d '{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}'
+  fault a node:  curl -s '127.0.0.1:18902/_sim/fault/http_status?code=502'
+logs: build/demo/   stop: Ctrl-C
+EOM
+
+"$nginx" -p "$root/" -c conf/solgate-demo.conf &
+nginx_pid=$!
+wait "$nginx_pid"

@@ -1,0 +1,23 @@
+// Binary-to-text encodings used by Solana RPC: base58 (keys, signatures,
+// instruction data) and base64 (binary transaction / account encodings).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace solsim {
+
+// Appends the base58 (Bitcoin alphabet) encoding of data to out.
+void base58_append(std::string& out, const uint8_t* data, size_t len);
+std::string base58_encode(const uint8_t* data, size_t len);
+
+// Decodes base58; returns false on an invalid character.
+bool base58_decode(std::string_view text, std::vector<uint8_t>& out);
+
+// Appends standard padded base64 to out.
+void base64_append(std::string& out, const uint8_t* data, size_t len);
+
+}  // namespace solsim

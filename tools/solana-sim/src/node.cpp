@@ -1,0 +1,228 @@
+#include "node.h"
+
+#include <cstdio>
+#include <map>
+
+#include "json.h"
+
+namespace solsim {
+
+namespace {
+
+constexpr uint64_t kMaxLatencyMs = 10 * 60 * 1000;
+
+std::map<std::string, std::string> parse_query(const std::string& query) {
+    std::map<std::string, std::string> out;
+    size_t pos = 0;
+    while (pos <= query.size()) {
+        size_t amp = query.find('&', pos);
+        if (amp == std::string::npos) amp = query.size();
+        std::string item = query.substr(pos, amp - pos);
+        if (!item.empty()) {
+            size_t eq = item.find('=');
+            if (eq == std::string::npos) out[item] = "";
+            else out[item.substr(0, eq)] = item.substr(eq + 1);
+        }
+        pos = amp + 1;
+    }
+    return out;
+}
+
+bool parse_u64_text(const std::string& s, uint64_t& out) {
+    if (s.empty() || s.size() > 19) return false;
+    uint64_t v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return false;
+        v = v * 10 + static_cast<uint64_t>(c - '0');
+    }
+    out = v;
+    return true;
+}
+
+bool parse_bool_text(const std::string& s, bool& out) {
+    if (s == "1" || s == "true" || s == "on" || s == "yes") out = true;
+    else if (s == "0" || s == "false" || s == "off" || s == "no") out = false;
+    else return false;
+    return true;
+}
+
+HttpResponse json_response(int status, std::string body) {
+    HttpResponse r;
+    r.status = status;
+    r.body = std::move(body);
+    return r;
+}
+
+HttpResponse control_error(int status, const std::string& message) {
+    return json_response(status, "{\"ok\":false,\"error\":" + json_quote(message) + "}");
+}
+
+}  // namespace
+
+SimNode::SimNode(const SimConfig& cfg)
+    : cfg_(cfg), chain_(cfg), blocks_(cfg, chain_), rpc_(cfg, chain_, blocks_, stats_) {}
+
+void SimNode::log(const std::string& line) const {
+    if (!cfg_.quiet) std::fprintf(stderr, "solana-sim %s: %s\n", cfg_.name.c_str(), line.c_str());
+}
+
+HttpResponse SimNode::handle(const HttpRequest& req) {
+    if (req.path == "/_sim" || req.path.compare(0, 6, "/_sim/") == 0) return handle_control(req);
+    // Solana's plain-HTTP health endpoint; handy for load balancers.
+    if (req.method == "GET" && req.path == "/health") return handle_health_get();
+    if (req.method != "POST") {
+        HttpResponse r;
+        r.status = 405;
+        r.content_type = "text/plain; charset=utf-8";
+        r.body = "Used HTTP Method is not allowed. POST or OPTIONS is required\n";
+        return r;
+    }
+    return handle_rpc(req);
+}
+
+HttpResponse SimNode::handle_health_get() {
+    HttpResponse r;
+    r.content_type = "text/plain; charset=utf-8";
+    const Tips t = chain_.tips_now();
+    const uint64_t behind = t.cluster > t.processed ? t.cluster - t.processed : 0;
+    if (behind > 150) r.body = "behind";
+    else if (chain_.faults().unhealthy) r.body = "unknown";
+    else r.body = "ok";
+    return r;
+}
+
+HttpResponse SimNode::handle_rpc(const HttpRequest& req) {
+    ++stats_.http_requests;
+    JsonDoc doc;
+    const bool parsed = doc.parse(req.body);
+    // Counted before any fault decides the request's fate.
+    if (parsed) rpc_.count_calls(doc.root());
+
+    const Faults& f = chain_.faults();
+    HttpResponse resp;
+    resp.delay_ms = f.latency_ms;
+    if (f.close) {
+        resp.drop_connection = true;
+        return resp;
+    }
+    if (f.http_status != 0) {
+        resp.status = f.http_status;
+        resp.content_type = "text/plain; charset=utf-8";
+        // 204 and 304 must not carry a body.
+        if (f.http_status != 204 && f.http_status != 304) {
+            resp.body = std::to_string(f.http_status) + " " + http_reason(f.http_status) + " (simulated)\n";
+        }
+        return resp;
+    }
+    resp.body = parsed ? rpc_.respond(doc.root()) : RpcEngine::parse_error_body();
+    return resp;
+}
+
+std::string SimNode::slots_json() const {
+    const Tips t = chain_.tips_now();
+    std::string o = "{\"processed\":";
+    json_append_u64(o, t.processed);
+    o += ",\"confirmed\":";
+    json_append_u64(o, t.confirmed);
+    o += ",\"finalized\":";
+    json_append_u64(o, t.finalized);
+    o += ",\"shred\":";
+    json_append_u64(o, t.shred);
+    o += ",\"cluster\":";
+    json_append_u64(o, t.cluster);
+    o += "}";
+    return o;
+}
+
+std::string SimNode::stats_json() const {
+    std::string o = "{\"name\":" + json_quote(cfg_.name) + ",\"calls\":{";
+    bool first = true;
+    for (const auto& kv : stats_.calls) {
+        if (!first) o += ",";
+        first = false;
+        json_append_string(o, kv.first);
+        o += ":";
+        json_append_u64(o, kv.second);
+    }
+    o += "},\"total\":";
+    json_append_u64(o, stats_.total);
+    o += ",\"http_requests\":";
+    json_append_u64(o, stats_.http_requests);
+    o += ",\"slots\":" + slots_json();
+    o += ",\"faults\":" + chain_.faults().to_json();
+    o += "}";
+    return o;
+}
+
+HttpResponse SimNode::handle_control(const HttpRequest& req) {
+    const std::string& path = req.path;
+    if (path == "/_sim/stats") return json_response(200, stats_json());
+    if (path == "/_sim/reset") {
+        stats_.reset();
+        log("call counters reset");
+        return json_response(200, "{\"ok\":true}");
+    }
+
+    const std::string prefix = "/_sim/fault/";
+    if (path.compare(0, prefix.size(), prefix) != 0) return control_error(404, "unknown control path " + path);
+    const std::string fault = path.substr(prefix.size());
+    const auto params = parse_query(req.query);
+    Faults& f = chain_.faults();
+
+    auto need_bool = [&](const char* key, bool& out) {
+        auto it = params.find(key);
+        return it != params.end() && parse_bool_text(it->second, out);
+    };
+    auto need_u64 = [&](const char* key, uint64_t& out) {
+        auto it = params.find(key);
+        return it != params.end() && parse_u64_text(it->second, out);
+    };
+
+    bool on = false;
+    uint64_t n = 0;
+    std::string change;
+    if (fault == "stall") {
+        if (!need_bool("on", on)) return control_error(400, "expected on=1|0");
+        chain_.set_stall(on);
+        change = std::string("stall=") + (on ? "on" : "off");
+    } else if (fault == "unhealthy") {
+        if (!need_bool("on", on)) return control_error(400, "expected on=1|0");
+        f.unhealthy = on;
+        change = std::string("unhealthy=") + (on ? "on" : "off");
+    } else if (fault == "close") {
+        if (!need_bool("on", on)) return control_error(400, "expected on=1|0");
+        f.close = on;
+        change = std::string("close=") + (on ? "on" : "off");
+    } else if (fault == "lag") {
+        if (!need_u64("slots", n)) return control_error(400, "expected slots=N");
+        f.lag = n;
+        change = "lag=" + std::to_string(n);
+    } else if (fault == "rollback") {
+        if (!need_u64("slots", n)) return control_error(400, "expected slots=N");
+        f.rollback = n;
+        change = "rollback=" + std::to_string(n);
+    } else if (fault == "inflate_finalized") {
+        if (!need_u64("slots", n)) return control_error(400, "expected slots=N");
+        f.inflate_finalized = n;
+        change = "inflate_finalized=" + std::to_string(n);
+    } else if (fault == "latency") {
+        if (!need_u64("ms", n) || n > kMaxLatencyMs) return control_error(400, "expected ms=N (<= 600000)");
+        f.latency_ms = n;
+        change = "latency_ms=" + std::to_string(n);
+    } else if (fault == "http_status") {
+        if (!need_u64("code", n) || (n != 0 && (n < 200 || n > 599))) {
+            return control_error(400, "expected code=0 or 200..599");
+        }
+        f.http_status = static_cast<int>(n);
+        change = "http_status=" + std::to_string(n);
+    } else if (fault == "clear") {
+        f.clear();
+        change = "all faults cleared";
+    } else {
+        return control_error(404, "unknown fault " + fault);
+    }
+    log("fault " + change);
+    return json_response(200, "{\"ok\":true,\"faults\":" + f.to_json() + ",\"slots\":" + slots_json() + "}");
+}
+
+}  // namespace solsim

@@ -1,0 +1,36 @@
+// One simulated node: routes HTTP requests to the JSON-RPC engine or to the
+// /_sim control API, and applies the HTTP-level faults.
+#pragma once
+
+#include <string>
+
+#include "block.h"
+#include "chain.h"
+#include "config.h"
+#include "http_server.h"
+#include "rpc.h"
+
+namespace solsim {
+
+class SimNode {
+  public:
+    explicit SimNode(const SimConfig& cfg);
+
+    HttpResponse handle(const HttpRequest& req);
+
+  private:
+    HttpResponse handle_rpc(const HttpRequest& req);
+    HttpResponse handle_control(const HttpRequest& req);
+    HttpResponse handle_health_get();
+    std::string slots_json() const;
+    std::string stats_json() const;
+    void log(const std::string& line) const;
+
+    const SimConfig& cfg_;
+    Chain chain_;
+    BlockGenerator blocks_;
+    CallStats stats_;
+    RpcEngine rpc_;
+};
+
+}  // namespace solsim

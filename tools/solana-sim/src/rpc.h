@@ -1,0 +1,110 @@
+// JSON-RPC 2.0 framing (single requests, batches, notifications) and the
+// Solana method handlers.
+#pragma once
+
+#include <yajl/yajl_tree.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+
+#include "block.h"
+#include "chain.h"
+#include "config.h"
+
+namespace solsim {
+
+struct RpcError {
+    int code = 0;
+    std::string message;
+    std::string data;  // raw JSON; empty means "no data member"
+};
+
+// Outcome of one method call: a raw JSON result or an error.
+struct RpcResult {
+    bool ok = true;
+    std::string json;
+    RpcError error;
+
+    static RpcResult value(std::string json_text) {
+        RpcResult r;
+        r.json = std::move(json_text);
+        return r;
+    }
+    static RpcResult fail(int code, std::string message, std::string data = std::string()) {
+        RpcResult r;
+        r.ok = false;
+        r.error.code = code;
+        r.error.message = std::move(message);
+        r.error.data = std::move(data);
+        return r;
+    }
+};
+
+// Counters exposed by /_sim/stats.
+struct CallStats {
+    std::map<std::string, uint64_t> calls;
+    uint64_t total = 0;
+    uint64_t http_requests = 0;
+
+    void count(const std::string& method);
+    void reset() {
+        calls.clear();
+        total = 0;
+        http_requests = 0;
+    }
+};
+
+class RpcEngine {
+  public:
+    RpcEngine(const SimConfig& cfg, Chain& chain, BlockGenerator& blocks, CallStats& stats);
+
+    // Counts every call in a parsed body (each batch element is one call).
+    // Done separately from answering because faults may reject the request
+    // before it is answered, yet the calls must still be counted.
+    void count_calls(yajl_val root);
+
+    // Answers a parsed body. Returns the HTTP body; empty when the body
+    // contained only notifications (requests without an id).
+    std::string respond(yajl_val root);
+
+    // The -32700 response for a body that is not valid JSON.
+    static std::string parse_error_body();
+
+  private:
+    using Handler = RpcResult (RpcEngine::*)(yajl_val params);
+
+    std::string respond_one(yajl_val request);
+    RpcResult dispatch(const std::string& method, yajl_val params);
+
+    RpcResult get_slot(yajl_val params);
+    RpcResult get_block_height(yajl_val params);
+    RpcResult get_max_shred_insert_slot(yajl_val params);
+    RpcResult get_block(yajl_val params);
+    RpcResult get_health(yajl_val params);
+    RpcResult get_genesis_hash(yajl_val params);
+    RpcResult get_first_available_block(yajl_val params);
+    RpcResult get_version(yajl_val params);
+    RpcResult get_identity(yajl_val params);
+    RpcResult get_balance(yajl_val params);
+    RpcResult get_account_info(yajl_val params);
+    RpcResult get_multiple_accounts(yajl_val params);
+    RpcResult get_latest_blockhash(yajl_val params);
+    RpcResult get_token_account_balance(yajl_val params);
+    RpcResult get_signature_statuses(yajl_val params);
+
+    // {"context":{"apiVersion":..,"slot":S},"value":V}
+    static std::string with_context(uint64_t slot, const std::string& value);
+    // Renders one account object (or null) for getAccountInfo-style methods.
+    bool render_account(const char* pubkey, const std::string& encoding, std::string& out) const;
+
+    const SimConfig& cfg_;
+    Chain& chain_;
+    BlockGenerator& blocks_;
+    CallStats& stats_;
+    std::string identity_;
+    std::unordered_map<std::string, Handler> handlers_;
+};
+
+}  // namespace solsim

@@ -1,0 +1,308 @@
+#!/usr/bin/env bash
+# Smoke test for tools/solana-sim: starts three simulated nodes on loopback
+# and checks slots, envelopes, getBlock determinism and size, faults, stats
+# and batches with curl. Needs only bash, curl, grep and sed.
+#
+#   tools/solana-sim/test/sim_smoke.sh            # uses build/bin/solana-sim (builds it if missing)
+#   SOLANA_SIM=/path/to/solana-sim sim_smoke.sh   # use a specific binary
+#   SIM_PORT_BASE=19540 sim_smoke.sh              # ports BASE..BASE+3 (default 19520)
+set -u
+
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "$SCRIPT_DIR/../../.." && pwd)
+SIM=${SOLANA_SIM:-$REPO_ROOT/build/bin/solana-sim}
+BASE=${SIM_PORT_BASE:-19520}
+PORT_A=$BASE
+PORT_B=$((BASE + 1))
+PORT_BIG=$((BASE + 2))
+PORT_SPARE=$((BASE + 3))
+
+TMP=$(mktemp -d /tmp/sim_smoke.XXXXXX)
+PIDS=()
+PASS=0
+FAIL=0
+
+cleanup() {
+    local pid
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ok() { PASS=$((PASS + 1)); echo "ok   - $1"; }
+not_ok() { FAIL=$((FAIL + 1)); echo "FAIL - $1${2:+: $2}"; }
+check() {  # check NAME CONDITION-COMMAND...
+    local name=$1
+    shift
+    if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+
+if [[ -z ${SOLANA_SIM:-} && ! -x $SIM ]]; then
+    echo "# building $SIM"
+    mkdir -p "$(dirname "$SIM")"
+    (cd "$REPO_ROOT" && g++ -std=c++17 -O2 -g -Wall -Wextra -Werror -o "$SIM" tools/solana-sim/src/*.cpp \
+        -luv -lyajl -lpthread) || { echo "build failed"; exit 1; }
+fi
+[[ -x $SIM ]] || { echo "no solana-sim binary at $SIM"; exit 1; }
+
+# rpc PORT JSON -> response body on stdout
+rpc() { curl -s --max-time 10 -H 'Content-Type: application/json' -d "$2" "http://127.0.0.1:$1/"; }
+ctl() { curl -s --max-time 10 "http://127.0.0.1:$1$2"; }
+# result_num BODY -> numeric "result" of a single response
+result_num() { sed -n 's/^{"jsonrpc":"2.0","result":\([0-9][0-9]*\),.*/\1/p' <<<"$1"; }
+# field_num NAME BODY -> first numeric value of "NAME":N
+field_num() { grep -o "\"$1\":[0-9][0-9]*" <<<"$2" | head -n1 | sed 's/.*://'; }
+slot_at() { result_num "$(rpc "$1" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getSlot\",\"params\":[{\"commitment\":\"$2\"}]}")"; }
+shred_at() { result_num "$(rpc "$1" '{"jsonrpc":"2.0","id":1,"method":"getMaxShredInsertSlot"}')"; }
+
+start_sim() {  # start_sim NAME PORT FLAGS...
+    local name=$1 port=$2
+    shift 2
+    "$SIM" --port "$port" --name "$name" --quiet "$@" 2>"$TMP/$name.log" &
+    PIDS+=($!)
+    local i
+    for i in $(seq 1 100); do
+        ctl "$port" /_sim/stats >/dev/null 2>&1 && return 0
+        sleep 0.05
+    done
+    echo "sim $name did not come up:"
+    cat "$TMP/$name.log"
+    exit 1
+}
+
+COMMON=(--slot-ms 100 --seed 7 --skip-rate 0.1 --block-bytes 20000 --first-available-block 1000)
+start_sim A "$PORT_A" "${COMMON[@]}"
+start_sim B "$PORT_B" "${COMMON[@]}"
+start_sim BIG "$PORT_BIG" --block-bytes 5000000 --cluster devnet
+
+# --- start-up line, CLI errors -------------------------------------------------
+sleep 0.1
+check "start line printed" grep -q "solana-sim A listening on 127.0.0.1:$PORT_A cluster=mainnet-beta slot-ms=100" "$TMP/A.log"
+"$SIM" --port "$PORT_A" --quiet 2>"$TMP/inuse.log"
+rc=$?
+check "port in use exits 1" test "$rc" -eq 1
+"$SIM" --port "$PORT_SPARE" --bogus 2>/dev/null
+rc=$?
+check "bad flag exits 2" test "$rc" -eq 2
+
+# --- slots -----------------------------------------------------------------------
+# Asked in one batch, finalized first, so a slot boundary between the calls can
+# only make the later (higher-commitment-order) values larger.
+body=$(rpc "$PORT_A" '[{"jsonrpc":"2.0","id":"f","method":"getSlot","params":[{"commitment":"finalized"}]},
+  {"jsonrpc":"2.0","id":"c","method":"getSlot","params":[{"commitment":"confirmed"}]},
+  {"jsonrpc":"2.0","id":"p","method":"getSlot","params":[{"commitment":"processed"}]}]')
+fin=$(sed -n 's/.*"result":\([0-9]*\),"id":"f".*/\1/p' <<<"$body")
+conf=$(sed -n 's/.*"result":\([0-9]*\),"id":"c".*/\1/p' <<<"$body")
+proc=$(sed -n 's/.*"result":\([0-9]*\),"id":"p".*/\1/p' <<<"$body")
+check "getSlot processed>=confirmed>=finalized ($proc/$conf/$fin)" \
+    test -n "$fin" -a -n "$conf" -a -n "$proc" -a "${proc:-0}" -ge "${conf:-1}" -a "${conf:-0}" -ge "${fin:-1}"
+check "finalized lags processed by about 32" test $((proc - fin)) -ge 30 -a $((proc - fin)) -le 50
+default_slot=$(result_num "$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":1,"method":"getSlot"}')")
+check "getSlot defaults to finalized" test "${default_slot:-0}" -ge "$fin" -a "${default_slot:-0}" -lt "$proc"
+slot_b=$(slot_at "$PORT_B" processed)
+check "two nodes agree on the cluster clock" test $((slot_b - proc)) -ge -3 -a $((slot_b - proc)) -le 5
+shred=$(shred_at "$PORT_A")
+check "shred watermark >= processed" test "${shred:-0}" -ge "$proc"
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":9,"method":"getSlot","params":[{"minContextSlot":99999999999}]}')
+check "minContextSlot error -32016" grep -q '"code":-32016,"message":"Minimum context slot has not been reached","data":{"contextSlot":' <<<"$body"
+height=$(result_num "$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":1,"method":"getBlockHeight"}')")
+check "getBlockHeight below slot (skips)" test -n "$height" -a "${height:-0}" -lt "$fin"
+
+# --- identity / static methods ---------------------------------------------------
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}')
+check "getGenesisHash mainnet-beta" test "$body" = '{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":1}'
+body=$(rpc "$PORT_BIG" '{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}')
+check "getGenesisHash devnet" grep -q 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG' <<<"$body"
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":1,"method":"getFirstAvailableBlock"}')
+check "getFirstAvailableBlock" test "$body" = '{"jsonrpc":"2.0","result":1000,"id":1}'
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":1,"method":"getHealth"}')
+check "getHealth ok" test "$body" = '{"jsonrpc":"2.0","result":"ok","id":1}'
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":1,"method":"getVersion"}')
+check "getVersion" grep -q '"solana-core":"2.0.15"' <<<"$body"
+
+# --- envelopes and id echo -------------------------------------------------------
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":1,"method":"getBalance","params":["5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d"]}')
+ctx=$(field_num slot "$body")
+fin2=$(slot_at "$PORT_A" finalized)
+check "getBalance context.slot is the finalized slot" test -n "$ctx" -a "${ctx:-0}" -ge "$fin" -a "${ctx:-0}" -le "${fin2:-0}"
+check "getBalance envelope shape" grep -q '^{"jsonrpc":"2.0","result":{"context":{"apiVersion":"2.0.15","slot":[0-9]*},"value":[0-9]*},"id":1}$' <<<"$body"
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":2,"method":"getAccountInfo","params":["5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d",{"commitment":"processed","encoding":"base64"}]}')
+ctx=$(field_num slot "$body")
+check "getAccountInfo processed context.slot > finalized" test -n "$ctx" -a "${ctx:-0}" -gt "$fin"
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":12345678901234567890.50,"method":"getLatestBlockhash"}')
+check "numeric id echoed verbatim" grep -q '"id":12345678901234567890.50}$' <<<"$body"
+check "getLatestBlockhash value" grep -q '"value":{"blockhash":"[1-9A-HJ-NP-Za-km-z]*","lastValidBlockHeight":[0-9]*}' <<<"$body"
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":"abc","method":"noSuchMethod"}')
+check "unknown method -32601" test "$body" = '{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":"abc"}'
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0",')
+check "parse error -32700" test "$body" = '{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"},"id":null}'
+body=$(rpc "$PORT_A" '42')
+check "non-object -32600" test "$body" = '{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request"},"id":null}'
+
+# --- batch -----------------------------------------------------------------------
+body=$(rpc "$PORT_A" '[{"jsonrpc":"2.0","id":1,"method":"getHealth"},7,{"jsonrpc":"2.0","id":"x","method":"getGenesisHash"}]')
+check "batch answered as array in order" grep -q '^\[{"jsonrpc":"2.0","result":"ok","id":1},{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request"},"id":null},{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":"x"}\]$' <<<"$body"
+
+# --- getBlock --------------------------------------------------------------------
+shred=$(shred_at "$PORT_A")
+above=$((shred + 1000))
+body=$(rpc "$PORT_A" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getBlock\",\"params\":[$above]}")
+check "getBlock above watermark -32004" test "$body" = "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32004,\"message\":\"Block not available for slot $above\"},\"id\":1}"
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":1,"method":"getBlock","params":[5]}')
+check "getBlock below first available -32001" grep -q '"code":-32001,"message":"Block 5 cleaned up, does not exist on node. First available block: 1000"' <<<"$body"
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":1,"method":"getBlock","params":["12"]}')
+check "getBlock bad slot -32602" grep -q '"code":-32602,"message":"Invalid params"' <<<"$body"
+
+# Walk down from finalized to find one skipped slot, one v0 slot and one produced slot.
+skipped="" v0slot="" produced=""
+s=$fin
+for i in $(seq 1 60); do
+    body=$(rpc "$PORT_A" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getBlock\",\"params\":[$s,{\"transactionDetails\":\"none\",\"rewards\":false}]}")
+    if grep -q '"code":-32007' <<<"$body"; then
+        [[ -z $skipped ]] && skipped=$s
+    elif grep -q '"blockhash"' <<<"$body"; then
+        [[ -z $produced ]] && produced=$s
+        if [[ -z $v0slot ]]; then
+            b2=$(rpc "$PORT_A" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getBlock\",\"params\":[$s]}")
+            grep -q '"code":-32015' <<<"$b2" && v0slot=$s
+        fi
+    fi
+    [[ -n $skipped && -n $v0slot && -n $produced ]] && break
+    s=$((s - 1))
+done
+check "a skipped slot answers -32007" test -n "$skipped"
+if [[ -n $skipped ]]; then
+    body=$(rpc "$PORT_A" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getBlock\",\"params\":[$skipped]}")
+    check "-32007 message" grep -q "\"message\":\"Slot $skipped was skipped, or missing due to ledger jump to recent snapshot\"" <<<"$body"
+fi
+check "a v0 slot without maxSupportedTransactionVersion answers -32015" test -n "$v0slot"
+if [[ -n $v0slot ]]; then
+    body=$(rpc "$PORT_A" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getBlock\",\"params\":[$v0slot,{\"maxSupportedTransactionVersion\":0}]}")
+    check "v0 block with maxSupportedTransactionVersion has version 0" grep -q '"version":0' <<<"$body"
+    blk_a=$(rpc "$PORT_A" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getBlock\",\"params\":[$v0slot,{\"maxSupportedTransactionVersion\":0,\"encoding\":\"base64\"}]}")
+    blk_b=$(rpc "$PORT_B" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getBlock\",\"params\":[$v0slot,{\"maxSupportedTransactionVersion\":0,\"encoding\":\"base64\"}]}")
+    check "base64 getBlock identical on both nodes" test -n "$blk_a" -a "$blk_a" = "$blk_b"
+    check "base64 transaction encoding" grep -q '"transaction":\["[A-Za-z0-9+/=]*","base64"\]' <<<"$blk_a"
+fi
+if [[ -n $produced ]]; then
+    req="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getBlock\",\"params\":[$produced,{\"maxSupportedTransactionVersion\":0}]}"
+    rpc "$PORT_A" "$req" >"$TMP/block_a.json"
+    rpc "$PORT_B" "$req" >"$TMP/block_b.json"
+    check "getBlock byte-identical on both nodes (slot $produced)" cmp -s "$TMP/block_a.json" "$TMP/block_b.json"
+    size=$(wc -c <"$TMP/block_a.json")
+    check "getBlock body reaches --block-bytes ($size bytes)" test "$size" -ge 20000
+    check "getBlock fields" grep -q "^{\"jsonrpc\":\"2.0\",\"result\":{\"blockHeight\":[0-9]*,\"blockTime\":[0-9]*,\"blockhash\":\"[1-9A-Za-z]*\",\"parentSlot\":[0-9]*,\"previousBlockhash\":\"[1-9A-Za-z]*\",\"transactions\":\[" "$TMP/block_a.json"
+    body=$(rpc "$PORT_A" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getBlock\",\"params\":[$produced,{\"transactionDetails\":\"signatures\",\"rewards\":false}]}")
+    check "transactionDetails=signatures, rewards=false" grep -q '"signatures":\["[1-9A-Za-z]*"' <<<"$body"
+    check "rewards=false omits rewards" bash -c '! grep -q "\"rewards\"" <<<"$1"' _ "$body"
+fi
+
+# 5 MB block from the third node (fresh slot each run, so nothing is cached).
+big_slot=$(slot_at "$PORT_BIG" finalized)
+start_ns=$(date +%s%N)
+rpc "$PORT_BIG" "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"getBlock\",\"params\":[$big_slot,{\"maxSupportedTransactionVersion\":0}]}" >"$TMP/big.json"
+elapsed_ms=$((($(date +%s%N) - start_ns) / 1000000))
+size=$(wc -c <"$TMP/big.json")
+if grep -q '"code":-32007' "$TMP/big.json"; then
+    big_slot=$((big_slot - 1))  # landed on a skipped slot: take the neighbour
+    rpc "$PORT_BIG" "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"getBlock\",\"params\":[$big_slot,{\"maxSupportedTransactionVersion\":0}]}" >"$TMP/big.json"
+    size=$(wc -c <"$TMP/big.json")
+fi
+check "5 MB getBlock ($size bytes in ${elapsed_ms} ms)" test "$size" -ge 5000000
+check "5 MB getBlock is complete" bash -c '[[ $(tail -c 7 "$1") == "\"id\":7}" ]]' _ "$TMP/big.json"
+
+# --- chunked request body and keep-alive ---------------------------------------
+body=$(curl -s --max-time 5 -H 'Transfer-Encoding: chunked' -H 'Content-Type: application/json' \
+    --data-binary '{"jsonrpc":"2.0","id":3,"method":"getHealth"}' "http://127.0.0.1:$PORT_A/")
+check "chunked request body" test "$body" = '{"jsonrpc":"2.0","result":"ok","id":3}'
+out=$(curl -sv --max-time 5 -d '{"jsonrpc":"2.0","id":1,"method":"getHealth"}' "http://127.0.0.1:$PORT_A/" \
+    --next -d '{"jsonrpc":"2.0","id":2,"method":"getHealth"}' "http://127.0.0.1:$PORT_A/" 2>&1)
+check "keep-alive connection reused" grep -qi 're-using existing connection\|reusing existing connection' <<<"$out"
+
+# --- faults ------------------------------------------------------------------------
+body=$(ctl "$PORT_A" '/_sim/fault/stall?on=1')
+check "stall fault accepted" grep -q '"ok":true' <<<"$body"
+p1=$(slot_at "$PORT_A" processed)
+s1=$(shred_at "$PORT_A")
+sleep 0.6
+p2=$(slot_at "$PORT_A" processed)
+s2=$(shred_at "$PORT_A")
+check "stall: processed frozen ($p1 -> $p2)" test -n "$p1" -a "$p1" = "$p2"
+check "stall: shred watermark advances ($s1 -> $s2)" test "${s2:-0}" -gt "${s1:-0}"
+ctl "$PORT_A" '/_sim/fault/stall?on=0' >/dev/null
+p3=$(slot_at "$PORT_A" processed)
+check "stall cleared: processed catches up" test "${p3:-0}" -gt "${p2:-0}"
+
+ctl "$PORT_A" '/_sim/fault/lag?slots=200' >/dev/null
+pa=$(slot_at "$PORT_A" processed)
+pb=$(slot_at "$PORT_B" processed)
+check "lag fault: node 200 slots behind" test $((pb - pa)) -ge 195 -a $((pb - pa)) -le 210
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":1,"method":"getHealth"}')
+check "lagging node reports behind" grep -q '"code":-32005,"message":"Node is behind by [0-9]* slots","data":{"numSlotsBehind":[0-9]*}' <<<"$body"
+ctl "$PORT_A" '/_sim/fault/lag?slots=0' >/dev/null
+ctl "$PORT_A" '/_sim/fault/unhealthy?on=1' >/dev/null
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":1,"method":"getHealth"}')
+check "unhealthy fault" test "$body" = '{"jsonrpc":"2.0","error":{"code":-32005,"message":"Node is unhealthy","data":{"numSlotsBehind":null}},"id":1}'
+ctl "$PORT_A" '/_sim/fault/unhealthy?on=0' >/dev/null
+
+ctl "$PORT_A" '/_sim/fault/rollback?slots=50' >/dev/null
+pa=$(slot_at "$PORT_A" processed)
+pb=$(slot_at "$PORT_B" processed)
+check "rollback fault: tips drop back 50 slots" test $((pb - pa)) -ge 45 -a $((pb - pa)) -le 60
+ctl "$PORT_A" '/_sim/fault/rollback?slots=0' >/dev/null
+
+ctl "$PORT_A" '/_sim/fault/inflate_finalized?slots=100' >/dev/null
+fi_=$(slot_at "$PORT_A" finalized)
+pr_=$(slot_at "$PORT_A" processed)
+check "inflate_finalized puts finalized above processed" test "${fi_:-0}" -gt "${pr_:-0}"
+ctl "$PORT_A" '/_sim/fault/clear' >/dev/null
+
+ctl "$PORT_A" '/_sim/fault/latency?ms=300' >/dev/null
+start_ns=$(date +%s%N)
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":1,"method":"getHealth"}')
+elapsed_ms=$((($(date +%s%N) - start_ns) / 1000000))
+check "latency fault delays the response (${elapsed_ms} ms)" test "$elapsed_ms" -ge 280 -a "$body" = '{"jsonrpc":"2.0","result":"ok","id":1}'
+ctl "$PORT_A" '/_sim/fault/latency?ms=0' >/dev/null
+
+ctl "$PORT_A" /_sim/reset >/dev/null
+ctl "$PORT_A" '/_sim/fault/http_status?code=502' >/dev/null
+code=$(curl -s -o /dev/null -w '%{http_code}' -d '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' "http://127.0.0.1:$PORT_A/")
+check "http_status fault answers 502" test "$code" = 502
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT_A/_sim/stats")
+check "control API unaffected by http_status fault" test "$code" = 200
+ctl "$PORT_A" '/_sim/fault/http_status?code=0' >/dev/null
+code=$(curl -s -o /dev/null -w '%{http_code}' -d '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' "http://127.0.0.1:$PORT_A/")
+check "http_status cleared" test "$code" = 200
+
+ctl "$PORT_A" '/_sim/fault/close?on=1' >/dev/null
+curl -s --max-time 5 -o /dev/null -d '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' "http://127.0.0.1:$PORT_A/"
+rc=$?
+check "close fault: connection closed without a response (curl rc $rc)" test "$rc" -eq 52
+ctl "$PORT_A" '/_sim/fault/clear' >/dev/null
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":1,"method":"getHealth"}')
+check "faults cleared" test "$body" = '{"jsonrpc":"2.0","result":"ok","id":1}'
+
+# --- stats ---------------------------------------------------------------------------
+# Since the reset above: getSlot x3 (502, 200, closed), getHealth x1.
+stats=$(ctl "$PORT_A" /_sim/stats)
+check "stats count calls rejected by faults" grep -q '"calls":{"getHealth":1,"getSlot":3},"total":4,"http_requests":4' <<<"$stats"
+check "stats name, slots and faults" grep -q '^{"name":"A",.*"slots":{"processed":[0-9]*,"confirmed":[0-9]*,"finalized":[0-9]*,"shred":[0-9]*.*"faults":{"stall":false' <<<"$stats"
+rpc "$PORT_A" '[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"getSlot"},{"jsonrpc":"2.0","id":3,"method":"getBlockHeight"}]' >/dev/null
+stats=$(ctl "$PORT_A" /_sim/stats)
+check "batch elements count as calls" grep -q '"calls":{"getBlockHeight":1,"getHealth":1,"getSlot":5},"total":7,"http_requests":5' <<<"$stats"
+ctl "$PORT_A" /_sim/reset >/dev/null
+stats=$(ctl "$PORT_A" /_sim/stats)
+check "reset clears counters" grep -q '"calls":{},"total":0,"http_requests":0' <<<"$stats"
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT_A/_sim/nope")
+check "unknown control path 404" test "$code" = 404
+
+# --- clean shutdown ----------------------------------------------------------------
+kill -TERM "${PIDS[1]}"
+wait "${PIDS[1]}"
+rc=$?
+check "SIGTERM exits cleanly" test "$rc" -eq 0
+
+echo "$PASS passed, $FAIL failed"
+[[ $FAIL -eq 0 ]]
