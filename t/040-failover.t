@@ -1,0 +1,147 @@
+# Failover: an upstream that is down, answers 502/503, or drops the
+# connection is retried on another one, never the same one twice; when all
+# fail the client gets one JSON-RPC error.  Killing a node during traffic
+# loses no request.
+
+use Test::Nginx::Socket 'no_plan';
+use Solgate::Sim;
+use Solgate::TestConf;
+
+our @Ports = (19831, 19832, 19833);
+our $DeadPort = 19839;   # nothing listens here
+sim_start(port => $_, args => ['--slot-ms', 50, '--quiet']) for @Ports;
+
+our $HttpConfig =
+    network_conf('mainnet', upstreams => sim_upstreams(@Ports))
+  . network_conf('withdead', upstreams => [
+        ['dead', "http://127.0.0.1:$DeadPort"], @{ sim_upstreams($Ports[0]) }])
+  . network_conf('alldead', upstreams => [
+        ['dead-1', "http://127.0.0.1:$DeadPort"],
+        ['dead-2', "http://127.0.0.1:" . ($DeadPort - 1)]]);
+
+our $Config = solgate_locations('mainnet')
+  . "    location /withdead { solgate_pass withdead; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+  . "    location /alldead { solgate_pass alldead; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n";
+
+add_block_preprocessor(sub {
+    my $block = shift;
+    $block->set_value(http_config => $HttpConfig) unless defined $block->http_config;
+    $block->set_value(config => $Config) unless defined $block->config;
+});
+
+sub call { my ($id, $method) = @_; qq({"jsonrpc":"2.0","id":$id,"method":"$method"}) }
+sub clear_faults { for my $p (@Ports) { sim_fault($p, 'clear'); sim_reset($p) } }
+sub getslots { [map { "POST $_[0]\n" . call($_, 'getSlot') } 1 .. $_[1]] }
+sub slot_answers { [map { qr/^\{"jsonrpc":"2.0","result":\d+,"id":$_\}$/ } 1 .. $_[0]] }
+
+no_shuffle();
+no_root_location();
+run_tests();
+
+# Every upstream fails: each is tried exactly once.
+{
+    clear_faults();
+    sim_fault($_, 'http_status', code => 503) for @Ports;
+    nginx_start($HttpConfig, $Config, no_root_location => 1);
+    my $res = http_post(server_port(), '/', call(11, 'getSlot'));
+    is($res->{status}, 502, 'all failing: HTTP 502');
+    is($res->{body},
+       '{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: '
+       . 'no upstream could serve the request (3 tried)"},"id":11}',
+       'all failing: one JSON-RPC error with the id');
+    is_deeply([map { sim_stats($_)->{calls}{getSlot} || 0 } @Ports], [1, 1, 1],
+        'each upstream was tried exactly once');
+    nginx_stop();
+    clear_faults();
+}
+
+# A node killed in the middle of traffic: no request is lost.
+{
+    nginx_start($HttpConfig, $Config, no_root_location => 1,
+                master => 1, workers => 2);
+    my ($ok, $total) = (0, 300);
+    for my $i (1 .. $total) {
+        sim_kill($Ports[1]) if $i == 100;
+        my $res = http_post(server_port(), '/', call($i, 'getSlot'));
+        $ok++ if $res->{status} == 200
+              && $res->{body} =~ /^\{"jsonrpc":"2.0","result":\d+,"id":$i\}$/;
+    }
+    is($ok, $total, "killing a node during traffic: $ok of $total answered");
+    nginx_stop();
+}
+
+__DATA__
+
+=== TEST 1: an upstream that refuses connections is skipped
+--- init
+clear_faults();
+--- request eval
+getslots('/withdead', 4)
+--- response_body_like eval
+slot_answers(4)
+--- error_log
+solgate: upstream "dead" failed (status 502), retrying on "sim-a"
+--- no_error_log
+[crit]
+[alert]
+
+
+
+=== TEST 2: an upstream answering 502 is retried elsewhere; the client never sees it
+--- init
+clear_faults();
+sim_fault($Ports[1], 'http_status', code => 502);
+--- request eval
+getslots('/', 6)
+--- response_body_like eval
+slot_answers(6)
+--- error_log
+solgate: upstream "sim-b" failed (status 502), retrying on "sim-c"
+--- no_error_log
+[crit]
+[alert]
+
+
+
+=== TEST 3: 503 and a dropped connection are retried too
+--- init
+clear_faults();
+sim_fault($Ports[0], 'http_status', code => 503);
+sim_fault($Ports[2], 'close', on => 1);
+--- request eval
+getslots('/', 6)
+--- response_body_like eval
+slot_answers(6)
+--- error_log
+solgate: upstream "sim-a" failed (status 503)
+upstream prematurely closed connection
+--- no_error_log
+[crit]
+[alert]
+
+
+
+=== TEST 4: a batch whose upstreams all fail gets one error per call
+--- request eval
+"POST /alldead\n[" . call(1, 'getSlot') . ',' . call('"b"', 'getSlot') . ']'
+--- error_code: 502
+--- response_body eval
+'[{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: no upstream could serve the request (2 tried)"},"id":1},'
+. '{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: no upstream could serve the request (2 tried)"},"id":"b"}]'
+--- response_headers
+Content-Type: application/json; charset=utf-8
+--- error_log
+solgate: all 2 upstream(s) of network "alldead" failed
+
+
+
+=== TEST 5: other upstream statuses pass through untouched
+--- init
+clear_faults();
+sim_fault($_, 'http_status', code => 429) for @Ports;
+--- request
+POST /
+{"jsonrpc":"2.0","id":1,"method":"getSlot"}
+--- error_code: 429
+--- no_error_log
+retrying on
