@@ -8,6 +8,17 @@ no_shuffle();
 no_root_location();
 run_tests();
 
+# The shipped demo configuration passes nginx -t with the built module.
+{
+    my $root = "$ENV{TEST_NGINX_CONF_DIR}/..";
+    my $nginx = $ENV{TEST_NGINX_BINARY} || '/usr/sbin/nginx';
+    mkdir "$root/build/demo";
+    my $out = `$nginx -t -p $root/ -c conf/solgate-demo.conf 2>&1`;
+    is($?, 0, 'nginx -t accepts conf/solgate-demo.conf') or diag($out);
+    like($out, qr/solgate 0\.1\.0: 1 network\(s\), 3 upstream\(s\)/,
+         'the startup line names the networks and upstreams');
+}
+
 __DATA__
 
 === TEST 1: the module loads and routes a local answer
