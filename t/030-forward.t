@@ -58,7 +58,7 @@ for my $i (1 .. 9) {
     my $res = http_post(server_port(), '/', call($i, 'getSlot'));
     is($res->{status}, 200, "round-robin request $i");
 }
-is_deeply([map { sim_stats($_)->{calls}{getSlot} || 0 } @Ports], [3, 3, 3],
+is_deeply([map { sim_client_calls($_, 'getSlot') } @Ports], [3, 3, 3],
     'nine requests spread three to each node');
 nginx_stop();
 

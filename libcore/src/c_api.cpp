@@ -1,26 +1,47 @@
 // The extern "C" shims. Every entry point catches everything: an exception
-// must never unwind into nginx. On failure they return SG_ERROR and the
-// module answers 500 (fail closed: a request Solgate could not judge is not
-// forwarded).
+// must never unwind into nginx. Failures return SG_ERROR (or NULL) and the
+// module answers 500: a request Solgate could not judge is not forwarded.
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
 
 #include "cluster.h"
 #include "json_writer.h"
+#include "network.h"
+#include "poller_job.h"
+#include "response_hook.h"
 #include "router.h"
 #include "rpc_request.h"
 #include "solgate/solgate.h"
-#include "upstream_pick.h"
+#include "status_render.h"
 
 struct sg_request_s {
     solgate::RpcRequest parsed;
-    std::string answer;  // backs sg_route_t::body until the next call
+    std::string answer;  // backs sg_route_t::body
+};
+
+struct sg_network_s {
+    solgate::Network network;
+};
+
+struct sg_response_s {
+    std::unique_ptr<solgate::ResponseHook> hook;
+    std::string rewritten;  // backs the rewritten body
+};
+
+struct sg_poller_s {
+    std::unique_ptr<solgate::PollerThread> thread;
 };
 
 namespace {
 
+using solgate::Network;
+
 sg_str_t ToStr(std::string_view s) { return {s.data(), s.size()}; }
+std::string_view View(sg_str_t s) {
+    return s.len ? std::string_view(s.data, s.len) : std::string_view();
+}
 
 sg_route_t Answer(unsigned status, const std::string& body) {
     sg_route_t route;
@@ -28,6 +49,32 @@ sg_route_t Answer(unsigned status, const std::string& body) {
     route.http_status = status;
     route.body = ToStr(body);
     return route;
+}
+
+void CopyError(const std::string& message, char* err, size_t err_size) {
+    if (err_size > 0) {
+        size_t n = std::min(message.size(), err_size - 1);
+        std::memcpy(err, message.data(), n);
+        err[n] = '\0';
+    }
+}
+
+char* ToMallocText(const std::string& text, size_t* len) {
+    char* out = static_cast<char*>(std::malloc(text.size() + 1));
+    if (out != nullptr) {
+        std::memcpy(out, text.data(), text.size());
+        out[text.size()] = '\0';
+        *len = text.size();
+    }
+    return out;
+}
+
+std::vector<const Network*> Networks(sg_network_t* const* nets, size_t n) {
+    std::vector<const Network*> out;
+    for (size_t i = 0; i < n; i++) {
+        out.push_back(&nets[i]->network);
+    }
+    return out;
 }
 
 }  // namespace
@@ -64,6 +111,56 @@ sg_str_t sg_commitment_name(sg_commitment_t commitment) {
     return ToStr(solgate::CommitmentName(commitment));
 }
 
+sg_network_t* sg_network_new(const char* name, size_t name_len,
+                             const sg_network_conf_t* conf) {
+    try {
+        solgate::NetworkSettings settings;
+        settings.cluster = conf->cluster;
+        settings.default_commitment = conf->default_commitment;
+        settings.debounce_ms = conf->debounce_ms;
+        settings.max_finalized_slot_lag = conf->max_finalized_slot_lag;
+        settings.enforce_block_availability =
+            conf->enforce_block_availability != 0;
+        return new sg_network_s{Network(std::string(name, name_len), settings)};
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+void sg_network_free(sg_network_t* net) { delete net; }
+
+int sg_network_add_upstream(sg_network_t* net,
+                            const sg_upstream_conf_t* upstream) {
+    try {
+        solgate::UpstreamConf conf;
+        conf.id = std::string(View(upstream->id));
+        conf.poll.url = std::string(View(upstream->poll_url));
+        conf.poll.host_header = std::string(View(upstream->host_header));
+        conf.poll.connect_to = std::string(View(upstream->connect_to));
+        net->network.AddUpstream(std::move(conf));
+        return SG_OK;
+    } catch (...) {
+        return SG_ERROR;
+    }
+}
+
+size_t sg_network_shared_size(void) { return sizeof(solgate::NetworkShared); }
+
+int sg_network_bind(sg_network_t* net, void* shared, int fresh, int64_t now_ms,
+                    char* err, size_t err_size) {
+    try {
+        std::string error;
+        if (!net->network.Bind(shared, fresh != 0, now_ms, &error)) {
+            CopyError(error, err, err_size);
+            return SG_ERROR;
+        }
+        return SG_OK;
+    } catch (...) {
+        CopyError("out of memory", err, err_size);
+        return SG_ERROR;
+    }
+}
+
 sg_request_t* sg_request_parse(const char* body, size_t len) {
     try {
         auto* req = new sg_request_s;
@@ -76,17 +173,42 @@ sg_request_t* sg_request_parse(const char* body, size_t len) {
 
 void sg_request_free(sg_request_t* req) { delete req; }
 
-int sg_request_route(sg_request_t* req, const sg_network_conf_t* conf,
+int sg_request_route(sg_request_t* req, const sg_network_t* net,
                      sg_route_t* out) {
     try {
         solgate::RouteDecision decision =
-            solgate::RouteRequest(req->parsed, *conf);
+            solgate::RouteRequest(req->parsed, net->network);
         if (decision.forward) {
             *out = sg_route_t{SG_ROUTE_FORWARD, 0, {nullptr, 0}};
             return SG_OK;
         }
         req->answer = std::move(decision.answer);
         *out = Answer(decision.http_status, req->answer);
+        return SG_OK;
+    } catch (...) {
+        return SG_ERROR;
+    }
+}
+
+int sg_network_pick(const sg_network_t* net, const sg_request_t* req,
+                    const unsigned char* tried, size_t* picked,
+                    int* all_cordoned) {
+    try {
+        std::optional<uint64_t> min_context_slot;
+        const auto& parsed = req->parsed;
+        if (parsed.shape == solgate::RpcRequest::Shape::kSingle) {
+            min_context_slot = parsed.calls[0].min_context_slot;
+        }
+        bool all = false;
+        auto index = net->network.Pick(tried, min_context_slot, &all);
+        *all_cordoned = all ? 1 : 0;
+        if (all && index) {
+            net->network.shared().all_cordoned_fallbacks.fetch_add(1);
+        }
+        if (!index) {
+            return SG_DECLINED;
+        }
+        *picked = *index;
         return SG_OK;
     } catch (...) {
         return SG_ERROR;
@@ -114,16 +236,6 @@ size_t sg_request_call_count(const sg_request_t* req) {
     return req->parsed.calls.size();
 }
 
-sg_commitment_t sg_request_commitment(const sg_request_t* req,
-                                      const sg_network_conf_t* conf) {
-    const auto& parsed = req->parsed;
-    if (parsed.shape == solgate::RpcRequest::Shape::kSingle &&
-        parsed.calls[0].commitment) {
-        return *parsed.calls[0].commitment;
-    }
-    return conf->default_commitment;
-}
-
 size_t sg_write_error(char* buf, size_t size, int code, const char* message,
                       size_t message_len) {
     try {
@@ -139,15 +251,159 @@ size_t sg_write_error(char* buf, size_t size, int code, const char* message,
     }
 }
 
-int sg_pick_round_robin(size_t count, uint64_t turn,
-                        const unsigned char* tried, size_t* picked) {
-    auto index = solgate::PickRoundRobin(count, turn, tried);
-    if (!index) {
+sg_response_t* sg_response_new(const sg_network_t* net,
+                               const sg_request_t* req, size_t upstream) {
+    try {
+        auto hook =
+            solgate::ResponseHook::For(net->network, req->parsed, upstream);
+        if (!hook) {
+            return nullptr;
+        }
+        return new sg_response_s{std::move(hook), {}};
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+sg_response_kind_t sg_response_kind(const sg_response_t* resp) {
+    return resp->hook->kind() == solgate::ResponseHook::Kind::kRewriteSlot
+               ? SG_RESPONSE_REWRITE
+               : SG_RESPONSE_HARVEST;
+}
+
+int sg_response_feed(sg_response_t* resp, const char* data, size_t len,
+                     int64_t now_ms) {
+    try {
+        return resp->hook->Feed(data, len, now_ms) ? SG_OK : SG_DECLINED;
+    } catch (...) {
+        return SG_OK;  // stop feeding; the response itself is unaffected
+    }
+}
+
+void sg_response_finish(sg_response_t* resp, int64_t now_ms) {
+    try {
+        resp->hook->Finish(now_ms);
+    } catch (...) {
+    }
+}
+
+int sg_response_rewrite(sg_response_t* resp, const char* body, size_t len,
+                        sg_str_t* out, uint64_t* from, uint64_t* to) {
+    try {
+        auto correction = resp->hook->Rewrite({body, len});
+        if (!correction) {
+            return SG_DECLINED;
+        }
+        resp->rewritten = std::move(correction->body);
+        *out = ToStr(resp->rewritten);
+        *from = correction->from;
+        *to = correction->to;
+        return SG_OK;
+    } catch (...) {
         return SG_DECLINED;
     }
-    *picked = *index;
-    return SG_OK;
 }
+
+void sg_response_free(sg_response_t* resp) { delete resp; }
+
+sg_poller_t* sg_poller_start(sg_network_t* const* nets, size_t n, uint32_t pid,
+                             sg_log_pt log, void* user, char* err,
+                             size_t err_size) {
+    try {
+        solgate::LogSink sink = [log, user](int level, const std::string& line) {
+            log(user, level, line.data(), line.size());
+        };
+        std::string error;
+        auto thread =
+            solgate::StartPoller(Networks(nets, n), pid, std::move(sink), &error);
+        if (!thread) {
+            CopyError(error, err, err_size);
+            return nullptr;
+        }
+        return new sg_poller_s{std::move(thread)};
+    } catch (...) {
+        CopyError("out of memory", err, err_size);
+        return nullptr;
+    }
+}
+
+void sg_poller_stop(sg_poller_t* poller) {
+    try {
+        if (poller != nullptr) {
+            poller->thread->Stop();
+        }
+    } catch (...) {
+    }
+    delete poller;
+}
+
+int sg_network_cordon(sg_network_t* net, sg_str_t id, sg_str_t reason) {
+    try {
+        auto index = net->network.FindUpstream(View(id));
+        if (!index) {
+            return SG_DECLINED;
+        }
+        solgate::UpstreamSlot& slot = net->network.slot(*index);
+        solgate::SystemClock clock;
+        std::string_view text = View(reason);
+        slot.cordon_note.Write(text.empty() ? "cordoned by the operator" : text);
+        // The operator's cordon replaces the poller's; it is never lifted
+        // by the poller.
+        solgate::CordonState next{solgate::CordonOwner::kOperator,
+                                  solgate::CordonCause::kOperator,
+                                  clock.WallMs()};
+        for (auto owner : {solgate::CordonOwner::kNone,
+                           solgate::CordonOwner::kPoller,
+                           solgate::CordonOwner::kOperator}) {
+            if (slot.SwapCordon(owner, next)) {
+                slot.cordon_events.fetch_add(1);
+                break;
+            }
+        }
+        return SG_OK;
+    } catch (...) {
+        return SG_ERROR;
+    }
+}
+
+int sg_network_uncordon(sg_network_t* net, sg_str_t id) {
+    try {
+        auto index = net->network.FindUpstream(View(id));
+        if (!index) {
+            return SG_DECLINED;
+        }
+        solgate::UpstreamSlot& slot = net->network.slot(*index);
+        for (auto owner : {solgate::CordonOwner::kOperator,
+                           solgate::CordonOwner::kPoller}) {
+            slot.SwapCordon(owner, solgate::CordonState{});
+        }
+        return SG_OK;
+    } catch (...) {
+        return SG_ERROR;
+    }
+}
+
+char* sg_render_state(sg_network_t* const* nets, size_t n, size_t* len) {
+    try {
+        solgate::SystemClock clock;
+        return ToMallocText(solgate::RenderState(Networks(nets, n),
+                                                 clock.MonotonicMs(),
+                                                 clock.WallMs()),
+                            len);
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+char* sg_render_metrics(sg_network_t* const* nets, size_t n, size_t* len) {
+    try {
+        return ToMallocText(solgate::RenderMetrics(Networks(nets, n)), len);
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+void sg_text_free(char* text) { std::free(text); }
 
 const char* sg_version(void) { return SOLGATE_VERSION; }
 

@@ -4,6 +4,7 @@
 
 #include "cluster.h"
 #include "json_writer.h"
+#include "slot_hooks.h"
 
 namespace solgate {
 namespace {
@@ -26,11 +27,27 @@ std::optional<RpcError> CallError(const RpcCall& call) {
     return std::nullopt;
 }
 
+// getBlock for a slot no upstream has indexed yet: every node would answer
+// -32004, so answer it here without spending their quota.
+std::optional<RpcError> GuardError(const RpcCall& call, const Network& network) {
+    if (!IsGetBlock(call.method) ||
+        !network.settings().enforce_block_availability || !network.bound()) {
+        return std::nullopt;
+    }
+    uint64_t slot = *call.first_param_u64;
+    if (!BlockUnavailable(slot, network.CurrentTips(), network.GuardMargin())) {
+        return std::nullopt;
+    }
+    network.shared().guard_rejections.fetch_add(1, std::memory_order_relaxed);
+    return RpcError{kBlockNotAvailable,
+                    "Block not available for slot " + std::to_string(slot)};
+}
+
 // The result of a call Solgate answers without an upstream, if any.
 std::optional<std::string> LocalResult(const RpcCall& call,
-                                       const sg_network_conf_t& conf) {
+                                       const Network& network) {
     if (call.method == "getGenesisHash") {
-        std::string_view hash = GenesisHash(conf.cluster);
+        std::string_view hash = GenesisHash(network.settings().cluster);
         if (!hash.empty()) {
             std::string result;
             AppendJsonString(result, hash);
@@ -42,20 +59,23 @@ std::optional<std::string> LocalResult(const RpcCall& call,
 
 // Appends the local answer to one call; false when it must be forwarded.
 bool AppendLocalAnswer(std::string& out, const RpcCall& call,
-                       const sg_network_conf_t& conf) {
+                       const Network& network) {
     if (auto error = CallError(call)) {
         AppendErrorEnvelope(out, call.id_raw, error->code, error->message);
         return true;
     }
-    if (auto result = LocalResult(call, conf)) {
+    if (auto error = GuardError(call, network)) {
+        AppendErrorEnvelope(out, call.id_raw, error->code, error->message);
+        return true;
+    }
+    if (auto result = LocalResult(call, network)) {
         AppendResultEnvelope(out, call.id_raw, *result);
         return true;
     }
     return false;
 }
 
-RouteDecision RouteBatch(const RpcRequest& request,
-                         const sg_network_conf_t& conf) {
+RouteDecision RouteBatch(const RpcRequest& request, const Network& network) {
     std::optional<size_t> first_bad;
     bool all_local = true;
     for (size_t i = 0; i < request.calls.size(); i++) {
@@ -64,7 +84,7 @@ RouteDecision RouteBatch(const RpcRequest& request,
             if (!first_bad) {
                 first_bad = i;
             }
-        } else if (!LocalResult(call, conf)) {
+        } else if (!LocalResult(call, network)) {
             all_local = false;
         }
     }
@@ -84,7 +104,7 @@ RouteDecision RouteBatch(const RpcRequest& request,
         if (i > 0) {
             decision.answer.push_back(',');
         }
-        if (!AppendLocalAnswer(decision.answer, call, conf)) {
+        if (!AppendLocalAnswer(decision.answer, call, network)) {
             AppendErrorEnvelope(decision.answer, call.id_raw,
                                 kInvalidRequest, refusal);
         }
@@ -95,8 +115,7 @@ RouteDecision RouteBatch(const RpcRequest& request,
 
 }  // namespace
 
-RouteDecision RouteRequest(const RpcRequest& request,
-                           const sg_network_conf_t& conf) {
+RouteDecision RouteRequest(const RpcRequest& request, const Network& network) {
     RouteDecision decision;
     switch (request.shape) {
     case RpcRequest::Shape::kUnreadable:
@@ -105,10 +124,10 @@ RouteDecision RouteRequest(const RpcRequest& request,
         return decision;
     case RpcRequest::Shape::kSingle:
         decision.forward =
-            !AppendLocalAnswer(decision.answer, request.calls[0], conf);
+            !AppendLocalAnswer(decision.answer, request.calls[0], network);
         return decision;
     case RpcRequest::Shape::kBatch:
-        return RouteBatch(request, conf);
+        return RouteBatch(request, network);
     }
     return decision;
 }

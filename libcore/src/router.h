@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "network.h"
 #include "rpc_request.h"
-#include "solgate/solgate.h"
 
 namespace solgate {
 
@@ -16,12 +16,12 @@ struct RouteDecision {
 };
 
 // Bad input never reaches an upstream: a body or call that is malformed is
-// answered here. A batch with any malformed call is answered here as a
+// answered here, and so is getBlock for a slot beyond the pool's indexed
+// frontier (when the network enforces block availability). A batch with any malformed call is answered here as a
 // whole (each malformed call with its error, the others with -32600 naming
 // the bad element), because forwarding only part of a batch needs response
 // merging that Solgate does not do yet.
-RouteDecision RouteRequest(const RpcRequest& request,
-                           const sg_network_conf_t& conf);
+RouteDecision RouteRequest(const RpcRequest& request, const Network& network);
 
 // The answer when no upstream could serve the request.
 std::string FailRequest(const RpcRequest& request, int code,

@@ -17,6 +17,8 @@ constexpr int kInvalidRequest = -32600;
 constexpr int kMethodNotFound = -32601;
 constexpr int kInvalidParams = -32602;
 constexpr int kInternalError = -32603;
+// Solana's "block not available": the node has not indexed the slot yet.
+constexpr int kBlockNotAvailable = -32004;
 
 struct RpcError {
     int code = 0;

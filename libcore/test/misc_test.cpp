@@ -7,7 +7,7 @@
 #include "cluster.h"
 #include "json_writer.h"
 #include "solgate/solgate.h"
-#include "upstream_pick.h"
+#include "fakes.h"
 
 namespace solgate {
 namespace {
@@ -50,27 +50,20 @@ TEST(JsonWriter, Envelopes) {
                    R"("id":"q"})");
 }
 
-TEST(PickRoundRobin, RotatesAndSkipsTried) {
-    unsigned char tried[3] = {0, 0, 0};
-    EXPECT_EQ(PickRoundRobin(3, 0, tried), 0u);
-    EXPECT_EQ(PickRoundRobin(3, 4, tried), 1u);
-    tried[1] = 1;
-    EXPECT_EQ(PickRoundRobin(3, 4, tried), 2u);
-    tried[2] = 1;
-    EXPECT_EQ(PickRoundRobin(3, 4, tried), 0u);
-    tried[0] = 1;
-    EXPECT_FALSE(PickRoundRobin(3, 4, tried));
-    EXPECT_FALSE(PickRoundRobin(0, 0, nullptr));
-    EXPECT_EQ(PickRoundRobin(2, UINT64_MAX, nullptr), 1u);
-}
-
 TEST(CApi, ParseRouteAndFree) {
     const char body[] = R"({"jsonrpc":"2.0","id":1,"method":"getGenesisHash"})";
     sg_request_t* req = sg_request_parse(body, sizeof(body) - 1);
     ASSERT_NE(req, nullptr);
-    sg_network_conf_t conf{SG_CLUSTER_MAINNET_BETA, SG_COMMITMENT_NONE};
+    sg_network_conf_t conf{SG_CLUSTER_MAINNET_BETA, SG_COMMITMENT_NONE, 400,
+                           100, 1};
+    sg_network_t* net = sg_network_new("m", 1, &conf);
+    sg_upstream_conf_t up{{"a", 1}, {"http://x/", 9}, {"", 0}, {"", 0}};
+    ASSERT_EQ(sg_network_add_upstream(net, &up), SG_OK);
+    auto shared = std::make_unique<char[]>(sg_network_shared_size());
+    char err[64];
+    ASSERT_EQ(sg_network_bind(net, shared.get(), 1, 0, err, sizeof(err)), SG_OK);
     sg_route_t route;
-    ASSERT_EQ(sg_request_route(req, &conf, &route), SG_OK);
+    ASSERT_EQ(sg_request_route(req, net, &route), SG_OK);
     EXPECT_EQ(route.kind, SG_ROUTE_ANSWER);
     EXPECT_EQ(route.http_status, 200u);
     std::string answer(route.body.data, route.body.len);
@@ -78,20 +71,19 @@ TEST(CApi, ParseRouteAndFree) {
     sg_str_t method = sg_request_method(req);
     EXPECT_EQ(std::string(method.data, method.len), "getGenesisHash");
     EXPECT_EQ(sg_request_call_count(req), 1u);
+    size_t picked = 9;
+    int all_cordoned = 1;
+    ASSERT_EQ(sg_network_pick(net, req, nullptr, &picked, &all_cordoned), SG_OK);
+    EXPECT_EQ(picked, 0u);
+    EXPECT_EQ(all_cordoned, 0);
+    unsigned char tried[1] = {1};
+    EXPECT_EQ(sg_network_pick(net, req, tried, &picked, &all_cordoned),
+              SG_DECLINED);
+    EXPECT_EQ(sg_network_cordon(net, {"a", 1}, {"maintenance", 11}), SG_OK);
+    EXPECT_EQ(sg_network_cordon(net, {"zz", 2}, {"", 0}), SG_DECLINED);
+    EXPECT_EQ(sg_network_uncordon(net, {"a", 1}), SG_OK);
     sg_request_free(req);
-}
-
-TEST(CApi, EffectiveCommitment) {
-    const char with[] = R"({"jsonrpc":"2.0","id":1,"method":"getSlot",)"
-                        R"("params":[{"commitment":"processed"}]})";
-    const char without[] = R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})";
-    sg_network_conf_t conf{SG_CLUSTER_MAINNET_BETA, SG_COMMITMENT_FINALIZED};
-    sg_request_t* a = sg_request_parse(with, sizeof(with) - 1);
-    sg_request_t* b = sg_request_parse(without, sizeof(without) - 1);
-    EXPECT_EQ(sg_request_commitment(a, &conf), SG_COMMITMENT_PROCESSED);
-    EXPECT_EQ(sg_request_commitment(b, &conf), SG_COMMITMENT_FINALIZED);
-    sg_request_free(a);
-    sg_request_free(b);
+    sg_network_free(net);
 }
 
 TEST(CApi, WriteErrorFitsOrFails) {
@@ -112,8 +104,6 @@ TEST(CApi, ParseNames) {
     sg_commitment_t level;
     EXPECT_EQ(sg_commitment_parse("confirmed", 9, &level), SG_OK);
     EXPECT_EQ(level, SG_COMMITMENT_CONFIRMED);
-    size_t picked;
-    EXPECT_EQ(sg_pick_round_robin(0, 0, nullptr, &picked), SG_DECLINED);
     EXPECT_STRNE(sg_version(), "");
 }
 

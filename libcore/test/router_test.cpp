@@ -2,17 +2,22 @@
 
 #include <string>
 
+#include "fakes.h"
 #include "router.h"
 
 namespace solgate {
 namespace {
 
-const sg_network_conf_t kMainnet{SG_CLUSTER_MAINNET_BETA, SG_COMMITMENT_NONE};
-const sg_network_conf_t kCustom{SG_CLUSTER_CUSTOM, SG_COMMITMENT_NONE};
+NetworkSettings Cluster(sg_cluster_t cluster) {
+    NetworkSettings s;
+    s.cluster = cluster;
+    return s;
+}
 
 RouteDecision Route(const std::string& body,
-                    const sg_network_conf_t& conf = kMainnet) {
-    return RouteRequest(ParseRpcRequest(body.data(), body.size()), conf);
+                    sg_cluster_t cluster = SG_CLUSTER_MAINNET_BETA) {
+    testing::TestNetwork net(2, Cluster(cluster));
+    return RouteRequest(ParseRpcRequest(body.data(), body.size()), net.network);
 }
 
 TEST(Router, ForwardsOrdinaryCalls) {
@@ -27,16 +32,15 @@ TEST(Router, AnswersGenesisHashForKnownClusters) {
     EXPECT_EQ(d.answer,
               R"({"jsonrpc":"2.0","result":)"
               R"("5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":"g"})");
-    const sg_network_conf_t devnet{SG_CLUSTER_DEVNET, SG_COMMITMENT_NONE};
     auto dev = Route(R"({"jsonrpc":"2.0","id":1,"method":"getGenesisHash"})",
-                     devnet);
+                     SG_CLUSTER_DEVNET);
     EXPECT_NE(dev.answer.find("EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG"),
               std::string::npos);
 }
 
 TEST(Router, ForwardsGenesisHashForCustomClusters) {
     auto d = Route(R"({"jsonrpc":"2.0","id":1,"method":"getGenesisHash"})",
-                   kCustom);
+                   SG_CLUSTER_CUSTOM);
     EXPECT_TRUE(d.forward);
 }
 
@@ -109,6 +113,61 @@ TEST(Router, FailAnswersEveryCallWithItsId) {
     EXPECT_EQ(FailRequest(one, -32603, "down"),
               R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"down"},)"
               R"("id":9})");
+}
+
+class GuardTest : public ::testing::Test {
+protected:
+    RouteDecision GetBlock(uint64_t slot) {
+        std::string body = R"({"jsonrpc":"2.0","id":5,"method":"getBlock",)"
+                           R"("params":[)" + std::to_string(slot) + "]}";
+        return RouteRequest(ParseRpcRequest(body.data(), body.size()),
+                            net.network);
+    }
+
+    testing::TestNetwork net{2, Cluster(SG_CLUSTER_MAINNET_BETA)};
+};
+
+TEST_F(GuardTest, FailsOpenWhileTheFrontierIsUnknown) {
+    EXPECT_TRUE(GetBlock(999999999).forward);
+}
+
+TEST_F(GuardTest, RejectsBeyondFrontierPlusMargin) {
+    net.network.slot(0).shred = 1000;
+    net.network.slot(1).shred = 990;  // the frontier is the pool's max
+    EXPECT_TRUE(GetBlock(1000).forward);
+    EXPECT_TRUE(GetBlock(1003).forward);  // margin 3 at 400 ms
+    auto d = GetBlock(1004);
+    ASSERT_FALSE(d.forward);
+    EXPECT_EQ(d.answer, R"({"jsonrpc":"2.0","error":{"code":-32004,)"
+                        R"("message":"Block not available for slot 1004"},)"
+                        R"("id":5})");
+    EXPECT_EQ(net.network.shared().guard_rejections.load(), 1u);
+}
+
+TEST(Guard, MarginWidensWithTheDebounce) {
+    NetworkSettings s = Cluster(SG_CLUSTER_MAINNET_BETA);
+    s.debounce_ms = 2000;
+    testing::TestNetwork net(1, s);
+    net.network.slot(0).shred = 1000;
+    auto get_block = [&](uint64_t slot) {
+        std::string body = R"({"jsonrpc":"2.0","id":1,"method":"getBlock",)"
+                           R"("params":[)" + std::to_string(slot) + "]}";
+        return RouteRequest(ParseRpcRequest(body.data(), body.size()),
+                            net.network);
+    };
+    EXPECT_TRUE(get_block(1007).forward);
+    EXPECT_FALSE(get_block(1008).forward);
+}
+
+TEST(Guard, OffForwardsEverything) {
+    NetworkSettings s = Cluster(SG_CLUSTER_MAINNET_BETA);
+    s.enforce_block_availability = false;
+    testing::TestNetwork net(1, s);
+    net.network.slot(0).shred = 1000;
+    std::string body = R"({"jsonrpc":"2.0","id":1,"method":"getConfirmedBlock",)"
+                       R"("params":[5000]})";
+    EXPECT_TRUE(RouteRequest(ParseRpcRequest(body.data(), body.size()),
+                             net.network).forward);
 }
 
 TEST(Router, MethodNames) {

@@ -130,7 +130,7 @@ ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
     ctx->rpc = sg_request_parse((char *) data, len);
 
     if (ctx->rpc == NULL
-        || sg_request_route(ctx->rpc, &ctx->network->core, &route) != SG_OK)
+        || sg_request_route(ctx->rpc, ctx->network->core, &route) != SG_OK)
     {
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
                       "solgate: could not route the request (out of memory)");
@@ -150,26 +150,36 @@ ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 static ngx_int_t
 ngx_http_solgate_attempt(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 {
-    size_t                        picked, count;
-    uint64_t                      turn;
+    int                           all_cordoned, rc;
+    size_t                        picked;
     ngx_http_solgate_network_t   *network;
     ngx_http_solgate_upstream_t  *upstreams;
 
     network = ctx->network;
-    count = network->upstreams.nelts;
     upstreams = network->upstreams.elts;
 
     if (ctx->tried == NULL) {
-        ctx->tried = ngx_pcalloc(r->pool, count);
+        ctx->tried = ngx_pcalloc(r->pool, network->upstreams.nelts);
         if (ctx->tried == NULL) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
     }
 
-    turn = ngx_atomic_fetch_add(&network->sh->rr_turn, 1);
+    rc = sg_network_pick(network->core, ctx->rpc, ctx->tried, &picked,
+                         &all_cordoned);
 
-    if (sg_pick_round_robin(count, turn, ctx->tried, &picked) != SG_OK) {
+    if (rc == SG_ERROR) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (rc == SG_DECLINED) {
         return ngx_http_solgate_fail_all(r, ctx);
+    }
+
+    if (all_cordoned) {
+        ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+                      "solgate: every upstream of network \"%V\" is "
+                      "cordoned, routing to all of them", &network->name);
     }
 
     if (ctx->upstream != NULL) {
@@ -181,6 +191,7 @@ ngx_http_solgate_attempt(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 
     ctx->tried[picked] = 1;
     ctx->upstream = &upstreams[picked];
+    ctx->upstream_index = picked;
     ctx->attempts++;
 
     ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,

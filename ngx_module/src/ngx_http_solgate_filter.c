@@ -1,8 +1,10 @@
 /*
- * Error pages nginx itself generates in a solgate location (413 for a body
- * over client_max_body_size, 408, 500, ...) are turned into JSON-RPC
- * errors: a JSON-RPC client must never have to parse an HTML page.
- * Responses from upstreams pass through untouched.
+ * The filters of a solgate location.  Error pages nginx itself generates
+ * (413 for a body over client_max_body_size, 408, 500, ...) are turned into
+ * JSON-RPC errors: a JSON-RPC client must never have to parse an HTML page.
+ * Successful upstream responses go to ngx_http_solgate_response.c (getSlot
+ * correction, context.slot harvest); other upstream responses pass through
+ * untouched.
  */
 
 #include "ngx_http_solgate_module.h"
@@ -12,8 +14,11 @@
 
 
 static ngx_int_t ngx_http_solgate_header_filter(ngx_http_request_t *r);
+static ngx_int_t ngx_http_solgate_error_header(ngx_http_request_t *r);
 static ngx_int_t ngx_http_solgate_body_filter(ngx_http_request_t *r,
     ngx_chain_t *in);
+static ngx_int_t ngx_http_solgate_error_body(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
 static ngx_str_t ngx_http_solgate_error_message(ngx_uint_t status);
 
 
@@ -34,6 +39,20 @@ ngx_http_solgate_filter_init(ngx_conf_t *cf)
 }
 
 
+ngx_int_t
+ngx_http_solgate_next_header_filter(ngx_http_request_t *r)
+{
+    return ngx_http_next_header_filter(r);
+}
+
+
+ngx_int_t
+ngx_http_solgate_next_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
+{
+    return ngx_http_next_body_filter(r, in);
+}
+
+
 static ngx_int_t
 ngx_http_solgate_header_filter(ngx_http_request_t *r)
 {
@@ -42,11 +61,7 @@ ngx_http_solgate_header_filter(ngx_http_request_t *r)
 
     slcf = ngx_http_get_module_loc_conf(r, ngx_http_solgate_module);
 
-    /* err_status is set only for the error pages nginx generates */
-    if (slcf->network == NULL
-        || r != r->main
-        || r->err_status < NGX_HTTP_BAD_REQUEST)
-    {
+    if (slcf->network == NULL || r != r->main) {
         return ngx_http_next_header_filter(r);
     }
 
@@ -55,6 +70,28 @@ ngx_http_solgate_header_filter(ngx_http_request_t *r)
     if (ctx != NULL && ctx->answered) {
         return ngx_http_next_header_filter(r);
     }
+
+    /* err_status is set only for the error pages nginx generates */
+    if (r->err_status >= NGX_HTTP_BAD_REQUEST) {
+        return ngx_http_solgate_error_header(r);
+    }
+
+    if (ctx != NULL && ctx->rpc != NULL && ctx->upstream != NULL
+        && r->upstream != NULL && r->headers_out.status == NGX_HTTP_OK)
+    {
+        return ngx_http_solgate_response_header(r, ctx);
+    }
+
+    return ngx_http_next_header_filter(r);
+}
+
+
+static ngx_int_t
+ngx_http_solgate_error_header(ngx_http_request_t *r)
+{
+    ngx_http_solgate_ctx_t  *ctx;
+
+    ctx = ngx_http_solgate_get_ctx(r);
 
     if (ctx == NULL) {
         ctx = ngx_http_solgate_create_ctx(r);
@@ -88,20 +125,35 @@ ngx_http_solgate_header_filter(ngx_http_request_t *r)
 static ngx_int_t
 ngx_http_solgate_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 {
-    int                      code;
-    size_t                   len;
-    ngx_buf_t               *b;
-    ngx_str_t                message;
-    ngx_chain_t              out;
     ngx_http_solgate_ctx_t  *ctx;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_solgate_module);
 
-    if (ctx == NULL || !ctx->rewrite_error) {
+    if (ctx == NULL) {
         return ngx_http_next_body_filter(r, in);
     }
 
-    /* the HTML page is dropped; one JSON body replaces it */
+    if (ctx->rewrite_error) {
+        /* the HTML page is dropped; one JSON body replaces it */
+        return ngx_http_solgate_error_body(r, ctx);
+    }
+
+    if (ctx->response != NULL) {
+        return ngx_http_solgate_response_body(r, ctx, in);
+    }
+
+    return ngx_http_next_body_filter(r, in);
+}
+
+
+static ngx_int_t
+ngx_http_solgate_error_body(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
+{
+    int           code;
+    size_t        len;
+    ngx_buf_t    *b;
+    ngx_str_t     message;
+    ngx_chain_t   out;
 
     if (ctx->rewrite_sent) {
         return ngx_http_next_body_filter(r, NULL);

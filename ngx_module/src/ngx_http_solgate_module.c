@@ -15,6 +15,8 @@ typedef struct {
 
 static ngx_int_t ngx_http_solgate_add_variables(ngx_conf_t *cf);
 static ngx_int_t ngx_http_solgate_init(ngx_conf_t *cf);
+static ngx_int_t ngx_http_solgate_init_process(ngx_cycle_t *cycle);
+static void ngx_http_solgate_exit_process(ngx_cycle_t *cycle);
 static void *ngx_http_solgate_create_main_conf(ngx_conf_t *cf);
 static char *ngx_http_solgate_init_main_conf(ngx_conf_t *cf, void *conf);
 static void *ngx_http_solgate_create_loc_conf(ngx_conf_t *cf);
@@ -40,9 +42,30 @@ static ngx_command_t  ngx_http_solgate_commands[] = {
       0,
       NULL },
 
+    { ngx_string("solgate_network_defaults"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_BLOCK|NGX_CONF_NOARGS,
+      ngx_http_solgate_defaults_block,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
     { ngx_string("solgate_pass"),
       NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_http_solgate_pass,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("solgate_admin"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
+      ngx_http_solgate_admin,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("solgate_metrics"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
+      ngx_http_solgate_metrics,
       NGX_HTTP_LOC_CONF_OFFSET,
       0,
       NULL },
@@ -73,10 +96,10 @@ ngx_module_t  ngx_http_solgate_module = {
     NGX_HTTP_MODULE,                       /* module type */
     NULL,                                  /* init master */
     NULL,                                  /* init module */
-    NULL,                                  /* init process */
+    ngx_http_solgate_init_process,         /* init process */
     NULL,                                  /* init thread */
     NULL,                                  /* exit thread */
-    NULL,                                  /* exit process */
+    ngx_http_solgate_exit_process,         /* exit process */
     NULL,                                  /* exit master */
     NGX_MODULE_V1_PADDING
 };
@@ -133,6 +156,10 @@ ngx_http_solgate_init(ngx_conf_t *cf)
         return NGX_ERROR;
     }
 
+    if (ngx_http_solgate_build_cores(cf, smcf) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
     cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module);
 
     h = ngx_array_push(&cmcf->phases[NGX_HTTP_ACCESS_PHASE].handlers);
@@ -169,6 +196,15 @@ ngx_http_solgate_create_main_conf(ngx_conf_t *cf)
     {
         return NULL;
     }
+
+    ngx_http_solgate_init_settings(&smcf->defaults);
+
+    /*
+     * set by ngx_pcalloc():
+     *
+     *     smcf->cores = { 0 };   built in postconfiguration
+     *     smcf->defaults_set = 0;
+     */
 
     return smcf;
 }
@@ -290,6 +326,20 @@ ngx_http_solgate_resolve_pass_refs(ngx_conf_t *cf,
     }
 
     return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_solgate_init_process(ngx_cycle_t *cycle)
+{
+    return ngx_http_solgate_poller_start(cycle);
+}
+
+
+static void
+ngx_http_solgate_exit_process(ngx_cycle_t *cycle)
+{
+    ngx_http_solgate_poller_stop(cycle);
 }
 
 

@@ -27,18 +27,25 @@ typedef struct {
 } ngx_http_solgate_upstream_t;
 
 
-/* Lives in the network's shared memory zone, shared by all workers. */
+/*
+ * Slot-tracking settings.  Unset values (NGX_CONF_UNSET*) take the value of
+ * solgate_network_defaults, then the built-in default; an explicit "off" or
+ * 0 is a value and is kept.
+ */
 typedef struct {
-    ngx_atomic_t                 rr_turn;
-} ngx_http_solgate_shctx_t;
+    ngx_msec_t                   debounce;
+    ngx_int_t                    max_finalized_slot_lag;
+    ngx_flag_t                   enforce_block_availability;
+} ngx_http_solgate_settings_t;
 
 
 typedef struct {
     ngx_str_t                    name;
-    sg_network_conf_t            core;      /* cluster, commitment */
+    sg_network_conf_t            conf;      /* cluster, commitment, ... */
+    ngx_http_solgate_settings_t  settings;
     ngx_array_t                  upstreams; /* ngx_http_solgate_upstream_t */
     ngx_shm_zone_t              *shm_zone;
-    ngx_http_solgate_shctx_t    *sh;
+    sg_network_t                *core;      /* built after the http block */
 
     ngx_str_t                    conf_file; /* where it was defined */
     ngx_uint_t                   conf_line;
@@ -56,7 +63,10 @@ typedef struct {
 
 typedef struct {
     ngx_array_t                  networks;  /* ngx_http_solgate_network_t * */
+    ngx_array_t                  cores;     /* sg_network_t *, same order */
     ngx_array_t                  pass_refs; /* ngx_http_solgate_pass_ref_t */
+    ngx_http_solgate_settings_t  defaults;  /* solgate_network_defaults */
+    unsigned                     defaults_set:1;
 } ngx_http_solgate_main_conf_t;
 
 
@@ -76,12 +86,18 @@ typedef struct {
     sg_request_t                *rpc;
     u_char                      *tried;     /* one flag per upstream */
     ngx_http_solgate_upstream_t *upstream;  /* the current attempt's */
+    ngx_uint_t                   upstream_index;
     ngx_uint_t                   attempts;
     ngx_int_t                    status;    /* returned on re-entry */
+
+    sg_response_t               *response;  /* getSlot rewrite or harvest */
+    ngx_chain_t                 *held;      /* getSlot answer being read */
+    size_t                       held_size;
 
     unsigned                     answered:1;     /* we wrote the response */
     unsigned                     rewrite_error:1;
     unsigned                     rewrite_sent:1;
+    unsigned                     harvest_done:1;
 } ngx_http_solgate_ctx_t;
 
 
@@ -95,8 +111,28 @@ ngx_http_solgate_ctx_t *ngx_http_solgate_create_ctx(ngx_http_request_t *r);
 /* ngx_http_solgate_network.c */
 char *ngx_http_solgate_network_block(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+char *ngx_http_solgate_defaults_block(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+void ngx_http_solgate_init_settings(ngx_http_solgate_settings_t *settings);
 ngx_http_solgate_network_t *ngx_http_solgate_find_network(
     ngx_http_solgate_main_conf_t *smcf, ngx_str_t *name);
+ngx_int_t ngx_http_solgate_build_cores(ngx_conf_t *cf,
+    ngx_http_solgate_main_conf_t *smcf);
+
+/* ngx_http_solgate_poller.c */
+ngx_int_t ngx_http_solgate_poller_start(ngx_cycle_t *cycle);
+void ngx_http_solgate_poller_stop(ngx_cycle_t *cycle);
+
+/* ngx_http_solgate_response.c */
+ngx_int_t ngx_http_solgate_response_header(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
+ngx_int_t ngx_http_solgate_response_body(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in);
+
+/* ngx_http_solgate_admin.c */
+char *ngx_http_solgate_admin(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+char *ngx_http_solgate_metrics(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
 
 /* ngx_http_solgate_access.c */
 ngx_int_t ngx_http_solgate_access_handler(ngx_http_request_t *r);
@@ -105,6 +141,9 @@ ngx_int_t ngx_http_solgate_send_json(ngx_http_request_t *r,
 
 /* ngx_http_solgate_filter.c */
 ngx_int_t ngx_http_solgate_filter_init(ngx_conf_t *cf);
+ngx_int_t ngx_http_solgate_next_header_filter(ngx_http_request_t *r);
+ngx_int_t ngx_http_solgate_next_body_filter(ngx_http_request_t *r,
+    ngx_chain_t *in);
 
 /* ngx_http_solgate_body.c */
 ssize_t ngx_http_solgate_chain_copy(ngx_chain_t *in, u_char *dst,

@@ -1,47 +1,91 @@
 /*
- * The solgate_network block: a Solana cluster's upstreams and settings,
+ * The solgate_network block (a Solana cluster's upstreams and settings),
+ * the solgate_network_defaults block, the core network built from them,
  * and the shared memory zone its workers share.
  */
 
 #include "ngx_http_solgate_module.h"
 
 
-typedef char *(*ngx_http_solgate_setter_pt)(ngx_conf_t *cf,
-    ngx_http_solgate_network_t *network, ngx_str_t *value);
+#define NGX_HTTP_SOLGATE_DEFAULT_DEBOUNCE  400
+#define NGX_HTTP_SOLGATE_DEFAULT_MAX_LAG   100
+
+
+typedef char *(*ngx_http_solgate_setter_pt)(ngx_conf_t *cf, void *target,
+    ngx_str_t *value);
 
 typedef struct {
     ngx_str_t                    name;
     ngx_uint_t                   min_args;   /* after the directive name */
     ngx_uint_t                   max_args;
     ngx_http_solgate_setter_pt   set;
-} ngx_http_solgate_network_cmd_t;
+    unsigned                     settings:1; /* target is the settings */
+} ngx_http_solgate_block_cmd_t;
 
 
+static char *ngx_http_solgate_block_directive(ngx_conf_t *cf,
+    ngx_http_solgate_block_cmd_t *cmds, const char *block, void *network,
+    ngx_http_solgate_settings_t *settings);
 static char *ngx_http_solgate_network_directive(ngx_conf_t *cf,
     ngx_command_t *dummy, void *conf);
-static char *ngx_http_solgate_set_cluster(ngx_conf_t *cf,
-    ngx_http_solgate_network_t *network, ngx_str_t *value);
-static char *ngx_http_solgate_set_zone(ngx_conf_t *cf,
-    ngx_http_solgate_network_t *network, ngx_str_t *value);
-static char *ngx_http_solgate_set_commitment(ngx_conf_t *cf,
-    ngx_http_solgate_network_t *network, ngx_str_t *value);
-static char *ngx_http_solgate_add_upstream(ngx_conf_t *cf,
-    ngx_http_solgate_network_t *network, ngx_str_t *value);
+static char *ngx_http_solgate_defaults_directive(ngx_conf_t *cf,
+    ngx_command_t *dummy, void *conf);
+static char *ngx_http_solgate_set_cluster(ngx_conf_t *cf, void *target,
+    ngx_str_t *value);
+static char *ngx_http_solgate_set_zone(ngx_conf_t *cf, void *target,
+    ngx_str_t *value);
+static char *ngx_http_solgate_set_commitment(ngx_conf_t *cf, void *target,
+    ngx_str_t *value);
+static char *ngx_http_solgate_set_debounce(ngx_conf_t *cf, void *target,
+    ngx_str_t *value);
+static char *ngx_http_solgate_set_max_lag(ngx_conf_t *cf, void *target,
+    ngx_str_t *value);
+static char *ngx_http_solgate_set_enforce(ngx_conf_t *cf, void *target,
+    ngx_str_t *value);
+static char *ngx_http_solgate_add_upstream(ngx_conf_t *cf, void *target,
+    ngx_str_t *value);
 static char *ngx_http_solgate_upstream_option(ngx_conf_t *cf,
     ngx_http_solgate_upstream_t *upstream, ngx_str_t *option);
 static ngx_int_t ngx_http_solgate_add_zone(ngx_conf_t *cf,
     ngx_http_solgate_network_t *network, ssize_t size);
 static ngx_int_t ngx_http_solgate_init_zone(ngx_shm_zone_t *shm_zone,
     void *data);
+static ngx_int_t ngx_http_solgate_build_core(ngx_conf_t *cf,
+    ngx_http_solgate_main_conf_t *smcf, ngx_http_solgate_network_t *network);
+static ngx_int_t ngx_http_solgate_add_core_upstream(ngx_conf_t *cf,
+    sg_network_t *core, ngx_http_solgate_upstream_t *upstream);
+static ngx_str_t ngx_http_solgate_block_address(ngx_conf_t *cf,
+    ngx_str_t *authority);
+static void ngx_http_solgate_free_core(void *data);
 
 
-static ngx_http_solgate_network_cmd_t  ngx_http_solgate_network_cmds[] = {
-    { ngx_string("cluster"), 1, 1, ngx_http_solgate_set_cluster },
-    { ngx_string("zone"), 1, 1, ngx_http_solgate_set_zone },
-    { ngx_string("commitment"), 1, 1, ngx_http_solgate_set_commitment },
-    { ngx_string("upstream"), 2, 4, ngx_http_solgate_add_upstream },
-    { ngx_null_string, 0, 0, NULL }
+static ngx_http_solgate_block_cmd_t  ngx_http_solgate_network_cmds[] = {
+    { ngx_string("cluster"), 1, 1, ngx_http_solgate_set_cluster, 0 },
+    { ngx_string("zone"), 1, 1, ngx_http_solgate_set_zone, 0 },
+    { ngx_string("commitment"), 1, 1, ngx_http_solgate_set_commitment, 0 },
+    { ngx_string("upstream"), 2, 4, ngx_http_solgate_add_upstream, 0 },
+    { ngx_string("state_poller_debounce"), 1, 1,
+      ngx_http_solgate_set_debounce, 1 },
+    { ngx_string("max_finalized_slot_lag"), 1, 1,
+      ngx_http_solgate_set_max_lag, 1 },
+    { ngx_string("enforce_block_availability"), 1, 1,
+      ngx_http_solgate_set_enforce, 1 },
+    { ngx_null_string, 0, 0, NULL, 0 }
 };
+
+
+/* solgate_network_defaults takes only the settings */
+static ngx_http_solgate_block_cmd_t  *ngx_http_solgate_defaults_cmds =
+    &ngx_http_solgate_network_cmds[4];
+
+
+void
+ngx_http_solgate_init_settings(ngx_http_solgate_settings_t *settings)
+{
+    settings->debounce = NGX_CONF_UNSET_MSEC;
+    settings->max_finalized_slot_lag = NGX_CONF_UNSET;
+    settings->enforce_block_availability = NGX_CONF_UNSET;
+}
 
 
 char *
@@ -80,14 +124,15 @@ ngx_http_solgate_network_block(ngx_conf_t *cf, ngx_command_t *cmd,
      * set by ngx_pcalloc():
      *
      *     network->shm_zone = NULL;
-     *     network->sh = NULL;
-     *     network->core.default_commitment = SG_COMMITMENT_NONE;
+     *     network->core = NULL;
+     *     network->conf.default_commitment = SG_COMMITMENT_NONE;
      */
 
     network->name = value[1];
-    network->core.cluster = SG_CLUSTER_CUSTOM;
+    network->conf.cluster = SG_CLUSTER_CUSTOM;
     network->conf_file = cf->conf_file->file.name;
     network->conf_line = cf->conf_file->line;
+    ngx_http_solgate_init_settings(&network->settings);
 
     if (ngx_array_init(&network->upstreams, cf->pool, 4,
                        sizeof(ngx_http_solgate_upstream_t))
@@ -134,6 +179,33 @@ ngx_http_solgate_network_block(ngx_conf_t *cf, ngx_command_t *cmd,
 }
 
 
+char *
+ngx_http_solgate_defaults_block(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf)
+{
+    ngx_http_solgate_main_conf_t *smcf = conf;
+
+    char        *rv;
+    ngx_conf_t   save;
+
+    if (smcf->defaults_set) {
+        return "is duplicate";
+    }
+
+    smcf->defaults_set = 1;
+
+    save = *cf;
+    cf->handler = ngx_http_solgate_defaults_directive;
+    cf->handler_conf = (char *) &smcf->defaults;
+
+    rv = ngx_conf_parse(cf, NULL);
+
+    *cf = save;
+
+    return rv;
+}
+
+
 ngx_http_solgate_network_t *
 ngx_http_solgate_find_network(ngx_http_solgate_main_conf_t *smcf,
     ngx_str_t *name)
@@ -161,14 +233,36 @@ ngx_http_solgate_network_directive(ngx_conf_t *cf, ngx_command_t *dummy,
 {
     ngx_http_solgate_network_t *network = conf;
 
-    ngx_uint_t                       nargs;
-    ngx_str_t                       *value;
-    ngx_http_solgate_network_cmd_t  *c;
+    return ngx_http_solgate_block_directive(cf, ngx_http_solgate_network_cmds,
+                                            "solgate_network", network,
+                                            &network->settings);
+}
+
+
+static char *
+ngx_http_solgate_defaults_directive(ngx_conf_t *cf, ngx_command_t *dummy,
+    void *conf)
+{
+    return ngx_http_solgate_block_directive(cf,
+                                            ngx_http_solgate_defaults_cmds,
+                                            "solgate_network_defaults", NULL,
+                                            conf);
+}
+
+
+static char *
+ngx_http_solgate_block_directive(ngx_conf_t *cf,
+    ngx_http_solgate_block_cmd_t *cmds, const char *block, void *network,
+    ngx_http_solgate_settings_t *settings)
+{
+    ngx_uint_t                     nargs;
+    ngx_str_t                     *value;
+    ngx_http_solgate_block_cmd_t  *c;
 
     value = cf->args->elts;
     nargs = cf->args->nelts - 1;
 
-    for (c = ngx_http_solgate_network_cmds; c->name.len; c++) {
+    for (c = cmds; c->name.len; c++) {
         if (c->name.len != value[0].len
             || ngx_strncmp(c->name.data, value[0].data, value[0].len) != 0)
         {
@@ -178,26 +272,27 @@ ngx_http_solgate_network_directive(ngx_conf_t *cf, ngx_command_t *dummy,
         if (nargs < c->min_args || nargs > c->max_args) {
             ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                                "invalid number of arguments in \"%V\" "
-                               "in \"solgate_network\"", &value[0]);
+                               "in \"%s\"", &value[0], block);
             return NGX_CONF_ERROR;
         }
 
-        return c->set(cf, network, value);
+        return c->set(cf, c->settings ? (void *) settings : network, value);
     }
 
     ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                       "unknown directive \"%V\" in \"solgate_network\"",
-                       &value[0]);
+                       "unknown directive \"%V\" in \"%s\"", &value[0],
+                       block);
     return NGX_CONF_ERROR;
 }
 
 
 static char *
-ngx_http_solgate_set_cluster(ngx_conf_t *cf,
-    ngx_http_solgate_network_t *network, ngx_str_t *value)
+ngx_http_solgate_set_cluster(ngx_conf_t *cf, void *target, ngx_str_t *value)
 {
+    ngx_http_solgate_network_t *network = target;
+
     if (sg_cluster_parse((char *) value[1].data, value[1].len,
-                         &network->core.cluster)
+                         &network->conf.cluster)
         != SG_OK)
     {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
@@ -212,11 +307,13 @@ ngx_http_solgate_set_cluster(ngx_conf_t *cf,
 
 
 static char *
-ngx_http_solgate_set_commitment(ngx_conf_t *cf,
-    ngx_http_solgate_network_t *network, ngx_str_t *value)
+ngx_http_solgate_set_commitment(ngx_conf_t *cf, void *target,
+    ngx_str_t *value)
 {
+    ngx_http_solgate_network_t *network = target;
+
     if (sg_commitment_parse((char *) value[1].data, value[1].len,
-                            &network->core.default_commitment)
+                            &network->conf.default_commitment)
         != SG_OK)
     {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
@@ -231,10 +328,91 @@ ngx_http_solgate_set_commitment(ngx_conf_t *cf,
 
 
 static char *
-ngx_http_solgate_set_zone(ngx_conf_t *cf, ngx_http_solgate_network_t *network,
-    ngx_str_t *value)
+ngx_http_solgate_set_debounce(ngx_conf_t *cf, void *target, ngx_str_t *value)
 {
-    ssize_t  size;
+    ngx_http_solgate_settings_t *settings = target;
+
+    ngx_msec_t  msec;
+
+    if (settings->debounce != NGX_CONF_UNSET_MSEC) {
+        return "is duplicate";
+    }
+
+    msec = ngx_parse_time(&value[1], 0);
+
+    if (msec == (ngx_msec_t) NGX_ERROR || msec > 60000) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid state_poller_debounce \"%V\", it must be "
+                           "a time up to 60s", &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    settings->debounce = msec;
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_solgate_set_max_lag(ngx_conf_t *cf, void *target, ngx_str_t *value)
+{
+    ngx_http_solgate_settings_t *settings = target;
+
+    ngx_int_t  n;
+
+    if (settings->max_finalized_slot_lag != NGX_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    n = ngx_atoi(value[1].data, value[1].len);
+
+    if (n == NGX_ERROR) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid max_finalized_slot_lag \"%V\", it must "
+                           "be a number of slots (0 disables the filter)",
+                           &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    settings->max_finalized_slot_lag = n;
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_solgate_set_enforce(ngx_conf_t *cf, void *target, ngx_str_t *value)
+{
+    ngx_http_solgate_settings_t *settings = target;
+
+    if (settings->enforce_block_availability != NGX_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    if (ngx_strcmp(value[1].data, "on") == 0) {
+        settings->enforce_block_availability = 1;
+
+    } else if (ngx_strcmp(value[1].data, "off") == 0) {
+        settings->enforce_block_availability = 0;
+
+    } else {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid value \"%V\" in "
+                           "\"enforce_block_availability\", it must be "
+                           "\"on\" or \"off\"", &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_solgate_set_zone(ngx_conf_t *cf, void *target, ngx_str_t *value)
+{
+    ngx_http_solgate_network_t *network = target;
+
+    ssize_t  size, min;
 
     if (network->shm_zone != NULL) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "\"zone\" is duplicate");
@@ -249,10 +427,14 @@ ngx_http_solgate_set_zone(ngx_conf_t *cf, ngx_http_solgate_network_t *network,
         return NGX_CONF_ERROR;
     }
 
-    if (size < (ssize_t) (8 * ngx_pagesize)) {
+    /* the upstream table plus the slab allocator's own pages */
+    min = (ssize_t) (sg_network_shared_size() + 16 * ngx_pagesize);
+    min = ngx_align(min, 64 * 1024);
+
+    if (size < min) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "zone \"%V\" is too small, the minimum is %uzk",
-                           &value[1], 8 * ngx_pagesize / 1024);
+                           &value[1], (size_t) min / 1024);
         return NGX_CONF_ERROR;
     }
 
@@ -265,9 +447,10 @@ ngx_http_solgate_set_zone(ngx_conf_t *cf, ngx_http_solgate_network_t *network,
 
 
 static char *
-ngx_http_solgate_add_upstream(ngx_conf_t *cf,
-    ngx_http_solgate_network_t *network, ngx_str_t *value)
+ngx_http_solgate_add_upstream(ngx_conf_t *cf, void *target, ngx_str_t *value)
 {
+    ngx_http_solgate_network_t *network = target;
+
     u_char                       *p;
     ngx_uint_t                    i;
     const char                   *err;
@@ -392,6 +575,181 @@ ngx_http_solgate_upstream_option(ngx_conf_t *cf,
 }
 
 
+/*
+ * Called once the http block is read (every network, the defaults and the
+ * upstream blocks known): settles each network's settings and builds its
+ * core network.
+ */
+ngx_int_t
+ngx_http_solgate_build_cores(ngx_conf_t *cf,
+    ngx_http_solgate_main_conf_t *smcf)
+{
+    ngx_uint_t                    i;
+    sg_network_t                **core;
+    ngx_http_solgate_network_t  **network;
+
+    if (ngx_array_init(&smcf->cores, cf->pool, smcf->networks.nelts + 1,
+                       sizeof(sg_network_t *))
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    network = smcf->networks.elts;
+
+    for (i = 0; i < smcf->networks.nelts; i++) {
+        if (ngx_http_solgate_build_core(cf, smcf, network[i]) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        core = ngx_array_push(&smcf->cores);
+        if (core == NULL) {
+            return NGX_ERROR;
+        }
+
+        *core = network[i]->core;
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_solgate_build_core(ngx_conf_t *cf,
+    ngx_http_solgate_main_conf_t *smcf, ngx_http_solgate_network_t *network)
+{
+    ngx_uint_t                    i;
+    ngx_pool_cleanup_t           *cln;
+    ngx_http_solgate_settings_t  *s, *d;
+    ngx_http_solgate_upstream_t  *upstream;
+
+    s = &network->settings;
+    d = &smcf->defaults;
+
+    ngx_conf_merge_msec_value(s->debounce, d->debounce,
+                              NGX_HTTP_SOLGATE_DEFAULT_DEBOUNCE);
+    ngx_conf_merge_value(s->max_finalized_slot_lag, d->max_finalized_slot_lag,
+                         NGX_HTTP_SOLGATE_DEFAULT_MAX_LAG);
+    ngx_conf_merge_value(s->enforce_block_availability,
+                         d->enforce_block_availability, 1);
+
+    network->conf.debounce_ms = (uint32_t) s->debounce;
+    network->conf.max_finalized_slot_lag = s->max_finalized_slot_lag;
+    network->conf.enforce_block_availability = s->enforce_block_availability;
+
+    cln = ngx_pool_cleanup_add(cf->pool, 0);
+    if (cln == NULL) {
+        return NGX_ERROR;
+    }
+
+    network->core = sg_network_new((char *) network->name.data,
+                                   network->name.len, &network->conf);
+    if (network->core == NULL) {
+        return NGX_ERROR;
+    }
+
+    cln->handler = ngx_http_solgate_free_core;
+    cln->data = network->core;
+
+    upstream = network->upstreams.elts;
+
+    for (i = 0; i < network->upstreams.nelts; i++) {
+        if (ngx_http_solgate_add_core_upstream(cf, network->core,
+                                               &upstream[i])
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_solgate_add_core_upstream(ngx_conf_t *cf, sg_network_t *core,
+    ngx_http_solgate_upstream_t *upstream)
+{
+    ngx_str_t               address, connect_to;
+    sg_upstream_conf_t      conf;
+    ngx_http_solgate_url_t  url;
+
+    (void) ngx_http_solgate_parse_url(upstream->url.data, upstream->url.len,
+                                      &url);
+
+    address.data = (u_char *) url.authority;
+    address.len = url.authority_len;
+    connect_to = ngx_http_solgate_block_address(cf, &address);
+
+    conf.id.data = (char *) upstream->id.data;
+    conf.id.len = upstream->id.len;
+    conf.poll_url.data = (char *) upstream->url.data;
+    conf.poll_url.len = upstream->url.len;
+    conf.host_header.data = (char *) upstream->host.data;
+    conf.host_header.len = upstream->host.len;
+    conf.connect_to.data = (char *) connect_to.data;
+    conf.connect_to.len = connect_to.len;
+
+    return sg_network_add_upstream(core, &conf) == SG_OK ? NGX_OK : NGX_ERROR;
+}
+
+
+/*
+ * When the URL's host names an nginx upstream block, the poller (which does
+ * not go through nginx) connects to that block's first server: a curl
+ * CONNECT_TO entry "::ADDRESS" does that for any host and port.
+ */
+static ngx_str_t
+ngx_http_solgate_block_address(ngx_conf_t *cf, ngx_str_t *authority)
+{
+    ngx_str_t                        none = ngx_null_string, entry;
+    ngx_uint_t                       i;
+    ngx_http_upstream_server_t      *server;
+    ngx_http_upstream_srv_conf_t   **uscf;
+    ngx_http_upstream_main_conf_t   *umcf;
+
+    umcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_upstream_module);
+    uscf = umcf->upstreams.elts;
+
+    for (i = 0; i < umcf->upstreams.nelts; i++) {
+        if (!(uscf[i]->flags & NGX_HTTP_UPSTREAM_CREATE)
+            || uscf[i]->servers == NULL
+            || uscf[i]->servers->nelts == 0
+            || uscf[i]->host.len != authority->len
+            || ngx_strncasecmp(uscf[i]->host.data, authority->data,
+                               authority->len) != 0)
+        {
+            continue;
+        }
+
+        server = uscf[i]->servers->elts;
+
+        if (server[0].naddrs == 0) {
+            return none;
+        }
+
+        entry.len = 2 + server[0].addrs[0].name.len;
+        entry.data = ngx_pnalloc(cf->pool, entry.len);
+        if (entry.data == NULL) {
+            return none;
+        }
+
+        ngx_sprintf(entry.data, "::%V", &server[0].addrs[0].name);
+
+        return entry;
+    }
+
+    return none;
+}
+
+
+static void
+ngx_http_solgate_free_core(void *data)
+{
+    sg_network_free(data);
+}
+
+
 static ngx_int_t
 ngx_http_solgate_add_zone(ngx_conf_t *cf, ngx_http_solgate_network_t *network,
     ssize_t size)
@@ -428,46 +786,55 @@ ngx_http_solgate_add_zone(ngx_conf_t *cf, ngx_http_solgate_network_t *network,
 }
 
 
-/* On reload the old zone's state is kept, as limit_req does. */
+/*
+ * On reload the old zone's state is kept (as limit_req does) and the core
+ * network matches it to the configured upstreams by id.
+ */
 static ngx_int_t
 ngx_http_solgate_init_zone(ngx_shm_zone_t *shm_zone, void *data)
 {
-    ngx_http_solgate_network_t *old = data;
-
+    int                          fresh;
+    char                         err[160];
     size_t                       len;
+    void                        *shared;
     ngx_slab_pool_t             *shpool;
     ngx_http_solgate_network_t  *network;
 
     network = shm_zone->data;
-
-    if (old != NULL) {
-        network->sh = old->sh;
-        return NGX_OK;
-    }
-
     shpool = (ngx_slab_pool_t *) shm_zone->shm.addr;
 
-    if (shm_zone->shm.exists) {
-        network->sh = shpool->data;
-        return NGX_OK;
+    if (data != NULL || shm_zone->shm.exists) {
+        shared = shpool->data;
+        fresh = 0;
+
+    } else {
+        shared = ngx_slab_calloc(shpool, sg_network_shared_size());
+        if (shared == NULL) {
+            return NGX_ERROR;
+        }
+
+        shpool->data = shared;
+        fresh = 1;
+
+        len = sizeof(" in solgate zone \"\"") + shm_zone->shm.name.len;
+
+        shpool->log_ctx = ngx_slab_alloc(shpool, len);
+        if (shpool->log_ctx == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_sprintf(shpool->log_ctx, " in solgate zone \"%V\"%Z",
+                    &shm_zone->shm.name);
     }
 
-    network->sh = ngx_slab_calloc(shpool, sizeof(ngx_http_solgate_shctx_t));
-    if (network->sh == NULL) {
+    if (sg_network_bind(network->core, shared, fresh,
+                        (int64_t) ngx_current_msec, err, sizeof(err))
+        != SG_OK)
+    {
+        ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                      "solgate network \"%V\": %s", &network->name, err);
         return NGX_ERROR;
     }
-
-    shpool->data = network->sh;
-
-    len = sizeof(" in solgate zone \"\"") + shm_zone->shm.name.len;
-
-    shpool->log_ctx = ngx_slab_alloc(shpool, len);
-    if (shpool->log_ctx == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_sprintf(shpool->log_ctx, " in solgate zone \"%V\"%Z",
-                &shm_zone->shm.name);
 
     return NGX_OK;
 }

@@ -66,6 +66,43 @@ SG_API int sg_commitment_parse(const char *name, size_t len,
 SG_API sg_str_t sg_commitment_name(sg_commitment_t commitment);
 
 
+/* A network: settings, upstreams and their shared state */
+
+typedef struct sg_network_s  sg_network_t;
+
+typedef struct {
+    sg_cluster_t     cluster;
+    sg_commitment_t  default_commitment;  /* NONE: Solana's own default */
+    uint32_t         debounce_ms;         /* state_poller_debounce */
+    int64_t          max_finalized_slot_lag;  /* 0: filter disabled */
+    int              enforce_block_availability;
+} sg_network_conf_t;
+
+/* How the poller reaches an upstream (see HttpTarget in libcore). */
+typedef struct {
+    sg_str_t         id;
+    sg_str_t         poll_url;
+    sg_str_t         host_header;   /* may be empty */
+    sg_str_t         connect_to;    /* curl CONNECT_TO entry, may be empty */
+} sg_upstream_conf_t;
+
+SG_API sg_network_t *sg_network_new(const char *name, size_t name_len,
+    const sg_network_conf_t *conf);
+SG_API void sg_network_free(sg_network_t *net);
+SG_API int sg_network_add_upstream(sg_network_t *net,
+    const sg_upstream_conf_t *upstream);
+
+/* Bytes of shared memory a network's state takes. */
+SG_API size_t sg_network_shared_size(void);
+/*
+ * Attaches the network to its shared state.  `fresh` memory is set up;
+ * reused memory keeps the state of upstreams still configured (by id).
+ * now_ms is the monotonic clock.  On failure writes a message into err.
+ */
+SG_API int sg_network_bind(sg_network_t *net, void *shared, int fresh,
+    int64_t now_ms, char *err, size_t err_size);
+
+
 /* One HTTP request body: a JSON-RPC call or a batch of them */
 
 typedef struct sg_request_s  sg_request_t;
@@ -81,11 +118,6 @@ typedef struct {
     sg_str_t         body;           /* owned by the request */
 } sg_route_t;
 
-typedef struct {
-    sg_cluster_t     cluster;
-    sg_commitment_t  default_commitment;  /* NONE: Solana's own default */
-} sg_network_conf_t;
-
 /*
  * Parses a request body.  Never fails on bad input: a body that is not
  * valid JSON-RPC yields a request whose route is the matching error
@@ -95,8 +127,16 @@ SG_API sg_request_t *sg_request_parse(const char *body, size_t len);
 SG_API void sg_request_free(sg_request_t *req);
 
 /* Decides whether to answer locally or forward.  SG_OK or SG_ERROR. */
-SG_API int sg_request_route(sg_request_t *req, const sg_network_conf_t *conf,
+SG_API int sg_request_route(sg_request_t *req, const sg_network_t *net,
     sg_route_t *out);
+
+/*
+ * The upstream (index in configuration order) for the next attempt, never
+ * one marked in tried[].  SG_DECLINED when none is left.  *all_cordoned is
+ * set when every upstream was cordoned and the pick ignored cordons.
+ */
+SG_API int sg_network_pick(const sg_network_t *net, const sg_request_t *req,
+    const unsigned char *tried, size_t *picked, int *all_cordoned);
 
 /*
  * The answer given when no upstream could serve the request: one JSON-RPC
@@ -109,9 +149,6 @@ SG_API int sg_request_fail(sg_request_t *req, unsigned http_status,
 SG_API sg_str_t sg_request_method(const sg_request_t *req);
 /* number of calls (1 for a single call, N for a batch, 0 if unreadable) */
 SG_API size_t sg_request_call_count(const sg_request_t *req);
-/* the effective commitment of a single call (request's own, else default) */
-SG_API sg_commitment_t sg_request_commitment(const sg_request_t *req,
-    const sg_network_conf_t *conf);
 
 /*
  * Writes a standalone JSON-RPC error envelope into buf (id null), for errors
@@ -122,15 +159,60 @@ SG_API size_t sg_write_error(char *buf, size_t size, int code,
     const char *message, size_t message_len);
 
 
-/* Upstream choice */
+/* The response path of a forwarded request */
 
+typedef struct sg_response_s  sg_response_t;
+
+typedef enum {
+    SG_RESPONSE_REWRITE = 1,   /* collect the (small) body, then rewrite */
+    SG_RESPONSE_HARVEST        /* feed the body while it streams through */
+} sg_response_kind_t;
+
+/* NULL when the response needs nothing (or memory ran out). */
+SG_API sg_response_t *sg_response_new(const sg_network_t *net,
+    const sg_request_t *req, size_t upstream);
+SG_API sg_response_kind_t sg_response_kind(const sg_response_t *resp);
+/* HARVEST: SG_OK once nothing more is needed, SG_DECLINED for more. */
+SG_API int sg_response_feed(sg_response_t *resp, const char *data,
+    size_t len, int64_t now_ms);
+SG_API void sg_response_finish(sg_response_t *resp, int64_t now_ms);
 /*
- * Round-robin over `count` upstreams starting at turn % count, skipping
- * those whose tried[i] is non-zero.  SG_OK with *picked set, or SG_DECLINED
- * when every upstream was tried.
+ * REWRITE: SG_OK with the corrected body in *out (owned by resp) and the
+ * slots before and after; SG_DECLINED to send the body unchanged.
  */
-SG_API int sg_pick_round_robin(size_t count, uint64_t turn,
-    const unsigned char *tried, size_t *picked);
+SG_API int sg_response_rewrite(sg_response_t *resp, const char *body,
+    size_t len, sg_str_t *out, uint64_t *from, uint64_t *to);
+SG_API void sg_response_free(sg_response_t *resp);
+
+
+/* The poller thread (one per worker process) */
+
+typedef struct sg_poller_s  sg_poller_t;
+
+/* level uses nginx's numbering (NGX_LOG_ERR 4 ... NGX_LOG_DEBUG 8) */
+typedef void (*sg_log_pt)(void *user, int level, const char *line,
+    size_t len);
+
+SG_API sg_poller_t *sg_poller_start(sg_network_t *const *nets, size_t n,
+    uint32_t pid, sg_log_pt log, void *user, char *err, size_t err_size);
+/* Stops and joins the thread; no thread, fd or timer is left behind. */
+SG_API void sg_poller_stop(sg_poller_t *poller);
+
+
+/* Operator actions and status */
+
+/* SG_DECLINED for an unknown upstream id */
+SG_API int sg_network_cordon(sg_network_t *net, sg_str_t id,
+    sg_str_t reason);
+SG_API int sg_network_uncordon(sg_network_t *net, sg_str_t id);
+
+/* malloc'd text for GET /solgate/state (JSON) and for /metrics
+ * (Prometheus); free with sg_text_free.  NULL when memory ran out. */
+SG_API char *sg_render_state(sg_network_t *const *nets, size_t n,
+    size_t *len);
+SG_API char *sg_render_metrics(sg_network_t *const *nets, size_t n,
+    size_t *len);
+SG_API void sg_text_free(char *text);
 
 
 /* Build information, for the startup log line */

@@ -24,6 +24,7 @@ use Test::Nginx::Util ();
 
 our @EXPORT = qw(
     sim_start sim_stop sim_kill sim_get sim_stats sim_reset sim_fault
+    sim_client_calls
     sim_binary sim_available sim_pid sim_log sim_running
     http_post http_get http_request nginx_start nginx_stop nginx_error_log
 );
@@ -156,6 +157,15 @@ sub sim_stats {
 }
 
 sub sim_reset { sim_get($_[0], '/_sim/reset') }
+
+# Calls of `method` (or of every method) that came from clients, not from
+# Solgate's poller (which sends User-Agent solgate-poller/...).
+sub sim_client_calls {
+    my ($port, $method) = @_;
+    my $s = sim_stats($port);
+    return ($s->{total} || 0) - ($s->{poller_total} || 0) unless defined $method;
+    return ($s->{calls}{$method} || 0) - ($s->{poller_calls}{$method} || 0);
+}
 
 sub _uri_escape {
     my ($s) = @_;

@@ -409,6 +409,7 @@ class HttpConnection {
         content_length_ = 0;
         chunked_ = false;
         expect_continue_ = false;
+        req_.user_agent.clear();
 
         size_t eol = text.find("\r\n");
         std::string_view line = text.substr(0, eol);
@@ -474,6 +475,8 @@ class HttpConnection {
                     fail(501, "unsupported transfer-encoding");
                     return false;
                 }
+            } else if (iequals(name, "user-agent")) {
+                req_.user_agent = std::string(value);
             } else if (iequals(name, "connection")) {
                 if (has_token(value, "close")) req_.keep_alive = false;
                 else if (has_token(value, "keep-alive")) req_.keep_alive = true;

@@ -19,6 +19,7 @@ struct HttpRequest {
     std::string query;   // after '?', empty if none
     bool http11 = true;
     bool keep_alive = true;
+    std::string user_agent;
     std::string body;
 };
 

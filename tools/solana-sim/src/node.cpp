@@ -96,7 +96,10 @@ HttpResponse SimNode::handle_rpc(const HttpRequest& req) {
     JsonDoc doc;
     const bool parsed = doc.parse(req.body);
     // Counted before any fault decides the request's fate.
-    if (parsed) rpc_.count_calls(doc.root());
+    if (parsed) {
+        bool from_poller = req.user_agent.rfind("solgate-poller", 0) == 0;
+        rpc_.count_calls(doc.root(), from_poller);
+    }
 
     const Faults& f = chain_.faults();
     HttpResponse resp;
@@ -134,18 +137,29 @@ std::string SimNode::slots_json() const {
     return o;
 }
 
-std::string SimNode::stats_json() const {
-    std::string o = "{\"name\":" + json_quote(cfg_.name) + ",\"calls\":{";
+static void AppendCallCounts(std::string& o,
+                             const std::map<std::string, uint64_t>& calls) {
+    o += "{";
     bool first = true;
-    for (const auto& kv : stats_.calls) {
+    for (const auto& kv : calls) {
         if (!first) o += ",";
         first = false;
         json_append_string(o, kv.first);
         o += ":";
         json_append_u64(o, kv.second);
     }
-    o += "},\"total\":";
+    o += "}";
+}
+
+std::string SimNode::stats_json() const {
+    std::string o = "{\"name\":" + json_quote(cfg_.name) + ",\"calls\":";
+    AppendCallCounts(o, stats_.calls);
+    o += ",\"total\":";
     json_append_u64(o, stats_.total);
+    o += ",\"poller_calls\":";
+    AppendCallCounts(o, stats_.poller_calls);
+    o += ",\"poller_total\":";
+    json_append_u64(o, stats_.poller_total);
     o += ",\"http_requests\":";
     json_append_u64(o, stats_.http_requests);
     o += ",\"slots\":" + slots_json();

@@ -100,8 +100,8 @@ std::string invalid_request(const std::string& id_json) {
 
 }  // namespace
 
-void CallStats::count(const std::string& method) {
-    ++total;
+static void CountInto(std::map<std::string, uint64_t>& calls,
+                      const std::string& method) {
     auto it = calls.find(method);
     if (it != calls.end()) {
         ++it->second;
@@ -109,6 +109,15 @@ void CallStats::count(const std::string& method) {
         calls.emplace(method, 1);
     } else {
         ++calls["(other)"];
+    }
+}
+
+void CallStats::count(const std::string& method, bool from_poller) {
+    ++total;
+    CountInto(calls, method);
+    if (from_poller) {
+        ++poller_total;
+        CountInto(poller_calls, method);
     }
 }
 
@@ -143,10 +152,10 @@ RpcEngine::RpcEngine(const SimConfig& cfg, Chain& chain, BlockGenerator& blocks,
 // ---------------------------------------------------------------------------
 // Framing
 
-void RpcEngine::count_calls(yajl_val root) {
-    auto count_one = [this](yajl_val req) {
+void RpcEngine::count_calls(yajl_val root, bool from_poller) {
+    auto count_one = [this, from_poller](yajl_val req) {
         yajl_val method = json_get(req, "method");
-        if (YAJL_IS_STRING(method)) stats_.count(method->u.string);
+        if (YAJL_IS_STRING(method)) stats_.count(method->u.string, from_poller);
     };
     if (YAJL_IS_ARRAY(root)) {
         for (size_t i = 0; i < root->u.array.len; ++i) count_one(root->u.array.values[i]);

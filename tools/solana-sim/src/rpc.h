@@ -43,15 +43,21 @@ struct RpcResult {
 };
 
 // Counters exposed by /_sim/stats.
+// Calls from Solgate's state poller (User-Agent "solgate-poller/...") are
+// also counted apart, so tests can tell client traffic from polling.
 struct CallStats {
     std::map<std::string, uint64_t> calls;
     uint64_t total = 0;
+    std::map<std::string, uint64_t> poller_calls;
+    uint64_t poller_total = 0;
     uint64_t http_requests = 0;
 
-    void count(const std::string& method);
+    void count(const std::string& method, bool from_poller);
     void reset() {
         calls.clear();
         total = 0;
+        poller_calls.clear();
+        poller_total = 0;
         http_requests = 0;
     }
 };
@@ -63,7 +69,7 @@ class RpcEngine {
     // Counts every call in a parsed body (each batch element is one call).
     // Done separately from answering because faults may reject the request
     // before it is answered, yet the calls must still be counted.
-    void count_calls(yajl_val root);
+    void count_calls(yajl_val root, bool from_poller);
 
     // Answers a parsed body. Returns the HTTP body; empty when the body
     // contained only notifications (requests without an id).

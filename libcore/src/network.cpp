@@ -1,0 +1,159 @@
+#include "network.h"
+
+#include <cstring>
+
+#include "served_tip.h"
+
+namespace solgate {
+
+void Network::AddUpstream(UpstreamConf upstream) {
+    if (upstream.poll.user_agent.empty()) {
+        upstream.poll.user_agent = std::string("solgate-poller/") + sg_version();
+    }
+    upstreams_.push_back(std::move(upstream));
+}
+
+std::optional<size_t> Network::FindUpstream(std::string_view id) const {
+    for (size_t i = 0; i < upstreams_.size(); i++) {
+        if (upstreams_[i].id == id) {
+            return i;
+        }
+    }
+    return std::nullopt;
+}
+
+static bool SlotHasId(const UpstreamSlot& slot, std::string_view id) {
+    return std::strncmp(slot.id, std::string(id).c_str(), kIdCapacity) == 0;
+}
+
+bool Network::Bind(void* memory, bool fresh, int64_t now_ms,
+                   std::string* error) {
+    auto* shared = static_cast<NetworkShared*>(memory);
+    if (fresh || shared->magic != NetworkShared::kMagic ||
+        shared->layout != NetworkShared::kLayout) {
+        std::memset(memory, 0, sizeof(NetworkShared));
+        shared->magic = NetworkShared::kMagic;
+        shared->layout = NetworkShared::kLayout;
+    }
+
+    std::vector<bool> claimed(kMaxUpstreams, false);
+    slot_of_.assign(upstreams_.size(), kMaxUpstreams);
+
+    // Keep the state of ids configured before.
+    for (size_t i = 0; i < upstreams_.size(); i++) {
+        for (size_t s = 0; s < kMaxUpstreams; s++) {
+            UpstreamSlot& slot = shared->slots[s];
+            if (!claimed[s] && slot.use.load() != UpstreamSlot::kFree &&
+                SlotHasId(slot, upstreams_[i].id)) {
+                slot.use.store(UpstreamSlot::kBound);
+                slot_of_[i] = s;
+                claimed[s] = true;
+                break;
+            }
+        }
+    }
+
+    // Retire the slots of ids no longer configured; an old worker may still
+    // poll them until it exits, so they are reused only once its lease ran
+    // out.
+    for (size_t s = 0; s < kMaxUpstreams; s++) {
+        UpstreamSlot& slot = shared->slots[s];
+        if (!claimed[s] && slot.use.load() == UpstreamSlot::kBound) {
+            slot.use.store(UpstreamSlot::kRetired);
+        }
+    }
+
+    for (size_t i = 0; i < upstreams_.size(); i++) {
+        if (slot_of_[i] != kMaxUpstreams) {
+            continue;
+        }
+        for (size_t s = 0; s < kMaxUpstreams; s++) {
+            UpstreamSlot& slot = shared->slots[s];
+            uint32_t use = slot.use.load();
+            bool reusable =
+                use == UpstreamSlot::kFree ||
+                (use == UpstreamSlot::kRetired &&
+                 Lease::Unpack(slot.lease.load()).expires_ms <= now_ms);
+            if (!claimed[s] && reusable) {
+                slot.Reset(upstreams_[i].id);
+                slot_of_[i] = s;
+                claimed[s] = true;
+                break;
+            }
+        }
+        if (slot_of_[i] == kMaxUpstreams) {
+            *error = "no free upstream slot in the shared zone: too many "
+                     "upstreams were replaced since the last restart";
+            return false;
+        }
+    }
+
+    shared_ = shared;
+    return true;
+}
+
+Tips Network::CurrentTips() const {
+    std::vector<uint64_t> processed(upstreams_.size());
+    std::vector<uint64_t> finalized(upstreams_.size());
+    Tips tips;
+    for (size_t i = 0; i < upstreams_.size(); i++) {
+        const UpstreamSlot& s = slot(i);
+        processed[i] = s.processed.load(std::memory_order_relaxed);
+        finalized[i] = s.finalized.load(std::memory_order_relaxed);
+        tips.indexed = std::max(tips.indexed,
+                                s.shred.load(std::memory_order_relaxed));
+    }
+    tips.processed = ServedTip(std::move(processed));
+    tips.finalized = ServedTip(std::move(finalized));
+    return tips;
+}
+
+bool Network::Cordoned(size_t i) const {
+    return slot(i).Cordon().owner != CordonOwner::kNone;
+}
+
+std::optional<size_t> Network::Pick(const unsigned char* tried,
+                                    std::optional<uint64_t> min_context_slot,
+                                    bool* all_cordoned) const {
+    auto untried = [tried](size_t i) { return tried == nullptr || !tried[i]; };
+    std::vector<size_t> open;
+    size_t cordoned = 0;
+    for (size_t i = 0; i < upstreams_.size(); i++) {
+        if (Cordoned(i)) {
+            cordoned++;
+        } else if (untried(i)) {
+            open.push_back(i);
+        }
+    }
+    // Cordoned upstreams get client traffic only when every upstream is
+    // cordoned, or as the last resort of a request whose other attempts all
+    // failed: better an answer from a lagging node than none.
+    *all_cordoned = cordoned == upstreams_.size();
+    if (open.empty()) {
+        for (size_t i = 0; i < upstreams_.size(); i++) {
+            if (Cordoned(i) && untried(i)) {
+                open.push_back(i);
+            }
+        }
+    }
+    if (open.empty()) {
+        return std::nullopt;
+    }
+
+    if (min_context_slot) {
+        std::vector<uint64_t> processed;
+        for (size_t i : open) {
+            processed.push_back(slot(i).processed.load());
+        }
+        std::vector<size_t> reached;
+        for (size_t k : FilterByMinContextSlot(processed, *min_context_slot)) {
+            reached.push_back(open[k]);
+        }
+        open = std::move(reached);
+    }
+
+    uint64_t turn = shared_->rr_turn.fetch_add(1, std::memory_order_relaxed);
+    return open[turn % open.size()];
+}
+
+}  // namespace solgate

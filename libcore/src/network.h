@@ -1,0 +1,82 @@
+// One solgate_network: its settings, its upstreams, and their shared state.
+// Built at configuration time in the nginx master and inherited by every
+// worker; the shared table it points into lives in the network's zone.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shared_state.h"
+#include "solgate/solgate.h"
+#include "transport.h"
+
+namespace solgate {
+
+// Health threshold of the spec: a compile-time constant, not a setting.
+constexpr uint64_t kMaxShredInsertSlotLag = 100;
+constexpr uint32_t kPollIntervalMs = 400;
+
+struct NetworkSettings {
+    sg_cluster_t cluster = SG_CLUSTER_CUSTOM;
+    sg_commitment_t default_commitment = SG_COMMITMENT_NONE;
+    uint32_t debounce_ms = 400;
+    int64_t max_finalized_slot_lag = 100;  // 0: consensus filter disabled
+    bool enforce_block_availability = true;
+};
+
+struct UpstreamConf {
+    std::string id;
+    HttpTarget poll;
+};
+
+struct Tips {
+    uint64_t processed = 0;  // served tip of the processed views
+    uint64_t finalized = 0;  // served tip of the finalized views
+    uint64_t indexed = 0;    // highest shred-insert watermark in the pool
+};
+
+class Network {
+public:
+    Network(std::string name, NetworkSettings settings)
+        : name_(std::move(name)), settings_(settings) {}
+
+    void AddUpstream(UpstreamConf upstream);
+
+    // Attaches to the shared table: `fresh` memory is initialised; reused
+    // memory (a reload) keeps the state of upstreams whose id is still
+    // configured, frees the others' slots once no process polls them.
+    bool Bind(void* memory, bool fresh, int64_t now_ms, std::string* error);
+
+    const std::string& name() const { return name_; }
+    const NetworkSettings& settings() const { return settings_; }
+    size_t size() const { return upstreams_.size(); }
+    const UpstreamConf& upstream(size_t i) const { return upstreams_[i]; }
+    std::optional<size_t> FindUpstream(std::string_view id) const;
+
+    NetworkShared& shared() const { return *shared_; }
+    UpstreamSlot& slot(size_t i) const { return shared_->slots[slot_of_[i]]; }
+    bool bound() const { return shared_ != nullptr; }
+
+    Tips CurrentTips() const;
+    bool Cordoned(size_t i) const;
+    // The margin above the indexed tip within which getBlock is forwarded.
+    uint64_t GuardMargin() const { return 2 + settings_.debounce_ms / 400; }
+
+    // The upstream for the next attempt: round-robin over the upstreams not
+    // cordoned and not tried yet, preferring those whose processed view
+    // reached min_context_slot. Cordoned ones are used only when no other is
+    // left (*all_cordoned tells when every upstream is cordoned).
+    std::optional<size_t> Pick(const unsigned char* tried,
+                               std::optional<uint64_t> min_context_slot,
+                               bool* all_cordoned) const;
+
+private:
+    std::string name_;
+    NetworkSettings settings_;
+    std::vector<UpstreamConf> upstreams_;
+    std::vector<size_t> slot_of_;
+    NetworkShared* shared_ = nullptr;
+};
+
+}  // namespace solgate

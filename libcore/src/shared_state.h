@@ -1,0 +1,146 @@
+// The state of one network that every nginx worker shares: a fixed table
+// in the network's shared memory zone, one slot per upstream. Everything
+// here is lock-free (std::atomic on process-shared memory), because a lock
+// held by a worker that crashes would never be released.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace solgate {
+
+constexpr size_t kMaxUpstreams = 256;
+constexpr size_t kIdCapacity = 65;         // 64 characters and a NUL
+constexpr size_t kReasonCapacity = 192;
+
+// A backwards jump of at most this many slots is sampling noise between
+// nodes and is ignored; a larger one is accepted and counted.
+constexpr uint64_t kToleratedSlotRollback = 1024;
+
+enum class CordonOwner : uint32_t { kNone = 0, kPoller = 1, kOperator = 2 };
+enum class CordonCause : uint32_t {
+    kNone = 0,
+    kUnhealthy = 1,   // getHealth failed
+    kShredLag = 2,    // ingestion lag above the threshold
+    kGenesis = 3,     // the upstream serves another cluster
+    kOperator = 4,
+};
+enum class HealthOutcome : uint32_t { kUnknown = 0, kOk = 1, kFailed = 2 };
+enum class GenesisCheck : uint32_t { kUnchecked = 0, kMatches = 1, kDiffers = 2 };
+
+enum PollMethod : size_t {
+    kPollGetHealth = 0,
+    kPollGetSlotProcessed,
+    kPollGetSlotFinalized,
+    kPollGetMaxShredInsertSlot,
+    kPollGetGenesisHash,
+    kPollMethodCount
+};
+std::string_view PollMethodName(PollMethod method);
+
+// A short text written by one process and read by others. Writers are
+// serialised by the caller; readers retry while a write is in progress.
+struct SharedText {
+    std::atomic<uint32_t> version;  // odd while being written
+    char text[kReasonCapacity];
+
+    void Write(std::string_view value);
+    std::string Read() const;
+};
+
+struct CordonState {
+    CordonOwner owner = CordonOwner::kNone;
+    CordonCause cause = CordonCause::kNone;
+    int64_t since_wall_ms = 0;
+};
+
+struct UpstreamSlot {
+    enum Use : uint32_t { kFree = 0, kBound = 1, kRetired = 2 };
+
+    std::atomic<uint32_t> use;
+    char id[kIdCapacity];  // written while binding, in the master process
+
+    // Slot views: monotonic with rollback tolerance.
+    std::atomic<uint64_t> processed;
+    std::atomic<uint64_t> finalized;
+    std::atomic<uint64_t> shred;  // getMaxShredInsertSlot watermark
+    // When live traffic last fed each view (monotonic ms; 0 = never).
+    std::atomic<int64_t> processed_seen_ms;
+    std::atomic<int64_t> finalized_seen_ms;
+
+    std::atomic<uint32_t> health;   // HealthOutcome of the last getHealth
+    std::atomic<uint32_t> genesis;  // GenesisCheck
+    std::atomic<uint64_t> cordon;   // packed CordonState
+    std::atomic<uint64_t> cordon_lag;  // lag when the poller cordoned
+    SharedText cordon_note;         // operator's reason, or genesis detail
+
+    // Poll ownership: packed (pid, expires monotonic ms); see Lease.
+    std::atomic<uint64_t> lease;
+    std::atomic<int64_t> last_fanout_ms;
+    std::atomic<uint32_t> gate_skips;  // consecutive ticks without getSlot
+
+    // Counters for metrics.
+    std::atomic<uint64_t> large_rollbacks;
+    std::atomic<uint64_t> cordon_events;
+    std::atomic<uint64_t> polls[kPollMethodCount];
+    std::atomic<uint64_t> poll_errors[kPollMethodCount];
+    std::atomic<uint64_t> gate_skipped_ticks;
+    std::atomic<uint64_t> harvested;  // context.slot values from traffic
+
+    // Raises a view to `value`, or lowers it when the drop is larger than
+    // kToleratedSlotRollback (counted). Returns true when the value was
+    // accepted.
+    bool SuggestProcessed(uint64_t value);
+    bool SuggestFinalized(uint64_t value);
+    bool SuggestShred(uint64_t value);
+
+    CordonState Cordon() const;
+    // Sets the cordon only if the current owner is `expected`; returns
+    // whether it changed.
+    bool SwapCordon(CordonOwner expected, const CordonState& next);
+
+    void Reset(std::string_view new_id);
+};
+
+struct NetworkShared {
+    static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
+    static constexpr uint32_t kLayout = 2;
+
+    uint32_t magic;
+    uint32_t layout;
+    std::atomic<uint64_t> rr_turn;
+    // The highest processed slot any worker has answered getSlot with, so
+    // no client sees the slot move backwards across upstreams.
+    std::atomic<uint64_t> processed_answered;
+    std::atomic<uint64_t> answered_rollbacks;
+    std::atomic<uint64_t> getslot_corrections;
+    std::atomic<uint64_t> guard_rejections;
+    std::atomic<uint64_t> all_cordoned_fallbacks;
+    UpstreamSlot slots[kMaxUpstreams];
+};
+
+// Lease: which process polls an upstream. Claimed by compare-and-swap;
+// expires on its own, so a crashed worker's lease passes to another.
+struct Lease {
+    uint32_t pid = 0;
+    int64_t expires_ms = 0;
+
+    static Lease Unpack(uint64_t word);
+    uint64_t Pack() const;
+};
+
+// Renews the lease when `pid` holds it, or takes it when it has expired.
+// Returns true when `pid` holds the lease afterwards.
+bool ClaimLease(std::atomic<uint64_t>& word, uint32_t pid, int64_t now_ms,
+                int64_t ttl_ms);
+void ReleaseLease(std::atomic<uint64_t>& word, uint32_t pid);
+
+// Monotonic max with rollback tolerance, on one counter. `large_rollbacks`
+// is incremented when a drop beyond the tolerance is accepted.
+bool SuggestSlot(std::atomic<uint64_t>& view, uint64_t value,
+                 std::atomic<uint64_t>& large_rollbacks);
+
+}  // namespace solgate

@@ -1,0 +1,525 @@
+#include "status_render.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <string_view>
+#include <utility>
+
+#include "cluster.h"
+#include "json_writer.h"
+#include "state_poller.h"
+
+namespace solgate {
+namespace {
+
+// --- shared by both views -------------------------------------------------
+
+std::vector<const Network*> BoundNetworks(
+    const std::vector<const Network*>& networks) {
+    std::vector<const Network*> bound;
+    for (const Network* network : networks) {
+        if (network != nullptr && network->bound()) {
+            bound.push_back(network);
+        }
+    }
+    return bound;
+}
+
+uint64_t Load(const std::atomic<uint64_t>& value) {
+    return value.load(std::memory_order_relaxed);
+}
+
+HealthOutcome Health(const UpstreamSlot& slot) {
+    return static_cast<HealthOutcome>(
+        slot.health.load(std::memory_order_relaxed));
+}
+
+GenesisCheck Genesis(const UpstreamSlot& slot) {
+    return static_cast<GenesisCheck>(
+        slot.genesis.load(std::memory_order_relaxed));
+}
+
+// A cold upstream (nothing polled yet) counts as healthy.
+bool Healthy(const UpstreamSlot& slot) {
+    return Health(slot) != HealthOutcome::kFailed &&
+           IngestionLag(slot) <= kMaxShredInsertSlotLag &&
+           Genesis(slot) != GenesisCheck::kDiffers;
+}
+
+bool IsCordoned(const UpstreamSlot& slot) {
+    return slot.Cordon().owner != CordonOwner::kNone;
+}
+
+// --- JSON of GET /solgate/state ---------------------------------------------
+
+// "2026-11-30T05:04:28.123Z"
+std::string FormatUtc(int64_t wall_ms) {
+    int64_t seconds = wall_ms / 1000;
+    int64_t millis = wall_ms % 1000;
+    if (millis < 0) {
+        seconds -= 1;
+        millis += 1000;
+    }
+    time_t t = static_cast<time_t>(seconds);
+    struct tm utc {};
+    if (gmtime_r(&t, &utc) == nullptr) {
+        return "";
+    }
+    char text[64];
+    std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+                  utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour,
+                  utc.tm_min, utc.tm_sec, static_cast<int>(millis));
+    return text;
+}
+
+// Writes one JSON object member by member, commas included.
+class JsonObject {
+public:
+    explicit JsonObject(std::string& out) : out_(out) { out_.push_back('{'); }
+
+    // Writes the key; the caller appends the value to the returned text.
+    std::string& Key(std::string_view key) {
+        if (!first_) {
+            out_.push_back(',');
+        }
+        first_ = false;
+        AppendJsonString(out_, key);
+        out_.push_back(':');
+        return out_;
+    }
+
+    void Uint(std::string_view key, uint64_t value) {
+        Key(key) += std::to_string(value);
+    }
+    void Int(std::string_view key, int64_t value) {
+        Key(key) += std::to_string(value);
+    }
+    void Bool(std::string_view key, bool value) {
+        Key(key) += value ? "true" : "false";
+    }
+    void String(std::string_view key, std::string_view value) {
+        AppendJsonString(Key(key), value);
+    }
+    void Null(std::string_view key) { Key(key) += "null"; }
+
+    void Close() { out_.push_back('}'); }
+
+private:
+    std::string& out_;
+    bool first_ = true;
+};
+
+std::string_view HealthName(HealthOutcome health) {
+    switch (health) {
+    case HealthOutcome::kOk:     return "ok";
+    case HealthOutcome::kFailed: return "failed";
+    default:                     return "unknown";
+    }
+}
+
+std::string_view GenesisName(GenesisCheck genesis) {
+    switch (genesis) {
+    case GenesisCheck::kMatches: return "matches";
+    case GenesisCheck::kDiffers: return "differs";
+    default:                     return "unchecked";
+    }
+}
+
+std::string_view CordonOwnerName(CordonOwner owner) {
+    switch (owner) {
+    case CordonOwner::kPoller:   return "poller";
+    case CordonOwner::kOperator: return "operator";
+    default:                     return "unknown";
+    }
+}
+
+void AppendCordon(std::string& out, const UpstreamSlot& slot) {
+    CordonState cordon = slot.Cordon();
+    if (cordon.owner == CordonOwner::kNone) {
+        out += "null";
+        return;
+    }
+    JsonObject o(out);
+    o.String("by", CordonOwnerName(cordon.owner));
+    o.String("reason", CordonReason(slot));
+    o.String("since", FormatUtc(cordon.since_wall_ms));
+    o.Close();
+}
+
+// null when no process holds the lease (pid 0, or expired).
+void AppendLease(std::string& out, const UpstreamSlot& slot,
+                 int64_t now_mono_ms) {
+    Lease lease = Lease::Unpack(slot.lease.load(std::memory_order_relaxed));
+    if (lease.pid == 0 || lease.expires_ms <= now_mono_ms) {
+        out += "null";
+        return;
+    }
+    JsonObject o(out);
+    o.Uint("pid", lease.pid);
+    o.Int("expires_in_ms", lease.expires_ms - now_mono_ms);
+    o.Close();
+}
+
+// How long ago live traffic last fed a view; null when it never did.
+void AppendAge(JsonObject& o, std::string_view key,
+               const std::atomic<int64_t>& seen_ms, int64_t now_mono_ms) {
+    int64_t seen = seen_ms.load(std::memory_order_relaxed);
+    if (seen == 0) {
+        o.Null(key);
+    } else {
+        o.Int(key, std::max<int64_t>(0, now_mono_ms - seen));
+    }
+}
+
+void AppendTrafficAges(std::string& out, const UpstreamSlot& slot,
+                       int64_t now_mono_ms) {
+    JsonObject o(out);
+    AppendAge(o, "processed", slot.processed_seen_ms, now_mono_ms);
+    AppendAge(o, "finalized", slot.finalized_seen_ms, now_mono_ms);
+    o.Close();
+}
+
+void AppendPollCounts(std::string& out,
+                      const std::atomic<uint64_t> (&counts)[kPollMethodCount]) {
+    JsonObject o(out);
+    for (size_t m = 0; m < kPollMethodCount; m++) {
+        o.Uint(PollMethodName(static_cast<PollMethod>(m)), Load(counts[m]));
+    }
+    o.Close();
+}
+
+void AppendUpstream(std::string& out, const Network& network, size_t i,
+                    int64_t now_mono_ms) {
+    const UpstreamSlot& slot = network.slot(i);
+    JsonObject o(out);
+    o.String("id", network.upstream(i).id);
+    o.Uint("processed_slot", Load(slot.processed));
+    o.Uint("finalized_slot", Load(slot.finalized));
+    o.Uint("shred_insert_slot", Load(slot.shred));
+    o.Uint("ingestion_lag_slots", IngestionLag(slot));
+    o.String("health", HealthName(Health(slot)));
+    o.Bool("healthy", Healthy(slot));
+    o.String("genesis", GenesisName(Genesis(slot)));
+    AppendCordon(o.Key("cordon"), slot);
+    AppendLease(o.Key("lease"), slot, now_mono_ms);
+    AppendTrafficAges(o.Key("traffic_seen_ms_ago"), slot, now_mono_ms);
+    AppendPollCounts(o.Key("polls"), slot.polls);
+    AppendPollCounts(o.Key("poll_errors"), slot.poll_errors);
+    o.Uint("large_rollbacks", Load(slot.large_rollbacks));
+    o.Uint("cordon_events", Load(slot.cordon_events));
+    o.Uint("gate_skipped_ticks", Load(slot.gate_skipped_ticks));
+    o.Uint("harvested", Load(slot.harvested));
+    o.Close();
+}
+
+void AppendUpstreams(std::string& out, const Network& network,
+                     int64_t now_mono_ms) {
+    out.push_back('[');
+    for (size_t i = 0; i < network.size(); i++) {
+        if (i > 0) {
+            out.push_back(',');
+        }
+        AppendUpstream(out, network, i, now_mono_ms);
+    }
+    out.push_back(']');
+}
+
+void AppendCommitment(JsonObject& o, sg_commitment_t commitment) {
+    std::string_view name = CommitmentName(commitment);
+    if (commitment == SG_COMMITMENT_NONE || name.empty()) {
+        o.Null("commitment");
+    } else {
+        o.String("commitment", name);
+    }
+}
+
+void AppendTips(std::string& out, const Tips& tips) {
+    JsonObject o(out);
+    o.Uint("processed", tips.processed);
+    o.Uint("finalized", tips.finalized);
+    o.Uint("indexed", tips.indexed);
+    o.Close();
+}
+
+void AppendNetworkCounters(std::string& out, const NetworkShared& shared) {
+    JsonObject o(out);
+    o.Uint("getslot_corrections", Load(shared.getslot_corrections));
+    o.Uint("guard_rejections", Load(shared.guard_rejections));
+    o.Uint("all_cordoned_fallbacks", Load(shared.all_cordoned_fallbacks));
+    o.Close();
+}
+
+void AppendNetwork(std::string& out, const Network& network,
+                   int64_t now_mono_ms) {
+    const NetworkSettings& settings = network.settings();
+    JsonObject o(out);
+    o.String("name", network.name());
+    o.String("cluster", ClusterName(settings.cluster));
+    AppendCommitment(o, settings.default_commitment);
+    o.Uint("state_poller_debounce_ms", settings.debounce_ms);
+    o.Int("max_finalized_slot_lag", settings.max_finalized_slot_lag);
+    o.Bool("enforce_block_availability", settings.enforce_block_availability);
+    AppendTips(o.Key("tips"), network.CurrentTips());
+    o.Uint("guard_margin", network.GuardMargin());
+    AppendNetworkCounters(o.Key("counters"), network.shared());
+    AppendUpstreams(o.Key("upstreams"), network, now_mono_ms);
+    o.Close();
+}
+
+// --- Prometheus metrics -----------------------------------------------------
+
+using Label = std::pair<std::string_view, std::string_view>;
+
+// Label values escape backslash, double quote and newline.
+void AppendLabelValue(std::string& out, std::string_view value) {
+    for (char c : value) {
+        switch (c) {
+        case '\\': out += "\\\\"; break;
+        case '"':  out += "\\\""; break;
+        case '\n': out += "\\n"; break;
+        default:   out.push_back(c);
+        }
+    }
+}
+
+void AppendSample(std::string& out, std::string_view name,
+                  std::initializer_list<Label> labels, uint64_t value) {
+    out += name;
+    out.push_back('{');
+    bool first = true;
+    for (const auto& [key, text] : labels) {
+        if (!first) {
+            out.push_back(',');
+        }
+        first = false;
+        out += key;
+        out += "=\"";
+        AppendLabelValue(out, text);
+        out.push_back('"');
+    }
+    out += "} ";
+    out += std::to_string(value);
+    out.push_back('\n');
+}
+
+using SampleWriter =
+    std::function<void(std::string& out, std::string_view name,
+                       const Network& network)>;
+
+struct Family {
+    std::string_view name;
+    std::string_view type;
+    std::string_view help;
+    SampleWriter samples;
+};
+
+void AppendFamily(std::string& out, const Family& family,
+                  const std::vector<const Network*>& networks) {
+    out += "# HELP ";
+    out += family.name;
+    out.push_back(' ');
+    out += family.help;
+    out += "\n# TYPE ";
+    out += family.name;
+    out.push_back(' ');
+    out += family.type;
+    out.push_back('\n');
+    for (const Network* network : networks) {
+        family.samples(out, family.name, *network);
+    }
+}
+
+// One sample per upstream: {network, upstream} = value(slot).
+SampleWriter PerUpstream(uint64_t (*value)(const UpstreamSlot&)) {
+    return [value](std::string& out, std::string_view name,
+                   const Network& network) {
+        for (size_t i = 0; i < network.size(); i++) {
+            AppendSample(out, name,
+                         {{"network", network.name()},
+                          {"upstream", network.upstream(i).id}},
+                         value(network.slot(i)));
+        }
+    };
+}
+
+// One sample per upstream and poll method, from one counter array.
+SampleWriter PerPollMethod(
+    const std::atomic<uint64_t> (UpstreamSlot::*counts)[kPollMethodCount]) {
+    return [counts](std::string& out, std::string_view name,
+                    const Network& network) {
+        for (size_t i = 0; i < network.size(); i++) {
+            const UpstreamSlot& slot = network.slot(i);
+            for (size_t m = 0; m < kPollMethodCount; m++) {
+                auto method = static_cast<PollMethod>(m);
+                AppendSample(out, name,
+                             {{"network", network.name()},
+                              {"upstream", network.upstream(i).id},
+                              {"method", PollMethodName(method)}},
+                             Load((slot.*counts)[m]));
+            }
+        }
+    };
+}
+
+// One sample per network: {network} = value(shared table).
+SampleWriter PerNetwork(uint64_t (*value)(const NetworkShared&)) {
+    return [value](std::string& out, std::string_view name,
+                   const Network& network) {
+        AppendSample(out, name, {{"network", network.name()}},
+                     value(network.shared()));
+    };
+}
+
+// Value 1 with the current reason when cordoned, else reason="" value 0.
+void AppendCordonedSamples(std::string& out, std::string_view name,
+                           const Network& network) {
+    for (size_t i = 0; i < network.size(); i++) {
+        const UpstreamSlot& slot = network.slot(i);
+        bool cordoned = IsCordoned(slot);
+        std::string reason = cordoned ? CordonReason(slot) : std::string();
+        AppendSample(out, name,
+                     {{"network", network.name()},
+                      {"upstream", network.upstream(i).id},
+                      {"reason", reason}},
+                     cordoned ? 1 : 0);
+    }
+}
+
+void AppendServedTipSamples(std::string& out, std::string_view name,
+                            const Network& network) {
+    Tips tips = network.CurrentTips();
+    AppendSample(out, name,
+                 {{"network", network.name()}, {"lane", "all"},
+                  {"axis", "processed"}},
+                 tips.processed);
+    AppendSample(out, name,
+                 {{"network", network.name()}, {"lane", "all"},
+                  {"axis", "finalized"}},
+                 tips.finalized);
+}
+
+void AppendIndexedTipSamples(std::string& out, std::string_view name,
+                             const Network& network) {
+    AppendSample(out, name, {{"network", network.name()}},
+                 network.CurrentTips().indexed);
+}
+
+uint64_t ProcessedSlot(const UpstreamSlot& s) { return Load(s.processed); }
+uint64_t FinalizedSlot(const UpstreamSlot& s) { return Load(s.finalized); }
+uint64_t ShredSlot(const UpstreamSlot& s) { return Load(s.shred); }
+uint64_t HealthyValue(const UpstreamSlot& s) { return Healthy(s) ? 1 : 0; }
+uint64_t CordonEvents(const UpstreamSlot& s) { return Load(s.cordon_events); }
+uint64_t LargeRollbacks(const UpstreamSlot& s) {
+    return Load(s.large_rollbacks);
+}
+uint64_t GateSkippedTicks(const UpstreamSlot& s) {
+    return Load(s.gate_skipped_ticks);
+}
+uint64_t Harvested(const UpstreamSlot& s) { return Load(s.harvested); }
+
+uint64_t GetSlotCorrections(const NetworkShared& n) {
+    return Load(n.getslot_corrections);
+}
+uint64_t GuardRejections(const NetworkShared& n) {
+    return Load(n.guard_rejections);
+}
+uint64_t AllCordonedFallbacks(const NetworkShared& n) {
+    return Load(n.all_cordoned_fallbacks);
+}
+
+// Every family, in the order they are exposed.
+const std::vector<Family>& Families() {
+    static const std::vector<Family> kFamilies{
+        {"solgate_upstream_latest_slot", "gauge",
+         "Latest slot of the upstream's processed view (a slot number, not a "
+         "block height).",
+         PerUpstream(ProcessedSlot)},
+        {"solgate_upstream_finalized_slot", "gauge",
+         "Latest slot of the upstream's finalized view.",
+         PerUpstream(FinalizedSlot)},
+        {"solgate_upstream_shred_insert_slot", "gauge",
+         "Highest slot the upstream inserted shreds for "
+         "(getMaxShredInsertSlot).",
+         PerUpstream(ShredSlot)},
+        {"solgate_upstream_ingestion_lag_slots", "gauge",
+         "Shred-insert slot minus processed slot of the upstream (0 when "
+         "unknown).",
+         PerUpstream(IngestionLag)},
+        {"solgate_upstream_healthy", "gauge",
+         "1 unless getHealth failed, the ingestion lag exceeds its "
+         "threshold or the genesis hash differs; else 0.",
+         PerUpstream(HealthyValue)},
+        {"solgate_upstream_cordoned", "gauge",
+         "1 with the reason when the upstream is out of rotation, else 0.",
+         AppendCordonedSamples},
+        {"solgate_upstream_cordon_events_total", "counter",
+         "Times the upstream was cordoned, by the state poller or an operator.",
+         PerUpstream(CordonEvents)},
+        {"solgate_upstream_large_rollbacks_total", "counter",
+         "Backward slot jumps beyond the tolerance accepted from the upstream.",
+         PerUpstream(LargeRollbacks)},
+        {"solgate_upstream_poll_requests_total", "counter",
+         "State poller requests sent to the upstream, by method.",
+         PerPollMethod(&UpstreamSlot::polls)},
+        {"solgate_upstream_poll_errors_total", "counter",
+         "State poller requests to the upstream that failed, by method.",
+         PerPollMethod(&UpstreamSlot::poll_errors)},
+        {"solgate_upstream_traffic_gate_skips_total", "counter",
+         "Poll ticks that skipped getSlot because live traffic was fresh.",
+         PerUpstream(GateSkippedTicks)},
+        {"solgate_upstream_context_slot_harvests_total", "counter",
+         "context.slot values taken from the upstream's live responses.",
+         PerUpstream(Harvested)},
+        {"solgate_network_getslot_corrections_total", "counter",
+         "getSlot answers from upstreams rewritten to the served tip.",
+         PerNetwork(GetSlotCorrections)},
+        {"solgate_network_guard_rejections_total", "counter",
+         "getBlock calls answered locally because no upstream indexed the slot "
+         "yet.",
+         PerNetwork(GuardRejections)},
+        {"solgate_network_all_cordoned_total", "counter",
+         "Upstream picks made while every upstream was cordoned (all taken "
+         "back into rotation).",
+         PerNetwork(AllCordonedFallbacks)},
+        {"solgate_network_served_tip_slot", "gauge",
+         "Served tip slot of the network, by commitment axis.",
+         AppendServedTipSamples},
+        {"solgate_network_indexed_tip_slot", "gauge",
+         "Highest shred-insert slot among the network's upstreams.",
+         AppendIndexedTipSamples},
+    };
+    return kFamilies;
+}
+
+}  // namespace
+
+std::string RenderState(const std::vector<const Network*>& networks,
+                        int64_t now_mono_ms, int64_t now_wall_ms) {
+    std::string out = "{\"networks\":[";
+    bool first = true;
+    for (const Network* network : BoundNetworks(networks)) {
+        if (!first) {
+            out.push_back(',');
+        }
+        first = false;
+        AppendNetwork(out, *network, now_mono_ms);
+    }
+    out += "],\"generated_at\":";
+    AppendJsonString(out, FormatUtc(now_wall_ms));
+    out += "}";
+    return out;
+}
+
+std::string RenderMetrics(const std::vector<const Network*>& networks) {
+    std::vector<const Network*> bound = BoundNetworks(networks);
+    std::string out;
+    for (const Family& family : Families()) {
+        AppendFamily(out, family, bound);
+    }
+    return out;
+}
+
+}  // namespace solgate

@@ -1,0 +1,52 @@
+// How the poller talks to upstreams and reads time. Both are injected: the
+// real ones are libcurl on libuv and the monotonic clock; unit tests use
+// fakes (no sockets, no sleeps).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace solgate {
+
+// Where one upstream is reached from the poller thread.
+struct HttpTarget {
+    std::string url;          // "http://sim_a/" or "https://rpc.example/v1/KEY"
+    std::string host_header;  // sent as Host when not empty
+    // curl CONNECT_TO entry ("HOST:PORT:ADDR:PORT") when the URL's host is
+    // an nginx upstream block name rather than a resolvable host.
+    std::string connect_to;
+    // Lets operators (and the simulated nodes) tell polling from traffic.
+    std::string user_agent;
+};
+
+struct HttpResult {
+    int transport_error = 0;  // 0: an HTTP response arrived
+    std::string error_text;   // set when transport_error != 0
+    long http_status = 0;
+    std::string body;
+};
+
+class Transport {
+public:
+    virtual ~Transport() = default;
+
+    // Sends body as a JSON-RPC POST. `done` runs exactly once, on the
+    // caller's loop thread, unless the transport is destroyed first (then
+    // it never runs).
+    virtual void Post(const HttpTarget& target, std::string body,
+                      uint32_t timeout_ms,
+                      std::function<void(HttpResult)> done) = 0;
+};
+
+class Clock {
+public:
+    virtual ~Clock() = default;
+    // Monotonic milliseconds, comparable across processes (CLOCK_MONOTONIC):
+    // leases, debounce windows and freshness use it.
+    virtual int64_t MonotonicMs() = 0;
+    // Wall-clock milliseconds since the epoch, for "since" timestamps.
+    virtual int64_t WallMs() = 0;
+};
+
+}  // namespace solgate

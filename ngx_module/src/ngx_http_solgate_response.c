@@ -1,0 +1,231 @@
+/*
+ * The response of a forwarded request: a getSlot answer is read whole
+ * (it is a few dozen bytes), corrected and sent with its header; an
+ * envelope response streams through untouched while libcore peeks for
+ * context.slot and stops peeking once it has it.
+ */
+
+#include "ngx_http_solgate_module.h"
+
+
+/* getSlot answers are tiny; anything larger is passed on as it is */
+#define NGX_HTTP_SOLGATE_SLOT_ANSWER_MAX  1024
+
+
+static ngx_int_t ngx_http_solgate_harvest(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in);
+static ngx_int_t ngx_http_solgate_rewrite_slot(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in);
+static ngx_int_t ngx_http_solgate_send_slot_answer(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
+static ngx_int_t ngx_http_solgate_release_held(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in);
+static void ngx_http_solgate_free_response(void *data);
+
+
+ngx_int_t
+ngx_http_solgate_response_header(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx)
+{
+    ngx_pool_cleanup_t  *cln;
+
+    cln = ngx_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL) {
+        return NGX_ERROR;
+    }
+
+    ctx->response = sg_response_new(ctx->network->core, ctx->rpc,
+                                    ctx->upstream_index);
+
+    if (ctx->response == NULL) {
+        return ngx_http_solgate_next_header_filter(r);
+    }
+
+    cln->handler = ngx_http_solgate_free_response;
+    cln->data = ctx->response;
+
+    if (sg_response_kind(ctx->response) == SG_RESPONSE_HARVEST) {
+        return ngx_http_solgate_next_header_filter(r);
+    }
+
+    /* hold the header until the answer is read and corrected */
+    r->filter_need_in_memory = 1;
+    r->allow_ranges = 0;
+
+    ctx->held = ngx_alloc_chain_link(r->pool);
+    if (ctx->held == NULL) {
+        return NGX_ERROR;
+    }
+
+    ctx->held->buf = ngx_create_temp_buf(r->pool,
+                                         NGX_HTTP_SOLGATE_SLOT_ANSWER_MAX);
+    if (ctx->held->buf == NULL) {
+        return NGX_ERROR;
+    }
+
+    ctx->held->next = NULL;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_solgate_response_body(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in)
+{
+    if (sg_response_kind(ctx->response) == SG_RESPONSE_HARVEST) {
+        return ngx_http_solgate_harvest(r, ctx, in);
+    }
+
+    if (ctx->held == NULL) {
+        /* already sent (corrected or given up on) */
+        return ngx_http_solgate_next_body_filter(r, in);
+    }
+
+    return ngx_http_solgate_rewrite_slot(r, ctx, in);
+}
+
+
+static ngx_int_t
+ngx_http_solgate_harvest(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx,
+    ngx_chain_t *in)
+{
+    ngx_buf_t    *b;
+    ngx_chain_t  *cl;
+
+    for (cl = in; cl && !ctx->harvest_done; cl = cl->next) {
+        b = cl->buf;
+
+        if (!ngx_buf_in_memory(b)) {
+            if (ngx_buf_size(b) > 0) {
+                ctx->harvest_done = 1;  /* file buffers are not read */
+            }
+
+        } else if (b->last > b->pos
+                   && sg_response_feed(ctx->response, (char *) b->pos,
+                                       b->last - b->pos,
+                                       (int64_t) ngx_current_msec)
+                      == SG_OK)
+        {
+            ctx->harvest_done = 1;
+        }
+
+        if (b->last_buf && !ctx->harvest_done) {
+            sg_response_finish(ctx->response, (int64_t) ngx_current_msec);
+            ctx->harvest_done = 1;
+        }
+    }
+
+    return ngx_http_solgate_next_body_filter(r, in);
+}
+
+
+static ngx_int_t
+ngx_http_solgate_rewrite_slot(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in)
+{
+    size_t        n;
+    ngx_buf_t    *held, *b;
+    ngx_chain_t  *cl;
+    ngx_uint_t    last;
+
+    held = ctx->held->buf;
+    last = 0;
+
+    for (cl = in; cl; cl = cl->next) {
+        b = cl->buf;
+        n = b->last - b->pos;
+
+        if (n > (size_t) (held->end - held->last)) {
+            return ngx_http_solgate_release_held(r, ctx, cl);
+        }
+
+        held->last = ngx_cpymem(held->last, b->pos, n);
+        b->pos = b->last;
+
+        if (b->last_buf) {
+            last = 1;
+        }
+    }
+
+    if (!last) {
+        return NGX_OK;
+    }
+
+    return ngx_http_solgate_send_slot_answer(r, ctx);
+}
+
+
+static ngx_int_t
+ngx_http_solgate_send_slot_answer(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx)
+{
+    uint64_t      from, to;
+    sg_str_t      corrected;
+    ngx_int_t     rc;
+    ngx_buf_t    *held;
+    ngx_chain_t   out;
+
+    held = ctx->held->buf;
+    ctx->held = NULL;
+
+    if (sg_response_rewrite(ctx->response, (char *) held->pos,
+                            held->last - held->pos, &corrected, &from, &to)
+        == SG_OK)
+    {
+        ngx_log_debug3(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
+                       "solgate: upstream returned older slot than we know, "
+                       "falling back to highest known slot: "
+                       "knownHighestSlot=%uL responseSlot=%uL upstreamId=%V",
+                       to, from, &ctx->upstream->id);
+
+        held->pos = (u_char *) corrected.data;
+        held->last = held->pos + corrected.len;
+    }
+
+    held->last_buf = 1;
+    held->last_in_chain = 1;
+
+    r->headers_out.content_length_n = held->last - held->pos;
+    ngx_http_clear_content_length(r);
+
+    rc = ngx_http_solgate_next_header_filter(r);
+
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
+        return rc;
+    }
+
+    out.buf = held;
+    out.next = NULL;
+
+    return ngx_http_solgate_next_body_filter(r, &out);
+}
+
+
+/* Not a getSlot answer after all: send what was read, then the rest. */
+static ngx_int_t
+ngx_http_solgate_release_held(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in)
+{
+    ngx_int_t     rc;
+    ngx_chain_t  *held;
+
+    held = ctx->held;
+    ctx->held = NULL;
+    held->next = in;
+
+    rc = ngx_http_solgate_next_header_filter(r);
+
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
+        return rc;
+    }
+
+    return ngx_http_solgate_next_body_filter(r, held);
+}
+
+
+static void
+ngx_http_solgate_free_response(void *data)
+{
+    sg_response_free(data);
+}
