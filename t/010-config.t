@@ -208,3 +208,67 @@ POST /plain
 {"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}
 --- response_body
 plain
+
+
+
+=== TEST 17: invalid state_poller_debounce
+--- http_config
+    solgate_network mainnet { state_poller_debounce soon; upstream a http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log
+invalid state_poller_debounce "soon", it must be a time up to 60s
+
+
+
+=== TEST 18: invalid max_finalized_slot_lag
+--- http_config
+    solgate_network mainnet { max_finalized_slot_lag -1; upstream a http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log
+invalid max_finalized_slot_lag "-1", it must be a number of slots (0 disables the filter)
+
+
+
+=== TEST 19: invalid enforce_block_availability
+--- http_config
+    solgate_network_defaults { enforce_block_availability maybe; }
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log
+invalid value "maybe" in "enforce_block_availability", it must be "on" or "off"
+
+
+
+=== TEST 20: solgate_network_defaults takes only the settings
+--- http_config
+    solgate_network_defaults { cluster devnet; }
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log
+unknown directive "cluster" in "solgate_network_defaults"
+
+
+
+=== TEST 21: solgate_network_defaults twice
+--- http_config
+    solgate_network_defaults { state_poller_debounce 2s; }
+    solgate_network_defaults { state_poller_debounce 1s; }
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log
+"solgate_network_defaults" directive is duplicate
+
+
+
+=== TEST 22: a setting twice in one network
+--- http_config
+    solgate_network mainnet { state_poller_debounce 1s; state_poller_debounce 2s; upstream a http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log
+"state_poller_debounce" directive is duplicate

@@ -255,6 +255,7 @@ ngx_http_solgate_block_directive(ngx_conf_t *cf,
     ngx_http_solgate_block_cmd_t *cmds, const char *block, void *network,
     ngx_http_solgate_settings_t *settings)
 {
+    char                          *rv;
     ngx_uint_t                     nargs;
     ngx_str_t                     *value;
     ngx_http_solgate_block_cmd_t  *c;
@@ -276,7 +277,16 @@ ngx_http_solgate_block_directive(ngx_conf_t *cf,
             return NGX_CONF_ERROR;
         }
 
-        return c->set(cf, c->settings ? (void *) settings : network, value);
+        rv = c->set(cf, c->settings ? (void *) settings : network, value);
+
+        if (rv != NGX_CONF_OK && rv != NGX_CONF_ERROR) {
+            /* as ngx_conf_handler does for directives of the main tables */
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "\"%V\" directive %s",
+                               &value[0], rv);
+            return NGX_CONF_ERROR;
+        }
+
+        return rv;
     }
 
     ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
@@ -670,21 +680,45 @@ static ngx_int_t
 ngx_http_solgate_add_core_upstream(ngx_conf_t *cf, sg_network_t *core,
     ngx_http_solgate_upstream_t *upstream)
 {
-    ngx_str_t               address, connect_to;
-    sg_upstream_conf_t      conf;
-    ngx_http_solgate_url_t  url;
+    u_char                  *p;
+    ngx_str_t                authority, connect_to, poll_url;
+    sg_upstream_conf_t       conf;
+    ngx_http_solgate_url_t   url;
 
     (void) ngx_http_solgate_parse_url(upstream->url.data, upstream->url.len,
                                       &url);
 
-    address.data = (u_char *) url.authority;
-    address.len = url.authority_len;
-    connect_to = ngx_http_solgate_block_address(cf, &address);
+    authority.data = (u_char *) url.authority;
+    authority.len = url.authority_len;
+    connect_to = ngx_http_solgate_block_address(cf, &authority);
+    poll_url = upstream->url;
+
+    /*
+     * Through an upstream block, the poller connects to the block's server
+     * but names the real host in the URL, so TLS sends the right server
+     * name and checks the right certificate.
+     */
+    if (connect_to.len && (upstream->host.len != authority.len
+                           || ngx_strncmp(upstream->host.data, authority.data,
+                                          authority.len) != 0))
+    {
+        poll_url.len = sizeof("https://") - 1 + upstream->host.len
+                       + url.path_len;
+        poll_url.data = ngx_pnalloc(cf->pool, poll_url.len);
+        if (poll_url.data == NULL) {
+            return NGX_ERROR;
+        }
+
+        p = ngx_sprintf(poll_url.data, "%s://%V", url.https ? "https" : "http",
+                        &upstream->host);
+        p = ngx_cpymem(p, url.path, url.path_len);
+        poll_url.len = p - poll_url.data;
+    }
 
     conf.id.data = (char *) upstream->id.data;
     conf.id.len = upstream->id.len;
-    conf.poll_url.data = (char *) upstream->url.data;
-    conf.poll_url.len = upstream->url.len;
+    conf.poll_url.data = (char *) poll_url.data;
+    conf.poll_url.len = poll_url.len;
     conf.host_header.data = (char *) upstream->host.data;
     conf.host_header.len = upstream->host.len;
     conf.connect_to.data = (char *) connect_to.data;
@@ -697,7 +731,8 @@ ngx_http_solgate_add_core_upstream(ngx_conf_t *cf, sg_network_t *core,
 /*
  * When the URL's host names an nginx upstream block, the poller (which does
  * not go through nginx) connects to that block's first server: a curl
- * CONNECT_TO entry "::ADDRESS" does that for any host and port.
+ * CONNECT_TO entry "::ADDRESS" does that for any host and port.  Servers
+ * on unix sockets are not supported by the poller.
  */
 static ngx_str_t
 ngx_http_solgate_block_address(ngx_conf_t *cf, ngx_str_t *authority)
