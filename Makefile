@@ -16,7 +16,7 @@ WARN       := -Wall -Wextra -Werror
 
 # Debian packages the build, the tests and `make run` need.
 DEB_PACKAGES := build-essential pkg-config nginx nginx-dev \
-	libyajl-dev libuv1-dev libcurl4-openssl-dev liblmdb-dev \
+	libyajl-dev libuv1-dev libcurl4-openssl-dev libssl-dev liblmdb-dev \
 	libcmocka-dev googletest libgtest-dev \
 	libtest-base-perl libwww-perl libjson-pp-perl curl wrk
 
@@ -71,7 +71,7 @@ $(BUILD)/libcore/%.o: libcore/src/%.cpp $(CORE_HDRS) | $(BUILD)/.deps-ok
 
 $(CORE_LIB): $(CORE_OBJS)
 	@mkdir -p $(dir $@)
-	$(CXX) -shared -Wl,-soname,libsolgate_core.so -Wl,-z,defs -o $@ $^ -lyajl -luv -lcurl -lpthread
+	$(CXX) -shared -Wl,-soname,libsolgate_core.so -Wl,-z,defs -o $@ $^ -lyajl -luv -lcurl -lcrypto -lpthread
 
 # --- the nginx module -----------------------------------------------------
 
@@ -103,7 +103,7 @@ $(SIM): $(SIM_SRCS) | $(BUILD)/.deps-ok
 $(GTEST_BIN): $(GTEST_SRCS) $(CORE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -std=c++17 -Ilibcore/include -Ilibcore/src $(WARN) \
-	  -o $@ $(GTEST_SRCS) $(CORE_OBJS) -lgtest -lgtest_main -lyajl -luv -lcurl -lpthread
+	  -o $@ $(GTEST_SRCS) $(CORE_OBJS) -lgtest -lgtest_main -lyajl -luv -lcurl -lcrypto -lpthread
 
 $(CMOCKA_BIN): $(CMOCKA_SRCS) $(wildcard ngx_module/src/*.[ch]) $(NGX_BUILD)/Makefile
 	@mkdir -p $(dir $@)

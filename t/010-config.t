@@ -152,7 +152,7 @@ invalid tags "family" in upstream "a": must be a list of key:value pairs
 --- config
 --- must_die
 --- error_log
-invalid parameter "weight=2" in upstream "a", expected "host=" or "tags="
+invalid parameter "weight=2" in upstream "a", expected "host=", "tags=", "methods=" or "ignore_methods="
 
 
 
@@ -272,3 +272,34 @@ unknown directive "cluster" in "solgate_network_defaults"
 --- must_die
 --- error_log
 "state_poller_debounce" directive is duplicate
+
+
+
+=== TEST 23: a malformed use_upstream_default
+--- http_config
+    solgate_network mainnet { use_upstream_default "a |"; upstream a http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log
+invalid use_upstream_default "a |": missing pattern after '|' at position 3
+
+
+
+=== TEST 24: a malformed method list
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1 methods=getBlock||getSlot; }
+--- config
+--- must_die
+--- error_log
+invalid method list "getBlock||getSlot" in upstream "a": has an empty method name
+
+
+
+=== TEST 25: an upstream block whose first server is a unix socket cannot be polled
+--- http_config
+    upstream local_node { server unix:/tmp/solgate-node.sock; }
+    solgate_network mainnet { upstream a http://local_node; }
+--- config
+--- must_die
+--- error_log
+upstream "a": the first server of upstream block "local_node" is a unix socket, which the state poller cannot reach; list a TCP server first

@@ -11,13 +11,16 @@
 #include "network.h"
 #include "poller_job.h"
 #include "response_hook.h"
+#include "route_plan.h"
 #include "router.h"
+#include "selector.h"
 #include "rpc_request.h"
 #include "solgate/solgate.h"
 #include "status_render.h"
 
 struct sg_request_s {
     solgate::RpcRequest parsed;
+    solgate::RoutePlan plan;
     std::string answer;  // backs sg_route_t::body
 };
 
@@ -67,6 +70,21 @@ char* ToMallocText(const std::string& text, size_t* len) {
         *len = text.size();
     }
     return out;
+}
+
+std::vector<std::string> Split(sg_str_t list, char separator) {
+    std::vector<std::string> items;
+    std::string_view rest = View(list);
+    while (!rest.empty()) {
+        size_t end = rest.find(separator);
+        std::string_view item = rest.substr(0, end);
+        if (!item.empty()) {
+            items.emplace_back(item);
+        }
+        rest = end == std::string_view::npos ? std::string_view()
+                                             : rest.substr(end + 1);
+    }
+    return items;
 }
 
 std::vector<const Network*> Networks(sg_network_t* const* nets, size_t n) {
@@ -137,10 +155,25 @@ int sg_network_add_upstream(sg_network_t* net,
         conf.poll.url = std::string(View(upstream->poll_url));
         conf.poll.host_header = std::string(View(upstream->host_header));
         conf.poll.connect_to = std::string(View(upstream->connect_to));
+        conf.tags = Split(upstream->tags, ',');
+        conf.methods = Split(upstream->methods, '|');
+        conf.ignore_methods = Split(upstream->ignore_methods, '|');
         net->network.AddUpstream(std::move(conf));
         return SG_OK;
     } catch (...) {
         return SG_ERROR;
+    }
+}
+
+const char* sg_selector_check(const char* text, size_t len) {
+    static thread_local std::string message;
+    try {
+        if (solgate::Selector::Parse({text, len}, &message)) {
+            return nullptr;
+        }
+        return message.c_str();
+    } catch (...) {
+        return "out of memory";
     }
 }
 
@@ -174,10 +207,11 @@ sg_request_t* sg_request_parse(const char* body, size_t len) {
 void sg_request_free(sg_request_t* req) { delete req; }
 
 int sg_request_route(sg_request_t* req, const sg_network_t* net,
-                     sg_route_t* out) {
+                     sg_str_t selector, int64_t now_ms, sg_route_t* out) {
     try {
-        solgate::RouteDecision decision =
-            solgate::RouteRequest(req->parsed, net->network);
+        req->plan = solgate::PlanRoute(net->network, req->parsed, View(selector));
+        solgate::RouteDecision decision = solgate::RouteRequest(
+            req->parsed, net->network, req->plan, now_ms);
         if (decision.forward) {
             *out = sg_route_t{SG_ROUTE_FORWARD, 0, {nullptr, 0}};
             return SG_OK;
@@ -200,7 +234,8 @@ int sg_network_pick(const sg_network_t* net, const sg_request_t* req,
             min_context_slot = parsed.calls[0].min_context_slot;
         }
         bool all = false;
-        auto index = net->network.Pick(tried, min_context_slot, &all);
+        auto index = net->network.Pick(tried, min_context_slot, &all,
+                                       &req->plan.allowed);
         *all_cordoned = all ? 1 : 0;
         if (all && index) {
             net->network.shared().all_cordoned_fallbacks.fetch_add(1);
@@ -226,6 +261,10 @@ int sg_request_fail(sg_request_t* req, unsigned http_status, int code,
     } catch (...) {
         return SG_ERROR;
     }
+}
+
+sg_str_t sg_request_lane(const sg_request_t* req) {
+    return ToStr(req->plan.lane_name);
 }
 
 sg_str_t sg_request_method(const sg_request_t* req) {
@@ -254,8 +293,8 @@ size_t sg_write_error(char* buf, size_t size, int code, const char* message,
 sg_response_t* sg_response_new(const sg_network_t* net,
                                const sg_request_t* req, size_t upstream) {
     try {
-        auto hook =
-            solgate::ResponseHook::For(net->network, req->parsed, upstream);
+        auto hook = solgate::ResponseHook::For(net->network, req->parsed,
+                                               req->plan, upstream);
         if (!hook) {
             return nullptr;
         }
@@ -288,9 +327,10 @@ void sg_response_finish(sg_response_t* resp, int64_t now_ms) {
 }
 
 int sg_response_rewrite(sg_response_t* resp, const char* body, size_t len,
-                        sg_str_t* out, uint64_t* from, uint64_t* to) {
+                        int64_t now_ms, sg_str_t* out, uint64_t* from,
+                        uint64_t* to) {
     try {
-        auto correction = resp->hook->Rewrite({body, len});
+        auto correction = resp->hook->Rewrite({body, len}, now_ms);
         if (!correction) {
             return SG_DECLINED;
         }
@@ -345,7 +385,12 @@ int sg_network_cordon(sg_network_t* net, sg_str_t id, sg_str_t reason) {
         }
         solgate::UpstreamSlot& slot = net->network.slot(*index);
         solgate::SystemClock clock;
-        std::string_view text = View(reason);
+        // Operators type reasons into URLs: keep printable ASCII only, so the
+        // reason is always valid in JSON and in Prometheus labels.
+        std::string text(View(reason));
+        for (char& c : text) {
+            if (c < 0x20 || c > 0x7e) c = '?';
+        }
         slot.cordon_note.Write(text.empty() ? "cordoned by the operator" : text);
         // The operator's cordon replaces the poller's; it is never lifted
         // by the poller.
@@ -397,7 +442,9 @@ char* sg_render_state(sg_network_t* const* nets, size_t n, size_t* len) {
 
 char* sg_render_metrics(sg_network_t* const* nets, size_t n, size_t* len) {
     try {
-        return ToMallocText(solgate::RenderMetrics(Networks(nets, n)), len);
+        solgate::SystemClock clock;
+        return ToMallocText(
+            solgate::RenderMetrics(Networks(nets, n), clock.MonotonicMs()), len);
     } catch (...) {
         return nullptr;
     }

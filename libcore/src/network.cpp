@@ -2,11 +2,16 @@
 
 #include <cstring>
 
+#include "lanes.h"
+#include "selector.h"
 #include "served_tip.h"
 
 namespace solgate {
 
 void Network::AddUpstream(UpstreamConf upstream) {
+    if (!upstream.methods.empty() || !upstream.ignore_methods.empty()) {
+        has_method_filters_ = true;
+    }
     if (upstream.poll.user_agent.empty()) {
         upstream.poll.user_agent = std::string("solgate-poller/") + sg_version();
     }
@@ -46,6 +51,9 @@ bool Network::Bind(void* memory, bool fresh, int64_t now_ms,
             if (!claimed[s] && slot.use.load() != UpstreamSlot::kFree &&
                 SlotHasId(slot, upstreams_[i].id)) {
                 slot.use.store(UpstreamSlot::kBound);
+                // its URL may have changed: check the cluster again
+                slot.genesis.store(
+                    static_cast<uint32_t>(GenesisCheck::kUnchecked));
                 slot_of_[i] = s;
                 claimed[s] = true;
                 break;
@@ -88,6 +96,24 @@ bool Network::Bind(void* memory, bool fresh, int64_t now_ms,
         }
     }
 
+    // A lane whose members are no longer all configured is stale.
+    auto stale = [&](const LaneShared& lane) {
+        for (size_t s = 0; s < kMaxUpstreams; s++) {
+            if (lane.HasMember(s) && !claimed[s]) {
+                return true;
+            }
+        }
+        return false;
+    };
+    for (LaneShared& lane : shared->lanes) {
+        if (lane.state.load() == LaneShared::kReady && stale(lane)) {
+            // plain memory shared across processes, reset while unused
+            std::memset(static_cast<void*>(lane.axes), 0, sizeof(lane.axes));
+            lane.state.store(LaneShared::kFree);
+        }
+    }
+    std::strcpy(shared->all.name, "all");
+
     shared_ = shared;
     return true;
 }
@@ -108,27 +134,101 @@ Tips Network::CurrentTips() const {
     return tips;
 }
 
+bool Network::Serves(size_t i, std::string_view method) const {
+    const UpstreamConf& u = upstreams_[i];
+    auto any_match = [method](const std::vector<std::string>& patterns) {
+        for (const std::string& p : patterns) {
+            if (GlobMatch(p, method)) {
+                return true;
+            }
+        }
+        return false;
+    };
+    return (u.methods.empty() || any_match(u.methods)) &&
+           !any_match(u.ignore_methods);
+}
+
+std::optional<size_t> Network::ConfigIndexOfSlot(size_t slot) const {
+    for (size_t i = 0; i < slot_of_.size(); i++) {
+        if (slot_of_[i] == slot) {
+            return i;
+        }
+    }
+    return std::nullopt;
+}
+
+uint64_t Network::PickTip(LaneShared* lane, const std::vector<size_t>& voters,
+                          LaneAxis axis, int64_t now_ms) const {
+    std::vector<uint64_t> heads;
+    heads.reserve(voters.size());
+    for (size_t i : voters) {
+        const UpstreamSlot& s = slot(i);
+        heads.push_back(axis == kAxisProcessed ? s.processed.load()
+                                               : s.finalized.load());
+    }
+    if (lane == nullptr) {
+        return ServedTip(std::move(heads));
+    }
+    return PickLaneAxis(lane->axes[axis], heads, axis == kAxisFinalized, now_ms);
+}
+
+void Network::RefreshLanes(int64_t now_ms) const {
+    std::vector<size_t> everyone(upstreams_.size());
+    for (size_t i = 0; i < everyone.size(); i++) {
+        everyone[i] = i;
+    }
+    auto refresh = [&](LaneShared* lane, const std::vector<size_t>& voters) {
+        for (size_t axis = 0; axis < kAxisCount; axis++) {
+            PickTip(lane, voters, static_cast<LaneAxis>(axis), now_ms);
+        }
+    };
+    refresh(&shared_->all, everyone);
+    for (LaneShared& lane : shared_->lanes) {
+        if (lane.state.load(std::memory_order_acquire) != LaneShared::kReady) {
+            continue;
+        }
+        std::vector<size_t> voters;
+        for (size_t i = 0; i < upstreams_.size(); i++) {
+            if (lane.HasMember(slot_of_[i])) {
+                voters.push_back(i);
+            }
+        }
+        refresh(&lane, voters);
+    }
+}
+
 bool Network::Cordoned(size_t i) const {
     return slot(i).Cordon().owner != CordonOwner::kNone;
 }
 
 std::optional<size_t> Network::Pick(const unsigned char* tried,
                                     std::optional<uint64_t> min_context_slot,
-                                    bool* all_cordoned) const {
-    auto untried = [tried](size_t i) { return tried == nullptr || !tried[i]; };
+                                    bool* all_cordoned,
+                                    const std::vector<unsigned char>* allowed)
+    const {
+    // Only the upstreams the request may use take part at all.
+    auto untried = [tried, allowed](size_t i) {
+        return (tried == nullptr || !tried[i]) &&
+               (allowed == nullptr || (*allowed)[i]);
+    };
     std::vector<size_t> open;
+    size_t usable = 0;
     size_t cordoned = 0;
     for (size_t i = 0; i < upstreams_.size(); i++) {
+        if (allowed != nullptr && !(*allowed)[i]) {
+            continue;
+        }
+        usable++;
         if (Cordoned(i)) {
             cordoned++;
         } else if (untried(i)) {
             open.push_back(i);
         }
     }
-    // Cordoned upstreams get client traffic only when every upstream is
-    // cordoned, or as the last resort of a request whose other attempts all
-    // failed: better an answer from a lagging node than none.
-    *all_cordoned = cordoned == upstreams_.size();
+    // Cordoned upstreams get client traffic only when every usable upstream
+    // is cordoned, or as the last resort of a request whose other attempts
+    // all failed: better an answer from a lagging node than none.
+    *all_cordoned = usable > 0 && cordoned == usable;
     if (open.empty()) {
         for (size_t i = 0; i < upstreams_.size(); i++) {
             if (Cordoned(i) && untried(i)) {

@@ -26,8 +26,15 @@ struct NetworkSettings {
 };
 
 struct UpstreamConf {
+    UpstreamConf() = default;
+    UpstreamConf(std::string upstream_id, HttpTarget target = {})  // NOLINT
+        : id(std::move(upstream_id)), poll(std::move(target)) {}
+
     std::string id;
     HttpTarget poll;
+    std::vector<std::string> tags;            // "key:value"
+    std::vector<std::string> methods;         // served only these (globs)
+    std::vector<std::string> ignore_methods;  // never these (globs)
 };
 
 struct Tips {
@@ -58,8 +65,21 @@ public:
     UpstreamSlot& slot(size_t i) const { return shared_->slots[slot_of_[i]]; }
     bool bound() const { return shared_ != nullptr; }
 
+    // Stateless tips over every upstream (for tests and diagnostics).
     Tips CurrentTips() const;
     bool Cordoned(size_t i) const;
+    // Whether upstream i serves `method` (its methods=/ignore_methods=).
+    bool Serves(size_t i, std::string_view method) const;
+    bool has_method_filters() const { return has_method_filters_; }
+
+    LaneShared& all_lane() const { return shared_->all; }
+    // Re-picks the network-wide lane and every lane, so their gauges stay
+    // current without traffic (the poller calls it every tick).
+    void RefreshLanes(int64_t now_ms) const;
+    // Served tip of `lane` (nullptr: stateless) over `voters` on one axis.
+    uint64_t PickTip(LaneShared* lane, const std::vector<size_t>& voters,
+                     LaneAxis axis, int64_t now_ms) const;
+    std::optional<size_t> ConfigIndexOfSlot(size_t slot) const;
     // The margin above the indexed tip within which getBlock is forwarded.
     uint64_t GuardMargin() const { return 2 + settings_.debounce_ms / 400; }
 
@@ -69,7 +89,9 @@ public:
     // left (*all_cordoned tells when every upstream is cordoned).
     std::optional<size_t> Pick(const unsigned char* tried,
                                std::optional<uint64_t> min_context_slot,
-                               bool* all_cordoned) const;
+                               bool* all_cordoned,
+                               const std::vector<unsigned char>* allowed =
+                                   nullptr) const;
 
 private:
     std::string name_;
@@ -77,6 +99,7 @@ private:
     std::vector<UpstreamConf> upstreams_;
     std::vector<size_t> slot_of_;
     NetworkShared* shared_ = nullptr;
+    bool has_method_filters_ = false;
 };
 
 }  // namespace solgate

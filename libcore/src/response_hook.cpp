@@ -12,6 +12,7 @@ sg_commitment_t EffectiveCommitment(const RpcCall& call,
 
 std::unique_ptr<ResponseHook> ResponseHook::For(const Network& network,
                                                 const RpcRequest& request,
+                                                const RoutePlan& plan,
                                                 size_t upstream) {
     if (request.shape != RpcRequest::Shape::kSingle || !network.bound() ||
         upstream >= network.size()) {
@@ -22,11 +23,13 @@ std::unique_ptr<ResponseHook> ResponseHook::For(const Network& network,
     // getBlockHeight is a different counter and is never corrected.
     if (call.method == "getSlot") {
         return std::unique_ptr<ResponseHook>(
-            new ResponseHook(network, upstream, Kind::kRewriteSlot, commitment));
+            new ResponseHook(network, plan, upstream, Kind::kRewriteSlot,
+                             commitment));
     }
     if (IsEnvelopeMethod(call.method)) {
         return std::unique_ptr<ResponseHook>(
-            new ResponseHook(network, upstream, Kind::kHarvest, commitment));
+            new ResponseHook(network, plan, upstream, Kind::kHarvest,
+                             commitment));
     }
     return nullptr;
 }
@@ -61,16 +64,19 @@ void ResponseHook::Harvested(int64_t now_ms) {
 }
 
 std::optional<ResponseHook::Correction> ResponseHook::Rewrite(
-    std::string_view body) {
+    std::string_view body, int64_t now_ms) {
     auto answer = ParseSlotAnswer(body);
     if (!answer) {
         return std::nullopt;  // an error or something unexpected: untouched
     }
     NetworkShared& shared = network_.shared();
-    bool processed = commitment_ == SG_COMMITMENT_PROCESSED ||
-                     commitment_ == SG_COMMITMENT_NONE;
+    // The memory of answered slots is network-wide, so only requests
+    // without a selector use it: a group may rightly be behind the rest.
+    bool processed = (commitment_ == SG_COMMITMENT_PROCESSED ||
+                      commitment_ == SG_COMMITMENT_NONE) &&
+                     !plan_.has_selector;
     uint64_t corrected = CorrectGetSlot(
-        commitment_, answer->slot, network_.CurrentTips(),
+        commitment_, answer->slot, PlanTips(network_, plan_, now_ms),
         processed ? shared.processed_answered.load() : 0);
     if (processed) {
         SuggestSlot(shared.processed_answered, corrected,

@@ -9,6 +9,7 @@
 
 #include "context_slot_scanner.h"
 #include "network.h"
+#include "route_plan.h"
 #include "rpc_request.h"
 
 namespace solgate {
@@ -23,6 +24,7 @@ public:
     // nullptr when the response needs nothing (batches, other methods).
     static std::unique_ptr<ResponseHook> For(const Network& network,
                                              const RpcRequest& request,
+                                             const RoutePlan& plan,
                                              size_t upstream);
 
     Kind kind() const { return kind_; }
@@ -37,17 +39,18 @@ public:
         uint64_t from;
         uint64_t to;
     };
-    std::optional<Correction> Rewrite(std::string_view body);
+    std::optional<Correction> Rewrite(std::string_view body, int64_t now_ms);
 
 private:
-    ResponseHook(const Network& network, size_t upstream, Kind kind,
-                 sg_commitment_t commitment)
-        : network_(network), upstream_(upstream), kind_(kind),
+    ResponseHook(const Network& network, const RoutePlan& plan,
+                 size_t upstream, Kind kind, sg_commitment_t commitment)
+        : network_(network), plan_(plan), upstream_(upstream), kind_(kind),
           commitment_(commitment) {}
 
     void Harvested(int64_t now_ms);
 
     const Network& network_;
+    const RoutePlan& plan_;
     size_t upstream_;
     Kind kind_;
     sg_commitment_t commitment_;

@@ -27,15 +27,32 @@ std::optional<RpcError> CallError(const RpcCall& call) {
     return std::nullopt;
 }
 
-// getBlock for a slot no upstream has indexed yet: every node would answer
-// -32004, so answer it here without spending their quota.
-std::optional<RpcError> GuardError(const RpcCall& call, const Network& network) {
+// What routing a request needs; the tips are read only when a getBlock
+// guard asks for them.
+struct RouteContext {
+    const Network& network;
+    const RoutePlan& plan;
+    int64_t now_ms;
+    std::optional<Tips> tips;
+
+    const Tips& PlanTips() {
+        if (!tips) {
+            tips = solgate::PlanTips(network, plan, now_ms);
+        }
+        return *tips;
+    }
+};
+
+// getBlock for a slot none of the request's upstreams has indexed yet: each
+// would answer -32004, so answer it here without spending their quota.
+std::optional<RpcError> GuardError(const RpcCall& call, RouteContext& ctx) {
+    const Network& network = ctx.network;
     if (!IsGetBlock(call.method) ||
         !network.settings().enforce_block_availability || !network.bound()) {
         return std::nullopt;
     }
     uint64_t slot = *call.first_param_u64;
-    if (!BlockUnavailable(slot, network.CurrentTips(), network.GuardMargin())) {
+    if (!BlockUnavailable(slot, ctx.PlanTips(), network.GuardMargin())) {
         return std::nullopt;
     }
     network.shared().guard_rejections.fetch_add(1, std::memory_order_relaxed);
@@ -59,23 +76,28 @@ std::optional<std::string> LocalResult(const RpcCall& call,
 
 // Appends the local answer to one call; false when it must be forwarded.
 bool AppendLocalAnswer(std::string& out, const RpcCall& call,
-                       const Network& network) {
+                       RouteContext& ctx) {
     if (auto error = CallError(call)) {
         AppendErrorEnvelope(out, call.id_raw, error->code, error->message);
         return true;
     }
-    if (auto error = GuardError(call, network)) {
-        AppendErrorEnvelope(out, call.id_raw, error->code, error->message);
+    if (auto result = LocalResult(call, ctx.network)) {
+        AppendResultEnvelope(out, call.id_raw, *result);
         return true;
     }
-    if (auto result = LocalResult(call, network)) {
-        AppendResultEnvelope(out, call.id_raw, *result);
+    if (ctx.plan.error) {
+        AppendErrorEnvelope(out, call.id_raw, ctx.plan.error->code,
+                            ctx.plan.error->message);
+        return true;
+    }
+    if (auto error = GuardError(call, ctx)) {
+        AppendErrorEnvelope(out, call.id_raw, error->code, error->message);
         return true;
     }
     return false;
 }
 
-RouteDecision RouteBatch(const RpcRequest& request, const Network& network) {
+RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx) {
     std::optional<size_t> first_bad;
     bool all_local = true;
     for (size_t i = 0; i < request.calls.size(); i++) {
@@ -84,12 +106,12 @@ RouteDecision RouteBatch(const RpcRequest& request, const Network& network) {
             if (!first_bad) {
                 first_bad = i;
             }
-        } else if (!LocalResult(call, network)) {
+        } else if (!LocalResult(call, ctx.network)) {
             all_local = false;
         }
     }
     RouteDecision decision;
-    if (!first_bad && !all_local) {
+    if (!first_bad && !all_local && !ctx.plan.error) {
         decision.forward = true;
         return decision;
     }
@@ -104,7 +126,7 @@ RouteDecision RouteBatch(const RpcRequest& request, const Network& network) {
         if (i > 0) {
             decision.answer.push_back(',');
         }
-        if (!AppendLocalAnswer(decision.answer, call, network)) {
+        if (!AppendLocalAnswer(decision.answer, call, ctx)) {
             AppendErrorEnvelope(decision.answer, call.id_raw,
                                 kInvalidRequest, refusal);
         }
@@ -115,7 +137,9 @@ RouteDecision RouteBatch(const RpcRequest& request, const Network& network) {
 
 }  // namespace
 
-RouteDecision RouteRequest(const RpcRequest& request, const Network& network) {
+RouteDecision RouteRequest(const RpcRequest& request, const Network& network,
+                           const RoutePlan& plan, int64_t now_ms) {
+    RouteContext ctx{network, plan, now_ms, std::nullopt};
     RouteDecision decision;
     switch (request.shape) {
     case RpcRequest::Shape::kUnreadable:
@@ -124,10 +148,10 @@ RouteDecision RouteRequest(const RpcRequest& request, const Network& network) {
         return decision;
     case RpcRequest::Shape::kSingle:
         decision.forward =
-            !AppendLocalAnswer(decision.answer, request.calls[0], network);
+            !AppendLocalAnswer(decision.answer, request.calls[0], ctx);
         return decision;
     case RpcRequest::Shape::kBatch:
-        return RouteBatch(request, network);
+        return RouteBatch(request, ctx);
     }
     return decision;
 }

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "network.h"
+#include "route_plan.h"
 #include "rpc_request.h"
 
 namespace solgate {
@@ -16,14 +17,18 @@ struct RouteDecision {
 };
 
 // Bad input never reaches an upstream: a body or call that is malformed is
-// answered here, and so is getBlock for a slot beyond the pool's indexed
-// frontier (when the network enforces block availability). A batch with any malformed call is answered here as a
+// answered here, so is a request the plan cannot route (bad selector, no
+// upstream serving the method), and so is getBlock for a slot beyond the
+// indexed frontier of the request's upstreams (when the network enforces
+// block availability). A batch with any malformed call is answered here as a
 // whole (each malformed call with its error, the others with -32600 naming
 // the bad element), because forwarding only part of a batch needs response
 // merging that Solgate does not do yet.
-RouteDecision RouteRequest(const RpcRequest& request, const Network& network);
+RouteDecision RouteRequest(const RpcRequest& request, const Network& network,
+                           const RoutePlan& plan, int64_t now_ms);
 
-// The answer when no upstream could serve the request.
+// The answer when no upstream could serve the request: `code` and
+// `message` for every call, each with its own id.
 std::string FailRequest(const RpcRequest& request, int code,
                         std::string_view message);
 

@@ -17,6 +17,8 @@ constexpr int kInvalidRequest = -32600;
 constexpr int kMethodNotFound = -32601;
 constexpr int kInvalidParams = -32602;
 constexpr int kInternalError = -32603;
+// Solana's "node is unhealthy".
+constexpr int kNodeUnhealthy = -32005;
 // Solana's "block not available": the node has not indexed the slot yet.
 constexpr int kBlockNotAvailable = -32004;
 

@@ -17,11 +17,20 @@ std::string_view PollMethodName(PollMethod method) {
     return method < kPollMethodCount ? kNames[method] : "";
 }
 
+std::string_view LaneAxisName(LaneAxis axis) {
+    return axis == kAxisProcessed ? "processed" : "finalized";
+}
+
 void SharedText::Write(std::string_view value) {
     uint32_t v = version.load(std::memory_order_relaxed);
     version.store(v | 1u, std::memory_order_release);
     std::atomic_thread_fence(std::memory_order_release);
     size_t n = std::min(value.size(), kReasonCapacity - 1);
+    // never cut a UTF-8 sequence in two
+    while (n > 0 && n < value.size() &&
+           (static_cast<unsigned char>(value[n]) & 0xc0) == 0x80) {
+        n--;
+    }
     std::memcpy(text, value.data(), n);
     text[n] = '\0';
     version.store((v | 1u) + 1, std::memory_order_release);

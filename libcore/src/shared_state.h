@@ -13,6 +13,9 @@
 namespace solgate {
 
 constexpr size_t kMaxUpstreams = 256;
+constexpr size_t kMaxLanes = 16;
+constexpr size_t kLaneKeyCapacity = 24;   // "grp:" + 16 hex digits
+constexpr size_t kLaneNameCapacity = 64;
 constexpr size_t kIdCapacity = 65;         // 64 characters and a NUL
 constexpr size_t kReasonCapacity = 192;
 
@@ -105,9 +108,40 @@ struct UpstreamSlot {
     void Reset(std::string_view new_id);
 };
 
+enum LaneAxis : size_t { kAxisProcessed = 0, kAxisFinalized, kAxisCount };
+std::string_view LaneAxisName(LaneAxis axis);
+
+// What a lane remembers per axis between picks.
+struct LaneAxisState {
+    std::atomic<uint64_t> last_good;       // regression guard's memory
+    std::atomic<int64_t> guard_since_ms;   // holding last_good since; 0 = not
+    std::atomic<uint64_t> floor;           // finalized: never lowers
+    std::atomic<uint64_t> anchor_slot;     // advance-age anchor
+    std::atomic<int64_t> anchor_ms;
+    std::atomic<uint64_t> served;          // the last served tip (gauge)
+    std::atomic<uint64_t> max_head;        // highest voter head (lag gauge)
+};
+
+// A group of upstreams that use-upstream selectors pin traffic to, with
+// its own served tip. Members are shared-table slot indices, which stay
+// the same across reloads.
+struct LaneShared {
+    enum State : uint32_t { kFree = 0, kClaimed = 1, kReady = 2 };
+
+    std::atomic<uint32_t> state;
+    char key[kLaneKeyCapacity];
+    char name[kLaneNameCapacity];
+    uint64_t members[kMaxUpstreams / 64];
+    LaneAxisState axes[kAxisCount];
+
+    bool HasMember(size_t slot) const {
+        return (members[slot / 64] >> (slot % 64)) & 1;
+    }
+};
+
 struct NetworkShared {
     static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
-    static constexpr uint32_t kLayout = 2;
+    static constexpr uint32_t kLayout = 3;
 
     uint32_t magic;
     uint32_t layout;
@@ -119,6 +153,9 @@ struct NetworkShared {
     std::atomic<uint64_t> getslot_corrections;
     std::atomic<uint64_t> guard_rejections;
     std::atomic<uint64_t> all_cordoned_fallbacks;
+    std::atomic<uint64_t> lane_cap_misses;  // lane-worthy groups past the cap
+    LaneShared all;                          // the network-wide lane
+    LaneShared lanes[kMaxLanes];
     UpstreamSlot slots[kMaxUpstreams];
 };
 

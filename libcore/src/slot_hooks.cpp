@@ -24,7 +24,13 @@ uint64_t CorrectGetSlot(sg_commitment_t commitment, uint64_t response,
     case SG_COMMITMENT_NONE:
         break;
     }
-    return std::max({response, tips.processed, answered});
+    uint64_t base = std::max(response, tips.processed);
+    // An answered slot far above what every source says now came from a
+    // node on another cluster or before a reset: it must not pin the floor.
+    if (answered > base + kToleratedSlotRollback) {
+        return base;
+    }
+    return std::max(base, answered);
 }
 
 bool BlockUnavailable(uint64_t slot, const Tips& tips, uint64_t margin) {

@@ -16,7 +16,8 @@ constexpr uint64_t kFinalizedIndexFallbackLag = 32;
 // The slot a getSlot answer is corrected to, for the request's effective
 // commitment:
 //  - processed or none: raised to the processed tip and to the highest
-//    processed slot already answered (`answered`), never lowered;
+//    processed slot already answered (`answered`), never lowered; an
+//    `answered` more than kToleratedSlotRollback above both is dropped;
 //  - confirmed: untouched (no confirmed tip is tracked);
 //  - finalized: min(finalized tip, indexed tip), both ways, so callers are
 //    never sent into the window getBlock cannot serve yet.

@@ -24,6 +24,20 @@ std::string Format(const char* fmt, ...) {
     return std::string(buf, std::min(static_cast<size_t>(n), sizeof(buf) - 1));
 }
 
+// What went wrong with a poll, for the log: the transport error, the HTTP
+// status, or the start of the JSON-RPC answer.
+std::string DescribeFailure(const HttpResult& r) {
+    if (r.transport_error != 0) {
+        return Format("transport error %d: %s", r.transport_error,
+                      r.error_text.c_str());
+    }
+    std::string body = r.body.substr(0, 160);
+    for (char& c : body) {
+        if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+    }
+    return Format("HTTP %ld: %s", r.http_status, body.c_str());
+}
+
 constexpr const char* kRecoveredReason =
     "svm state poller: getHealth ok and shred-insert lag back within "
     "threshold";
@@ -97,8 +111,15 @@ void UpstreamPoller::Tick() {
 
     pending_ = 1;  // held until every call below is issued
     Call(kPollGetHealth, RequestBody("getHealth"), [this](const HttpResult& r) {
-        slot_.health.store(static_cast<uint32_t>(
-            ReplyHealthy(r) ? HealthOutcome::kOk : HealthOutcome::kFailed));
+        bool healthy = ReplyHealthy(r);
+        auto before = slot_.health.exchange(static_cast<uint32_t>(
+            healthy ? HealthOutcome::kOk : HealthOutcome::kFailed));
+        if (!healthy &&
+            before != static_cast<uint32_t>(HealthOutcome::kFailed)) {
+            log_(kLogWarn, Format("svm state poller: getHealth failed: %s %s",
+                                  Describe().c_str(),
+                                  DescribeFailure(r).c_str()));
+        }
     });
     Call(kPollGetMaxShredInsertSlot, RequestBody("getMaxShredInsertSlot"),
          [this](const HttpResult& r) {
@@ -241,8 +262,16 @@ NetworkPoller::~NetworkPoller() {
 
 void NetworkPoller::Tick() {
     int64_t now = clock_.MonotonicMs();
+    network_.RefreshLanes(now);
     for (size_t i = 0; i < upstreams_.size(); i++) {
-        if (ClaimLease(network_.slot(i).lease, pid_, now, kLeaseTtlMs)) {
+        UpstreamSlot& slot = network_.slot(i);
+        // An old worker draining after a reload must not poll into a slot
+        // that the new configuration gave to another upstream.
+        if (slot.use.load() != UpstreamSlot::kBound ||
+            std::string_view(slot.id) != network_.upstream(i).id) {
+            continue;
+        }
+        if (ClaimLease(slot.lease, pid_, now, kLeaseTtlMs)) {
             upstreams_[i]->Tick();
         }
     }

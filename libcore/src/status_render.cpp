@@ -285,8 +285,9 @@ void AppendLabelValue(std::string& out, std::string_view value) {
     }
 }
 
-void AppendSample(std::string& out, std::string_view name,
-                  std::initializer_list<Label> labels, uint64_t value) {
+void AppendSampleText(std::string& out, std::string_view name,
+                      std::initializer_list<Label> labels,
+                      std::string_view value) {
     out += name;
     out.push_back('{');
     bool first = true;
@@ -301,13 +302,18 @@ void AppendSample(std::string& out, std::string_view name,
         out.push_back('"');
     }
     out += "} ";
-    out += std::to_string(value);
+    out += value;
     out.push_back('\n');
+}
+
+void AppendSample(std::string& out, std::string_view name,
+                  std::initializer_list<Label> labels, uint64_t value) {
+    AppendSampleText(out, name, labels, std::to_string(value));
 }
 
 using SampleWriter =
     std::function<void(std::string& out, std::string_view name,
-                       const Network& network)>;
+                       const Network& network, int64_t now_ms)>;
 
 struct Family {
     std::string_view name;
@@ -317,7 +323,8 @@ struct Family {
 };
 
 void AppendFamily(std::string& out, const Family& family,
-                  const std::vector<const Network*>& networks) {
+                  const std::vector<const Network*>& networks,
+                  int64_t now_ms) {
     out += "# HELP ";
     out += family.name;
     out.push_back(' ');
@@ -328,14 +335,14 @@ void AppendFamily(std::string& out, const Family& family,
     out += family.type;
     out.push_back('\n');
     for (const Network* network : networks) {
-        family.samples(out, family.name, *network);
+        family.samples(out, family.name, *network, now_ms);
     }
 }
 
 // One sample per upstream: {network, upstream} = value(slot).
 SampleWriter PerUpstream(uint64_t (*value)(const UpstreamSlot&)) {
     return [value](std::string& out, std::string_view name,
-                   const Network& network) {
+                   const Network& network, int64_t) {
         for (size_t i = 0; i < network.size(); i++) {
             AppendSample(out, name,
                          {{"network", network.name()},
@@ -349,7 +356,7 @@ SampleWriter PerUpstream(uint64_t (*value)(const UpstreamSlot&)) {
 SampleWriter PerPollMethod(
     const std::atomic<uint64_t> (UpstreamSlot::*counts)[kPollMethodCount]) {
     return [counts](std::string& out, std::string_view name,
-                    const Network& network) {
+                    const Network& network, int64_t) {
         for (size_t i = 0; i < network.size(); i++) {
             const UpstreamSlot& slot = network.slot(i);
             for (size_t m = 0; m < kPollMethodCount; m++) {
@@ -367,7 +374,7 @@ SampleWriter PerPollMethod(
 // One sample per network: {network} = value(shared table).
 SampleWriter PerNetwork(uint64_t (*value)(const NetworkShared&)) {
     return [value](std::string& out, std::string_view name,
-                   const Network& network) {
+                   const Network& network, int64_t) {
         AppendSample(out, name, {{"network", network.name()}},
                      value(network.shared()));
     };
@@ -375,7 +382,7 @@ SampleWriter PerNetwork(uint64_t (*value)(const NetworkShared&)) {
 
 // Value 1 with the current reason when cordoned, else reason="" value 0.
 void AppendCordonedSamples(std::string& out, std::string_view name,
-                           const Network& network) {
+                           const Network& network, int64_t) {
     for (size_t i = 0; i < network.size(); i++) {
         const UpstreamSlot& slot = network.slot(i);
         bool cordoned = IsCordoned(slot);
@@ -388,21 +395,57 @@ void AppendCordonedSamples(std::string& out, std::string_view name,
     }
 }
 
-void AppendServedTipSamples(std::string& out, std::string_view name,
-                            const Network& network) {
-    Tips tips = network.CurrentTips();
-    AppendSample(out, name,
-                 {{"network", network.name()}, {"lane", "all"},
-                  {"axis", "processed"}},
-                 tips.processed);
-    AppendSample(out, name,
-                 {{"network", network.name()}, {"lane", "all"},
-                  {"axis", "finalized"}},
-                 tips.finalized);
+// Every lane of the network: "all" and the groups that requests formed.
+std::vector<const LaneShared*> Lanes(const Network& network) {
+    std::vector<const LaneShared*> lanes{&network.all_lane()};
+    for (const LaneShared& lane : network.shared().lanes) {
+        if (lane.state.load(std::memory_order_acquire) == LaneShared::kReady) {
+            lanes.push_back(&lane);
+        }
+    }
+    return lanes;
+}
+
+// One sample per lane and axis: {network, lane, axis} = value(axis state).
+SampleWriter PerLaneAxis(std::string (*value)(const LaneAxisState&, int64_t)) {
+    return [value](std::string& out, std::string_view name,
+                   const Network& network, int64_t now_ms) {
+        for (const LaneShared* lane : Lanes(network)) {
+            for (size_t a = 0; a < kAxisCount; a++) {
+                auto axis = static_cast<LaneAxis>(a);
+                AppendSampleText(out, name,
+                                 {{"network", network.name()},
+                                  {"lane", lane->name},
+                                  {"axis", LaneAxisName(axis)}},
+                                 value(lane->axes[a], now_ms));
+            }
+        }
+    };
+}
+
+std::string LaneServed(const LaneAxisState& axis, int64_t) {
+    return std::to_string(Load(axis.served));
+}
+
+std::string LaneLag(const LaneAxisState& axis, int64_t) {
+    uint64_t served = Load(axis.served);
+    uint64_t head = Load(axis.max_head);
+    return std::to_string(head > served ? head - served : 0);
+}
+
+std::string LaneAdvanceAge(const LaneAxisState& axis, int64_t now_ms) {
+    int64_t anchor = axis.anchor_ms.load(std::memory_order_relaxed);
+    if (anchor == 0) {
+        return "0";
+    }
+    char text[32];
+    snprintf(text, sizeof(text), "%.3f",
+             static_cast<double>(std::max<int64_t>(0, now_ms - anchor)) / 1000);
+    return text;
 }
 
 void AppendIndexedTipSamples(std::string& out, std::string_view name,
-                             const Network& network) {
+                             const Network& network, int64_t) {
     AppendSample(out, name, {{"network", network.name()}},
                  network.CurrentTips().indexed);
 }
@@ -485,8 +528,15 @@ const std::vector<Family>& Families() {
          "back into rotation).",
          PerNetwork(AllCordonedFallbacks)},
         {"solgate_network_served_tip_slot", "gauge",
-         "Served tip slot of the network, by commitment axis.",
-         AppendServedTipSamples},
+         "Served tip slot per lane (\"all\" is the network-wide one) and "
+         "commitment axis.",
+         PerLaneAxis(LaneServed)},
+        {"solgate_network_served_tip_lag_slots", "gauge",
+         "How far the lane's served tip is below its highest upstream head.",
+         PerLaneAxis(LaneLag)},
+        {"solgate_network_served_tip_advance_age_seconds", "gauge",
+         "Seconds since the lane's served tip last moved forward.",
+         PerLaneAxis(LaneAdvanceAge)},
         {"solgate_network_indexed_tip_slot", "gauge",
          "Highest shred-insert slot among the network's upstreams.",
          AppendIndexedTipSamples},
@@ -513,11 +563,12 @@ std::string RenderState(const std::vector<const Network*>& networks,
     return out;
 }
 
-std::string RenderMetrics(const std::vector<const Network*>& networks) {
+std::string RenderMetrics(const std::vector<const Network*>& networks,
+                          int64_t now_mono_ms) {
     std::vector<const Network*> bound = BoundNetworks(networks);
     std::string out;
     for (const Family& family : Families()) {
-        AppendFamily(out, family, bound);
+        AppendFamily(out, family, bound, now_mono_ms);
     }
     return out;
 }

@@ -20,6 +20,7 @@ std::string RenderState(const std::vector<const Network*>& networks,
                         int64_t now_mono_ms, int64_t now_wall_ms);
 
 // Prometheus text exposition format 0.0.4, metrics prefixed solgate_.
-std::string RenderMetrics(const std::vector<const Network*>& networks);
+std::string RenderMetrics(const std::vector<const Network*>& networks,
+                          int64_t now_mono_ms);
 
 }  // namespace solgate

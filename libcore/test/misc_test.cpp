@@ -57,13 +57,14 @@ TEST(CApi, ParseRouteAndFree) {
     sg_network_conf_t conf{SG_CLUSTER_MAINNET_BETA, SG_COMMITMENT_NONE, 400,
                            100, 1};
     sg_network_t* net = sg_network_new("m", 1, &conf);
-    sg_upstream_conf_t up{{"a", 1}, {"http://x/", 9}, {"", 0}, {"", 0}};
+    sg_upstream_conf_t up{{"a", 1}, {"http://x/", 9}, {"", 0}, {"", 0},
+                          {"family:x", 8}, {"", 0}, {"", 0}};
     ASSERT_EQ(sg_network_add_upstream(net, &up), SG_OK);
     auto shared = std::make_unique<char[]>(sg_network_shared_size());
     char err[64];
     ASSERT_EQ(sg_network_bind(net, shared.get(), 1, 0, err, sizeof(err)), SG_OK);
     sg_route_t route;
-    ASSERT_EQ(sg_request_route(req, net, &route), SG_OK);
+    ASSERT_EQ(sg_request_route(req, net, {"", 0}, 0, &route), SG_OK);
     EXPECT_EQ(route.kind, SG_ROUTE_ANSWER);
     EXPECT_EQ(route.http_status, 200u);
     std::string answer(route.body.data, route.body.len);

@@ -14,10 +14,19 @@ NetworkSettings Cluster(sg_cluster_t cluster) {
     return s;
 }
 
+RouteDecision RouteOn(const Network& network, const std::string& body,
+                      std::string_view selector = "") {
+    RpcRequest request = ParseRpcRequest(body.data(), body.size());
+    return RouteRequest(request, network, PlanRoute(network, request, selector),
+                        0);
+}
+
 RouteDecision Route(const std::string& body,
                     sg_cluster_t cluster = SG_CLUSTER_MAINNET_BETA) {
     testing::TestNetwork net(2, Cluster(cluster));
-    return RouteRequest(ParseRpcRequest(body.data(), body.size()), net.network);
+    RpcRequest request = ParseRpcRequest(body.data(), body.size());
+    return RouteRequest(request, net.network, PlanRoute(net.network, request, ""),
+                        0);
 }
 
 TEST(Router, ForwardsOrdinaryCalls) {
@@ -120,8 +129,7 @@ protected:
     RouteDecision GetBlock(uint64_t slot) {
         std::string body = R"({"jsonrpc":"2.0","id":5,"method":"getBlock",)"
                            R"("params":[)" + std::to_string(slot) + "]}";
-        return RouteRequest(ParseRpcRequest(body.data(), body.size()),
-                            net.network);
+        return RouteOn(net.network, body);
     }
 
     testing::TestNetwork net{2, Cluster(SG_CLUSTER_MAINNET_BETA)};
@@ -152,8 +160,7 @@ TEST(Guard, MarginWidensWithTheDebounce) {
     auto get_block = [&](uint64_t slot) {
         std::string body = R"({"jsonrpc":"2.0","id":1,"method":"getBlock",)"
                            R"("params":[)" + std::to_string(slot) + "]}";
-        return RouteRequest(ParseRpcRequest(body.data(), body.size()),
-                            net.network);
+        return RouteOn(net.network, body);
     };
     EXPECT_TRUE(get_block(1007).forward);
     EXPECT_FALSE(get_block(1008).forward);
@@ -166,8 +173,7 @@ TEST(Guard, OffForwardsEverything) {
     net.network.slot(0).shred = 1000;
     std::string body = R"({"jsonrpc":"2.0","id":1,"method":"getConfirmedBlock",)"
                        R"("params":[5000]})";
-    EXPECT_TRUE(RouteRequest(ParseRpcRequest(body.data(), body.size()),
-                             net.network).forward);
+    EXPECT_TRUE(RouteOn(net.network, body).forward);
 }
 
 TEST(Router, MethodNames) {

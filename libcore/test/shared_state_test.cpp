@@ -65,6 +65,9 @@ TEST(SharedText, WritesAndReadsTruncated) {
     EXPECT_EQ(text.Read(), "maintenance window");
     text.Write(std::string(500, 'x'));
     EXPECT_EQ(text.Read().size(), kReasonCapacity - 1);
+    // a two-byte character straddling the limit is left out whole
+    text.Write(std::string(kReasonCapacity - 2, 'x') + "\xc3\xa9");
+    EXPECT_EQ(text.Read().size(), kReasonCapacity - 2);
 }
 
 }  // namespace

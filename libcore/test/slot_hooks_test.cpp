@@ -16,6 +16,9 @@ TEST(CorrectGetSlot, ProcessedAndNoneAreFlooredNeverLowered) {
     EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, Tips{}), 990u);
     // never below what a client was already told
     EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, tips, 1010), 1010u);
+    // ... unless that was a slot from another cluster or before a reset
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, tips, 50000000),
+              1000u);
     EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_FINALIZED, 990, tips, 5000), 968u);
 }
 
@@ -85,11 +88,13 @@ class ResponseHookTest : public ::testing::Test {
 protected:
     std::unique_ptr<ResponseHook> Hook(const std::string& body) {
         request = ParseRpcRequest(body.data(), body.size());
-        return ResponseHook::For(net.network, request, 0);
+        plan = PlanRoute(net.network, request, "");
+        return ResponseHook::For(net.network, request, plan, 0);
     }
 
     testing::TestNetwork net{3};
     RpcRequest request;
+    RoutePlan plan;
 };
 
 TEST_F(ResponseHookTest, OnlyGetSlotAndEnvelopesOfSingleCalls) {
@@ -106,15 +111,15 @@ TEST_F(ResponseHookTest, OnlyGetSlotAndEnvelopesOfSingleCalls) {
 TEST_F(ResponseHookTest, GetSlotAnswerRaisedToTheProcessedTip) {
     for (size_t i = 0; i < 3; i++) net.network.slot(i).processed = 1000 + i;
     auto hook = Hook(R"({"jsonrpc":"2.0","id":"a","method":"getSlot"})");
-    auto c = hook->Rewrite(R"({"jsonrpc":"2.0","result":995,"id":"a"})");
+    auto c = hook->Rewrite(R"({"jsonrpc":"2.0","result":995,"id":"a"})", 0);
     ASSERT_TRUE(c);
     EXPECT_EQ(c->body, R"({"jsonrpc":"2.0","result":1001,"id":"a"})");
     EXPECT_EQ(c->from, 995u);
     EXPECT_EQ(c->to, 1001u);
     EXPECT_EQ(net.network.shared().getslot_corrections.load(), 1u);
-    EXPECT_FALSE(hook->Rewrite(R"({"jsonrpc":"2.0","result":1002,"id":"a"})"));
+    EXPECT_FALSE(hook->Rewrite(R"({"jsonrpc":"2.0","result":1002,"id":"a"})", 0));
     EXPECT_FALSE(hook->Rewrite(R"({"jsonrpc":"2.0","error":{"code":-32005,)"
-                               R"("message":"x"},"id":"a"})"));
+                               R"("message":"x"},"id":"a"})", 0));
 }
 
 TEST_F(ResponseHookTest, ProcessedAnswersNeverGoBackwardsAcrossUpstreams) {
@@ -122,10 +127,19 @@ TEST_F(ResponseHookTest, ProcessedAnswersNeverGoBackwardsAcrossUpstreams) {
     net.network.slot(1).processed = 990;
     net.network.slot(2).processed = 950;
     auto hook = Hook(R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})");
-    EXPECT_FALSE(hook->Rewrite(R"({"jsonrpc":"2.0","result":1000,"id":1})"));
-    auto c = hook->Rewrite(R"({"jsonrpc":"2.0","result":950,"id":1})");
+    EXPECT_FALSE(hook->Rewrite(R"({"jsonrpc":"2.0","result":1000,"id":1})", 0));
+    auto c = hook->Rewrite(R"({"jsonrpc":"2.0","result":950,"id":1})", 0);
     ASSERT_TRUE(c);
     EXPECT_EQ(c->to, 1000u);  // not just the tip (990)
+}
+
+TEST_F(ResponseHookTest, AFarAheadAnswerDoesNotPinTheFloor) {
+    for (size_t i = 0; i < 3; i++) net.network.slot(i).processed = 1000;
+    net.network.shared().processed_answered = 90000000;  // a devnet answer
+    auto hook = Hook(R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})");
+    EXPECT_FALSE(hook->Rewrite(R"({"jsonrpc":"2.0","result":1001,"id":1})", 0));
+    EXPECT_EQ(net.network.shared().processed_answered.load(), 1001u);
+    EXPECT_EQ(net.network.shared().answered_rollbacks.load(), 1u);
 }
 
 TEST_F(ResponseHookTest, HarvestFeedsTheAnsweringUpstream) {
@@ -146,7 +160,8 @@ TEST_F(ResponseHookTest, DefaultCommitmentRoutesTheHarvest) {
     testing::TestNetwork fin(1, s);
     std::string body = R"({"jsonrpc":"2.0","id":1,"method":"getBalance"})";
     request = ParseRpcRequest(body.data(), body.size());
-    auto hook = ResponseHook::For(fin.network, request, 0);
+    plan = PlanRoute(fin.network, request, "");
+    auto hook = ResponseHook::For(fin.network, request, plan, 0);
     std::string reply = R"({"jsonrpc":"2.0","result":{"context":{"slot":7},)"
                         R"("value":1},"id":1})";
     hook->Feed(reply.data(), reply.size(), 1);

@@ -410,7 +410,7 @@ TEST(StatusRenderMetrics, UpstreamSamples) {
     slot.gate_skipped_ticks = 9;
     slot.harvested = 31;
     CordonByPollerForLag(slot, 250, kNowWall);
-    std::string m = RenderMetrics({&net.network});
+    std::string m = RenderMetrics({&net.network}, 0);
 
     // "solgate_upstream_<family>{network="mainnet",upstream="up-<u>"<extra>} v"
     auto has = [&m](const std::string& family, int u, const std::string& value,
@@ -451,7 +451,8 @@ TEST(StatusRenderMetrics, NetworkSamples) {
     net.shared->getslot_corrections = 5;
     net.shared->guard_rejections = 6;
     net.shared->all_cordoned_fallbacks = 7;
-    std::string m = RenderMetrics({&net.network});
+    net.network.RefreshLanes(5000);  // the poller does this every tick
+    std::string m = RenderMetrics({&net.network}, 8000);
 
     EXPECT_TRUE(HasLine(m, "solgate_network_getslot_corrections_total"
                            "{network=\"mainnet\"} 5")) << m;
@@ -466,12 +467,18 @@ TEST(StatusRenderMetrics, NetworkSamples) {
                            ",lane=\"all\",axis=\"finalized\"} 961"));
     EXPECT_TRUE(HasLine(m, "solgate_network_indexed_tip_slot"
                            "{network=\"mainnet\"} 1012"));
+    EXPECT_TRUE(HasLine(m, "solgate_network_served_tip_lag_slots"
+                           "{network=\"mainnet\",lane=\"all\","
+                           "axis=\"processed\"} 1"));
+    EXPECT_TRUE(HasLine(m, "solgate_network_served_tip_advance_age_seconds"
+                           "{network=\"mainnet\",lane=\"all\","
+                           "axis=\"processed\"} 3.000"));
 }
 
 TEST(StatusRenderMetrics, OneHelpAndTypePerFamilyWithTwoNetworks) {
     TestNetwork mainnet(2, Mainnet());
     NamedNetwork devnet("devnet", 1);
-    std::string m = RenderMetrics({&mainnet.network, &devnet.network});
+    std::string m = RenderMetrics({&mainnet.network, &devnet.network}, 0);
 
     std::set<std::string> helped;
     std::set<std::string> closed;  // families whose samples have ended
@@ -491,7 +498,7 @@ TEST(StatusRenderMetrics, OneHelpAndTypePerFamilyWithTwoNetworks) {
             EXPECT_EQ(closed.count(MetricName(line)), 0u) << line;
         }
     }
-    EXPECT_EQ(helped.size(), 17u);
+    EXPECT_EQ(helped.size(), 19u);
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot"
                            "{network=\"devnet\",upstream=\"up-0\"} 0"));
     EXPECT_TRUE(HasLine(m, "solgate_network_indexed_tip_slot"
@@ -504,7 +511,7 @@ TEST(StatusRenderMetrics, OneHelpAndTypePerFamilyWithTwoNetworks) {
 TEST(StatusRenderMetrics, FamiliesInFixedOrder) {
     TestNetwork net(1, Mainnet());
     std::vector<std::string> order;
-    for (const auto& line : Lines(RenderMetrics({&net.network}))) {
+    for (const auto& line : Lines(RenderMetrics({&net.network}, 0))) {
         if (line.rfind("# TYPE ", 0) == 0) order.push_back(line.substr(7));
     }
     EXPECT_EQ(order, (std::vector<std::string>{
@@ -524,6 +531,8 @@ TEST(StatusRenderMetrics, FamiliesInFixedOrder) {
                          "solgate_network_guard_rejections_total counter",
                          "solgate_network_all_cordoned_total counter",
                          "solgate_network_served_tip_slot gauge",
+                         "solgate_network_served_tip_lag_slots gauge",
+                         "solgate_network_served_tip_advance_age_seconds gauge",
                          "solgate_network_indexed_tip_slot gauge"}));
 }
 
@@ -531,7 +540,7 @@ TEST(StatusRenderMetrics, EscapesLabelValues) {
     TestNetwork net(1, Mainnet());
     CordonByOperator(net.network.slot(0), "say \"hi\" \\ then\nleave",
                      kNowWall);
-    std::string m = RenderMetrics({&net.network});
+    std::string m = RenderMetrics({&net.network}, 0);
 
     EXPECT_TRUE(HasLine(m, "solgate_upstream_cordoned{network=\"mainnet\","
                            "upstream=\"up-0\",reason=\"say \\\"hi\\\" \\\\ "
@@ -545,7 +554,7 @@ TEST(StatusRenderMetrics, EveryLineFollowsTheTextFormat) {
                      kNowWall);
     CordonByPollerForLag(devnet.network.slot(0), 4000, kNowWall);
     mainnet.network.slot(0).processed = 18446744073709551615ull;
-    std::string m = RenderMetrics({&mainnet.network, &devnet.network});
+    std::string m = RenderMetrics({&mainnet.network, &devnet.network}, 0);
 
     ASSERT_FALSE(m.empty());
     EXPECT_EQ(m.back(), '\n');
@@ -559,8 +568,9 @@ TEST(StatusRenderMetrics, EveryLineFollowsTheTextFormat) {
         }
     }
     // Per upstream: 10 single-sample families and 2 x 5 poll methods;
-    // per network: 3 counters, 2 served tips and the indexed tip.
-    EXPECT_EQ(samples, 4u * (10 + 2 * kPollMethodCount) + 2u * 6);
+    // per network: 3 counters, 3 lane families x 2 axes for lane "all"
+    // (no group lanes formed) and the indexed tip.
+    EXPECT_EQ(samples, 4u * (10 + 2 * kPollMethodCount) + 2u * 10);
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot{network=\"mainnet\","
                            "upstream=\"up-0\"} 18446744073709551615"));
 }
@@ -568,7 +578,7 @@ TEST(StatusRenderMetrics, EveryLineFollowsTheTextFormat) {
 TEST(StatusRenderMetrics, SkipsUnboundNetworks) {
     Network unbound("devnet", NetworkSettings{});
     unbound.AddUpstream({"lonely", {"http://10.0.2.1/", "", "", ""}});
-    std::string m = RenderMetrics({&unbound});
+    std::string m = RenderMetrics({&unbound}, 0);
 
     for (const auto& line : Lines(m)) {
         EXPECT_EQ(line[0], '#') << line;

@@ -25,6 +25,10 @@ static ngx_int_t ngx_http_solgate_reject_method(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 static ngx_int_t ngx_http_solgate_body_bytes(ngx_http_request_t *r,
     u_char **data, size_t *len);
+static ngx_int_t ngx_http_solgate_selector(ngx_http_request_t *r,
+    ngx_http_solgate_network_t *network, ngx_str_t *selector);
+static ngx_table_elt_t *ngx_http_solgate_find_header(ngx_http_request_t *r,
+    ngx_str_t *name);
 static ngx_uint_t ngx_http_solgate_last_status(ngx_http_request_t *r);
 
 
@@ -121,16 +125,25 @@ ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 {
     size_t       len;
     u_char      *data;
+    sg_str_t     use;
+    ngx_str_t    selector;
     sg_route_t   route;
 
-    if (ngx_http_solgate_body_bytes(r, &data, &len) != NGX_OK) {
+    if (ngx_http_solgate_body_bytes(r, &data, &len) != NGX_OK
+        || ngx_http_solgate_selector(r, ctx->network, &selector) != NGX_OK)
+    {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
+
+    use.data = (char *) selector.data;
+    use.len = selector.len;
 
     ctx->rpc = sg_request_parse((char *) data, len);
 
     if (ctx->rpc == NULL
-        || sg_request_route(ctx->rpc, ctx->network->core, &route) != SG_OK)
+        || sg_request_route(ctx->rpc, ctx->network->core, use,
+                            (int64_t) ngx_current_msec, &route)
+           != SG_OK)
     {
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
                       "solgate: could not route the request (out of memory)");
@@ -176,7 +189,9 @@ ngx_http_solgate_attempt(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         return ngx_http_solgate_fail_all(r, ctx);
     }
 
-    if (all_cordoned) {
+    /* at most one line per worker every 10 s: it lasts a whole outage */
+    if (all_cordoned && ngx_time() - network->all_cordoned_logged >= 10) {
+        network->all_cordoned_logged = ngx_time();
         ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
                       "solgate: every upstream of network \"%V\" is "
                       "cordoned, routing to all of them", &network->name);
@@ -360,6 +375,84 @@ ngx_http_solgate_body_bytes(ngx_http_request_t *r, u_char **data,
     *len = (size_t) size;
 
     return NGX_OK;
+}
+
+
+/*
+ * The request's use-upstream selector: the X-Solgate-Use-Upstream header
+ * (or X-ERPC-Use-Upstream), else ?use-upstream=, else the network's
+ * use_upstream_default.  Empty when there is none.
+ */
+static ngx_int_t
+ngx_http_solgate_selector(ngx_http_request_t *r,
+    ngx_http_solgate_network_t *network, ngx_str_t *selector)
+{
+    u_char            *dst, *src;
+    ngx_str_t          raw;
+    ngx_table_elt_t   *h;
+
+    static ngx_str_t   headers[] = {
+        ngx_string("X-Solgate-Use-Upstream"),
+        ngx_string("X-ERPC-Use-Upstream")
+    };
+
+    h = ngx_http_solgate_find_header(r, &headers[0]);
+    if (h == NULL) {
+        h = ngx_http_solgate_find_header(r, &headers[1]);
+    }
+
+    if (h != NULL) {
+        *selector = h->value;
+        return NGX_OK;
+    }
+
+    if (ngx_http_arg(r, (u_char *) "use-upstream", 12, &raw) == NGX_OK) {
+        selector->data = ngx_pnalloc(r->pool, raw.len + 1);
+        if (selector->data == NULL) {
+            return NGX_ERROR;
+        }
+
+        src = raw.data;
+        dst = selector->data;
+        ngx_unescape_uri(&dst, &src, raw.len, NGX_UNESCAPE_URI);
+        selector->len = dst - selector->data;
+        return NGX_OK;
+    }
+
+    *selector = network->use_upstream_default;
+
+    return NGX_OK;
+}
+
+
+static ngx_table_elt_t *
+ngx_http_solgate_find_header(ngx_http_request_t *r, ngx_str_t *name)
+{
+    ngx_uint_t        i;
+    ngx_list_part_t  *part;
+    ngx_table_elt_t  *h;
+
+    part = &r->headers_in.headers.part;
+    h = part->elts;
+
+    for (i = 0; /* void */; i++) {
+
+        if (i >= part->nelts) {
+            if (part->next == NULL) {
+                return NULL;
+            }
+
+            part = part->next;
+            h = part->elts;
+            i = 0;
+        }
+
+        if (h[i].key.len == name->len
+            && ngx_strncasecmp(h[i].key.data, name->data, name->len) == 0)
+        {
+            return &h[i];
+        }
+    }
 }
 
 

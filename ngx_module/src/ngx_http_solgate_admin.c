@@ -209,29 +209,28 @@ ngx_http_solgate_admin_network(ngx_http_request_t *r,
 static ngx_int_t
 ngx_http_solgate_arg(ngx_http_request_t *r, char *name, ngx_str_t *value)
 {
-    u_char     *dst, *src;
+    u_char     *dst, *src, *plain;
     ngx_str_t   raw;
 
     if (ngx_http_arg(r, (u_char *) name, ngx_strlen(name), &raw) != NGX_OK) {
         return NGX_DECLINED;
     }
 
-    value->data = ngx_pnalloc(r->pool, raw.len);
-    if (value->data == NULL) {
+    plain = ngx_pnalloc(r->pool, raw.len * 2);
+    if (plain == NULL) {
         return NGX_ERROR;
     }
 
-    src = raw.data;
+    /* '+' is a space in a query string; "%2B" is a '+', so decode after */
+    for (src = raw.data, dst = plain; src < raw.data + raw.len; src++) {
+        *dst++ = (*src == '+') ? ' ' : *src;
+    }
+
+    src = plain;
+    value->data = plain + raw.len;
     dst = value->data;
     ngx_unescape_uri(&dst, &src, raw.len, NGX_UNESCAPE_URI);
     value->len = dst - value->data;
-
-    /* '+' is a space in a query string */
-    for (dst = value->data; dst < value->data + value->len; dst++) {
-        if (*dst == '+') {
-            *dst = ' ';
-        }
-    }
 
     return NGX_OK;
 }

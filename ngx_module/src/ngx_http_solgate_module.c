@@ -15,6 +15,7 @@ typedef struct {
 
 static ngx_int_t ngx_http_solgate_add_variables(ngx_conf_t *cf);
 static ngx_int_t ngx_http_solgate_init(ngx_conf_t *cf);
+static ngx_int_t ngx_http_solgate_init_module(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_solgate_init_process(ngx_cycle_t *cycle);
 static void ngx_http_solgate_exit_process(ngx_cycle_t *cycle);
 static void *ngx_http_solgate_create_main_conf(ngx_conf_t *cf);
@@ -30,6 +31,10 @@ static ngx_int_t ngx_http_solgate_upstream_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
 static ngx_int_t ngx_http_solgate_method_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
+static ngx_int_t ngx_http_solgate_lane_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data);
+static ngx_int_t ngx_http_solgate_core_string(ngx_http_variable_value_t *v,
+    sg_str_t value);
 static void ngx_http_solgate_cleanup_ctx(void *data);
 
 
@@ -95,7 +100,7 @@ ngx_module_t  ngx_http_solgate_module = {
     ngx_http_solgate_commands,             /* module directives */
     NGX_HTTP_MODULE,                       /* module type */
     NULL,                                  /* init master */
-    NULL,                                  /* init module */
+    ngx_http_solgate_init_module,          /* init module */
     ngx_http_solgate_init_process,         /* init process */
     NULL,                                  /* init thread */
     NULL,                                  /* exit thread */
@@ -117,6 +122,8 @@ static ngx_http_solgate_var_t  ngx_http_solgate_vars[] = {
       offsetof(ngx_http_solgate_upstream_t, id) },
 
     { ngx_string("solgate_method"), ngx_http_solgate_method_variable, 0 },
+
+    { ngx_string("solgate_lane"), ngx_http_solgate_lane_variable, 0 },
 
     { ngx_null_string, NULL, 0 }
 };
@@ -330,6 +337,13 @@ ngx_http_solgate_resolve_pass_refs(ngx_conf_t *cf,
 
 
 static ngx_int_t
+ngx_http_solgate_init_module(ngx_cycle_t *cycle)
+{
+    return ngx_http_solgate_poller_reload(cycle);
+}
+
+
+static ngx_int_t
 ngx_http_solgate_init_process(ngx_cycle_t *cycle)
 {
     return ngx_http_solgate_poller_start(cycle);
@@ -435,7 +449,6 @@ static ngx_int_t
 ngx_http_solgate_method_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data)
 {
-    sg_str_t                 method;
     ngx_http_solgate_ctx_t  *ctx;
 
     ctx = ngx_http_solgate_get_ctx(r);
@@ -445,10 +458,33 @@ ngx_http_solgate_method_variable(ngx_http_request_t *r,
         return NGX_OK;
     }
 
-    method = sg_request_method(ctx->rpc);
+    return ngx_http_solgate_core_string(v, sg_request_method(ctx->rpc));
+}
 
-    v->data = (u_char *) method.data;
-    v->len = method.len;
+
+static ngx_int_t
+ngx_http_solgate_lane_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data)
+{
+    ngx_http_solgate_ctx_t  *ctx;
+
+    ctx = ngx_http_solgate_get_ctx(r);
+
+    if (ctx == NULL || ctx->rpc == NULL) {
+        v->not_found = 1;
+        return NGX_OK;
+    }
+
+    return ngx_http_solgate_core_string(v, sg_request_lane(ctx->rpc));
+}
+
+
+/* A string libcore keeps alive as long as the request's sg_request_t. */
+static ngx_int_t
+ngx_http_solgate_core_string(ngx_http_variable_value_t *v, sg_str_t value)
+{
+    v->data = (u_char *) value.data;
+    v->len = value.len;
     v->valid = 1;
     v->no_cacheable = 1;
     v->not_found = 0;

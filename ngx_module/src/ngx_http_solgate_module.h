@@ -24,6 +24,8 @@ typedef struct {
     ngx_str_t                    url;       /* with a path, for proxy_pass */
     ngx_str_t                    host;      /* the Host header to send */
     ngx_str_t                    tags;      /* "k:v,k:v" as configured */
+    ngx_str_t                    methods;   /* "getBlock|getTransaction" */
+    ngx_str_t                    ignore_methods;
 } ngx_http_solgate_upstream_t;
 
 
@@ -42,10 +44,12 @@ typedef struct {
 typedef struct {
     ngx_str_t                    name;
     sg_network_conf_t            conf;      /* cluster, commitment, ... */
+    ngx_str_t                    use_upstream_default;  /* "" for none */
     ngx_http_solgate_settings_t  settings;
     ngx_array_t                  upstreams; /* ngx_http_solgate_upstream_t */
     ngx_shm_zone_t              *shm_zone;
     sg_network_t                *core;      /* built after the http block */
+    time_t                       all_cordoned_logged;  /* this worker's */
 
     ngx_str_t                    conf_file; /* where it was defined */
     ngx_uint_t                   conf_line;
@@ -121,6 +125,7 @@ ngx_int_t ngx_http_solgate_build_cores(ngx_conf_t *cf,
 
 /* ngx_http_solgate_poller.c */
 ngx_int_t ngx_http_solgate_poller_start(ngx_cycle_t *cycle);
+ngx_int_t ngx_http_solgate_poller_reload(ngx_cycle_t *cycle);
 void ngx_http_solgate_poller_stop(ngx_cycle_t *cycle);
 
 /* ngx_http_solgate_response.c */

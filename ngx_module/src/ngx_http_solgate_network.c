@@ -42,8 +42,12 @@ static char *ngx_http_solgate_set_max_lag(ngx_conf_t *cf, void *target,
     ngx_str_t *value);
 static char *ngx_http_solgate_set_enforce(ngx_conf_t *cf, void *target,
     ngx_str_t *value);
+static char *ngx_http_solgate_set_use_upstream_default(ngx_conf_t *cf,
+    void *target, ngx_str_t *value);
 static char *ngx_http_solgate_add_upstream(ngx_conf_t *cf, void *target,
     ngx_str_t *value);
+static char *ngx_http_solgate_method_list(ngx_conf_t *cf,
+    ngx_http_solgate_upstream_t *upstream, ngx_str_t *arg, ngx_str_t *list);
 static char *ngx_http_solgate_upstream_option(ngx_conf_t *cf,
     ngx_http_solgate_upstream_t *upstream, ngx_str_t *option);
 static ngx_int_t ngx_http_solgate_add_zone(ngx_conf_t *cf,
@@ -63,7 +67,9 @@ static ngx_http_solgate_block_cmd_t  ngx_http_solgate_network_cmds[] = {
     { ngx_string("cluster"), 1, 1, ngx_http_solgate_set_cluster, 0 },
     { ngx_string("zone"), 1, 1, ngx_http_solgate_set_zone, 0 },
     { ngx_string("commitment"), 1, 1, ngx_http_solgate_set_commitment, 0 },
-    { ngx_string("upstream"), 2, 4, ngx_http_solgate_add_upstream, 0 },
+    { ngx_string("upstream"), 2, 6, ngx_http_solgate_add_upstream, 0 },
+    { ngx_string("use_upstream_default"), 1, 1,
+      ngx_http_solgate_set_use_upstream_default, 0 },
     { ngx_string("state_poller_debounce"), 1, 1,
       ngx_http_solgate_set_debounce, 1 },
     { ngx_string("max_finalized_slot_lag"), 1, 1,
@@ -76,7 +82,7 @@ static ngx_http_solgate_block_cmd_t  ngx_http_solgate_network_cmds[] = {
 
 /* solgate_network_defaults takes only the settings */
 static ngx_http_solgate_block_cmd_t  *ngx_http_solgate_defaults_cmds =
-    &ngx_http_solgate_network_cmds[4];
+    &ngx_http_solgate_network_cmds[5];
 
 
 void
@@ -338,6 +344,34 @@ ngx_http_solgate_set_commitment(ngx_conf_t *cf, void *target,
 
 
 static char *
+ngx_http_solgate_set_use_upstream_default(ngx_conf_t *cf, void *target,
+    ngx_str_t *value)
+{
+    ngx_http_solgate_network_t *network = target;
+
+    const char  *err;
+
+    if (network->use_upstream_default.data != NULL) {
+        return "is duplicate";
+    }
+
+    if (value[1].len) {
+        err = sg_selector_check((char *) value[1].data, value[1].len);
+        if (err != NULL) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "invalid use_upstream_default \"%V\": %s",
+                               &value[1], err);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    network->use_upstream_default = value[1];
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
 ngx_http_solgate_set_debounce(ngx_conf_t *cf, void *target, ngx_str_t *value)
 {
     ngx_http_solgate_settings_t *settings = target;
@@ -577,11 +611,48 @@ ngx_http_solgate_upstream_option(ngx_conf_t *cf,
         return NGX_CONF_OK;
     }
 
+    if (ngx_strncmp(option->data, "methods=", 8) == 0) {
+        arg.data = option->data + 8;
+        arg.len = option->len - 8;
+
+        return ngx_http_solgate_method_list(cf, upstream, &arg,
+                                            &upstream->methods);
+    }
+
+    if (ngx_strncmp(option->data, "ignore_methods=", 15) == 0) {
+        arg.data = option->data + 15;
+        arg.len = option->len - 15;
+
+        return ngx_http_solgate_method_list(cf, upstream, &arg,
+                                            &upstream->ignore_methods);
+    }
+
     ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                        "invalid parameter \"%V\" in upstream \"%V\", "
-                       "expected \"host=\" or \"tags=\"",
+                       "expected \"host=\", \"tags=\", \"methods=\" or "
+                       "\"ignore_methods=\"",
                        option, &upstream->id);
     return NGX_CONF_ERROR;
+}
+
+
+static char *
+ngx_http_solgate_method_list(ngx_conf_t *cf,
+    ngx_http_solgate_upstream_t *upstream, ngx_str_t *arg, ngx_str_t *list)
+{
+    const char  *err;
+
+    err = ngx_http_solgate_check_methods(arg->data, arg->len);
+    if (err != NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid method list \"%V\" in upstream \"%V\": "
+                           "%s", arg, &upstream->id, err);
+        return NGX_CONF_ERROR;
+    }
+
+    *list = *arg;
+
+    return NGX_CONF_OK;
 }
 
 
@@ -693,6 +764,15 @@ ngx_http_solgate_add_core_upstream(ngx_conf_t *cf, sg_network_t *core,
     connect_to = ngx_http_solgate_block_address(cf, &authority);
     poll_url = upstream->url;
 
+    if (connect_to.len == 0 && connect_to.data != NULL) {
+        ngx_log_error(NGX_LOG_EMERG, cf->log, 0,
+                      "upstream \"%V\": the first server of upstream block "
+                      "\"%V\" is a unix socket, which the state poller "
+                      "cannot reach; list a TCP server first",
+                      &upstream->id, &authority);
+        return NGX_ERROR;
+    }
+
     /*
      * Through an upstream block, the poller connects to the block's server
      * but names the real host in the URL, so TLS sends the right server
@@ -723,6 +803,12 @@ ngx_http_solgate_add_core_upstream(ngx_conf_t *cf, sg_network_t *core,
     conf.host_header.len = upstream->host.len;
     conf.connect_to.data = (char *) connect_to.data;
     conf.connect_to.len = connect_to.len;
+    conf.tags.data = (char *) upstream->tags.data;
+    conf.tags.len = upstream->tags.len;
+    conf.methods.data = (char *) upstream->methods.data;
+    conf.methods.len = upstream->methods.len;
+    conf.ignore_methods.data = (char *) upstream->ignore_methods.data;
+    conf.ignore_methods.len = upstream->ignore_methods.len;
 
     return sg_network_add_upstream(core, &conf) == SG_OK ? NGX_OK : NGX_ERROR;
 }
@@ -762,6 +848,15 @@ ngx_http_solgate_block_address(ngx_conf_t *cf, ngx_str_t *authority)
         if (server[0].naddrs == 0) {
             return none;
         }
+
+#if (NGX_HAVE_UNIX_DOMAIN)
+        if (server[0].addrs[0].sockaddr->sa_family == AF_UNIX) {
+            /* marks the error for the caller: curl cannot reach it */
+            entry.data = (u_char *) "unix";
+            entry.len = 0;
+            return entry;
+        }
+#endif
 
         entry.len = 2 + server[0].addrs[0].name.len;
         entry.data = ngx_pnalloc(cf->pool, entry.len);

@@ -139,3 +139,34 @@ ngx_http_solgate_check_tags(const unsigned char *s, size_t len)
 
     return NULL;
 }
+
+
+const char *
+ngx_http_solgate_check_methods(const unsigned char *s, size_t len)
+{
+    size_t  i, run;
+
+    run = 0;
+
+    for (i = 0; i <= len; i++) {
+        if (i == len || s[i] == '|') {
+            if (run == 0) {
+                return "has an empty method name";
+            }
+
+            run = 0;
+            continue;
+        }
+
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z')
+              || (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '*'))
+        {
+            return "method names may contain only letters, digits, '_' and "
+                   "'*', joined by '|'";
+        }
+
+        run++;
+    }
+
+    return NULL;
+}

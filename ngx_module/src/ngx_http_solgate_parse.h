@@ -23,5 +23,8 @@ const char *ngx_http_solgate_parse_url(const unsigned char *s, size_t len,
     ngx_http_solgate_url_t *url);
 const char *ngx_http_solgate_check_id(const unsigned char *s, size_t len);
 const char *ngx_http_solgate_check_tags(const unsigned char *s, size_t len);
+/* "getBlock|getTransaction|get*": method names or globs joined by '|' */
+const char *ngx_http_solgate_check_methods(const unsigned char *s,
+    size_t len);
 
 #endif /* NGX_HTTP_SOLGATE_PARSE_H */

@@ -1,8 +1,11 @@
 /*
  * The poller thread of a worker: started in init_process, stopped in
- * exit_process.  It never calls nginx: libcore polls, writes the shared
+ * exit_process (and, with master_process off, restarted for each new cycle
+ * by init_module).  It never calls nginx: libcore polls, writes the shared
  * zone and logs through ngx_http_solgate_poller_log, which formats the line
- * itself and writes it to the error log with one write(2).
+ * itself and writes it to stderr with one write(2): nginx points stderr at
+ * the current error log at start and after every log reopen, so a rotated
+ * log never leaves the thread writing to a closed (and reused) fd.
  */
 
 #include <sys/syscall.h>
@@ -15,7 +18,6 @@ static void ngx_http_solgate_poller_log(void *user, int level,
 
 
 static sg_poller_t  *ngx_http_solgate_poller;
-static ngx_fd_t      ngx_http_solgate_log_fd = NGX_INVALID_FILE;
 static ngx_uint_t    ngx_http_solgate_log_level;
 
 static const char   *ngx_http_solgate_level_names[] = {
@@ -47,8 +49,6 @@ ngx_http_solgate_poller_start(ngx_cycle_t *cycle)
         return NGX_OK;
     }
 
-    ngx_http_solgate_log_fd = cycle->log->file ? cycle->log->file->fd
-                                               : ngx_stderr;
     ngx_http_solgate_log_level = cycle->log->log_level;
 
     ngx_http_solgate_poller = sg_poller_start(smcf->cores.elts,
@@ -69,6 +69,26 @@ ngx_http_solgate_poller_start(ngx_cycle_t *cycle)
                   smcf->cores.nelts);
 
     return NGX_OK;
+}
+
+
+/*
+ * With master_process off a reload builds a new cycle in the same process
+ * and runs no init_process or exit_process: move the thread to the new
+ * cycle's networks here, before the old cycle's zones and pool go away.
+ */
+ngx_int_t
+ngx_http_solgate_poller_reload(ngx_cycle_t *cycle)
+{
+    if (ngx_http_solgate_poller == NULL
+        || ngx_process != NGX_PROCESS_SINGLE)
+    {
+        return NGX_OK;
+    }
+
+    ngx_http_solgate_poller_stop(cycle);
+
+    return ngx_http_solgate_poller_start(cycle);
 }
 
 
@@ -98,8 +118,7 @@ ngx_http_solgate_poller_log(void *user, int level, const char *line,
     struct tm   tm;
 
     if (level < NGX_LOG_EMERG || level > NGX_LOG_DEBUG
-        || (ngx_uint_t) level > ngx_http_solgate_log_level
-        || ngx_http_solgate_log_fd == NGX_INVALID_FILE)
+        || (ngx_uint_t) level > ngx_http_solgate_log_level)
     {
         return;
     }
@@ -123,7 +142,7 @@ ngx_http_solgate_poller_log(void *user, int level, const char *line,
     }
 
     /* one write per line, so lines from threads never interleave */
-    if (write(ngx_http_solgate_log_fd, buf, (size_t) n) < 0) {
+    if (write(STDERR_FILENO, buf, (size_t) n) < 0) {
         return;
     }
 }

@@ -170,7 +170,8 @@ ngx_http_solgate_send_slot_answer(ngx_http_request_t *r,
     ctx->held = NULL;
 
     if (sg_response_rewrite(ctx->response, (char *) held->pos,
-                            held->last - held->pos, &corrected, &from, &to)
+                            held->last - held->pos, (int64_t) ngx_current_msec,
+                            &corrected, &from, &to)
         == SG_OK)
     {
         ngx_log_debug3(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
@@ -186,8 +187,8 @@ ngx_http_solgate_send_slot_answer(ngx_http_request_t *r,
     held->last_buf = 1;
     held->last_in_chain = 1;
 
-    r->headers_out.content_length_n = held->last - held->pos;
     ngx_http_clear_content_length(r);
+    r->headers_out.content_length_n = held->last - held->pos;
 
     rc = ngx_http_solgate_next_header_filter(r);
 

@@ -88,6 +88,21 @@ test_tags(void **state)
 }
 
 
+static void
+test_methods(void **state)
+{
+    assert_null(ngx_http_solgate_check_methods(S("getBlock")));
+    assert_null(ngx_http_solgate_check_methods(S("getBlock|getTransaction")));
+    assert_null(ngx_http_solgate_check_methods(S("get*|simulateTransaction")));
+    assert_non_null(ngx_http_solgate_check_methods(S("")));
+    assert_non_null(ngx_http_solgate_check_methods(S("getBlock|")));
+    assert_non_null(ngx_http_solgate_check_methods(S("|getBlock")));
+    assert_non_null(ngx_http_solgate_check_methods(S("getBlock||getSlot")));
+    assert_non_null(ngx_http_solgate_check_methods(S("getBlock,getSlot")));
+    assert_non_null(ngx_http_solgate_check_methods(S("get-Block")));
+}
+
+
 int
 run_parse_tests(void)
 {
@@ -97,6 +112,7 @@ run_parse_tests(void)
         cmocka_unit_test(test_url_rejects),
         cmocka_unit_test(test_id),
         cmocka_unit_test(test_tags),
+        cmocka_unit_test(test_methods),
     };
 
     return cmocka_run_group_tests_name("parse", tests, NULL, NULL);

@@ -84,6 +84,9 @@ typedef struct {
     sg_str_t         poll_url;
     sg_str_t         host_header;   /* may be empty */
     sg_str_t         connect_to;    /* curl CONNECT_TO entry, may be empty */
+    sg_str_t         tags;          /* "k:v,k:v", may be empty */
+    sg_str_t         methods;       /* "getBlock|getTransaction", may be empty */
+    sg_str_t         ignore_methods;
 } sg_upstream_conf_t;
 
 SG_API sg_network_t *sg_network_new(const char *name, size_t name_len,
@@ -91,6 +94,10 @@ SG_API sg_network_t *sg_network_new(const char *name, size_t name_len,
 SG_API void sg_network_free(sg_network_t *net);
 SG_API int sg_network_add_upstream(sg_network_t *net,
     const sg_upstream_conf_t *upstream);
+
+/* NULL when `text` is a valid use-upstream selector, else a message (a
+ * static buffer of the calling thread). */
+SG_API const char *sg_selector_check(const char *text, size_t len);
 
 /* Bytes of shared memory a network's state takes. */
 SG_API size_t sg_network_shared_size(void);
@@ -126,14 +133,23 @@ typedef struct {
 SG_API sg_request_t *sg_request_parse(const char *body, size_t len);
 SG_API void sg_request_free(sg_request_t *req);
 
-/* Decides whether to answer locally or forward.  SG_OK or SG_ERROR. */
+/*
+ * Decides whether to answer locally or forward, for the request's
+ * use-upstream selector (empty: none).  now_ms is the monotonic clock.
+ * SG_OK or SG_ERROR.
+ */
 SG_API int sg_request_route(sg_request_t *req, const sg_network_t *net,
-    sg_route_t *out);
+    sg_str_t selector, int64_t now_ms, sg_route_t *out);
+
+/* The request's lane: "all", a group's name, or "" when it has none. */
+SG_API sg_str_t sg_request_lane(const sg_request_t *req);
 
 /*
- * The upstream (index in configuration order) for the next attempt, never
- * one marked in tried[].  SG_DECLINED when none is left.  *all_cordoned is
- * set when every upstream was cordoned and the pick ignored cordons.
+ * The upstream (index in configuration order) for the next attempt, among
+ * those the request's selector and method allow, never one marked in
+ * tried[].  SG_DECLINED when none is left.  *all_cordoned is set when
+ * every allowed upstream was cordoned and the pick ignored cordons.
+ * Call after sg_request_route.
  */
 SG_API int sg_network_pick(const sg_network_t *net, const sg_request_t *req,
     const unsigned char *tried, size_t *picked, int *all_cordoned);
@@ -181,7 +197,7 @@ SG_API void sg_response_finish(sg_response_t *resp, int64_t now_ms);
  * slots before and after; SG_DECLINED to send the body unchanged.
  */
 SG_API int sg_response_rewrite(sg_response_t *resp, const char *body,
-    size_t len, sg_str_t *out, uint64_t *from, uint64_t *to);
+    size_t len, int64_t now_ms, sg_str_t *out, uint64_t *from, uint64_t *to);
 SG_API void sg_response_free(sg_response_t *resp);
 
 

@@ -1,0 +1,159 @@
+#include "route_plan.h"
+
+#include <algorithm>
+
+#include "lane_name.h"
+#include "lanes.h"
+#include "selector.h"
+
+namespace solgate {
+namespace {
+
+// The distinct methods of the request's calls.
+std::vector<std::string_view> Methods(const RpcRequest& request) {
+    std::vector<std::string_view> methods;
+    for (const RpcCall& call : request.calls) {
+        if (std::find(methods.begin(), methods.end(), call.method) ==
+            methods.end()) {
+            methods.push_back(call.method);
+        }
+    }
+    return methods;
+}
+
+bool ServesAll(const Network& network, size_t i,
+               const std::vector<std::string_view>& methods) {
+    for (std::string_view m : methods) {
+        if (!network.Serves(i, m)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+std::string Quoted(std::string_view text) {
+    return "\"" + std::string(text) + "\"";
+}
+
+std::string MethodList(const std::vector<std::string_view>& methods) {
+    std::string out;
+    for (std::string_view m : methods) {
+        out += (out.empty() ? "" : ", ") + std::string(m);
+    }
+    return out;
+}
+
+void FormLane(const Network& network, RoutePlan& plan,
+              std::string_view selector) {
+    if (!plan.has_selector) {
+        plan.lane = &network.all_lane();
+        plan.lane_name = "all";
+        return;
+    }
+    // Only a simple selector matching a proper subset of at least two
+    // upstreams is a group worth its own tip and gauges.
+    if (!IsSimpleGroupSelector(selector) || plan.matched.size() < 2 ||
+        plan.matched.size() >= network.size()) {
+        return;
+    }
+    std::vector<std::string> ids;
+    std::vector<size_t> slots;
+    for (size_t i : plan.matched) {
+        ids.push_back(network.upstream(i).id);
+        slots.push_back(&network.slot(i) - network.shared().slots);
+    }
+    std::string name = LaneName(ids);
+    plan.lane = FindOrCreateLane(network.shared(), LaneKey(ids), name, slots);
+    if (plan.lane != nullptr) {
+        plan.lane_name = std::move(name);
+    }
+}
+
+}  // namespace
+
+RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
+                    std::string_view selector) {
+    RoutePlan plan;
+    plan.has_selector = !selector.empty();
+    plan.allowed.assign(network.size(), 0);
+
+    std::optional<Selector> parsed;
+    if (plan.has_selector) {
+        std::string error;
+        parsed = Selector::Parse(selector, &error);
+        if (!parsed) {
+            plan.error = RpcError{kInvalidParams,
+                                  "Invalid params: use-upstream selector " +
+                                      Quoted(selector) + ": " + error};
+            return plan;
+        }
+    }
+
+    std::vector<std::string_view> methods = Methods(request);
+    for (size_t i = 0; i < network.size(); i++) {
+        const UpstreamConf& u = network.upstream(i);
+        if (parsed && !parsed->Matches(u.id, u.tags)) {
+            continue;
+        }
+        plan.matched.push_back(i);
+        if (ServesAll(network, i, methods)) {
+            plan.serving.push_back(i);
+            plan.allowed[i] = 1;
+        }
+    }
+
+    if (plan.matched.empty()) {
+        plan.error = RpcError{kInvalidParams,
+                              "Invalid params: use-upstream selector " +
+                                  Quoted(selector) +
+                                  " matches no upstream of network " +
+                                  Quoted(network.name())};
+        return plan;
+    }
+    if (plan.serving.empty()) {
+        plan.error = RpcError{
+            kMethodNotFound,
+            "Method not found: no upstream " +
+                (plan.has_selector
+                     ? "matching use-upstream selector " + Quoted(selector)
+                     : "of network " + Quoted(network.name())) +
+                " serves " + MethodList(methods)};
+        return plan;
+    }
+    if (plan.has_selector &&
+        std::all_of(plan.serving.begin(), plan.serving.end(),
+                    [&](size_t i) { return network.Cordoned(i); })) {
+        plan.error = RpcError{
+            kNodeUnhealthy,
+            "Node is unhealthy: every upstream matching use-upstream "
+            "selector " + Quoted(selector) + " is cordoned"};
+        return plan;
+    }
+
+    FormLane(network, plan, selector);
+    return plan;
+}
+
+Tips PlanTips(const Network& network, const RoutePlan& plan, int64_t now_ms) {
+    Tips tips;
+    tips.processed =
+        network.PickTip(plan.lane, plan.matched, kAxisProcessed, now_ms);
+    tips.finalized =
+        network.PickTip(plan.lane, plan.matched, kAxisFinalized, now_ms);
+    // Upstreams that do not serve the method must not push its tip past
+    // what the serving ones hold: cap statelessly (no guard, no floor).
+    if (plan.serving.size() < plan.matched.size()) {
+        tips.processed = std::min(
+            tips.processed,
+            network.PickTip(nullptr, plan.serving, kAxisProcessed, now_ms));
+        tips.finalized = std::min(
+            tips.finalized,
+            network.PickTip(nullptr, plan.serving, kAxisFinalized, now_ms));
+    }
+    for (size_t i : plan.serving) {
+        tips.indexed = std::max(tips.indexed, network.slot(i).shred.load());
+    }
+    return tips;
+}
+
+}  // namespace solgate
