@@ -1,5 +1,7 @@
 #include "network.h"
 
+#include <algorithm>
+
 #include <cstring>
 
 #include "lanes.h"
@@ -146,6 +148,30 @@ bool Network::Serves(size_t i, std::string_view method) const {
     };
     return (u.methods.empty() || any_match(u.methods)) &&
            !any_match(u.ignore_methods);
+}
+
+std::vector<unsigned char> Network::ServingSet(std::string_view method) const {
+    if (!has_method_filters_) {
+        return std::vector<unsigned char>(upstreams_.size(), 1);
+    }
+    auto cached = serving_sets_.find(std::string(method));
+    if (cached != serving_sets_.end()) {
+        return cached->second;
+    }
+    std::vector<unsigned char> set(upstreams_.size());
+    bool named = false;
+    for (size_t i = 0; i < upstreams_.size(); i++) {
+        set[i] = Serves(i, method) ? 1 : 0;
+        const UpstreamConf& u = upstreams_[i];
+        for (const auto* list : {&u.methods, &u.ignore_methods}) {
+            named = named ||
+                    std::find(list->begin(), list->end(), method) != list->end();
+        }
+    }
+    if (named) {
+        serving_sets_.emplace(std::string(method), set);
+    }
+    return set;
 }
 
 std::optional<size_t> Network::ConfigIndexOfSlot(size_t slot) const {

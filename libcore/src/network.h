@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "shared_state.h"
@@ -70,6 +71,11 @@ public:
     bool Cordoned(size_t i) const;
     // Whether upstream i serves `method` (its methods=/ignore_methods=).
     bool Serves(size_t i, std::string_view method) const;
+    // Which upstreams serve `method`, one flag per upstream. Built once per
+    // method name the filters spell out (a new configuration brings a new
+    // Network, so the sets follow it); other names are resolved per call,
+    // so arbitrary client method names never grow the cache.
+    std::vector<unsigned char> ServingSet(std::string_view method) const;
     bool has_method_filters() const { return has_method_filters_; }
 
     LaneShared& all_lane() const { return shared_->all; }
@@ -100,6 +106,9 @@ private:
     std::vector<size_t> slot_of_;
     NetworkShared* shared_ = nullptr;
     bool has_method_filters_ = false;
+    // Only touched by the worker's event loop thread, never the poller.
+    mutable std::unordered_map<std::string, std::vector<unsigned char>>
+        serving_sets_;
 };
 
 }  // namespace solgate

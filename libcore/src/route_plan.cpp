@@ -21,14 +21,17 @@ std::vector<std::string_view> Methods(const RpcRequest& request) {
     return methods;
 }
 
-bool ServesAll(const Network& network, size_t i,
-               const std::vector<std::string_view>& methods) {
+// One flag per upstream: serves every method of the request.
+std::vector<unsigned char> ServingAll(
+    const Network& network, const std::vector<std::string_view>& methods) {
+    std::vector<unsigned char> serving(network.size(), 1);
     for (std::string_view m : methods) {
-        if (!network.Serves(i, m)) {
-            return false;
+        std::vector<unsigned char> set = network.ServingSet(m);
+        for (size_t i = 0; i < serving.size(); i++) {
+            serving[i] &= set[i];
         }
     }
-    return true;
+    return serving;
 }
 
 std::string Quoted(std::string_view text) {
@@ -90,13 +93,14 @@ RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
     }
 
     std::vector<std::string_view> methods = Methods(request);
+    std::vector<unsigned char> serves = ServingAll(network, methods);
     for (size_t i = 0; i < network.size(); i++) {
         const UpstreamConf& u = network.upstream(i);
         if (parsed && !parsed->Matches(u.id, u.tags)) {
             continue;
         }
         plan.matched.push_back(i);
-        if (ServesAll(network, i, methods)) {
+        if (serves[i]) {
             plan.serving.push_back(i);
             plan.allowed[i] = 1;
         }

@@ -154,6 +154,18 @@ TEST_F(LanePlanTest, OnlyServingUpstreamsReceiveAndCapTheTip) {
     EXPECT_EQ(tips.indexed, 1003u);    // and the archives' frontier
 }
 
+TEST_F(LanePlanTest, ServingSetsPerMethod) {
+    using V = std::vector<unsigned char>;
+    EXPECT_EQ(network.ServingSet("getBlock"), (V{1, 1, 0, 0}));
+    EXPECT_EQ(network.ServingSet("getBlock"), (V{1, 1, 0, 0}));  // cached
+    EXPECT_EQ(network.ServingSet("getSlot"), (V{1, 1, 1, 1}));
+    EXPECT_EQ(network.ServingSet("getBalance"), (V{0, 0, 1, 1}));
+    EXPECT_EQ(network.ServingSet("GETBLOCK"), (V{0, 0, 1, 1}));  // exact names
+    Network plain("m", {});
+    plain.AddUpstream(UpstreamConf("a"));
+    EXPECT_EQ(plain.ServingSet("anything"), (V{1}));
+}
+
 TEST_F(LanePlanTest, AMethodNoMatchedUpstreamServesIsMethodNotFound) {
     RoutePlan p = Plan("getBlock", "family:edge");
     ASSERT_TRUE(p.error);
