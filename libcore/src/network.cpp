@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "lane_name.h"
 #include "lanes.h"
 #include "selector.h"
 #include "served_tip.h"
@@ -172,6 +173,48 @@ std::vector<unsigned char> Network::ServingSet(std::string_view method) const {
         serving_sets_.emplace(std::string(method), set);
     }
     return set;
+}
+
+SelectorGroup Network::ResolveSelector(std::string_view text) const {
+    auto cached = selector_groups_.find(std::string(text));
+    if (cached != selector_groups_.end()) {
+        return cached->second;
+    }
+    SelectorGroup group;
+    std::optional<Selector> selector = Selector::Parse(text, &group.error);
+    if (selector) {
+        group.error.clear();
+        for (size_t i = 0; i < upstreams_.size(); i++) {
+            if (selector->Matches(upstreams_[i].id, upstreams_[i].tags)) {
+                group.matched.push_back(i);
+            }
+        }
+    }
+    // Only a simple selector matching a proper subset of at least two
+    // upstreams is a group worth its own tip and gauges.
+    bool lane_worthy = selector && IsSimpleGroupSelector(text) &&
+                       group.matched.size() >= 2 &&
+                       group.matched.size() < upstreams_.size();
+    if (lane_worthy) {
+        std::vector<std::string> ids;
+        std::vector<size_t> slots;
+        for (size_t i : group.matched) {
+            ids.push_back(upstreams_[i].id);
+            slots.push_back(slot_of_[i]);
+        }
+        std::string name = LaneName(ids);
+        group.lane = FindOrCreateLane(*shared_, LaneKey(ids), name, slots);
+        if (group.lane != nullptr) {
+            group.lane_name = std::move(name);
+        }
+    }
+    // A lane-worthy group past the cap stays uncached, so it gets a lane as
+    // soon as one is free again.
+    if (selector_groups_.size() < kCachedSelectors &&
+        !(lane_worthy && group.lane == nullptr)) {
+        selector_groups_.emplace(std::string(text), group);
+    }
+    return group;
 }
 
 std::optional<size_t> Network::ConfigIndexOfSlot(size_t slot) const {

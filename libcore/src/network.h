@@ -38,6 +38,14 @@ struct UpstreamConf {
     std::vector<std::string> ignore_methods;  // never these (globs)
 };
 
+// What a use-upstream selector resolves to on this configuration.
+struct SelectorGroup {
+    std::string error;            // set when the selector is malformed
+    std::vector<size_t> matched;  // upstream indices it matches
+    LaneShared* lane = nullptr;   // its lane, when it forms one
+    std::string lane_name;
+};
+
 struct Tips {
     uint64_t processed = 0;  // served tip of the processed views
     uint64_t finalized = 0;  // served tip of the finalized views
@@ -86,6 +94,12 @@ public:
     uint64_t PickTip(LaneShared* lane, const std::vector<size_t>& voters,
                      LaneAxis axis, int64_t now_ms) const;
     std::optional<size_t> ConfigIndexOfSlot(size_t slot) const;
+
+    // Resolves a (non-empty) selector: parses it, matches the upstreams and
+    // forms its lane. Depends only on the text and the configuration, so
+    // the first kCachedSelectors texts are resolved once per worker.
+    SelectorGroup ResolveSelector(std::string_view text) const;
+    static constexpr size_t kCachedSelectors = 64;
     // The margin above the indexed tip within which getBlock is forwarded.
     uint64_t GuardMargin() const { return 2 + settings_.debounce_ms / 400; }
 
@@ -109,6 +123,7 @@ private:
     // Only touched by the worker's event loop thread, never the poller.
     mutable std::unordered_map<std::string, std::vector<unsigned char>>
         serving_sets_;
+    mutable std::unordered_map<std::string, SelectorGroup> selector_groups_;
 };
 
 }  // namespace solgate

@@ -2,9 +2,6 @@
 
 #include <algorithm>
 
-#include "lane_name.h"
-#include "lanes.h"
-#include "selector.h"
 
 namespace solgate {
 namespace {
@@ -46,32 +43,6 @@ std::string MethodList(const std::vector<std::string_view>& methods) {
     return out;
 }
 
-void FormLane(const Network& network, RoutePlan& plan,
-              std::string_view selector) {
-    if (!plan.has_selector) {
-        plan.lane = &network.all_lane();
-        plan.lane_name = "all";
-        return;
-    }
-    // Only a simple selector matching a proper subset of at least two
-    // upstreams is a group worth its own tip and gauges.
-    if (!IsSimpleGroupSelector(selector) || plan.matched.size() < 2 ||
-        plan.matched.size() >= network.size()) {
-        return;
-    }
-    std::vector<std::string> ids;
-    std::vector<size_t> slots;
-    for (size_t i : plan.matched) {
-        ids.push_back(network.upstream(i).id);
-        slots.push_back(&network.slot(i) - network.shared().slots);
-    }
-    std::string name = LaneName(ids);
-    plan.lane = FindOrCreateLane(network.shared(), LaneKey(ids), name, slots);
-    if (plan.lane != nullptr) {
-        plan.lane_name = std::move(name);
-    }
-}
-
 }  // namespace
 
 RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
@@ -80,26 +51,29 @@ RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
     plan.has_selector = !selector.empty();
     plan.allowed.assign(network.size(), 0);
 
-    std::optional<Selector> parsed;
     if (plan.has_selector) {
-        std::string error;
-        parsed = Selector::Parse(selector, &error);
-        if (!parsed) {
+        SelectorGroup group = network.ResolveSelector(selector);
+        if (!group.error.empty()) {
             plan.error = RpcError{kInvalidParams,
                                   "Invalid params: use-upstream selector " +
-                                      Quoted(selector) + ": " + error};
+                                      Quoted(selector) + ": " + group.error};
             return plan;
         }
+        plan.matched = std::move(group.matched);
+        plan.lane = group.lane;
+        plan.lane_name = std::move(group.lane_name);
+    } else {
+        plan.matched.resize(network.size());
+        for (size_t i = 0; i < network.size(); i++) {
+            plan.matched[i] = i;
+        }
+        plan.lane = &network.all_lane();
+        plan.lane_name = "all";
     }
 
     std::vector<std::string_view> methods = Methods(request);
     std::vector<unsigned char> serves = ServingAll(network, methods);
-    for (size_t i = 0; i < network.size(); i++) {
-        const UpstreamConf& u = network.upstream(i);
-        if (parsed && !parsed->Matches(u.id, u.tags)) {
-            continue;
-        }
-        plan.matched.push_back(i);
+    for (size_t i : plan.matched) {
         if (serves[i]) {
             plan.serving.push_back(i);
             plan.allowed[i] = 1;
@@ -133,8 +107,6 @@ RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
             "selector " + Quoted(selector) + " is cordoned"};
         return plan;
     }
-
-    FormLane(network, plan, selector);
     return plan;
 }
 

@@ -142,6 +142,9 @@ TEST_F(LanePlanTest, TheCapLeavesGroupsWithoutALane) {
     EXPECT_EQ(p.lane, nullptr);
     EXPECT_EQ(p.matched.size(), 2u);
     EXPECT_EQ(shared->lane_cap_misses.load(), 1u);
+    // once a lane is free again (a reload dropped a stale one), it gets one
+    shared->lanes[3].state.store(LaneShared::kFree);
+    EXPECT_NE(Plan("getSlot", "family:edge").lane, nullptr);
 }
 
 TEST_F(LanePlanTest, OnlyServingUpstreamsReceiveAndCapTheTip) {
