@@ -185,6 +185,26 @@ sub poll_rate {
     ok($four <= $one * 1.25 + 0.3, '4 workers poll each node as often as 1 does');
 }
 
+# --- a killed worker's leases pass to another worker -----------------------
+{
+    clean();
+    my $master = nginx_start($HttpConfig, $Config, no_root_location => 1,
+                             master => 1, workers => 2);
+    my $holder;
+    wait_for('sim-a', sub { $holder = $_[0]{lease} && $_[0]{lease}{pid} }, 3);
+    ok($holder, "a worker holds sim-a's lease (pid $holder)");
+    kill 'KILL', $holder;
+    my $took = wait_for('sim-a', sub {
+        my $l = $_[0]{lease};
+        return $l && $l->{pid} != $holder && kill(0, $l->{pid});
+    }, 5);
+    ok(defined $took, sprintf("another worker took the lease over (after %.1f s)", $took // -1));
+    sim_reset($Ports[0]);
+    sleep 1;
+    ok((sim_stats($Ports[0])->{poller_calls}{getHealth} || 0) >= 1, 'and sim-a is polled again');
+    nginx_stop();
+}
+
 # --- reload under traffic leaves no thread behind --------------------------
 {
     clean();
