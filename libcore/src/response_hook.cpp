@@ -38,7 +38,10 @@ bool ResponseHook::Feed(const char* data, size_t len, int64_t now_ms) {
     if (done_) {
         return true;
     }
-    switch (scanner_.Feed(data, len)) {
+    if (!scanner_) {
+        scanner_ = std::make_unique<ContextSlotScanner>();
+    }
+    switch (scanner_->Feed(data, len)) {
     case ContextSlotScanner::State::kMore:
         return false;
     case ContextSlotScanner::State::kFound:
@@ -52,14 +55,15 @@ bool ResponseHook::Feed(const char* data, size_t len, int64_t now_ms) {
 }
 
 void ResponseHook::Finish(int64_t now_ms) {
-    if (!done_ && scanner_.Finish() == ContextSlotScanner::State::kFound) {
+    if (!done_ && scanner_ &&
+        scanner_->Finish() == ContextSlotScanner::State::kFound) {
         Harvested(now_ms);
     }
     done_ = true;
 }
 
 void ResponseHook::Harvested(int64_t now_ms) {
-    HarvestContextSlot(network_.slot(upstream_), commitment_, scanner_.slot(),
+    HarvestContextSlot(network_.slot(upstream_), commitment_, scanner_->slot(),
                        now_ms);
 }
 

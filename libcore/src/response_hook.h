@@ -54,7 +54,8 @@ private:
     size_t upstream_;
     Kind kind_;
     sg_commitment_t commitment_;
-    ContextSlotScanner scanner_;
+    // Only a harvest needs one (it holds a yajl handle): made on first use.
+    std::unique_ptr<ContextSlotScanner> scanner_;
     bool done_ = false;
 };
 
