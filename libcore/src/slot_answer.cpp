@@ -177,7 +177,61 @@ int AnswerParser::OnResult(Kind kind, std::string_view digits) {
 
 }  // namespace
 
+namespace {
+
+// The shape Solana nodes answer getSlot with, byte for byte:
+// {"jsonrpc":"2.0","result":N,"id":ID} with ID a number, null, or a string
+// without escapes. Read without a parser; anything else goes to yajl.
+std::optional<SlotAnswer> CanonicalSlotAnswer(std::string_view body) {
+    constexpr std::string_view kPrefix = "{\"jsonrpc\":\"2.0\",\"result\":";
+    constexpr std::string_view kIdKey = ",\"id\":";
+    if (body.substr(0, kPrefix.size()) != kPrefix) {
+        return std::nullopt;
+    }
+    size_t begin = kPrefix.size();
+    size_t end = begin;
+    while (end < body.size() && body[end] >= '0' && body[end] <= '9') {
+        end++;
+    }
+    bool leading_zero = end - begin > 1 && body[begin] == '0';
+    auto slot = ParseSlotNumber(body.substr(begin, end - begin));
+    if (!slot || leading_zero || body.substr(end, kIdKey.size()) != kIdKey) {
+        return std::nullopt;
+    }
+    std::string_view id = body.substr(end + kIdKey.size());
+    while (!id.empty() && (id.back() == '\n' || id.back() == ' ' ||
+                           id.back() == '\r' || id.back() == '\t')) {
+        id.remove_suffix(1);
+    }
+    if (id.size() < 2 || id.back() != '}') {
+        return std::nullopt;
+    }
+    id.remove_suffix(1);
+    bool plain_string = id.size() >= 2 && id.front() == '"' &&
+                        id.back() == '"' &&
+                        id.substr(1, id.size() - 2).find_first_of("\"\\") ==
+                            std::string_view::npos;
+    bool digits = !id.empty() && id.find_first_not_of("0123456789") ==
+                                     std::string_view::npos &&
+                  (id.size() == 1 || id[0] != '0');
+    if (!plain_string && !digits && id != "null") {
+        return std::nullopt;
+    }
+    for (char c : id) {
+        unsigned char u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u >= 0x80) {
+            return std::nullopt;  // control bytes or UTF-8: let yajl judge
+        }
+    }
+    return SlotAnswer{*slot, begin, end};
+}
+
+}  // namespace
+
 std::optional<SlotAnswer> ParseSlotAnswer(std::string_view body) {
+    if (auto answer = CanonicalSlotAnswer(body)) {
+        return answer;
+    }
     return AnswerParser(body).Run();
 }
 

@@ -161,3 +161,41 @@ TEST(SlotNumber, OnlyPlainDigitsThatFit) {
 
 }  // namespace
 }  // namespace solgate
+
+namespace solgate {
+namespace {
+
+// The fast path for the canonical shape must agree with the full parser.
+TEST(SlotAnswerFastPath, AgreesWithTheParserOnCanonicalAndNearCanonicalBodies) {
+    const char* bodies[] = {
+        R"({"jsonrpc":"2.0","result":300000000,"id":1})",
+        R"({"jsonrpc":"2.0","result":300000000,"id":"abc"})",
+        R"({"jsonrpc":"2.0","result":0,"id":null})",
+        "{\"jsonrpc\":\"2.0\",\"result\":42,\"id\":7}\n",
+        R"({"jsonrpc":"2.0","result":42,"id":"a\"b"})",
+        R"({"jsonrpc":"2.0","result":42,"id":1.5})",
+        R"({"jsonrpc":"2.0","result":42,"id":-3})",
+        R"({"jsonrpc":"2.0","result":42,"id":007})",
+        R"({"jsonrpc":"2.0","result":042,"id":1})",
+        R"({"jsonrpc":"2.0","result":42,"id":1}x)",
+        R"({"jsonrpc":"2.0","result":42,"id":1,"extra":2})",
+        R"({"jsonrpc":"2.0","result":18446744073709551616,"id":1})",
+        R"({"jsonrpc":"2.0","result":42,"id":"unterminated})",
+    };
+    for (const char* body : bodies) {
+        auto answer = ParseSlotAnswer(body);
+        // the oracle: the same body with a space after the first brace,
+        // which the fast path never takes
+        std::string spaced = std::string("{ ") + (body + 1);
+        auto oracle = ParseSlotAnswer(spaced);
+        ASSERT_EQ(answer.has_value(), oracle.has_value()) << body;
+        if (answer) {
+            EXPECT_EQ(answer->slot, oracle->slot) << body;
+            EXPECT_EQ(answer->begin + 1, oracle->begin) << body;
+            EXPECT_EQ(answer->end + 1, oracle->end) << body;
+        }
+    }
+}
+
+}  // namespace
+}  // namespace solgate
