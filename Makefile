@@ -18,7 +18,7 @@ WARN       := -Wall -Wextra -Werror
 DEB_PACKAGES := build-essential pkg-config nginx nginx-dev \
 	libyajl-dev libuv1-dev libcurl4-openssl-dev libssl-dev liblmdb-dev \
 	libcmocka-dev googletest libgtest-dev \
-	libtest-base-perl libwww-perl libjson-pp-perl curl wrk
+	libtest-base-perl libwww-perl libjson-pp-perl curl wrk libnginx-mod-http-lua lua-cjson
 
 CORE_SRCS  := $(wildcard libcore/src/*.cpp)
 CORE_HDRS  := $(wildcard libcore/src/*.h) libcore/include/solgate/solgate.h
@@ -90,7 +90,8 @@ $(NGX_BUILD)/Makefile: ngx_module/config ngx_module/rpath.opts | $(CORE_LIB)
 $(MODULE): $(NGX_BUILD)/Makefile $(MODULE_SRCS) $(CORE_LIB)
 	SOLGATE_CORE_LIB=$(BUILD)/modules $(MAKE) --no-print-directory \
 	  -f $(NGX_BUILD)/Makefile -C $(NGX_SRC) modules
-	cp $(NGX_BUILD)/ngx_http_solgate_module.so $@
+	@# a new file, renamed into place: a running nginx keeps the old one mapped
+	cp $(NGX_BUILD)/ngx_http_solgate_module.so $@.tmp && mv -f $@.tmp $@
 
 # --- tools ----------------------------------------------------------------
 
@@ -135,6 +136,9 @@ test: all unit-test sim-test prove
 
 run: all
 	SOLGATE_NGINX=$(NGINX) tools/run-demo.sh
+
+bench: all
+	SOLGATE_NGINX=$(NGINX) tools/bench/run.sh
 
 clean:
 	rm -rf $(BUILD) t/servroot

@@ -14,8 +14,8 @@ unset NGINX   # nginx reads $NGINX as a list of inherited sockets
 sim=$root/build/bin/solana-sim
 module=$root/build/modules/ngx_http_solgate_module.so
 work=$root/build/bench/poll
-sim_port=19901
-gw_port=19900
+sim_port=${POLL_SIM_PORT:-19901}
+gw_port=${POLL_GW_PORT:-19900}
 sim_pid=
 
 cleanup() {

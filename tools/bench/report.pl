@@ -1,0 +1,346 @@
+#!/usr/bin/perl
+# Turns the raw numbers of tools/bench/run.sh into the table on stdout, the
+# PASS/FAIL lines of the design targets, and build/bench/results.json.
+use strict;
+use warnings;
+use Getopt::Long;
+use JSON::PP;
+
+my %opt = (work => 'build/bench');
+GetOptions(\%opt, 'work=s', 'rounds=i', 'seconds=f', 'warmup=f', 'connections=i',
+           'elapsed=i', 'block-bytes=i', 'upstream-cpu=s') or die "bad options\n";
+my $work = $opt{work};
+
+my @scenario_order = qw(getslot balance genesis guard block batch);
+my %label = (
+    getslot => '1 getSlot forward',
+    balance => '2 getBalance envelope',
+    genesis => '3a getGenesisHash local',
+    guard   => '3b getBlock guard local',
+    block   => '4 getBlock 5 MB',
+    batch   => '5 batch 10x getSlot',
+);
+my @variant_order = qw(baseline lua solgate);
+
+sub median {
+    my @v = sort { $a <=> $b } @_;
+    return undef unless @v;
+    my $n = @v;
+    return $n % 2 ? $v[$n / 2] : ($v[$n / 2 - 1] + $v[$n / 2]) / 2;
+}
+sub num { my $x = shift; defined $x ? 0 + sprintf('%.6g', $x) : undef }
+
+sub read_tsv {
+    my ($file) = @_;
+    open my $fh, '<', $file or return ();
+    chomp(my $head = <$fh> // '');
+    my @cols = split /\t/, $head;
+    my @rows;
+    while (my $line = <$fh>) {
+        chomp $line;
+        next unless length $line;
+        my %r;
+        @r{@cols} = split /\t/, $line;
+        push @rows, \%r;
+    }
+    return @rows;
+}
+
+# ---- runs --------------------------------------------------------------
+
+my %runs;   # scenario -> variant -> [rounds]
+for my $r (read_tsv("$work/raw.tsv")) {
+    my $secs = $r->{duration_us} / 1e6;
+    push @{ $runs{$r->{scenario}}{$r->{variant}} }, {
+        round        => 0 + $r->{round},
+        requests     => 0 + $r->{requests},
+        seconds      => num($secs),
+        rps          => num($r->{requests} / $secs),
+        mb_per_s     => num($r->{bytes} / $secs / 1e6),
+        bytes        => 0 + $r->{bytes},
+        p50_us       => 0 + $r->{p50_us},
+        p99_us       => 0 + $r->{p99_us},
+        max_us       => 0 + $r->{max_us},
+        gateway_cpu  => num($r->{gw_cpu}),
+        upstream_cpu => num($r->{up_cpu}),
+        wrk_cpu      => num($r->{wrk_cpu}),
+        cpu0_busy    => num($r->{cpu0_busy}),
+        cpu1_busy    => num($r->{cpu1_busy}),
+        cpu0_outside_worker => num($r->{kernel0}),
+        forks        => 0 + $r->{forks},
+        foreign_cpu  => num($r->{foreign}),
+        # the gateway's cost: all of CPU 0, which only the gateway uses
+        # (its worker and the kernel's network work for it)
+        gateway_us_per_request => num($r->{cpu0_busy} * 1e6 / ($r->{requests} / $secs)),
+        disturbed    => ($r->{disturbed} // 0) == 1 ? 'other processes'
+                      : ($r->{disturbed} // 0) == 2 ? 'kernel network work outside the worker' : JSON::PP::false,
+        retries      => 0 + ($r->{retries} // 0),
+        rss_before_kb => 0 + $r->{rss_before_kb},
+        rss_after_kb  => 0 + $r->{rss_after_kb},
+        hwm_kb        => 0 + $r->{hwm_kb},
+    };
+}
+my %mem;
+for my $r (read_tsv("$work/mem.tsv")) {
+    $mem{$r->{scenario}}{$r->{variant}} = {
+        rss_start_kb => 0 + $r->{rss_start_kb},
+        rss_end_kb   => 0 + $r->{rss_end_kb},
+        rss_peak_kb  => 0 + $r->{hwm_end_kb},
+    };
+}
+
+my %result;
+my @scenarios = grep { $runs{$_} } @scenario_order;
+for my $s (@scenarios) {
+    for my $v (@variant_order) {
+        my $all = $runs{$s}{$v} or next;
+        # flagged rounds (disturbed, or the kernel's softirq path) count only
+        # when a variant has no clean round
+        my @clean = grep { !$_->{disturbed} } @$all;
+        my $rounds = @clean ? \@clean : $all;
+        my %m;
+        for my $k (qw(rps p99_us p50_us mb_per_s gateway_cpu cpu0_outside_worker gateway_us_per_request upstream_cpu wrk_cpu cpu0_busy cpu1_busy foreign_cpu)) {
+            $m{$k} = num(median(map { $_->{$k} } @$rounds));
+        }
+        my @rps = map { $_->{rps} } @$rounds;
+        my ($lo, $hi) = (sort { $a <=> $b } @rps)[0, -1];
+        $m{rps_spread} = num($m{rps} ? ($hi - $lo) / $m{rps} : 0);
+        $m{flagged_rounds} = scalar grep { $_->{disturbed} } @$all;
+        $m{rounds_used} = scalar @$rounds;
+        $result{$s}{$v} = { rounds => $all, median => \%m, memory => $mem{$s}{$v} };
+    }
+    # Ratios to baseline are paired: each round's value over baseline's in
+    # the same round (measured seconds apart), then the median over the
+    # rounds.  That cancels drift of the machine's speed between rounds,
+    # which a ratio of the two medians would not.
+    my $base = $result{$s}{baseline} or next;
+    my %base_round = map { $_->{round} => $_ } @{ $base->{rounds} };
+    for my $v (@variant_order) {
+        my $res = $result{$s}{$v} or next;
+        my $m = $res->{median};
+        my %ratios;
+        # pairs where both rounds are clean, else all pairs
+        my @pairs = grep { $base_round{$_->{round}} } @{ $res->{rounds} };
+        my @clean = grep { !$_->{disturbed} && !$base_round{$_->{round}}{disturbed} } @pairs;
+        @pairs = @clean if @clean;
+        for my $r (@pairs) {
+            my $b = $base_round{$r->{round}};
+            push @{ $ratios{rps_ratio} }, $r->{rps} / $b->{rps} if $b->{rps};
+            push @{ $ratios{p99_ratio} }, $r->{p99_us} / $b->{p99_us} if $b->{p99_us};
+            push @{ $ratios{cpu_per_request_ratio} }, $r->{gateway_us_per_request} / $b->{gateway_us_per_request}
+                if $b->{gateway_us_per_request};
+        }
+        for my $k (keys %ratios) {
+            $m->{$k} = num(median(@{ $ratios{$k} }));
+            $m->{"${k}_per_round"} = [map { num($_) } @{ $ratios{$k} }];
+        }
+        $m->{rps_ratio_of_medians} = num($base->{median}{rps} ? $m->{rps} / $base->{median}{rps} : undef);
+    }
+}
+
+# ---- the table ---------------------------------------------------------
+
+printf "\nSolgate benchmark: %d rounds x %gs (+%gs warm-up), wrk -t1 -c%d on CPU 1; gateway worker_processes 1 on CPU 0; upstream nginx + solana-sim on CPU %s\n\n",
+    $opt{rounds}, $opt{seconds}, $opt{warmup}, $opt{connections}, $opt{'upstream-cpu'};
+my $fmt = "%-25s %-9s %9s %8s %8s %8s %6s %6s %7s %7s %6s  %s\n";
+printf $fmt, 'scenario', 'variant', 'req/s', 'p99 ms', 'req/s x', 'p99 x', 'spread', 'gw', 'gw us', 'us/req x', 'up', 'notes';
+printf $fmt, '', '', '(median)', '(median)', 'baseline', 'baseline', '', 'cpu', '/req', 'baseline', 'cpu', '';
+print '-' x 130, "\n";
+for my $s (@scenarios) {
+    for my $v (@variant_order) {
+        my $m = $result{$s}{$v} && $result{$s}{$v}{median} or next;
+        my $notes = '';
+        $notes = "$m->{flagged_rounds} round(s) flagged" . ($m->{rounds_used} < @{ $result{$s}{$v}{rounds} } ? ', left out' : ', all flagged: kept') . '; '
+            if $m->{flagged_rounds};
+        if ($s eq 'block') {
+            my $mm = $result{$s}{$v}{memory} // {};
+            $notes .= sprintf '%.0f MB/s; RSS start %.1f MiB, peak %.1f MiB', $m->{mb_per_s},
+                ($mm->{rss_start_kb} // 0) / 1024, ($mm->{rss_peak_kb} // 0) / 1024;
+        }
+        printf $fmt, $label{$s}, $v, sprintf('%.0f', $m->{rps}), sprintf('%.3f', $m->{p99_us} / 1000),
+            sprintf('%.3f', $m->{rps_ratio}), sprintf('%.3f', $m->{p99_ratio}),
+            sprintf('%.1f%%', 100 * $m->{rps_spread}),
+            sprintf('%.0f%%', 100 * $m->{gateway_cpu}), sprintf('%.1f', $m->{gateway_us_per_request}),
+            sprintf('%.3f', $m->{cpu_per_request_ratio}),
+            sprintf('%.0f%%', 100 * $m->{upstream_cpu}), $notes;
+    }
+}
+print "\nreq/s, p99, gw us/req: medians over the rounds.  \"x baseline\" columns: median over the rounds of\n",
+      "the variant's value / baseline's value in the same round (paired, so drift between rounds cancels).\n",
+      "spread = (max - min) / median of req/s over the rounds; gw cpu / up cpu = share of one core the\n",
+      "gateway worker / the upstream worker used; gw us/req = busy time of CPU 0 per request (the worker\n",
+      "and the kernel's work for it: the gateway's own cost, whether or not CPU 1 limited the run).\n";
+my @noisy = map { my $s = $_; map { "$s/$_" } grep { $result{$s}{$_} && $result{$s}{$_}{median}{rps_spread} > 0.10 } @variant_order } @scenarios;
+print "\nNOISY: req/s spread above 10% for ", join(', ', @noisy),
+      ": the machine's speed changed during the scenario (see build/bench/raw.tsv); re-run, or raise BENCH_ROUNDS.\n"
+    if @noisy;
+
+# ---- poll cost ---------------------------------------------------------
+
+my @poll;
+if (open my $fh, '<', "$work/poll_cost.txt") {
+    my @lines = <$fh>;
+    if (@lines) {
+        print "\n6 poll cost (tools/bench/poll_cost.sh: requests/s one simulated node receives from the poller)\n";
+        print "  $_" for @lines;
+    }
+    for (@lines) {
+        next unless /^(\d+)\s+(\S+)\s+([\d.]+)\s+([\d.]+)/;
+        push @poll, { workers => 0 + $1, traffic => $2, polls_per_s => 0 + $3, getslot_polls_per_s => 0 + $4 };
+    }
+}
+
+# ---- shared memory ------------------------------------------------------
+
+my %shm;
+if (open my $fh, '<', "$work/shm.txt") {
+    while (<$fh>) {
+        chomp;
+        my ($k, $v) = split / /, $_, 2;
+        $shm{$k} = $v if defined $v;
+    }
+}
+if (%shm) {
+    print "\n7 shared memory zone (solgate_network zone)\n";
+    if ($shm{network_shared_bytes}) {
+        printf "  upstream table (NetworkShared): %d bytes = %.1f KiB for %d upstream slots and %d lanes\n",
+            $shm{network_shared_bytes}, $shm{network_shared_bytes} / 1024, $shm{max_upstreams}, $shm{max_lanes};
+        printf "  per upstream slot: %d bytes (UpstreamSlot); table / %d slots = %.0f bytes per upstream\n",
+            $shm{upstream_slot_bytes}, $shm{max_upstreams}, $shm{network_shared_bytes} / $shm{max_upstreams};
+        printf "  per lane: %d bytes; fixed part (counters, %d lanes + 'all'): %d bytes\n",
+            $shm{lane_bytes}, $shm{max_lanes},
+            $shm{network_shared_bytes} - $shm{max_upstreams} * $shm{upstream_slot_bytes};
+    }
+    printf "  minimum zone from nginx -t: %sk (%s)\n", $shm{zone_minimum_kb} // '?', $shm{zone_message} // '';
+    print  "  the table is fixed-size: the zone needs the same minimum for 1 or 256 upstreams\n";
+}
+
+# ---- targets ------------------------------------------------------------
+
+my @targets;
+our $target_shaky = 0;
+sub target {
+    my ($name, $value, $op, $limit, $fmtv, $pass) = @_;
+    $pass //= defined $value
+        && ($op eq '>=' ? $value >= $limit : $op eq '<=' ? $value <= $limit : $value > $limit);
+    $fmtv .= ' [from flagged runs: unreliable]' if $target_shaky;
+    push @targets, { name => $name, value => num($value), op => $op, limit => num($limit),
+                     unreliable => $target_shaky ? JSON::PP::true : JSON::PP::false,
+                     pass => $pass ? JSON::PP::true : JSON::PP::false,
+                     text => defined $value ? sprintf($fmtv, $value) : 'n/a' };
+}
+sub med { my ($s, $v, $k) = @_; $result{$s} && $result{$s}{$v} ? $result{$s}{$v}{median}{$k} : undef }
+# a ratio that had to use flagged rounds (a variant with no clean round)
+sub shaky { my ($s, @v) = @_; scalar grep { my $m = $result{$s}{$_} && $result{$s}{$_}{median};
+                                              $m && $m->{flagged_rounds} && $m->{rounds_used} == $m->{flagged_rounds} } @v }
+
+for my $s (grep { $result{$_} } qw(getslot balance batch)) {
+    local $target_shaky = shaky($s, qw(baseline lua solgate));
+    target("$label{$s}: Solgate req/s >= 0.95x baseline", med($s, 'solgate', 'rps_ratio'), '>=', 0.95, '%.3fx');
+    target("$label{$s}: Solgate p99 <= 1.10x baseline", med($s, 'solgate', 'p99_ratio'), '<=', 1.10, '%.3fx');
+    # paired per round, like the baseline ratios
+    my ($sg, $lua) = ($result{$s}{solgate}, $result{$s}{lua});
+    my $vs_lua;
+    if ($sg && $lua) {
+        my %l = map { $_->{round} => $_ } @{ $lua->{rounds} };
+        my @pairs = grep { $l{$_->{round}} } @{ $sg->{rounds} };
+        my @clean = grep { !$_->{disturbed} && !$l{$_->{round}}{disturbed} } @pairs;
+        @pairs = @clean if @clean;
+        $vs_lua = median(map { $_->{rps} / $l{$_->{round}}{rps} } @pairs);
+        $sg->{median}{rps_ratio_to_lua} = num($vs_lua);
+    }
+    target("$label{$s}: Solgate req/s ahead of the lua router", $vs_lua, '>', 1.0, '%.3fx lua');
+}
+for my $s (grep { $result{$_} } qw(genesis guard)) {
+    local $target_shaky = shaky($s, qw(baseline solgate));
+    target("$label{$s}: Solgate req/s >= 1.5x baseline", med($s, 'solgate', 'rps_ratio'), '>=', 1.5, '%.3fx');
+}
+my $flat_limit_kb = 16 * 1024;
+if ($result{block}) {
+    local $target_shaky = shaky('block', qw(baseline solgate));
+    target("$label{block}: Solgate req/s >= 0.95x baseline", med('block', 'solgate', 'rps_ratio'), '>=', 0.95, '%.3fx');
+    my $mm = $mem{block}{solgate};
+    target("$label{block}: Solgate worker memory flat (peak - start RSS <= 16 MiB)",
+           $mm ? ($mm->{rss_peak_kb} - $mm->{rss_start_kb}) / 1024 : undef, '<=', 16, '+%.1f MiB');
+}
+if (@poll) {
+    for my $traffic (qw(idle envelope)) {
+        my ($one) = grep { $_->{workers} == 1 && $_->{traffic} eq $traffic } @poll;
+        my ($four) = grep { $_->{workers} == 4 && $_->{traffic} eq $traffic } @poll;
+        next unless $one && $four && $one->{polls_per_s} > 0;
+        # independent: 4 workers poll within 15% (or 1 request/s) of 1 worker
+        my $ratio = $four->{polls_per_s} / $one->{polls_per_s};
+        my $pass = ($ratio >= 0.85 && $ratio <= 1.15)
+                || abs($four->{polls_per_s} - $one->{polls_per_s}) <= 1.0;
+        target("6 poll cost ($traffic): polls/s with 4 workers = 1 worker (+-15%)", $ratio, 'within', 0.15,
+               sprintf('%.2f vs %.2f polls/s, ', $four->{polls_per_s}, $one->{polls_per_s}) . '%.3fx', $pass ? 1 : 0);
+    }
+}
+
+print "\nTargets (design):\n";
+for my $t (@targets) {
+    printf "  %-4s %-70s %s\n", $t->{pass} ? 'PASS' : 'FAIL', $t->{name}, $t->{text};
+}
+my @missed = grep { !$_->{pass} } @targets;
+print @missed ? sprintf("\n%d of %d targets MISSED:\n%s", scalar @missed, scalar @targets,
+                        join('', map { "  - $_->{name}: $_->{text}\n" } @missed))
+              : sprintf("\nall %d targets met\n", scalar @targets);
+
+# ---- harness notes: is the gateway the bottleneck? ----------------------
+
+my @notes;
+for my $s (@scenarios) {
+    for my $v (@variant_order) {
+        my $rounds = $result{$s}{$v} && $result{$s}{$v}{rounds} or next;
+        for my $r (grep { !$_->{disturbed} } @$rounds) {
+            push @notes, sprintf('%s/%s round %d: CPU 0 only %.0f%% busy (cpu1 busy %.0f%%)',
+                                 $s, $v, $r->{round}, 100 * $r->{cpu0_busy}, 100 * $r->{cpu1_busy})
+                if $r->{cpu0_busy} < 0.90;
+        }
+    }
+}
+my @disturbed;
+for my $s (@scenarios) {
+    for my $v (@variant_order) {
+        my $rounds = $result{$s}{$v} && $result{$s}{$v}{rounds} or next;
+        push @disturbed, map { sprintf '%s/%s round %d: %s (other processes %.0f%% of a CPU, %d forks; CPU 0 outside the worker %.0f%%)',
+                               $s, $v, $_->{round}, $_->{disturbed}, 100 * $_->{foreign_cpu}, $_->{forks}, 100 * $_->{cpu0_outside_worker} }
+                         grep { $_->{disturbed} } @$rounds;
+    }
+}
+if (@disturbed) {
+    print "\nWARNING: these runs were flagged after retries (left out of the medians and ratios when the\n",
+          "variant has clean rounds): other processes took CPU, or the kernel did the gateway's network work\n",
+          "in interrupt context instead of in the worker, a different data path whose numbers are not comparable:\n";
+    print "  $_\n" for @disturbed;
+}
+if (@notes) {
+    print "\nNote: in these runs the gateway was not saturated, so something else (CPU 1: wrk + upstream) limited them:\n";
+    print "  $_\n" for @notes;
+}
+
+my @log_warnings;
+if (open my $fh, '<', "$work/log_warnings.txt") {
+    chomp(@log_warnings = <$fh>);
+    print "\nWARNING: gateways logged warnings during the runs:\n", map { "  $_\n" } @log_warnings;
+}
+
+printf "\nrun time: %d s; raw numbers and medians: %s/results.json\n", $opt{elapsed} // 0, $work;
+
+my %json = (
+    config => {
+        rounds => $opt{rounds}, seconds => $opt{seconds}, warmup_seconds => $opt{warmup},
+        connections => $opt{connections}, wrk_threads => 1, wrk_cpu => 1, gateway_cpu => 0,
+        upstream_cpu => $opt{'upstream-cpu'}, block_bytes => $opt{'block-bytes'},
+        elapsed_seconds => $opt{elapsed},
+    },
+    scenarios => { map { $_ => { label => $label{$_}, variants => $result{$_} } } @scenarios },
+    poll_cost => \@poll,
+    shm => { map { $_ => ($shm{$_} =~ /^\d+$/ ? 0 + $shm{$_} : $shm{$_}) } keys %shm },
+    targets => \@targets,
+    harness_notes => [@notes, @disturbed, @log_warnings],
+);
+open my $out, '>', "$work/results.json" or die "cannot write $work/results.json: $!\n";
+print $out JSON::PP->new->canonical->pretty->encode(\%json);
+close $out;
+exit 0;
