@@ -6,6 +6,7 @@
 
 #include "cluster.h"
 #include "rpc_request.h"
+#include "slot_answer.h"
 
 namespace solgate {
 namespace {
@@ -21,23 +22,6 @@ struct Frame {
     bool saw_jsonrpc = false;
     bool saw_method = false;
 };
-
-std::optional<uint64_t> ParseU64(std::string_view digits) {
-    if (digits.empty() || digits.size() > 20) {
-        return std::nullopt;
-    }
-    uint64_t value = 0;
-    for (char c : digits) {
-        if (c < '0' || c > '9') {
-            return std::nullopt;
-        }
-        if (value > (UINT64_MAX - static_cast<uint64_t>(c - '0')) / 10) {
-            return std::nullopt;
-        }
-        value = value * 10 + static_cast<uint64_t>(c - '0');
-    }
-    return value;
-}
 
 bool IsJsonSpace(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
@@ -243,7 +227,7 @@ Role Parser::PlaceInParams(Frame& params, Kind kind, std::string_view text) {
     if (index == 0) {
         Call().first_param_seen = true;
         if (kind == Kind::kNumber) {
-            Call().first_param_u64 = ParseU64(text);
+            Call().first_param_u64 = ParseSlotNumber(text);
         }
     }
     return kind == Kind::kMap ? Role::kConfig : Role::kOther;
@@ -261,7 +245,7 @@ void Parser::PlaceInConfig(Frame& config, Kind kind, std::string_view text) {
         }
         Call().commitment = level;
     } else if (config.key == "minContextSlot") {
-        auto slot = kind == Kind::kNumber ? ParseU64(text) : std::nullopt;
+        auto slot = kind == Kind::kNumber ? ParseSlotNumber(text) : std::nullopt;
         if (!slot) {
             FailCall(kInvalidParams,
                      "Invalid params: \"minContextSlot\" must be a "
