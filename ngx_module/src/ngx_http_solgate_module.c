@@ -29,12 +29,8 @@ static ngx_int_t ngx_http_solgate_resolve_pass_refs(ngx_conf_t *cf,
     ngx_http_solgate_main_conf_t *smcf);
 static ngx_int_t ngx_http_solgate_upstream_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
-static ngx_int_t ngx_http_solgate_method_variable(ngx_http_request_t *r,
+static ngx_int_t ngx_http_solgate_request_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
-static ngx_int_t ngx_http_solgate_lane_variable(ngx_http_request_t *r,
-    ngx_http_variable_value_t *v, uintptr_t data);
-static ngx_int_t ngx_http_solgate_core_string(ngx_http_variable_value_t *v,
-    sg_str_t value);
 static void ngx_http_solgate_cleanup_ctx(void *data);
 
 
@@ -121,9 +117,11 @@ static ngx_http_solgate_var_t  ngx_http_solgate_vars[] = {
     { ngx_string("solgate_upstream"), ngx_http_solgate_upstream_variable,
       offsetof(ngx_http_solgate_upstream_t, id) },
 
-    { ngx_string("solgate_method"), ngx_http_solgate_method_variable, 0 },
+    { ngx_string("solgate_method"), ngx_http_solgate_request_variable,
+      (uintptr_t) sg_request_method },
 
-    { ngx_string("solgate_lane"), ngx_http_solgate_lane_variable, 0 },
+    { ngx_string("solgate_lane"), ngx_http_solgate_request_variable,
+      (uintptr_t) sg_request_lane },
 
     { ngx_null_string, NULL, 0 }
 };
@@ -445,11 +443,17 @@ ngx_http_solgate_upstream_variable(ngx_http_request_t *r,
 }
 
 
+/*
+ * A string libcore keeps for the request ($solgate_method, $solgate_lane):
+ * data is the libcore accessor.  It lives as long as the sg_request_t.
+ */
 static ngx_int_t
-ngx_http_solgate_method_variable(ngx_http_request_t *r,
+ngx_http_solgate_request_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data)
 {
-    ngx_http_solgate_ctx_t  *ctx;
+    sg_str_t                (*get)(const sg_request_t *req);
+    sg_str_t                  value;
+    ngx_http_solgate_ctx_t   *ctx;
 
     ctx = ngx_http_solgate_get_ctx(r);
 
@@ -458,31 +462,9 @@ ngx_http_solgate_method_variable(ngx_http_request_t *r,
         return NGX_OK;
     }
 
-    return ngx_http_solgate_core_string(v, sg_request_method(ctx->rpc));
-}
+    get = (sg_str_t (*)(const sg_request_t *)) data;
+    value = get(ctx->rpc);
 
-
-static ngx_int_t
-ngx_http_solgate_lane_variable(ngx_http_request_t *r,
-    ngx_http_variable_value_t *v, uintptr_t data)
-{
-    ngx_http_solgate_ctx_t  *ctx;
-
-    ctx = ngx_http_solgate_get_ctx(r);
-
-    if (ctx == NULL || ctx->rpc == NULL) {
-        v->not_found = 1;
-        return NGX_OK;
-    }
-
-    return ngx_http_solgate_core_string(v, sg_request_lane(ctx->rpc));
-}
-
-
-/* A string libcore keeps alive as long as the request's sg_request_t. */
-static ngx_int_t
-ngx_http_solgate_core_string(ngx_http_variable_value_t *v, sg_str_t value)
-{
     v->data = (u_char *) value.data;
     v->len = value.len;
     v->valid = 1;
