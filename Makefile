@@ -71,7 +71,7 @@ $(BUILD)/libcore/%.o: libcore/src/%.cpp $(CORE_HDRS) | $(BUILD)/.deps-ok
 
 $(CORE_LIB): $(CORE_OBJS)
 	@mkdir -p $(dir $@)
-	$(CXX) -shared -Wl,-soname,libsolgate_core.so -Wl,-z,defs -o $@ $^ -lyajl -luv -lcurl -lcrypto -lpthread
+	$(CXX) -shared -Wl,-soname,libsolgate_core.so -Wl,-z,defs -o $@ $^ -lyajl -luv -lcurl -lcrypto -llmdb -lpthread
 
 # --- the nginx module -----------------------------------------------------
 
@@ -104,7 +104,7 @@ $(SIM): $(SIM_SRCS) | $(BUILD)/.deps-ok
 $(GTEST_BIN): $(GTEST_SRCS) $(CORE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -std=c++17 -Ilibcore/include -Ilibcore/src $(WARN) \
-	  -o $@ $(GTEST_SRCS) $(CORE_OBJS) -lgtest -lgtest_main -lyajl -luv -lcurl -lcrypto -lpthread
+	  -o $@ $(GTEST_SRCS) $(CORE_OBJS) -lgtest -lgtest_main -lyajl -luv -lcurl -lcrypto -llmdb -lpthread
 
 $(CMOCKA_BIN): $(CMOCKA_SRCS) $(wildcard ngx_module/src/*.[ch]) $(NGX_BUILD)/Makefile
 	@mkdir -p $(dir $@)

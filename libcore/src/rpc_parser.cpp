@@ -21,6 +21,7 @@ struct Frame {
     size_t key_end = 0;    // input offset just after the current key
     bool saw_jsonrpc = false;
     bool saw_method = false;
+    bool second_param = false;  // kConfig: params[1], getBlock's options
 };
 
 bool IsJsonSpace(char c) {
@@ -42,6 +43,8 @@ private:
     Role PlaceInCall(Frame& call, Kind kind, std::string_view text);
     Role PlaceInParams(Frame& params, Kind kind, std::string_view text);
     void PlaceInConfig(Frame& config, Kind kind, std::string_view text);
+    void PlaceBlockOption(const std::string& key, Kind kind,
+                          std::string_view text);
     void FinishCall(const Frame& call);
     std::string_view SpanFrom(size_t key_end) const;
     RpcCall& Call() { return request_.calls.back(); }
@@ -52,6 +55,7 @@ private:
     std::vector<Frame> stack_;
     RpcRequest request_;
     bool too_deep_ = false;
+    bool opening_second_param_ = false;
 };
 
 // --- yajl glue -------------------------------------------------------------
@@ -63,7 +67,9 @@ std::string_view View(const unsigned char* s, size_t len) {
 }
 
 int OnNull(void* ctx) { return Self(ctx)->OnValue(Kind::kNull, "null"); }
-int OnBool(void* ctx, int) { return Self(ctx)->OnValue(Kind::kBool, {}); }
+int OnBool(void* ctx, int value) {
+    return Self(ctx)->OnValue(Kind::kBool, value ? "true" : "false");
+}
 int OnNumber(void* ctx, const char* s, size_t len) {
     return Self(ctx)->OnValue(Kind::kNumber, {s, len});
 }
@@ -126,6 +132,8 @@ int Parser::OnValue(Kind kind, std::string_view text) {
     }
     Frame frame;
     frame.role = role;
+    frame.second_param = opening_second_param_;
+    opening_second_param_ = false;
     stack_.push_back(std::move(frame));
     return 1;
 }
@@ -229,11 +237,24 @@ Role Parser::PlaceInParams(Frame& params, Kind kind, std::string_view text) {
         if (kind == Kind::kNumber) {
             Call().first_param_u64 = ParseSlotNumber(text);
         }
+    } else if (index == 1) {
+        BlockOptions& options = Call().block_options;
+        options.seen = true;
+        if (kind == Kind::kString) {
+            options.encoding.assign(text);   // getConfirmedBlock's legacy form
+        } else if (kind == Kind::kMap) {
+            opening_second_param_ = true;
+        } else {
+            options.readable = false;
+        }
     }
     return kind == Kind::kMap ? Role::kConfig : Role::kOther;
 }
 
 void Parser::PlaceInConfig(Frame& config, Kind kind, std::string_view text) {
+    if (config.second_param) {
+        PlaceBlockOption(config.key, kind, text);
+    }
     if (config.key == "commitment") {
         auto level = kind == Kind::kString ? ParseCommitment(text)
                                            : std::nullopt;
@@ -253,6 +274,31 @@ void Parser::PlaceInConfig(Frame& config, Kind kind, std::string_view text) {
             return;
         }
         Call().min_context_slot = slot;
+    }
+}
+
+void Parser::PlaceBlockOption(const std::string& key, Kind kind,
+                              std::string_view text) {
+    BlockOptions& options = Call().block_options;
+    if (key == "commitment" || key == "minContextSlot") {
+        return;   // do not change the body of a finalized block
+    }
+    if (key == "encoding" && kind == Kind::kString) {
+        options.encoding.assign(text);
+    } else if (key == "transactionDetails" && kind == Kind::kString) {
+        options.transaction_details.assign(text);
+    } else if (key == "rewards" && kind == Kind::kBool) {
+        options.rewards = text == "true";
+    } else if (key == "maxSupportedTransactionVersion" &&
+               kind == Kind::kNumber) {
+        options.max_version.assign(text);
+    } else if (key == "encoding" || key == "transactionDetails" ||
+               key == "rewards" || key == "maxSupportedTransactionVersion") {
+        if (kind != Kind::kNull) {
+            options.readable = false;
+        }
+    } else {
+        options.unknown_option = true;
     }
 }
 

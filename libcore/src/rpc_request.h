@@ -29,6 +29,18 @@ struct RpcError {
     explicit operator bool() const { return code != 0; }
 };
 
+// getBlock's options (params[1], an object or the legacy encoding string),
+// as written; they choose the response body, so they key the block cache.
+struct BlockOptions {
+    bool seen = false;          // params[1] is present
+    bool readable = true;       // an object of scalars, or a string
+    bool unknown_option = false;
+    std::string encoding;       // empty: the default
+    std::string transaction_details;
+    std::optional<bool> rewards;
+    std::string max_version;    // raw number text; empty when absent
+};
+
 struct RpcCall {
     // The id exactly as the client wrote it (number, string with its
     // escapes, or null); empty when absent or not a valid id type, in which
@@ -41,6 +53,7 @@ struct RpcCall {
     std::optional<uint64_t> first_param_u64;
     bool has_params = false;
     bool first_param_seen = false;
+    BlockOptions block_options;
     // The call is malformed: answer it with this error, never forward it.
     RpcError error;
 };
