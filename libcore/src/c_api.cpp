@@ -18,15 +18,7 @@
 #include "solgate/solgate.h"
 #include "status_render.h"
 
-struct sg_request_s {
-    solgate::RpcRequest parsed;
-    solgate::RoutePlan plan;
-    std::string answer;  // backs sg_route_t::body
-};
-
-struct sg_network_s {
-    solgate::Network network;
-};
+#include "c_handles.h"
 
 struct sg_response_s {
     std::unique_ptr<solgate::ResponseHook> hook;

@@ -57,6 +57,7 @@ struct CurlTransport::Transfer {
     std::string request_body;
     std::string response_body;
     bool response_too_large = false;
+    size_t max_response_bytes = kMaxResponseBytes;  // this request's cap
     char error_buffer[CURL_ERROR_SIZE] = {};
     std::function<void(HttpResult)> done;
 
@@ -83,6 +84,12 @@ CURLcode CurlTransport::Transfer::Configure(const HttpTarget& target,
         (!target.connect_to.empty() &&
          !AppendLine(connect_to, target.connect_to))) {
         return CURLE_OUT_OF_MEMORY;
+    }
+    for (const std::string& line : target.headers) {
+        if (!AppendLine(headers, line)) return CURLE_OUT_OF_MEMORY;
+    }
+    if (target.max_response_bytes != 0) {
+        max_response_bytes = target.max_response_bytes;
     }
 
     // 0 means "no overall limit" to libcurl; the connect phase keeps its cap
@@ -116,7 +123,8 @@ CURLcode CurlTransport::Transfer::Configure(const HttpTarget& target,
     set(CURLOPT_FOLLOWLOCATION, 0L);
     // Fails early when Content-Length already announces too much; the write
     // callback enforces the same cap for chunked answers.
-    set(CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(kMaxResponseBytes));
+    set(CURLOPT_MAXFILESIZE_LARGE,
+        static_cast<curl_off_t>(max_response_bytes));
     set(CURLOPT_WRITEFUNCTION, &CurlTransport::OnBodyBytes);
     set(CURLOPT_WRITEDATA, static_cast<void*>(this));
     set(CURLOPT_ERRORBUFFER, error_buffer);
@@ -126,7 +134,7 @@ CURLcode CurlTransport::Transfer::Configure(const HttpTarget& target,
 std::string CurlTransport::Transfer::ErrorText(CURLcode code) const {
     if (response_too_large || code == CURLE_FILESIZE_EXCEEDED) {
         return "response body larger than " +
-               std::to_string(kMaxResponseBytes) + " bytes";
+               std::to_string(max_response_bytes) + " bytes";
     }
     if (error_buffer[0] != '\0') return error_buffer;
     return curl_easy_strerror(code);
@@ -402,7 +410,7 @@ size_t CurlTransport::OnBodyBytes(char* data, size_t size, size_t count,
                                   void* transfer) {
     auto* self = static_cast<Transfer*>(transfer);
     const size_t bytes = size * count;
-    if (bytes > kMaxResponseBytes - self->response_body.size()) {
+    if (bytes > self->max_response_bytes - self->response_body.size()) {
         self->response_too_large = true;
         return 0;  // anything but `bytes` aborts with CURLE_WRITE_ERROR
     }

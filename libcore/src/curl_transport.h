@@ -35,7 +35,8 @@ namespace solgate {
 class CurlTransport : public Transport {
 public:
     // Upstream answers larger than this fail with a transport error, so a
-    // misbehaving upstream cannot make a worker buffer without bound.
+    // misbehaving upstream cannot make a worker buffer without bound. A
+    // request may set its own cap (HttpTarget::max_response_bytes).
     static constexpr size_t kMaxResponseBytes = 8u * 1024u * 1024u;
     // A dead host should be noticed well before a long request timeout.
     static constexpr uint32_t kMaxConnectTimeoutMs = 3000;

@@ -14,6 +14,8 @@
 
 namespace solgate {
 
+class BlockService;
+
 // Health threshold of the spec: a compile-time constant, not a setting.
 constexpr uint64_t kMaxShredInsertSlotLag = 100;
 constexpr uint32_t kPollIntervalMs = 400;
@@ -24,7 +26,14 @@ struct NetworkSettings {
     uint32_t debounce_ms = 400;
     int64_t max_finalized_slot_lag = 100;  // 0: consensus filter disabled
     bool enforce_block_availability = true;
+    // Cube Runner serves blocks for this network: the poller also learns
+    // each upstream's ledger window (getFirstAvailableBlock).
+    bool track_ledger_window = false;
 };
+
+// The ledger window moves slowly (a node prunes in large steps).
+constexpr int64_t kFirstAvailablePollMs = 30000;
+constexpr int64_t kFirstAvailableRetryMs = 5000;
 
 struct UpstreamConf {
     UpstreamConf() = default;
@@ -65,6 +74,12 @@ public:
     bool Bind(void* memory, bool fresh, int64_t now_ms, std::string* error);
 
     const std::string& name() const { return name_; }
+    // Cube Runner serves this network: poll each upstream's ledger window.
+    void TrackLedgerWindow() { settings_.track_ledger_window = true; }
+    // The network's Cube Runner, when a solgate_blocks block names it.
+    // (Not const: the poller thread's BlockSync copies into its cache.)
+    void set_blocks(BlockService* blocks) { blocks_ = blocks; }
+    BlockService* blocks() const { return blocks_; }
     const NetworkSettings& settings() const { return settings_; }
     size_t size() const { return upstreams_.size(); }
     const UpstreamConf& upstream(size_t i) const { return upstreams_[i]; }
@@ -120,6 +135,7 @@ private:
     std::vector<size_t> slot_of_;
     NetworkShared* shared_ = nullptr;
     bool has_method_filters_ = false;
+    BlockService* blocks_ = nullptr;
     // Only touched by the worker's event loop thread, never the poller.
     mutable std::unordered_map<std::string, std::vector<unsigned char>>
         serving_sets_;

@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include "block_service.h"
+#include "block_sync.h"
 #include "curl_transport.h"
 
 namespace solgate {
@@ -22,20 +24,32 @@ public:
             pollers_.push_back(std::make_unique<NetworkPoller>(
                 *network, transport_, clock_, log, pid));
         }
+        // Cube Runner's region sync, for each network that serves blocks.
+        for (const Network* network : networks) {
+            if (network->blocks() != nullptr) {
+                syncs_.push_back(std::make_unique<BlockSync>(
+                    *network->blocks(), transport_, clock_, log, pid));
+            }
+        }
     }
 
     void Tick() override {
         for (auto& poller : pollers_) {
             poller->Tick();
         }
+        for (auto& sync : syncs_) {
+            sync->Tick();
+        }
     }
 
 private:
-    // Destroyed in reverse: the pollers release their leases before the
-    // transport cancels what is still in flight.
+    // Destroyed in reverse: the syncs and the pollers release their leases
+    // before the transport cancels what is still in flight (whose replies
+    // then never arrive).
     SystemClock clock_;
     CurlTransport transport_;
     std::vector<std::unique_ptr<NetworkPoller>> pollers_;
+    std::vector<std::unique_ptr<BlockSync>> syncs_;
 };
 
 }  // namespace

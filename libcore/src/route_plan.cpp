@@ -31,6 +31,34 @@ std::vector<unsigned char> ServingAll(
     return serving;
 }
 
+// With Cube Runner, a getBlock goes only to nodes whose ledger window
+// (getFirstAvailableBlock) holds the slot, when any does; nodes whose
+// window is not known yet count as holding it.
+void KeepLedgerHolders(const Network& network, const RpcRequest& request,
+                       RoutePlan& plan) {
+    if (!network.settings().track_ledger_window || !network.bound() ||
+        request.shape != RpcRequest::Shape::kSingle ||
+        !request.calls[0].first_param_u64 ||
+        (request.calls[0].method != "getBlock" &&
+         request.calls[0].method != "getConfirmedBlock")) {
+        return;
+    }
+    uint64_t slot = *request.calls[0].first_param_u64;
+    std::vector<unsigned char> holders = plan.allowed;
+    bool any = false;
+    for (size_t i : plan.serving) {
+        uint64_t plus1 = network.slot(i).first_available_plus1.load(
+            std::memory_order_relaxed);
+        if (plus1 != 0 && slot < plus1 - 1) {
+            holders[i] = 0;
+        }
+        any = any || holders[i];
+    }
+    if (any) {
+        plan.allowed = std::move(holders);
+    }
+}
+
 std::string Quoted(std::string_view text) {
     return "\"" + std::string(text) + "\"";
 }
@@ -79,6 +107,8 @@ RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
             plan.allowed[i] = 1;
         }
     }
+
+    KeepLedgerHolders(network, request, plan);
 
     if (plan.matched.empty()) {
         plan.error = RpcError{kInvalidParams,

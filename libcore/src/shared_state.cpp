@@ -13,7 +13,7 @@ static_assert(std::is_standard_layout_v<NetworkShared>);
 std::string_view PollMethodName(PollMethod method) {
     static constexpr std::array<std::string_view, kPollMethodCount> kNames{
         "getHealth", "getSlot_processed", "getSlot_finalized",
-        "getMaxShredInsertSlot", "getGenesisHash"};
+        "getMaxShredInsertSlot", "getGenesisHash", "getFirstAvailableBlock"};
     return method < kPollMethodCount ? kNames[method] : "";
 }
 
@@ -135,6 +135,8 @@ void UpstreamSlot::Reset(std::string_view new_id) {
     genesis.store(static_cast<uint32_t>(GenesisCheck::kUnchecked));
     cordon.store(0);
     cordon_lag.store(0);
+    first_available_plus1.store(0);
+    first_available_polled_ms.store(0);
     cordon_note.Write("");
     lease.store(0);
     last_fanout_ms.store(0);

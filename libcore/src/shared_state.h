@@ -40,6 +40,7 @@ enum PollMethod : size_t {
     kPollGetSlotFinalized,
     kPollGetMaxShredInsertSlot,
     kPollGetGenesisHash,
+    kPollGetFirstAvailableBlock,
     kPollMethodCount
 };
 std::string_view PollMethodName(PollMethod method);
@@ -78,6 +79,9 @@ struct UpstreamSlot {
     std::atomic<uint32_t> genesis;  // GenesisCheck
     std::atomic<uint64_t> cordon;   // packed CordonState
     std::atomic<uint64_t> cordon_lag;  // lag when the poller cordoned
+    // getFirstAvailableBlock + 1 (0: not known yet): the ledger's window.
+    std::atomic<uint64_t> first_available_plus1;
+    std::atomic<int64_t> first_available_polled_ms;
     SharedText cordon_note;         // operator's reason, or genesis detail
 
     // Poll ownership: packed (pid, expires monotonic ms); see Lease.
@@ -141,7 +145,7 @@ struct LaneShared {
 
 struct NetworkShared {
     static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
-    static constexpr uint32_t kLayout = 3;
+    static constexpr uint32_t kLayout = 4;
 
     uint32_t magic;
     uint32_t layout;

@@ -151,6 +151,8 @@ void UpstreamPoller::Tick() {
              });
     }
 
+    PollLedgerWindow(now);
+
     std::string_view expected = GenesisHash(network_.settings().cluster);
     if (!expected.empty() &&
         slot_.genesis.load() == static_cast<uint32_t>(GenesisCheck::kUnchecked)) {
@@ -175,6 +177,27 @@ void UpstreamPoller::Tick() {
              });
     }
     CallDone();
+}
+
+void UpstreamPoller::PollLedgerWindow(int64_t now) {
+    if (!network_.settings().track_ledger_window) {
+        return;
+    }
+    int64_t last = slot_.first_available_polled_ms.load();
+    if (last != 0 && now - last < kFirstAvailablePollMs) {
+        return;
+    }
+    slot_.first_available_polled_ms.store(now);
+    Call(kPollGetFirstAvailableBlock, RequestBody("getFirstAvailableBlock"),
+         [this, now](const HttpResult& r) {
+             if (auto v = ReplyU64(r)) {
+                 slot_.first_available_plus1.store(*v + 1);
+             } else {
+                 // asked again in kFirstAvailableRetryMs, not every tick
+                 slot_.first_available_polled_ms.store(
+                     now - kFirstAvailablePollMs + kFirstAvailableRetryMs);
+             }
+         });
 }
 
 void UpstreamPoller::Call(PollMethod method, std::string body,

@@ -44,6 +44,7 @@ private:
     void Call(PollMethod method, std::string body,
               std::function<void(const HttpResult&)> on_reply);
     void CallDone();
+    void PollLedgerWindow(int64_t now);
     bool TrafficFresh(int64_t now) const;
     std::string Describe() const;
 

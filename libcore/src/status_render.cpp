@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "block_service.h"
 #include "cluster.h"
 #include "json_writer.h"
 #include "state_poller.h"
@@ -252,6 +253,86 @@ void AppendNetworkCounters(std::string& out, const NetworkShared& shared) {
     o.Close();
 }
 
+void AppendSources(std::string& out,
+                   const std::atomic<uint64_t> (&served)[kSourceCount]) {
+    JsonObject o(out);
+    for (int s = 0; s < kSourceCount; s++) {
+        o.Uint(BlockSourceName(s), Load(served[s]));
+    }
+    o.Close();
+}
+
+// Per-key figures live here, never as metric labels (cardinality).
+void AppendBlockKeys(std::string& out, const BlockService& blocks) {
+    out.push_back('[');
+    bool first = true;
+    for (const KeySnapshot& key : SnapshotKeys(&blocks.shared().keys)) {
+        if (!first) {
+            out.push_back(',');
+        }
+        first = false;
+        JsonObject o(out);
+        o.String("key", key.key);
+        const auto& plans = blocks.conf().plans;
+        o.String("plan", key.plan_index < plans.size()
+                             ? std::string_view(plans[key.plan_index].name)
+                             : std::string_view());
+        o.Uint("requests", key.requests);
+        o.Uint("rate_limited", key.limited);
+        JsonObject served(o.Key("served"));
+        for (int s = 0; s < kSourceCount; s++) {
+            served.Uint(BlockSourceName(s), key.served[s]);
+        }
+        served.Close();
+        o.Close();
+    }
+    out.push_back(']');
+}
+
+void AppendBlocks(std::string& out, const BlockService& blocks) {
+    const BlockServiceConf& conf = blocks.conf();
+    const BlocksShared& shared = blocks.shared();
+    JsonObject o(out);
+    o.String("region", conf.region);
+    if (auto first = blocks.FirstAvailableBlock()) {
+        o.Uint("first_available_block", *first);
+    } else {
+        o.Null("first_available_block");
+    }
+    JsonObject cache(o.Key("cache"));
+    cache.String("dir", conf.cache_dir);
+    cache.Uint("max_size", conf.max_bytes);
+    if (blocks.store() != nullptr) {
+        BlockStore::Totals totals = blocks.store()->GetTotals();
+        cache.Uint("bytes", totals.bytes);
+        cache.Uint("entries", totals.entries);
+        cache.Uint("evictions", totals.evictions);
+    }
+    cache.Uint("stored", Load(shared.stored));
+    cache.Uint("store_failures", Load(shared.store_failures));
+    cache.Close();
+    AppendSources(o.Key("served"), shared.served);
+    o.Uint("tier_answers", Load(shared.tier_answers));
+    o.Uint("unauthorized", Load(shared.unauthorized));
+    o.Uint("peer_requests", Load(shared.peer_requests));
+    o.Key("peers").push_back('[');
+    for (size_t p = 0; p < conf.peers.size(); p++) {
+        if (p > 0) {
+            out.push_back(',');
+        }
+        JsonObject peer(out);
+        peer.String("name", conf.peers[p].name);
+        peer.String("url", conf.peers[p].url);
+        peer.Uint("fetches", Load(shared.peer_fetches[p]));
+        peer.Uint("failures", Load(shared.peer_failures[p]));
+        peer.Uint("copies", Load(shared.peer_copies[p]));
+        peer.Close();
+    }
+    out.push_back(']');
+    AppendBlockKeys(o.Key("keys"), blocks);
+    o.Close();
+}
+
 void AppendNetwork(std::string& out, const Network& network,
                    int64_t now_mono_ms) {
     const NetworkSettings& settings = network.settings();
@@ -266,6 +347,9 @@ void AppendNetwork(std::string& out, const Network& network,
     o.Uint("guard_margin", network.GuardMargin());
     AppendNetworkCounters(o.Key("counters"), network.shared());
     AppendUpstreams(o.Key("upstreams"), network, now_mono_ms);
+    if (network.blocks() != nullptr && network.blocks()->bound()) {
+        AppendBlocks(o.Key("blocks"), *network.blocks());
+    }
     o.Close();
 }
 
@@ -378,6 +462,76 @@ SampleWriter PerNetwork(uint64_t (*value)(const NetworkShared&)) {
         AppendSample(out, name, {{"network", network.name()}},
                      value(network.shared()));
     };
+}
+
+// Cube Runner's samples, for networks that have it.
+SampleWriter PerBlocks(
+    std::function<void(std::string&, std::string_view, const Network&,
+                       const BlockService&)> write) {
+    return [write](std::string& out, std::string_view name,
+                   const Network& network, int64_t) {
+        const BlockService* blocks = network.blocks();
+        if (blocks != nullptr && blocks->bound()) {
+            write(out, name, network, *blocks);
+        }
+    };
+}
+
+SampleWriter BlocksCounter(std::atomic<uint64_t> BlocksShared::*counter) {
+    return PerBlocks([counter](std::string& out, std::string_view name,
+                               const Network& network,
+                               const BlockService& blocks) {
+        AppendSample(out, name, {{"network", network.name()}},
+                     Load(blocks.shared().*counter));
+    });
+}
+
+SampleWriter BlocksPerPeer(
+    std::atomic<uint64_t> (BlocksShared::*counts)[kMaxBlockPeers]) {
+    return PerBlocks([counts](std::string& out, std::string_view name,
+                              const Network& network,
+                              const BlockService& blocks) {
+        const auto& peers = blocks.conf().peers;
+        for (size_t p = 0; p < peers.size(); p++) {
+            AppendSample(out, name,
+                         {{"network", network.name()},
+                          {"peer", peers[p].name}},
+                         Load((blocks.shared().*counts)[p]));
+        }
+    });
+}
+
+SampleWriter BlocksCache(uint64_t BlockStore::Totals::*field) {
+    return PerBlocks([field](std::string& out, std::string_view name,
+                             const Network& network,
+                             const BlockService& blocks) {
+        if (blocks.store() != nullptr) {
+            AppendSample(out, name, {{"network", network.name()}},
+                         blocks.store()->GetTotals().*field);
+        }
+    });
+}
+
+void AppendServedBySource(std::string& out, std::string_view name,
+                          const Network& network,
+                          const BlockService& blocks) {
+    for (int s = 0; s < kSourceCount; s++) {
+        AppendSample(out, name,
+                     {{"network", network.name()},
+                      {"source", BlockSourceName(s)}},
+                     Load(blocks.shared().served[s]));
+    }
+}
+
+void AppendRateLimitedByPlan(std::string& out, std::string_view name,
+                             const Network& network,
+                             const BlockService& blocks) {
+    const auto& plans = blocks.conf().plans;
+    for (size_t p = 0; p < plans.size(); p++) {
+        AppendSample(out, name,
+                     {{"network", network.name()}, {"plan", plans[p].name}},
+                     Load(blocks.shared().rate_limited[p]));
+    }
 }
 
 // Value 1 with the current reason when cordoned, else reason="" value 0.
@@ -540,6 +694,42 @@ const std::vector<Family>& Families() {
         {"solgate_network_indexed_tip_slot", "gauge",
          "Highest shred-insert slot among the network's upstreams.",
          AppendIndexedTipSamples},
+        {"solgate_blocks_served_total", "counter",
+         "getBlock answers by the source that held the block.",
+         PerBlocks(AppendServedBySource)},
+        {"solgate_blocks_cache_bytes", "gauge",
+         "Bytes of blocks in the region cache.",
+         BlocksCache(&BlockStore::Totals::bytes)},
+        {"solgate_blocks_cache_entries", "gauge",
+         "Blocks (and skipped slots) in the region cache.",
+         BlocksCache(&BlockStore::Totals::entries)},
+        {"solgate_blocks_cache_evictions_total", "counter",
+         "Entries evicted from the region cache to make room.",
+         BlocksCache(&BlockStore::Totals::evictions)},
+        {"solgate_blocks_cache_store_failures_total", "counter",
+         "Answers that could not be written to the region cache.",
+         BlocksCounter(&BlocksShared::store_failures)},
+        {"solgate_blocks_tier_answers_total", "counter",
+         "getBlock calls no source held (-32001 for the plan's tier).",
+         BlocksCounter(&BlocksShared::tier_answers)},
+        {"solgate_blocks_unauthorized_total", "counter",
+         "Cube Runner calls refused for a missing key or an unknown plan.",
+         BlocksCounter(&BlocksShared::unauthorized)},
+        {"solgate_blocks_rate_limited_total", "counter",
+         "getBlock calls refused by the plan's getblock_rate.",
+         PerBlocks(AppendRateLimitedByPlan)},
+        {"solgate_blocks_peer_fetches_total", "counter",
+         "getBlock calls sent to another region's gateway.",
+         BlocksPerPeer(&BlocksShared::peer_fetches)},
+        {"solgate_blocks_peer_failures_total", "counter",
+         "Calls to another region that failed or found no block.",
+         BlocksPerPeer(&BlocksShared::peer_failures)},
+        {"solgate_blocks_peer_copies_total", "counter",
+         "Blocks copied in the background from another region's cache.",
+         BlocksPerPeer(&BlocksShared::peer_copies)},
+        {"solgate_blocks_peer_requests_total", "counter",
+         "Cache lookups answered for other regions.",
+         BlocksCounter(&BlocksShared::peer_requests)},
     };
     return kFamilies;
 }

@@ -3,9 +3,11 @@
 // fakes (no sockets, no sleeps).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace solgate {
 
@@ -18,6 +20,12 @@ struct HttpTarget {
     std::string connect_to;
     // Lets operators (and the simulated nodes) tell polling from traffic.
     std::string user_agent;
+    // Extra request header lines ("Name: value"), sent as they are.
+    // (Each member has a default initializer, so brace-initialising only
+    // the first ones stays warning-free.)
+    std::vector<std::string> headers{};
+    // The largest response body accepted; 0: the transport's default cap.
+    size_t max_response_bytes = 0;
 };
 
 struct HttpResult {

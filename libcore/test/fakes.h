@@ -3,6 +3,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -28,11 +29,14 @@ public:
         std::string url;
         std::string body;
         std::function<void(HttpResult)> done;
+        HttpTarget target{};      // the whole target (headers, caps)
+        uint32_t timeout_ms = 0;
     };
 
-    void Post(const HttpTarget& target, std::string body, uint32_t,
+    void Post(const HttpTarget& target, std::string body, uint32_t timeout_ms,
               std::function<void(HttpResult)> done) override {
-        pending.push_back({target.url, std::move(body), std::move(done)});
+        pending.push_back(
+            {target.url, std::move(body), std::move(done), target, timeout_ms});
     }
 
     // The poll method a request body asks for: getHealth, getSlot_processed,
@@ -43,7 +47,7 @@ public:
                        ? "getSlot_processed" : "getSlot_finalized";
         }
         for (const char* m : {"getHealth", "getMaxShredInsertSlot",
-                              "getGenesisHash"}) {
+                              "getGenesisHash", "getFirstAvailableBlock"}) {
             if (body.find(m) != std::string::npos) return m;
         }
         return "?";
@@ -65,6 +69,16 @@ public:
                 r.body = it->second;
             }
             p.done(r);
+        }
+    }
+
+    // Answers every request pending now with `reply(request)`; requests
+    // the callbacks post meanwhile stay pending.
+    void AnswerEach(const std::function<HttpResult(const Pending&)>& reply) {
+        std::deque<Pending> batch;
+        batch.swap(pending);
+        for (auto& p : batch) {
+            p.done(reply(p));
         }
     }
 

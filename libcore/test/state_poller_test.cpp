@@ -91,6 +91,46 @@ TEST_F(PollerTest, FirstTickFansOutFourCallsAndChecksGenesis) {
     EXPECT_EQ(slot().polls[kPollGetHealth].load(), 2u);
 }
 
+class LedgerWindowTest : public PollerTest {
+protected:
+    LedgerWindowTest() : PollerTest(WithWindow()) {}
+    static NetworkSettings WithWindow() {
+        NetworkSettings s = Mainnet();
+        s.track_ledger_window = true;
+        return s;
+    }
+};
+
+TEST_F(PollerTest, LedgerWindowIsNotPolledWithoutCubeRunner) {
+    clock.Advance(400);
+    poller.Tick();
+    EXPECT_EQ(transport.CountKinds()["getFirstAvailableBlock"], 0);
+}
+
+TEST_F(LedgerWindowTest, PolledEvery30SecondsRetriedAfterAFailure) {
+    auto node = Node(1000, 968, 1001);
+    node["getFirstAvailableBlock"] = Result("500");
+    TickAnswered(node);
+    EXPECT_EQ(slot().first_available_plus1.load(), 501u);
+    EXPECT_EQ(slot().polls[kPollGetFirstAvailableBlock].load(), 1u);
+    for (int i = 0; i < 74; i++) {  // 29.6 s more
+        TickAnswered(node);
+    }
+    EXPECT_EQ(slot().polls[kPollGetFirstAvailableBlock].load(), 1u);
+    node["getFirstAvailableBlock"] = Error(-32601);
+    TickAnswered(node);           // 30 s: asked again, fails
+    EXPECT_EQ(slot().polls[kPollGetFirstAvailableBlock].load(), 2u);
+    EXPECT_EQ(slot().first_available_plus1.load(), 501u);  // kept
+    for (int i = 0; i < 12; i++) {  // 4.8 s: not yet
+        TickAnswered(node);
+    }
+    EXPECT_EQ(slot().polls[kPollGetFirstAvailableBlock].load(), 2u);
+    node["getFirstAvailableBlock"] = Result("0");
+    TickAnswered(node);           // 5 s after the failure
+    EXPECT_EQ(slot().polls[kPollGetFirstAvailableBlock].load(), 3u);
+    EXPECT_EQ(slot().first_available_plus1.load(), 1u);  // genesis
+}
+
 TEST_F(PollerTest, EachFailureIsIsolated) {
     clock.Advance(400);
     poller.Tick();

@@ -221,7 +221,8 @@ TEST(StatusRenderState, ColdUpstream) {
               (std::vector<std::string>{"getHealth", "getSlot_processed",
                                         "getSlot_finalized",
                                         "getMaxShredInsertSlot",
-                                        "getGenesisHash"}));
+                                        "getGenesisHash",
+                                        "getFirstAvailableBlock"}));
     EXPECT_EQ(Keys(At(u, {"poll_errors"})), Keys(At(u, {"polls"})));
     EXPECT_EQ(Int(At(u, {"polls", "getHealth"})), 0);
     EXPECT_EQ(Int(At(u, {"harvested"})), 0);
@@ -498,7 +499,7 @@ TEST(StatusRenderMetrics, OneHelpAndTypePerFamilyWithTwoNetworks) {
             EXPECT_EQ(closed.count(MetricName(line)), 0u) << line;
         }
     }
-    EXPECT_EQ(helped.size(), 19u);
+    EXPECT_EQ(helped.size(), 31u);  // 19 + Cube Runner's 12
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot"
                            "{network=\"devnet\",upstream=\"up-0\"} 0"));
     EXPECT_TRUE(HasLine(m, "solgate_network_indexed_tip_slot"
@@ -533,7 +534,19 @@ TEST(StatusRenderMetrics, FamiliesInFixedOrder) {
                          "solgate_network_served_tip_slot gauge",
                          "solgate_network_served_tip_lag_slots gauge",
                          "solgate_network_served_tip_advance_age_seconds gauge",
-                         "solgate_network_indexed_tip_slot gauge"}));
+                         "solgate_network_indexed_tip_slot gauge",
+                         "solgate_blocks_served_total counter",
+                         "solgate_blocks_cache_bytes gauge",
+                         "solgate_blocks_cache_entries gauge",
+                         "solgate_blocks_cache_evictions_total counter",
+                         "solgate_blocks_cache_store_failures_total counter",
+                         "solgate_blocks_tier_answers_total counter",
+                         "solgate_blocks_unauthorized_total counter",
+                         "solgate_blocks_rate_limited_total counter",
+                         "solgate_blocks_peer_fetches_total counter",
+                         "solgate_blocks_peer_failures_total counter",
+                         "solgate_blocks_peer_copies_total counter",
+                         "solgate_blocks_peer_requests_total counter"}));
 }
 
 TEST(StatusRenderMetrics, EscapesLabelValues) {

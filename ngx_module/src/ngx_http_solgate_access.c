@@ -27,8 +27,6 @@ static ngx_int_t ngx_http_solgate_body_bytes(ngx_http_request_t *r,
     u_char **data, size_t *len);
 static ngx_int_t ngx_http_solgate_selector(ngx_http_request_t *r,
     ngx_http_solgate_network_t *network, ngx_str_t *selector);
-static ngx_table_elt_t *ngx_http_solgate_find_header(ngx_http_request_t *r,
-    ngx_str_t *name);
 static ngx_uint_t ngx_http_solgate_last_status(ngx_http_request_t *r);
 
 
@@ -56,6 +54,21 @@ ngx_http_solgate_access_handler(ngx_http_request_t *r)
 
     if (ctx != NULL && ctx->rpc != NULL) {
         /* back from the retry redirect: the last attempt failed */
+        if (ctx->peer_attempt) {
+            rc = ngx_http_solgate_blocks_retry(r, ctx);
+
+            if (rc == NGX_OK) {
+                return NGX_DECLINED;    /* the next region */
+            }
+
+            if (rc == NGX_DECLINED) {
+                rc = NGX_HTTP_BAD_GATEWAY;
+            }
+
+            ngx_http_finalize_request(r, rc);
+            return NGX_DONE;
+        }
+
         rc = ngx_http_solgate_attempt(r, ctx);
 
         if (rc == NGX_DECLINED) {
@@ -126,6 +139,7 @@ ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
     size_t       len;
     u_char      *data;
     sg_str_t     use;
+    ngx_int_t    rc;
     ngx_str_t    selector;
     sg_route_t   route;
 
@@ -140,10 +154,27 @@ ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 
     ctx->rpc = sg_request_parse((char *) data, len);
 
-    if (ctx->rpc == NULL
-        || sg_request_route(ctx->rpc, ctx->network->core, use,
-                            (int64_t) ngx_current_msec, &route)
-           != SG_OK)
+    if (ctx->rpc == NULL) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "solgate: could not parse the request (out of memory)");
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (ctx->network->blocks != NULL) {
+        rc = ngx_http_solgate_blocks_route(r, ctx);
+
+        if (rc == NGX_OK) {
+            return NGX_DECLINED;        /* to another region */
+        }
+
+        if (rc != NGX_DECLINED) {
+            return rc;
+        }
+    }
+
+    if (sg_request_route(ctx->rpc, ctx->network->core, use,
+                         (int64_t) ngx_current_msec, &route)
+        != SG_OK)
     {
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
                       "solgate: could not route the request (out of memory)");
@@ -425,7 +456,7 @@ ngx_http_solgate_selector(ngx_http_request_t *r,
 }
 
 
-static ngx_table_elt_t *
+ngx_table_elt_t *
 ngx_http_solgate_find_header(ngx_http_request_t *r, ngx_str_t *name)
 {
     ngx_uint_t        i;

@@ -79,6 +79,16 @@ ngx_http_solgate_header_filter(ngx_http_request_t *r)
     if (ctx != NULL && ctx->rpc != NULL && ctx->upstream != NULL
         && r->upstream != NULL && r->headers_out.status == NGX_HTTP_OK)
     {
+        if (ctx->block_call != NULL
+            && ngx_http_solgate_blocks_header(r, ctx) != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        if (ctx->peer_attempt) {
+            return ngx_http_next_header_filter(r);
+        }
+
         return ngx_http_solgate_response_header(r, ctx);
     }
 
@@ -136,6 +146,10 @@ ngx_http_solgate_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
     if (ctx->rewrite_error) {
         /* the HTML page is dropped; one JSON body replaces it */
         return ngx_http_solgate_error_body(r, ctx);
+    }
+
+    if (ctx->capture != NULL) {
+        ngx_http_solgate_blocks_body(r, ctx, in);
     }
 
     if (ctx->response != NULL) {

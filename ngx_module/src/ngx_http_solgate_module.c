@@ -31,6 +31,8 @@ static ngx_int_t ngx_http_solgate_upstream_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
 static ngx_int_t ngx_http_solgate_request_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
+static ngx_int_t ngx_http_solgate_peer_token_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data);
 static void ngx_http_solgate_cleanup_ctx(void *data);
 
 
@@ -46,6 +48,13 @@ static ngx_command_t  ngx_http_solgate_commands[] = {
     { ngx_string("solgate_network_defaults"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_BLOCK|NGX_CONF_NOARGS,
       ngx_http_solgate_defaults_block,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("solgate_blocks"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_BLOCK|NGX_CONF_TAKE1,
+      ngx_http_solgate_blocks_block,
       NGX_HTTP_MAIN_CONF_OFFSET,
       0,
       NULL },
@@ -123,6 +132,9 @@ static ngx_http_solgate_var_t  ngx_http_solgate_vars[] = {
     { ngx_string("solgate_lane"), ngx_http_solgate_request_variable,
       (uintptr_t) sg_request_lane },
 
+    { ngx_string("solgate_peer_token"), ngx_http_solgate_peer_token_variable,
+      0 },
+
     { ngx_null_string, NULL, 0 }
 };
 
@@ -165,6 +177,10 @@ ngx_http_solgate_init(ngx_conf_t *cf)
         return NGX_ERROR;
     }
 
+    if (ngx_http_solgate_blocks_build(cf, smcf) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
     cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module);
 
     h = ngx_array_push(&cmcf->phases[NGX_HTTP_ACCESS_PHASE].handlers);
@@ -190,6 +206,13 @@ ngx_http_solgate_create_main_conf(ngx_conf_t *cf)
 
     if (ngx_array_init(&smcf->networks, cf->pool, 2,
                        sizeof(ngx_http_solgate_network_t *))
+        != NGX_OK)
+    {
+        return NULL;
+    }
+
+    if (ngx_array_init(&smcf->blocks, cf->pool, 1,
+                       sizeof(ngx_http_solgate_blocks_t *))
         != NGX_OK)
     {
         return NULL;
@@ -344,6 +367,10 @@ ngx_http_solgate_init_module(ngx_cycle_t *cycle)
 static ngx_int_t
 ngx_http_solgate_init_process(ngx_cycle_t *cycle)
 {
+    if (ngx_http_solgate_blocks_start(cycle) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
     return ngx_http_solgate_poller_start(cycle);
 }
 
@@ -351,7 +378,9 @@ ngx_http_solgate_init_process(ngx_cycle_t *cycle)
 static void
 ngx_http_solgate_exit_process(ngx_cycle_t *cycle)
 {
+    /* the poller thread uses the cache too: it stops first */
     ngx_http_solgate_poller_stop(cycle);
+    ngx_http_solgate_blocks_stop(cycle);
 }
 
 
@@ -410,6 +439,16 @@ ngx_http_solgate_cleanup_ctx(void *data)
 {
     ngx_http_solgate_ctx_t  *ctx = data;
 
+    if (ctx->capture != NULL) {
+        sg_capture_free(ctx->capture);   /* a response cut short */
+        ctx->capture = NULL;
+    }
+
+    if (ctx->block_call != NULL) {
+        sg_block_call_free(ctx->block_call);
+        ctx->block_call = NULL;
+    }
+
     if (ctx->rpc != NULL) {
         sg_request_free(ctx->rpc);
         ctx->rpc = NULL;
@@ -467,6 +506,36 @@ ngx_http_solgate_request_variable(ngx_http_request_t *r,
 
     v->data = (u_char *) value.data;
     v->len = value.len;
+    v->valid = 1;
+    v->no_cacheable = 1;
+    v->not_found = 0;
+
+    return NGX_OK;
+}
+
+
+/* $solgate_peer_token: sent as X-Solgate-Peer when the attempt asks
+ * another region's gateway; empty (no header) otherwise. */
+static ngx_int_t
+ngx_http_solgate_peer_token_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data)
+{
+    ngx_http_solgate_ctx_t     *ctx;
+    ngx_http_solgate_blocks_t  *b;
+
+    static ngx_str_t  default_token = ngx_string("solgate-peer");
+
+    ctx = ngx_http_solgate_get_ctx(r);
+
+    if (ctx == NULL || !ctx->peer_attempt) {
+        v->not_found = 1;
+        return NGX_OK;
+    }
+
+    b = ctx->network->blocks;
+
+    v->data = b->peer_token.len ? b->peer_token.data : default_token.data;
+    v->len = b->peer_token.len ? b->peer_token.len : default_token.len;
     v->valid = 1;
     v->no_cacheable = 1;
     v->not_found = 0;

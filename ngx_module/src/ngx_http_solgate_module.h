@@ -19,6 +19,19 @@
 #define NGX_HTTP_SOLGATE_DEFAULT_ZONE   (1024 * 1024)
 
 
+typedef char *(*ngx_http_solgate_setter_pt)(ngx_conf_t *cf, void *target,
+    ngx_str_t *value);
+
+/* A directive inside a solgate_* block (they are parsed by hand). */
+typedef struct {
+    ngx_str_t                    name;
+    ngx_uint_t                   min_args;   /* after the directive name */
+    ngx_uint_t                   max_args;
+    ngx_http_solgate_setter_pt   set;
+    unsigned                     settings:1; /* target is the settings */
+} ngx_http_solgate_block_cmd_t;
+
+
 typedef struct {
     ngx_str_t                    id;
     ngx_str_t                    url;       /* with a path, for proxy_pass */
@@ -41,6 +54,8 @@ typedef struct {
 } ngx_http_solgate_settings_t;
 
 
+typedef struct ngx_http_solgate_blocks_s  ngx_http_solgate_blocks_t;
+
 typedef struct {
     ngx_str_t                    name;
     sg_network_conf_t            conf;      /* cluster, commitment, ... */
@@ -49,11 +64,33 @@ typedef struct {
     ngx_array_t                  upstreams; /* ngx_http_solgate_upstream_t */
     ngx_shm_zone_t              *shm_zone;
     sg_network_t                *core;      /* built after the http block */
+    ngx_http_solgate_blocks_t   *blocks;    /* its solgate_blocks, if any */
     time_t                       all_cordoned_logged;  /* this worker's */
 
     ngx_str_t                    conf_file; /* where it was defined */
     ngx_uint_t                   conf_line;
 } ngx_http_solgate_network_t;
+
+
+/* A solgate_blocks block: Cube Runner for one network. */
+struct ngx_http_solgate_blocks_s {
+    ngx_str_t                    network_name;
+    ngx_http_solgate_network_t  *network;
+    ngx_str_t                    region;
+    ngx_str_t                    cache_dir;
+    off_t                        max_size;
+    ngx_str_t                    state_dir;
+    ngx_str_t                    peer_token;
+    ngx_http_complex_value_t    *api_key;
+    ngx_http_complex_value_t    *plan;
+    ngx_array_t                  peers;     /* ngx_http_solgate_upstream_t */
+    sg_blocks_t                 *core;
+    ngx_shm_zone_t              *shm_zone;
+    ngx_event_t                  maintain;  /* this worker's timer */
+
+    ngx_str_t                    conf_file;
+    ngx_uint_t                   conf_line;
+};
 
 
 /* A solgate_pass naming a network; resolved once the http block is read. */
@@ -67,6 +104,7 @@ typedef struct {
 
 typedef struct {
     ngx_array_t                  networks;  /* ngx_http_solgate_network_t * */
+    ngx_array_t                  blocks;    /* ngx_http_solgate_blocks_t * */
     ngx_array_t                  cores;     /* sg_network_t *, same order */
     ngx_array_t                  pass_refs; /* ngx_http_solgate_pass_ref_t */
     ngx_http_solgate_settings_t  defaults;  /* solgate_network_defaults */
@@ -98,7 +136,12 @@ typedef struct {
     ngx_chain_t                 *held;      /* getSlot answer being read */
     size_t                       held_size;
 
+    sg_block_call_t             *block_call;     /* Cube Runner's call */
+    sg_capture_t                *capture;        /* copy into the cache */
+
     unsigned                     answered:1;     /* we wrote the response */
+    unsigned                     peer_attempt:1; /* upstream is a region */
+    unsigned                     block_served:1;
     unsigned                     rewrite_error:1;
     unsigned                     rewrite_sent:1;
     unsigned                     harvest_done:1;
@@ -113,6 +156,9 @@ ngx_http_solgate_ctx_t *ngx_http_solgate_get_ctx(ngx_http_request_t *r);
 ngx_http_solgate_ctx_t *ngx_http_solgate_create_ctx(ngx_http_request_t *r);
 
 /* ngx_http_solgate_network.c */
+char *ngx_http_solgate_block_directive(ngx_conf_t *cf,
+    ngx_http_solgate_block_cmd_t *cmds, const char *block, void *target,
+    ngx_http_solgate_settings_t *settings);
 char *ngx_http_solgate_network_block(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 char *ngx_http_solgate_defaults_block(ngx_conf_t *cf, ngx_command_t *cmd,
@@ -122,6 +168,22 @@ ngx_http_solgate_network_t *ngx_http_solgate_find_network(
     ngx_http_solgate_main_conf_t *smcf, ngx_str_t *name);
 ngx_int_t ngx_http_solgate_build_cores(ngx_conf_t *cf,
     ngx_http_solgate_main_conf_t *smcf);
+
+/* ngx_http_solgate_blocks.c */
+char *ngx_http_solgate_blocks_block(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+ngx_int_t ngx_http_solgate_blocks_build(ngx_conf_t *cf,
+    ngx_http_solgate_main_conf_t *smcf);
+ngx_int_t ngx_http_solgate_blocks_start(ngx_cycle_t *cycle);
+void ngx_http_solgate_blocks_stop(ngx_cycle_t *cycle);
+ngx_int_t ngx_http_solgate_blocks_route(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
+ngx_int_t ngx_http_solgate_blocks_retry(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
+ngx_int_t ngx_http_solgate_blocks_header(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
+void ngx_http_solgate_blocks_body(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in);
 
 /* ngx_http_solgate_poller.c */
 ngx_int_t ngx_http_solgate_poller_start(ngx_cycle_t *cycle);
@@ -143,6 +205,8 @@ char *ngx_http_solgate_metrics(ngx_conf_t *cf, ngx_command_t *cmd,
 ngx_int_t ngx_http_solgate_access_handler(ngx_http_request_t *r);
 ngx_int_t ngx_http_solgate_send_json(ngx_http_request_t *r,
     ngx_uint_t status, u_char *body, size_t len);
+ngx_table_elt_t *ngx_http_solgate_find_header(ngx_http_request_t *r,
+    ngx_str_t *name);
 
 /* ngx_http_solgate_filter.c */
 ngx_int_t ngx_http_solgate_filter_init(ngx_conf_t *cf);

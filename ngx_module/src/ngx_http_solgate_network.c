@@ -11,21 +11,6 @@
 #define NGX_HTTP_SOLGATE_DEFAULT_MAX_LAG   100
 
 
-typedef char *(*ngx_http_solgate_setter_pt)(ngx_conf_t *cf, void *target,
-    ngx_str_t *value);
-
-typedef struct {
-    ngx_str_t                    name;
-    ngx_uint_t                   min_args;   /* after the directive name */
-    ngx_uint_t                   max_args;
-    ngx_http_solgate_setter_pt   set;
-    unsigned                     settings:1; /* target is the settings */
-} ngx_http_solgate_block_cmd_t;
-
-
-static char *ngx_http_solgate_block_directive(ngx_conf_t *cf,
-    ngx_http_solgate_block_cmd_t *cmds, const char *block, void *network,
-    ngx_http_solgate_settings_t *settings);
 static char *ngx_http_solgate_network_directive(ngx_conf_t *cf,
     ngx_command_t *dummy, void *conf);
 static char *ngx_http_solgate_defaults_directive(ngx_conf_t *cf,
@@ -256,7 +241,11 @@ ngx_http_solgate_defaults_directive(ngx_conf_t *cf, ngx_command_t *dummy,
 }
 
 
-static char *
+/*
+ * One directive inside a Solgate block: finds it in cmds, checks the
+ * number of arguments, calls its setter on the block (or on the settings).
+ */
+char *
 ngx_http_solgate_block_directive(ngx_conf_t *cf,
     ngx_http_solgate_block_cmd_t *cmds, const char *block, void *network,
     ngx_http_solgate_settings_t *settings)

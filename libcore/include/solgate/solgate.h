@@ -231,6 +231,99 @@ SG_API char *sg_render_metrics(sg_network_t *const *nets, size_t n,
 SG_API void sg_text_free(char *text);
 
 
+/* Cube Runner: getBlock from the region cache, the ledger, other regions */
+
+typedef struct sg_blocks_s      sg_blocks_t;
+typedef struct sg_block_call_s  sg_block_call_t;
+typedef struct sg_capture_s     sg_capture_t;
+
+typedef struct {
+    sg_str_t         region;
+    sg_str_t         cache_dir;
+    sg_str_t         state_dir;
+    uint64_t         max_size;      /* bytes; 0: no limit */
+    sg_str_t         peer_token;    /* X-Solgate-Peer value */
+} sg_blocks_conf_t;
+
+/*
+ * At configuration time: new (peer_token its default), then peers and
+ * plans, then attach to the network (which must outlive it) with the rest
+ * of the settings; an empty peer_token keeps the default.
+ */
+SG_API sg_blocks_t *sg_blocks_new(const sg_blocks_conf_t *conf);
+SG_API int sg_blocks_attach(sg_blocks_t *blocks, sg_network_t *net,
+    const sg_blocks_conf_t *conf);
+SG_API void sg_blocks_free(sg_blocks_t *blocks);
+SG_API int sg_blocks_add_peer(sg_blocks_t *blocks, sg_str_t name,
+    sg_str_t url, char *err, size_t err_size);
+/* plan_define NAME ARGS...; an nginx-style message in err on SG_DECLINED */
+SG_API int sg_blocks_define_plan(sg_blocks_t *blocks, sg_str_t name,
+    const sg_str_t *args, size_t nargs, char *err, size_t err_size);
+SG_API size_t sg_blocks_shared_size(void);
+SG_API int sg_blocks_bind(sg_blocks_t *blocks, void *shared, int fresh,
+    char *err, size_t err_size);
+/* Opens the cache and its index in this process (after fork). */
+SG_API int sg_blocks_open(sg_blocks_t *blocks, int reconcile, char *err,
+    size_t err_size);
+SG_API void sg_blocks_close(sg_blocks_t *blocks);
+/* About once a second: request scores, evictions, the summary. */
+SG_API void sg_blocks_maintain(sg_blocks_t *blocks, int64_t wall_ms);
+
+typedef enum {
+    SG_BLOCKS_PASS = 0,    /* not Cube Runner's: route as usual */
+    SG_BLOCKS_ANSWER,      /* answer with http_status, retry_after, body */
+    SG_BLOCKS_CACHE,       /* serve the cached file, id spliced in */
+    SG_BLOCKS_LEDGER,      /* forward to the network's upstreams */
+    SG_BLOCKS_PEER         /* forward to another region's gateway */
+} sg_blocks_action_t;
+
+typedef struct {
+    sg_blocks_action_t  action;
+    unsigned            http_status;
+    unsigned            retry_after;   /* seconds; 0: no Retry-After */
+    sg_str_t            body;
+    sg_str_t            path;          /* CACHE: NUL-terminated */
+    uint64_t            size;          /* CACHE: file size */
+    uint64_t            file_id;       /* CACHE: its inode (ngx_file_uniq) */
+    uint64_t            id_offset;     /* CACHE: the id inside the file */
+    uint64_t            id_length;
+    sg_str_t            id;            /* CACHE: the client's id */
+    sg_str_t            peer_url;      /* PEER */
+    sg_str_t            peer_name;
+    sg_str_t            peer_token;    /* PEER: send as X-Solgate-Peer */
+} sg_blocks_decision_t;
+
+/*
+ * Decides for a parsed request.  api_key and plan are the values of the
+ * configured variables; peer_token the X-Solgate-Peer header ("" when
+ * absent).  On SG_OK, *call is set unless the action is PASS; strings in
+ * *out are owned by *call (or static for PASS).
+ */
+SG_API int sg_blocks_decide(sg_blocks_t *blocks, const sg_request_t *req,
+    sg_str_t api_key, sg_str_t plan, sg_str_t peer_token, int64_t now_ms,
+    int64_t wall_ms, sg_block_call_t **call, sg_blocks_decision_t *out);
+/* The current PEER attempt failed: the next source. */
+SG_API int sg_blocks_next(sg_blocks_t *blocks, sg_block_call_t *call,
+    int64_t now_ms, sg_blocks_decision_t *out);
+/* The current attempt's source answered the call. */
+SG_API void sg_blocks_served(sg_blocks_t *blocks, sg_block_call_t *call);
+SG_API void sg_block_call_free(sg_block_call_t *call);
+
+/* Copying an answer into the cache while it streams; NULL: not wanted. */
+SG_API sg_capture_t *sg_blocks_capture_start(sg_blocks_t *blocks,
+    const sg_block_call_t *call, int64_t now_ms);
+SG_API int sg_capture_write(sg_capture_t *capture, const char *data,
+    size_t len);
+/* SG_OK when stored; else the reason in err. */
+SG_API int sg_capture_finish(sg_capture_t *capture, int64_t wall_ms,
+    char *err, size_t err_size);
+SG_API void sg_capture_free(sg_capture_t *capture);
+
+/* The region's cache summary (JSON, malloc'd; free with sg_text_free). */
+SG_API char *sg_blocks_render_summary(sg_blocks_t *blocks, int64_t wall_ms,
+    size_t *len);
+
+
 /* Build information, for the startup log line */
 SG_API const char *sg_version(void);
 

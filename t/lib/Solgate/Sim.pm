@@ -27,9 +27,11 @@ our @EXPORT = qw(
     sim_client_calls
     sim_binary sim_available sim_pid sim_log sim_running
     http_post http_get http_request nginx_start nginx_stop nginx_error_log
+    gateway_start gateway_stop
 );
 
 my %Sims;        # port => { pid, log }
+my %Gateways;    # port => { pid, servroot }: nginx besides the main one
 my %LogUsed;     # log path => 1 once truncated in this process
 my $OwnerPid = $$;
 
@@ -215,12 +217,61 @@ sub nginx_start {
 
 sub nginx_stop { Test::Nginx::Util::stop_nginx() }
 
+# gateway_start($name, $http_config, $config, port => N, %build_conf_opts)
+#   A second nginx (say, another region's gateway) in t/servroot-$name, on
+#   its own port, next to the one nginx_start runs. Stopped by
+#   gateway_stop($port) or at exit. Returns its pid; dies if it fails.
+sub gateway_start {
+    my ($name, $http_config, $config, %o) = @_;
+    my $port = $o{port} or die "gateway_start: port required\n";
+    local $ENV{TEST_NGINX_SERVROOT} =
+        File::Spec->catdir(Test::Nginx::Util::t_dir(), "servroot-$name");
+    my %conf = (%o, http_config => $http_config, config => $config);
+    for my $k (qw(http_config config main_config)) {
+        $conf{$k} = Test::Nginx::Util::expand_env_or_die(
+            defined $conf{$k} ? $conf{$k} : '', "gateway_start $k");
+    }
+    die "gateway_start: port $port is in use\n"
+        unless Test::Nginx::Util::wait_port_free($port, 5);
+    my $root = Test::Nginx::Util::prepare_servroot(%conf);
+    Test::Nginx::Util::write_conf(%conf);
+    my $bin = Test::Nginx::Util::nginx_binary();
+    my $out = `$bin -p $root/ -c conf/nginx.conf 2>&1`;
+    die "gateway_start $name: nginx failed: $out\n" if $? != 0;
+    my $pid_file = File::Spec->catfile($root, 'logs', 'nginx.pid');
+    my $deadline = Time::HiRes::time() + 5;
+    my $pid;
+    until ($pid || Time::HiRes::time() > $deadline) {
+        if (open my $fh, '<', $pid_file) { ($pid) = <$fh> =~ /(\d+)/ }
+        Time::HiRes::sleep(0.01) unless $pid;
+    }
+    die "gateway_start $name: no pid file\n" unless $pid;
+    $Gateways{$port} = { pid => $pid, servroot => $root };
+    Test::Nginx::Util::wait_port_accepts($port, 5)
+        or die "gateway_start $name: port $port does not accept\n";
+    return $pid;
+}
+
+sub gateway_stop {
+    my ($port) = @_;
+    my $g = delete $Gateways{$port} or return 1;
+    kill 'QUIT', $g->{pid};
+    my $deadline = Time::HiRes::time() + 5;
+    while (Test::Nginx::Util::process_alive($g->{pid})
+           && Time::HiRes::time() < $deadline) {
+        Time::HiRes::sleep(0.02);
+    }
+    kill 'KILL', $g->{pid} if Test::Nginx::Util::process_alive($g->{pid});
+    return Test::Nginx::Util::wait_port_free($port, 5);
+}
+
 sub nginx_error_log { Test::Nginx::Util::read_error_log(@_) }
 
 END {
     if ($$ == $OwnerPid) {
         my $rc = $?;
         _terminate($_) for keys %Sims;
+        gateway_stop($_) for keys %Gateways;
         $? = $rc;
     }
 }

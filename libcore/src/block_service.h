@@ -1,0 +1,226 @@
+// Cube Runner, part 1: answers getBlock from the first source that holds
+// the block — the region cache, the region's ledger (the network's
+// upstreams), another region — with plans, tiers and a per-key rate limit.
+//
+// One BlockService per `solgate_blocks` block. It is built in the nginx
+// master at configuration time; its shared counters and key table live in
+// a shm zone (Bind), and every worker opens the LMDB-indexed cache itself
+// after fork (OpenStore).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "block_plans.h"
+#include "block_retention.h"
+#include "block_store.h"
+#include "key_limiter.h"
+#include "network.h"
+#include "rpc_request.h"
+#include "slot_ranges.h"
+
+namespace solgate {
+
+enum BlockSource : int {
+    kSourceCache = 0,
+    kSourceLedger,
+    kSourceRegion,
+    kSourceLongTerm,
+    kSourceCount
+};
+std::string_view BlockSourceName(int source);
+
+constexpr size_t kMaxBlockPeers = 16;
+constexpr size_t kMaxBlockPlans = 32;
+// A peer's summary older than this is not trusted: the peer is skipped.
+constexpr int64_t kPeerSummaryTtlMs = 30000;
+constexpr int64_t kPeerSummaryIntervalMs = 5000;
+// Cube Runner's own JSON-RPC error for answers that are not blocks.
+constexpr int kBlockNotServed = -32019;
+constexpr int kBlockCleanedUp = -32001;
+constexpr int kUnauthorized = -32003;
+// The JSON-RPC method a region asks another region's summary with (only
+// answered to requests carrying the peer token).
+constexpr std::string_view kSummaryMethod = "solgateBlockSummary";
+// The header regions send to each other.
+constexpr std::string_view kPeerHeader = "X-Solgate-Peer";
+
+struct BlockPeer {
+    std::string name;
+    std::string url;          // the peer gateway's JSON-RPC endpoint
+};
+
+struct BlockServiceConf {
+    std::string region;
+    std::string cache_dir;
+    uint64_t max_bytes = 0;
+    std::string state_dir;
+    std::string peer_token = "solgate-peer";  // X-Solgate-Peer value
+    std::vector<BlockPeer> peers;
+    std::vector<BlockPlan> plans = DefaultBlockPlans();
+    RetentionPolicy retention;
+};
+
+struct BlocksShared {
+    static constexpr uint32_t kMagic = 0x53474243;  // "SGBC"
+    static constexpr uint32_t kLayout = 1;
+
+    uint32_t magic;
+    uint32_t layout;
+    std::atomic<uint64_t> served[kSourceCount];
+    std::atomic<uint64_t> tier_answers;
+    std::atomic<uint64_t> unauthorized;
+    std::atomic<uint64_t> peer_requests;     // answered for other regions
+    std::atomic<uint64_t> stored;            // entries written
+    std::atomic<uint64_t> store_failures;
+    std::atomic<uint64_t> rate_limited[kMaxBlockPlans];
+    std::atomic<uint64_t> peer_fetches[kMaxBlockPeers];
+    std::atomic<uint64_t> peer_failures[kMaxBlockPeers];
+    std::atomic<uint64_t> peer_copies[kMaxBlockPeers];
+    std::atomic<uint64_t> copy_lease;        // background copy: one process
+    KeyTable keys;
+};
+
+// One client call Cube Runner handles, from the access phase to the end of
+// the response.
+struct BlockCall {
+    uint64_t slot = 0;
+    std::string variant;     // empty: not cacheable
+    std::string id_raw;
+    size_t plan = 0;
+    KeyEntry* key = nullptr;
+    bool peer_request = false;
+    int source = -1;         // the source of the current attempt
+    size_t next_peer = 0;    // peers before this index were asked
+    size_t peer = 0;         // the peer of the current attempt
+};
+
+struct BlockDecision {
+    enum Kind { kPass, kAnswer, kCache, kLedger, kPeer };
+    Kind kind = kPass;
+    // kAnswer
+    unsigned http_status = 200;
+    unsigned retry_after_s = 0;
+    std::string body;
+    // kCache: serve the file with the client's id spliced in
+    std::string path;
+    BlockRecord record;
+    // kPeer
+    size_t peer = 0;
+};
+
+// What another region's summary says it holds, kept per process (written
+// by the poller thread, read by the event thread).
+class PeerSummaries {
+public:
+    PeerSummaries() : peers_(kMaxBlockPeers) {}
+    void Store(size_t peer, int64_t now_ms,
+               std::vector<std::pair<std::string, SlotRanges>> variants);
+    void MarkFailed(size_t peer);
+    bool Holds(size_t peer, std::string_view variant, uint64_t slot,
+               int64_t now_ms) const;
+    // Copy of a fresh summary (empty when stale or absent).
+    std::vector<std::pair<std::string, SlotRanges>> Fresh(
+        size_t peer, int64_t now_ms) const;
+
+private:
+    struct Peer {
+        int64_t fetched_ms = 0;
+        std::vector<std::pair<std::string, SlotRanges>> variants;
+    };
+    mutable std::mutex mutex_;
+    std::vector<Peer> peers_;
+};
+
+class BlockService {
+public:
+    explicit BlockService(BlockServiceConf conf);
+    // Serves `network` (which outlives this): once, before Bind.
+    void Attach(Network& network);
+
+    const BlockServiceConf& conf() const { return conf_; }
+    // At configuration time only (peers, plans), before Bind.
+    BlockServiceConf& mutable_conf() { return conf_; }
+    const Network& network() const { return *network_; }
+
+    bool Bind(void* memory, bool fresh, std::string* error);
+    BlocksShared& shared() const { return *shared_; }
+    bool bound() const { return shared_ != nullptr; }
+
+    // In each process after fork; `reconcile` in the first one only.
+    bool OpenStore(bool reconcile, std::string* error);
+    void CloseStore();
+    BlockStore* store() const { return store_.get(); }
+
+    // The access phase's decision for a request: kPass for anything that
+    // is not a single getBlock/getConfirmedBlock/getFirstAvailableBlock.
+    // `peer_token` is the request's X-Solgate-Peer header ("" if none).
+    BlockDecision Decide(const RpcRequest& request, std::string_view api_key,
+                         std::string_view plan_name,
+                         std::string_view peer_token, int64_t now_ms,
+                         int64_t wall_ms, BlockCall* call);
+    // The peer of the current attempt failed or did not hold the block.
+    BlockDecision AfterPeerFailure(BlockCall* call, int64_t now_ms);
+    // A source answered the call (counted per source and per key).
+    void CountServed(const BlockCall& call, int source);
+
+    // The first slot from which every block can be served here: the
+    // ledger's window extended down by what the cache holds next to it.
+    std::optional<uint64_t> FirstAvailableBlock() const;
+    // Whether `slot` is finalized on the network (safe to cache).
+    bool Finalized(uint64_t slot, int64_t now_ms) const;
+
+    // Cache hits and writes feed the retention score; applied in batches
+    // by Maintain (call it about once a second), which also evicts when
+    // the cache is over max_size and refreshes the summary.
+    void NoteRequest(uint64_t slot, const std::string& variant,
+                     int64_t wall_ms);
+    void Maintain(int64_t wall_ms);
+    // Makes room for `incoming` bytes; false when it cannot.
+    bool MakeRoom(uint64_t incoming, int64_t wall_ms);
+
+    // This region's cache summary: {"region":..,"variants":{v:"a-b,c"}}.
+    std::string RenderSummary(int64_t wall_ms) const;
+    // The same, as ranges per variant (as of the last Maintain).
+    std::vector<std::pair<std::string, SlotRanges>> LocalSummary() const;
+    PeerSummaries& peer_summaries() { return summaries_; }
+
+private:
+    BlockDecision Answer(const BlockCall& call, unsigned status, int code,
+                         const std::string& message,
+                         const std::string& data_raw,
+                         unsigned retry_after = 0) const;
+    BlockDecision NextSource(BlockCall* call, int64_t now_ms);
+    BlockDecision TierAnswer(const BlockCall& call);
+    std::vector<unsigned char> LedgerHolders(uint64_t slot) const;
+    std::optional<uint64_t> LedgerFirst() const;
+
+    Network* network_ = nullptr;
+    BlockServiceConf conf_;
+    BlocksShared* shared_ = nullptr;
+    std::unique_ptr<BlockStore> store_;
+    PeerSummaries summaries_;
+
+    void RefreshSummary(int64_t wall_ms);
+
+    struct PendingRequest {
+        uint64_t slot;
+        std::string variant;
+        int64_t wall_ms;
+    };
+    std::mutex scores_mutex_;
+    std::vector<PendingRequest> pending_requests_;
+
+    // What this process's view of the cache holds, per variant; rebuilt by
+    // Maintain when entries were added or evicted.
+    mutable std::mutex summary_mutex_;
+    std::vector<std::pair<std::string, SlotRanges>> summary_;
+    uint64_t summary_version_ = 0;
+    int64_t summary_ms_ = 0;
+};
+
+}  // namespace solgate

@@ -1,0 +1,631 @@
+/*
+ * The solgate_blocks block (Cube Runner: getBlock from the region cache,
+ * the ledger and other regions), its shared zone, and its life in each
+ * worker: the cache opened after fork, a timer that applies request scores
+ * and evictions.
+ */
+
+#include "ngx_http_solgate_module.h"
+
+
+#define NGX_HTTP_SOLGATE_MAINTAIN_MS  1000
+#define NGX_HTTP_SOLGATE_PEER_TOKEN   "solgate-peer"
+
+
+static char *ngx_http_solgate_blocks_directive(ngx_conf_t *cf,
+    ngx_command_t *dummy, void *conf);
+static char *ngx_http_solgate_blocks_region(ngx_conf_t *cf, void *target,
+    ngx_str_t *value);
+static char *ngx_http_solgate_blocks_cache(ngx_conf_t *cf, void *target,
+    ngx_str_t *value);
+static char *ngx_http_solgate_blocks_state(ngx_conf_t *cf, void *target,
+    ngx_str_t *value);
+static char *ngx_http_solgate_blocks_peer(ngx_conf_t *cf, void *target,
+    ngx_str_t *value);
+static char *ngx_http_solgate_blocks_peer_token(ngx_conf_t *cf,
+    void *target, ngx_str_t *value);
+static char *ngx_http_solgate_blocks_api_key(ngx_conf_t *cf, void *target,
+    ngx_str_t *value);
+static char *ngx_http_solgate_blocks_plan(ngx_conf_t *cf, void *target,
+    ngx_str_t *value);
+static char *ngx_http_solgate_blocks_plan_define(ngx_conf_t *cf,
+    void *target, ngx_str_t *value);
+static char *ngx_http_solgate_blocks_variable(ngx_conf_t *cf,
+    ngx_str_t *value, ngx_http_complex_value_t **cv);
+static ngx_int_t ngx_http_solgate_blocks_zone(ngx_conf_t *cf,
+    ngx_http_solgate_blocks_t *blocks);
+static ngx_int_t ngx_http_solgate_blocks_init_zone(ngx_shm_zone_t *shm_zone,
+    void *data);
+static void ngx_http_solgate_blocks_free_core(void *data);
+static void ngx_http_solgate_blocks_maintain(ngx_event_t *ev);
+
+
+static ngx_http_solgate_block_cmd_t  ngx_http_solgate_blocks_cmds[] = {
+    { ngx_string("region"), 1, 1, ngx_http_solgate_blocks_region, 0 },
+    { ngx_string("cache"), 1, 2, ngx_http_solgate_blocks_cache, 0 },
+    { ngx_string("state"), 1, 1, ngx_http_solgate_blocks_state, 0 },
+    { ngx_string("peer"), 2, 2, ngx_http_solgate_blocks_peer, 0 },
+    { ngx_string("peer_token"), 1, 1, ngx_http_solgate_blocks_peer_token, 0 },
+    { ngx_string("api_key"), 1, 1, ngx_http_solgate_blocks_api_key, 0 },
+    { ngx_string("plan"), 1, 1, ngx_http_solgate_blocks_plan, 0 },
+    { ngx_string("plan_define"), 2, 8, ngx_http_solgate_blocks_plan_define,
+      0 },
+    { ngx_null_string, 0, 0, NULL, 0 }
+};
+
+
+char *
+ngx_http_solgate_blocks_block(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_solgate_main_conf_t *smcf = conf;
+
+    char                        *rv;
+    ngx_str_t                   *value;
+    ngx_uint_t                   i;
+    ngx_conf_t                   save;
+    sg_blocks_conf_t             core_conf;
+    ngx_http_solgate_blocks_t   *blocks, **slot, **existing;
+
+    value = cf->args->elts;
+    existing = smcf->blocks.elts;
+
+    for (i = 0; i < smcf->blocks.nelts; i++) {
+        if (existing[i]->network_name.len == value[1].len
+            && ngx_strncmp(existing[i]->network_name.data, value[1].data,
+                           value[1].len) == 0)
+        {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "duplicate solgate_blocks \"%V\"", &value[1]);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    blocks = ngx_pcalloc(cf->pool, sizeof(ngx_http_solgate_blocks_t));
+    if (blocks == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    blocks->network_name = value[1];
+    blocks->max_size = NGX_CONF_UNSET;
+    blocks->conf_file = cf->conf_file->file.name;
+    blocks->conf_line = cf->conf_file->line;
+
+    if (ngx_array_init(&blocks->peers, cf->pool, 2,
+                       sizeof(ngx_http_solgate_upstream_t))
+        != NGX_OK)
+    {
+        return NGX_CONF_ERROR;
+    }
+
+    /* the core is built now so plan_define and peer report at file:line;
+     * it is attached to its network once the http block is read */
+    ngx_memzero(&core_conf, sizeof(sg_blocks_conf_t));
+    core_conf.peer_token.data = NGX_HTTP_SOLGATE_PEER_TOKEN;
+    core_conf.peer_token.len = sizeof(NGX_HTTP_SOLGATE_PEER_TOKEN) - 1;
+
+    blocks->core = sg_blocks_new(&core_conf);
+    if (blocks->core == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    save = *cf;
+    cf->handler = ngx_http_solgate_blocks_directive;
+    cf->handler_conf = (char *) blocks;
+
+    rv = ngx_conf_parse(cf, NULL);
+
+    *cf = save;
+
+    if (rv != NGX_CONF_OK) {
+        sg_blocks_free(blocks->core);
+        return rv;
+    }
+
+    if (blocks->region.len == 0 || blocks->cache_dir.len == 0
+        || blocks->state_dir.len == 0 || blocks->api_key == NULL
+        || blocks->plan == NULL)
+    {
+        sg_blocks_free(blocks->core);
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "solgate_blocks \"%V\" needs \"region\", "
+                           "\"cache\", \"state\", \"api_key\" and \"plan\"",
+                           &blocks->network_name);
+        return NGX_CONF_ERROR;
+    }
+
+    slot = ngx_array_push(&smcf->blocks);
+    if (slot == NULL) {
+        sg_blocks_free(blocks->core);
+        return NGX_CONF_ERROR;
+    }
+
+    *slot = blocks;
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_solgate_blocks_directive(ngx_conf_t *cf, ngx_command_t *dummy,
+    void *conf)
+{
+    return ngx_http_solgate_block_directive(cf, ngx_http_solgate_blocks_cmds,
+                                            "solgate_blocks", conf, NULL);
+}
+
+
+static char *
+ngx_http_solgate_blocks_region(ngx_conf_t *cf, void *target,
+    ngx_str_t *value)
+{
+    ngx_http_solgate_blocks_t *blocks = target;
+
+    const char  *err;
+
+    err = ngx_http_solgate_check_id(value[1].data, value[1].len);
+    if (err != NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid region name \"%V\": %s", &value[1], err);
+        return NGX_CONF_ERROR;
+    }
+
+    blocks->region = value[1];
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_solgate_blocks_cache(ngx_conf_t *cf, void *target, ngx_str_t *value)
+{
+    ngx_http_solgate_blocks_t *blocks = target;
+
+    ngx_str_t  size;
+
+    if (blocks->cache_dir.len) {
+        return "is duplicate";
+    }
+
+    blocks->cache_dir = value[1];
+
+    if (ngx_conf_full_name(cf->cycle, &blocks->cache_dir, 0) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    if (cf->args->nelts == 3) {
+        if (ngx_strncmp(value[2].data, "max_size=", 9) != 0) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "invalid parameter \"%V\"", &value[2]);
+            return NGX_CONF_ERROR;
+        }
+
+        size.data = value[2].data + 9;
+        size.len = value[2].len - 9;
+
+        blocks->max_size = ngx_parse_offset(&size);
+
+        if (blocks->max_size <= 0) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "invalid max_size \"%V\"", &size);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_solgate_blocks_state(ngx_conf_t *cf, void *target, ngx_str_t *value)
+{
+    ngx_http_solgate_blocks_t *blocks = target;
+
+    if (blocks->state_dir.len) {
+        return "is duplicate";
+    }
+
+    blocks->state_dir = value[1];
+
+    if (ngx_conf_full_name(cf->cycle, &blocks->state_dir, 0) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+/* peer NAME URL: another region's gateway, reached through proxy_pass */
+static char *
+ngx_http_solgate_blocks_peer(ngx_conf_t *cf, void *target, ngx_str_t *value)
+{
+    ngx_http_solgate_blocks_t *blocks = target;
+
+    u_char                       *p;
+    char                          err[160];
+    sg_str_t                      name, url;
+    const char                   *msg;
+    ngx_http_solgate_url_t        parsed;
+    ngx_http_solgate_upstream_t  *peer;
+
+    msg = ngx_http_solgate_check_id(value[1].data, value[1].len);
+    if (msg != NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid peer name \"%V\": %s", &value[1], msg);
+        return NGX_CONF_ERROR;
+    }
+
+    msg = ngx_http_solgate_parse_url(value[2].data, value[2].len, &parsed);
+    if (msg != NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid peer URL \"%V\": %s", &value[2], msg);
+        return NGX_CONF_ERROR;
+    }
+
+    peer = ngx_array_push(&blocks->peers);
+    if (peer == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    ngx_memzero(peer, sizeof(ngx_http_solgate_upstream_t));
+
+    peer->id = value[1];
+    peer->url = value[2];
+    peer->host.data = (u_char *) parsed.authority;
+    peer->host.len = parsed.authority_len;
+
+    if (parsed.path_len == 0) {
+        p = ngx_pnalloc(cf->pool, value[2].len + 1);
+        if (p == NULL) {
+            return NGX_CONF_ERROR;
+        }
+
+        peer->url.data = p;
+        peer->url.len = ngx_cpymem(p, value[2].data, value[2].len) - p;
+        peer->url.data[peer->url.len++] = '/';
+    }
+
+    name.data = (char *) peer->id.data;
+    name.len = peer->id.len;
+    url.data = (char *) peer->url.data;
+    url.len = peer->url.len;
+
+    if (sg_blocks_add_peer(blocks->core, name, url, err, sizeof(err))
+        != SG_OK)
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s", err);
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_solgate_blocks_peer_token(ngx_conf_t *cf, void *target,
+    ngx_str_t *value)
+{
+    ngx_http_solgate_blocks_t *blocks = target;
+
+    if (blocks->peer_token.len) {
+        return "is duplicate";
+    }
+
+    if (value[1].len == 0) {
+        return "must not be empty";
+    }
+
+    blocks->peer_token = value[1];
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_solgate_blocks_api_key(ngx_conf_t *cf, void *target,
+    ngx_str_t *value)
+{
+    ngx_http_solgate_blocks_t *blocks = target;
+
+    if (blocks->api_key != NULL) {
+        return "is duplicate";
+    }
+
+    return ngx_http_solgate_blocks_variable(cf, &value[1], &blocks->api_key);
+}
+
+
+static char *
+ngx_http_solgate_blocks_plan(ngx_conf_t *cf, void *target, ngx_str_t *value)
+{
+    ngx_http_solgate_blocks_t *blocks = target;
+
+    if (blocks->plan != NULL) {
+        return "is duplicate";
+    }
+
+    return ngx_http_solgate_blocks_variable(cf, &value[1], &blocks->plan);
+}
+
+
+static char *
+ngx_http_solgate_blocks_variable(ngx_conf_t *cf, ngx_str_t *value,
+    ngx_http_complex_value_t **cv)
+{
+    ngx_http_compile_complex_value_t   ccv;
+
+    *cv = ngx_palloc(cf->pool, sizeof(ngx_http_complex_value_t));
+    if (*cv == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    ngx_memzero(&ccv, sizeof(ngx_http_compile_complex_value_t));
+
+    ccv.cf = cf;
+    ccv.value = value;
+    ccv.complex_value = *cv;
+
+    if (ngx_http_compile_complex_value(&ccv) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+/* plan_define NAME tier=... getblock_rate=... ...: checked by libcore */
+static char *
+ngx_http_solgate_blocks_plan_define(ngx_conf_t *cf, void *target,
+    ngx_str_t *value)
+{
+    ngx_http_solgate_blocks_t *blocks = target;
+
+    char         err[160];
+    sg_str_t     name, args[8];
+    ngx_uint_t   i, n;
+
+    n = cf->args->nelts - 2;
+
+    for (i = 0; i < n; i++) {
+        args[i].data = (char *) value[i + 2].data;
+        args[i].len = value[i + 2].len;
+    }
+
+    name.data = (char *) value[1].data;
+    name.len = value[1].len;
+
+    if (sg_blocks_define_plan(blocks->core, name, args, n, err, sizeof(err))
+        != SG_OK)
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s", err);
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+/*
+ * Once the http block is read and the networks are built: each
+ * solgate_blocks is attached to its network and gets its zone.
+ */
+ngx_int_t
+ngx_http_solgate_blocks_build(ngx_conf_t *cf,
+    ngx_http_solgate_main_conf_t *smcf)
+{
+    ngx_uint_t                    i;
+    sg_blocks_conf_t              conf;
+    ngx_pool_cleanup_t           *cln;
+    ngx_http_solgate_blocks_t   **blocks, *b;
+
+    blocks = smcf->blocks.elts;
+
+    for (i = 0; i < smcf->blocks.nelts; i++) {
+        b = blocks[i];
+
+        cln = ngx_pool_cleanup_add(cf->pool, 0);
+        if (cln == NULL) {
+            return NGX_ERROR;
+        }
+
+        cln->handler = ngx_http_solgate_blocks_free_core;
+        cln->data = b->core;
+
+        b->network = ngx_http_solgate_find_network(smcf, &b->network_name);
+
+        if (b->network == NULL) {
+            ngx_log_error(NGX_LOG_EMERG, cf->log, 0,
+                          "solgate_blocks names unknown network \"%V\" "
+                          "(no solgate_network \"%V\" block) in %V:%ui",
+                          &b->network_name, &b->network_name, &b->conf_file,
+                          b->conf_line);
+            return NGX_ERROR;
+        }
+
+        b->network->blocks = b;
+
+        conf.region.data = (char *) b->region.data;
+        conf.region.len = b->region.len;
+        conf.cache_dir.data = (char *) b->cache_dir.data;
+        conf.cache_dir.len = b->cache_dir.len;
+        conf.state_dir.data = (char *) b->state_dir.data;
+        conf.state_dir.len = b->state_dir.len;
+        conf.max_size = b->max_size == NGX_CONF_UNSET ? 0
+                                                      : (uint64_t) b->max_size;
+        conf.peer_token.data = (char *) b->peer_token.data;
+        conf.peer_token.len = b->peer_token.len;
+
+        if (sg_blocks_attach(b->core, b->network->core, &conf) != SG_OK) {
+            return NGX_ERROR;
+        }
+
+        if (ngx_http_solgate_blocks_zone(cf, b) != NGX_OK) {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_solgate_blocks_free_core(void *data)
+{
+    sg_blocks_free(data);
+}
+
+
+static ngx_int_t
+ngx_http_solgate_blocks_zone(ngx_conf_t *cf, ngx_http_solgate_blocks_t *b)
+{
+    ngx_str_t        name;
+    ngx_shm_zone_t  *shm_zone;
+
+    name.len = sizeof("solgate_blocks_") - 1 + b->network_name.len;
+    name.data = ngx_pnalloc(cf->pool, name.len);
+    if (name.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_sprintf(name.data, "solgate_blocks_%V", &b->network_name);
+
+    /* the slab pool's own pages and headers come on top of the table */
+    shm_zone = ngx_shared_memory_add(cf, &name,
+                                     sg_blocks_shared_size() + 64 * 1024,
+                                     &ngx_http_solgate_module);
+    if (shm_zone == NULL) {
+        return NGX_ERROR;
+    }
+
+    shm_zone->init = ngx_http_solgate_blocks_init_zone;
+    shm_zone->data = b;
+    b->shm_zone = shm_zone;
+
+    return NGX_OK;
+}
+
+
+/* As for the network zone, a reload keeps the counters and the keys. */
+static ngx_int_t
+ngx_http_solgate_blocks_init_zone(ngx_shm_zone_t *shm_zone, void *data)
+{
+    int                         fresh;
+    char                        err[160];
+    void                       *shared;
+    ngx_slab_pool_t            *shpool;
+    ngx_http_solgate_blocks_t  *b;
+
+    b = shm_zone->data;
+    shpool = (ngx_slab_pool_t *) shm_zone->shm.addr;
+
+    if (data != NULL || shm_zone->shm.exists) {
+        shared = shpool->data;
+        fresh = 0;
+
+    } else {
+        shared = ngx_slab_calloc(shpool, sg_blocks_shared_size());
+        if (shared == NULL) {
+            return NGX_ERROR;
+        }
+
+        shpool->data = shared;
+        fresh = 1;
+    }
+
+    if (sg_blocks_bind(b->core, shared, fresh, err, sizeof(err)) != SG_OK) {
+        ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                      "solgate_blocks \"%V\": %s", &b->network_name, err);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * In each worker: open the cache and its LMDB index (never before fork),
+ * and start the maintenance timer.  The first worker also reconciles the
+ * cache directory with the index.
+ */
+ngx_int_t
+ngx_http_solgate_blocks_start(ngx_cycle_t *cycle)
+{
+    char                           err[256];
+    ngx_uint_t                     i;
+    ngx_http_solgate_blocks_t    **blocks, *b;
+    ngx_http_solgate_main_conf_t  *smcf;
+
+    smcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_solgate_module);
+
+    if (smcf == NULL) {
+        return NGX_OK;
+    }
+
+    blocks = smcf->blocks.elts;
+
+    for (i = 0; i < smcf->blocks.nelts; i++) {
+        b = blocks[i];
+
+        if (sg_blocks_open(b->core, ngx_worker == 0, err, sizeof(err))
+            != SG_OK)
+        {
+            ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
+                          "solgate_blocks \"%V\": cannot open the cache "
+                          "\"%V\" with its index in \"%V\": %s",
+                          &b->network_name, &b->cache_dir, &b->state_dir,
+                          err);
+            return NGX_ERROR;
+        }
+
+        ngx_memzero(&b->maintain, sizeof(ngx_event_t));
+        b->maintain.handler = ngx_http_solgate_blocks_maintain;
+        b->maintain.data = b;
+        b->maintain.log = cycle->log;
+        b->maintain.cancelable = 1;
+
+        ngx_add_timer(&b->maintain, NGX_HTTP_SOLGATE_MAINTAIN_MS);
+    }
+
+    return NGX_OK;
+}
+
+
+void
+ngx_http_solgate_blocks_stop(ngx_cycle_t *cycle)
+{
+    ngx_uint_t                     i;
+    ngx_http_solgate_blocks_t    **blocks;
+    ngx_http_solgate_main_conf_t  *smcf;
+
+    smcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_solgate_module);
+
+    if (smcf == NULL) {
+        return;
+    }
+
+    blocks = smcf->blocks.elts;
+
+    for (i = 0; i < smcf->blocks.nelts; i++) {
+        if (blocks[i]->maintain.timer_set) {
+            ngx_del_timer(&blocks[i]->maintain);
+        }
+
+        sg_blocks_close(blocks[i]->core);
+    }
+}
+
+
+static void
+ngx_http_solgate_blocks_maintain(ngx_event_t *ev)
+{
+    ngx_time_t                 *tp;
+    ngx_http_solgate_blocks_t  *b;
+
+    b = ev->data;
+    tp = ngx_timeofday();
+
+    sg_blocks_maintain(b->core, (int64_t) tp->sec * 1000 + tp->msec);
+
+    if (!ngx_exiting && !ngx_quit) {
+        ngx_add_timer(ev, NGX_HTTP_SOLGATE_MAINTAIN_MS);
+    }
+}

@@ -1,0 +1,395 @@
+/*
+ * Cube Runner in a request: the access phase asks libcore which source
+ * answers a getBlock (the region cache, the ledger, another region, or a
+ * local answer), serves cache hits straight from the file, and the body
+ * filter copies ledger and region answers into the cache as they stream.
+ */
+
+#include "ngx_http_solgate_module.h"
+
+
+static ngx_int_t ngx_http_solgate_blocks_act(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, sg_blocks_decision_t *d);
+static ngx_int_t ngx_http_solgate_blocks_answer(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, sg_blocks_decision_t *d);
+static ngx_int_t ngx_http_solgate_blocks_send_file(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, sg_blocks_decision_t *d);
+static ngx_int_t ngx_http_solgate_blocks_peer_attempt(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, sg_blocks_decision_t *d);
+static ngx_int_t ngx_http_solgate_blocks_value(ngx_http_request_t *r,
+    ngx_http_complex_value_t *cv, sg_str_t *out);
+static int64_t ngx_http_solgate_wall_ms(void);
+
+
+/*
+ * NGX_DECLINED: route as usual (not Cube Runner's, or the ledger serves
+ * it); NGX_OK: forward to the peer now in ctx->upstream; else what to
+ * finalize the request with.
+ */
+ngx_int_t
+ngx_http_solgate_blocks_route(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx)
+{
+    sg_str_t                    key, plan, token;
+    ngx_table_elt_t            *h;
+    sg_blocks_decision_t        d;
+    ngx_http_solgate_blocks_t  *b;
+
+    static ngx_str_t  peer_header = ngx_string("X-Solgate-Peer");
+
+    b = ctx->network->blocks;
+
+    if (ngx_http_solgate_blocks_value(r, b->api_key, &key) != NGX_OK
+        || ngx_http_solgate_blocks_value(r, b->plan, &plan) != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    h = ngx_http_solgate_find_header(r, &peer_header);
+    token.data = h ? (char *) h->value.data : NULL;
+    token.len = h ? h->value.len : 0;
+
+    if (sg_blocks_decide(b->core, ctx->rpc, key, plan, token,
+                         (int64_t) ngx_current_msec,
+                         ngx_http_solgate_wall_ms(), &ctx->block_call, &d)
+        != SG_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_solgate_blocks_act(r, ctx, &d);
+}
+
+
+/* Back from the retry location after a region failed: the next source. */
+ngx_int_t
+ngx_http_solgate_blocks_retry(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx)
+{
+    sg_blocks_decision_t        d;
+    ngx_http_solgate_blocks_t  *b;
+
+    b = ctx->network->blocks;
+
+    ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+                  "solgate: region \"%V\" could not serve the block, "
+                  "trying the next source", &ctx->upstream->id);
+
+    ctx->peer_attempt = 0;
+    ctx->upstream = NULL;
+
+    if (sg_blocks_next(b->core, ctx->block_call, (int64_t) ngx_current_msec,
+                       &d)
+        != SG_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_solgate_blocks_act(r, ctx, &d);
+}
+
+
+static ngx_int_t
+ngx_http_solgate_blocks_act(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, sg_blocks_decision_t *d)
+{
+    ngx_int_t  rc;
+
+    switch (d->action) {
+
+    case SG_BLOCKS_ANSWER:
+        return ngx_http_solgate_blocks_answer(r, ctx, d);
+
+    case SG_BLOCKS_CACHE:
+        rc = ngx_http_solgate_blocks_send_file(r, ctx, d);
+
+        if (rc != NGX_DECLINED) {
+            return rc;
+        }
+
+        /* the entry was evicted between the lookup and the open */
+        if (sg_blocks_next(ctx->network->blocks->core, ctx->block_call,
+                           (int64_t) ngx_current_msec, d)
+            != SG_OK)
+        {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        return ngx_http_solgate_blocks_act(r, ctx, d);
+
+    case SG_BLOCKS_PEER:
+        return ngx_http_solgate_blocks_peer_attempt(r, ctx, d);
+
+    default: /* PASS, LEDGER */
+        return NGX_DECLINED;
+    }
+}
+
+
+static ngx_int_t
+ngx_http_solgate_blocks_answer(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, sg_blocks_decision_t *d)
+{
+    ngx_table_elt_t  *h;
+
+    if (d->retry_after) {
+        h = ngx_list_push(&r->headers_out.headers);
+        if (h == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        h->hash = 1;
+        ngx_str_set(&h->key, "Retry-After");
+
+        h->value.data = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
+        if (h->value.data == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        h->value.len = ngx_sprintf(h->value.data, "%ui",
+                                   (ngx_uint_t) d->retry_after)
+                       - h->value.data;
+    }
+
+    ctx->answered = 1;
+
+    return ngx_http_solgate_send_json(r, d->http_status,
+                                      (u_char *) d->body.data, d->body.len);
+}
+
+
+/*
+ * A cache hit: the file as stored, with the client's id in place of the
+ * one the entry was written with.  Three buffers, two of them file ranges,
+ * so sendfile carries the block.  NGX_DECLINED when the file is gone.
+ */
+static ngx_int_t
+ngx_http_solgate_blocks_send_file(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, sg_blocks_decision_t *d)
+{
+    ngx_fd_t                   fd;
+    ngx_int_t                  rc;
+    ngx_buf_t                 *head, *id, *tail;
+    ngx_file_t                *file;
+    ngx_chain_t                out[3];
+    ngx_file_info_t            fi;
+    ngx_pool_cleanup_t        *cln;
+    ngx_pool_cleanup_file_t   *clnf;
+
+    cln = ngx_pool_cleanup_add(r->pool, sizeof(ngx_pool_cleanup_file_t));
+    if (cln == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    fd = ngx_open_file(d->path.data, NGX_FILE_RDONLY | NGX_FILE_NONBLOCK,
+                       NGX_FILE_OPEN, 0);
+
+    if (fd == NGX_INVALID_FILE) {
+        ngx_log_error(NGX_LOG_WARN, r->connection->log, ngx_errno,
+                      "solgate: cached block \"%s\" vanished", d->path.data);
+        return NGX_DECLINED;
+    }
+
+    cln->handler = ngx_pool_cleanup_file;
+    clnf = cln->data;
+    clnf->fd = fd;
+    clnf->name = (u_char *) d->path.data;
+    clnf->log = r->pool->log;
+
+    if (ngx_fd_info(fd, &fi) == NGX_FILE_ERROR
+        || ngx_file_size(&fi) != (off_t) d->size
+        || (uint64_t) ngx_file_uniq(&fi) != d->file_id
+        || d->id_offset + d->id_length > d->size)
+    {
+        ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+                      "solgate: cached block \"%s\" is not the file its "
+                      "index describes", d->path.data);
+        return NGX_DECLINED;
+    }
+
+    file = ngx_pcalloc(r->pool, sizeof(ngx_file_t));
+    head = ngx_calloc_buf(r->pool);
+    id = ngx_calloc_buf(r->pool);
+    tail = ngx_calloc_buf(r->pool);
+
+    if (file == NULL || head == NULL || id == NULL || tail == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    file->fd = fd;
+    file->name.data = (u_char *) d->path.data;
+    file->name.len = d->path.len;
+    file->log = r->connection->log;
+
+    head->in_file = 1;
+    head->file = file;
+    head->file_pos = 0;
+    head->file_last = (off_t) d->id_offset;
+
+    id->memory = 1;
+    id->pos = (u_char *) d->id.data;
+    id->last = id->pos + d->id.len;
+
+    tail->in_file = 1;
+    tail->file = file;
+    tail->file_pos = (off_t) (d->id_offset + d->id_length);
+    tail->file_last = (off_t) d->size;
+    tail->last_buf = (r == r->main) ? 1 : 0;
+    tail->last_in_chain = 1;
+
+    out[0].buf = head;
+    out[0].next = &out[1];
+    out[1].buf = id;
+    out[1].next = &out[2];
+    out[2].buf = tail;
+    out[2].next = NULL;
+
+    ctx->answered = 1;
+    sg_blocks_served(ctx->network->blocks->core, ctx->block_call);
+
+    r->headers_out.status = NGX_HTTP_OK;
+    r->headers_out.content_length_n = (off_t) (d->size - d->id_length
+                                               + d->id.len);
+    ngx_str_set(&r->headers_out.content_type,
+                "application/json; charset=utf-8");
+    r->headers_out.content_type_len = sizeof("application/json") - 1;
+    r->headers_out.content_type_lowcase = NULL;
+
+    rc = ngx_http_send_header(r);
+
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
+        return rc;
+    }
+
+    return ngx_http_output_filter(r, &out[0]);
+}
+
+
+/* The peer becomes this attempt's upstream for $solgate_upstream_url. */
+static ngx_int_t
+ngx_http_solgate_blocks_peer_attempt(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, sg_blocks_decision_t *d)
+{
+    ngx_uint_t                    i;
+    ngx_http_solgate_upstream_t  *peers;
+    ngx_http_solgate_blocks_t    *b;
+
+    b = ctx->network->blocks;
+    peers = b->peers.elts;
+
+    for (i = 0; i < b->peers.nelts; i++) {
+        if (peers[i].id.len == d->peer_name.len
+            && ngx_strncmp(peers[i].id.data, d->peer_name.data,
+                           d->peer_name.len) == 0)
+        {
+            ctx->upstream = &peers[i];
+            ctx->peer_attempt = 1;
+
+            ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
+                           "solgate blocks: asking region \"%V\"",
+                           &peers[i].id);
+            return NGX_OK;
+        }
+    }
+
+    return NGX_HTTP_INTERNAL_SERVER_ERROR;
+}
+
+
+/* A 200 from the ledger or a region: count it, copy it into the cache. */
+ngx_int_t
+ngx_http_solgate_blocks_header(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx)
+{
+    ngx_http_solgate_blocks_t  *b;
+
+    b = ctx->network->blocks;
+
+    if (b == NULL || ctx->block_call == NULL || ctx->block_served) {
+        return NGX_OK;
+    }
+
+    ctx->block_served = 1;
+    sg_blocks_served(b->core, ctx->block_call);
+
+    ctx->capture = sg_blocks_capture_start(b->core, ctx->block_call,
+                                           (int64_t) ngx_current_msec);
+
+    return NGX_OK;
+}
+
+
+void
+ngx_http_solgate_blocks_body(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in)
+{
+    char          err[160];
+    ngx_buf_t    *b;
+    ngx_chain_t  *cl;
+
+    for (cl = in; cl && ctx->capture; cl = cl->next) {
+        b = cl->buf;
+
+        if (ngx_buf_special(b) && !b->last_buf) {
+            continue;
+        }
+
+        if (!ngx_buf_in_memory(b) && ngx_buf_size(b) > 0) {
+            /* a body spooled to a file is not copied: let it go */
+            sg_capture_free(ctx->capture);
+            ctx->capture = NULL;
+            return;
+        }
+
+        if (ngx_buf_size(b) > 0
+            && sg_capture_write(ctx->capture, (char *) b->pos,
+                                b->last - b->pos)
+               != SG_OK)
+        {
+            sg_capture_free(ctx->capture);
+            ctx->capture = NULL;
+            return;
+        }
+
+        if (b->last_buf) {
+            if (sg_capture_finish(ctx->capture, ngx_http_solgate_wall_ms(),
+                                  err, sizeof(err))
+                != SG_OK)
+            {
+                ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
+                               "solgate blocks: not cached: %s", err);
+            }
+
+            sg_capture_free(ctx->capture);
+            ctx->capture = NULL;
+        }
+    }
+}
+
+
+static ngx_int_t
+ngx_http_solgate_blocks_value(ngx_http_request_t *r,
+    ngx_http_complex_value_t *cv, sg_str_t *out)
+{
+    ngx_str_t  value;
+
+    if (ngx_http_complex_value(r, cv, &value) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    out->data = (char *) value.data;
+    out->len = value.len;
+
+    return NGX_OK;
+}
+
+
+static int64_t
+ngx_http_solgate_wall_ms(void)
+{
+    ngx_time_t  *tp;
+
+    tp = ngx_timeofday();
+
+    return (int64_t) tp->sec * 1000 + tp->msec;
+}
