@@ -139,6 +139,7 @@ run: all
 
 bench: all
 	SOLGATE_NGINX=$(NGINX) tools/bench/run.sh
+	SOLGATE_NGINX=$(NGINX) tools/bench/cached_block.sh
 
 clean:
 	rm -rf $(BUILD) t/servroot

@@ -303,3 +303,135 @@ invalid method list "getBlock||getSlot" in upstream "a": has an empty method nam
 --- must_die
 --- error_log
 upstream "a": the first server of upstream block "local_node" is a unix socket, which the state poller cannot reach; list a TCP server first
+
+
+
+=== TEST 26: solgate_blocks without its required directives
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+    solgate_blocks mainnet { region us; cache $TEST_NGINX_SERVROOT/blocks; }
+--- config
+    location / { solgate_pass mainnet; }
+--- must_die
+--- error_log
+solgate_blocks "mainnet" needs "region", "cache", "state", "api_key" and "plan"
+
+
+
+=== TEST 27: solgate_blocks naming an unknown network
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+    solgate_blocks devnet {
+        region us; cache $TEST_NGINX_SERVROOT/blocks/c; state $TEST_NGINX_SERVROOT/blocks/s;
+        api_key $http_x_api_key; plan $http_x_plan;
+    }
+--- config
+    location / { solgate_pass mainnet; }
+--- must_die
+--- error_log
+solgate_blocks names unknown network "devnet" (no solgate_network "devnet" block)
+
+
+
+=== TEST 28: a plan_define with a bad rate
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+    solgate_blocks mainnet {
+        region us; cache $TEST_NGINX_SERVROOT/blocks/c; state $TEST_NGINX_SERVROOT/blocks/s;
+        api_key $http_x_api_key; plan $http_x_plan;
+        plan_define gold tier=archive getblock_rate=fast;
+    }
+--- config
+    location / { solgate_pass mainnet; }
+--- must_die
+--- error_log
+invalid rate "fast" in "getblock_rate"
+
+
+
+=== TEST 29: a new plan without a tier
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+    solgate_blocks mainnet {
+        region us; cache $TEST_NGINX_SERVROOT/blocks/c; state $TEST_NGINX_SERVROOT/blocks/s;
+        api_key $http_x_api_key; plan $http_x_plan;
+        plan_define gold getblock_rate=5r/s;
+    }
+--- config
+    location / { solgate_pass mainnet; }
+--- must_die
+--- error_log
+plan "gold" needs "tier="
+
+
+
+=== TEST 30: an invalid max_size
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+    solgate_blocks mainnet {
+        region us; cache $TEST_NGINX_SERVROOT/blocks/c max_size=lots;
+    }
+--- config
+    location / { solgate_pass mainnet; }
+--- must_die
+--- error_log
+invalid max_size "lots"
+
+
+
+=== TEST 31: a peer with a bad URL
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+    solgate_blocks mainnet {
+        region us; peer eu 127.0.0.1:9;
+    }
+--- config
+    location / { solgate_pass mainnet; }
+--- must_die
+--- error_log
+invalid peer URL "127.0.0.1:9"
+
+
+
+=== TEST 32: unknown directive inside solgate_blocks
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+    solgate_blocks mainnet { regoin us; }
+--- config
+    location / { solgate_pass mainnet; }
+--- must_die
+--- error_log
+unknown directive "regoin" in "solgate_blocks"
+
+
+
+=== TEST 33: a complete solgate_blocks block is accepted
+--- http_config
+    map $http_x_api_key $solgate_plan { default ""; k1 free; k2 gold; }
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+    solgate_blocks mainnet {
+        region us-east;
+        cache $TEST_NGINX_SERVROOT/blocks/cache max_size=10m;
+        state $TEST_NGINX_SERVROOT/blocks/state;
+        peer eu-west http://127.0.0.1:2;
+        peer_token s3cret;
+        api_key $http_x_api_key;
+        plan $solgate_plan;
+        plan_define gold tier=archive getblock_rate=20r/s retrieval_rate=1r/s queue_limit=10 monthly_allowance=100;
+        plan_define free tier=free getblock_rate=1r/s;
+    }
+--- config
+    location / {
+        solgate_pass mainnet;
+        include $TEST_NGINX_CONF_DIR/solgate_proxy.conf;
+    }
+    location @solgate_retry {
+        solgate_pass mainnet;
+        include $TEST_NGINX_CONF_DIR/solgate_proxy.conf;
+    }
+--- request
+POST /
+{"jsonrpc":"2.0","id":1,"method":"getBlock","params":[5]}
+--- error_code: 401
+--- response_body chomp
+{"jsonrpc":"2.0","error":{"code":-32003,"message":"Unauthorized: getBlock needs an API key"},"id":1}

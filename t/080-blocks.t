@@ -123,7 +123,9 @@ ok($finalized > $UsFirst, "finalized tip known ($finalized)");
 }
 
 # --- ledger, then the region cache, byte-identical ---------------------------
+# a slot that was not skipped, asked of the node directly
 my $slot = $finalized - 20;
+$slot-- while http_post($UsSim, '/', get_block(0, $slot))->{body} =~ /-32007/;
 {
     my $before = calls($UsSim);
     my $first = us(get_block(11, $slot), 'key-op');
@@ -267,6 +269,8 @@ my $old = $UsFirst - 50000;
 
 # --- a restart keeps the cache and its index ---------------------------------------------
 {
+    my @bad = grep { /\[(error|crit|alert|emerg)\]/ } split /\n/, nginx_error_log();
+    is(scalar(@bad), 0, 'no error in the log of us-east') or diag(join "\n", @bad[0 .. ($#bad < 4 ? $#bad : 4)]);
     nginx_stop();
     nginx_start($UsHttp, $Config, no_root_location => 1);
     my $before = calls($UsSim);
@@ -274,6 +278,21 @@ my $old = $UsFirst - 50000;
     like($res->{body}, qr/"result":\{"blockHeight"/, 'after a restart the block is served');
     is(calls($UsSim), $before, 'from the cache kept on disk');
     is(state_of(server_port())->{blocks}{cache}{entries} >= 3, 1, 'the index survived');
+}
+
+# --- a cache whose index is lost is cleared, never served wrong ----------------------------
+{
+    nginx_stop();
+    File::Path::remove_tree("$Dir/us-east/state");
+    nginx_start($UsHttp, $Config, no_root_location => 1);
+    # only finalized blocks are cached: wait until the poller knows the tip
+    wait_until(sub { state_of(server_port())->{tips}{finalized} > $slot }, 5);
+    my $before = calls($UsSim);
+    my $res = us(get_block(71, $slot), 'key-free');
+    like($res->{body}, qr/"result":\{"blockHeight"/, 'with a new index the block is still served');
+    is(calls($UsSim), $before + 1, 'by the ledger: the files without an index were not trusted');
+    my @left = glob("$Dir/us-east/cache/v/*/*/*");
+    is(scalar(@left), 1, "the old files were removed; only the new answer is cached") or diag(join "\n", @left);
 }
 
 nginx_stop();

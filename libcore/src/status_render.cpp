@@ -315,6 +315,7 @@ void AppendBlocks(std::string& out, const BlockService& blocks) {
     o.Uint("tier_answers", Load(shared.tier_answers));
     o.Uint("unauthorized", Load(shared.unauthorized));
     o.Uint("peer_requests", Load(shared.peer_requests));
+    o.Uint("key_table_full", Load(shared.keys.table_full));
     o.Key("peers").push_back('[');
     for (size_t p = 0; p < conf.peers.size(); p++) {
         if (p > 0) {

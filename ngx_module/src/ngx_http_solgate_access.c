@@ -57,12 +57,12 @@ ngx_http_solgate_access_handler(ngx_http_request_t *r)
         if (ctx->peer_attempt) {
             rc = ngx_http_solgate_blocks_retry(r, ctx);
 
-            if (rc == NGX_OK) {
-                return NGX_DECLINED;    /* the next region */
-            }
-
             if (rc == NGX_DECLINED) {
-                rc = NGX_HTTP_BAD_GATEWAY;
+                if (ctx->peer_attempt) {
+                    return NGX_DECLINED;    /* the next region */
+                }
+
+                rc = NGX_HTTP_BAD_GATEWAY;  /* no source after a region */
             }
 
             ngx_http_finalize_request(r, rc);
@@ -163,12 +163,8 @@ ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
     if (ctx->network->blocks != NULL) {
         rc = ngx_http_solgate_blocks_route(r, ctx);
 
-        if (rc == NGX_OK) {
-            return NGX_DECLINED;        /* to another region */
-        }
-
-        if (rc != NGX_DECLINED) {
-            return rc;
+        if (rc != NGX_DECLINED || ctx->peer_attempt) {
+            return rc;                  /* answered, or to another region */
         }
     }
 

@@ -36,6 +36,8 @@ static ngx_int_t ngx_http_solgate_blocks_zone(ngx_conf_t *cf,
     ngx_http_solgate_blocks_t *blocks);
 static ngx_int_t ngx_http_solgate_blocks_init_zone(ngx_shm_zone_t *shm_zone,
     void *data);
+static ngx_int_t ngx_http_solgate_blocks_path(ngx_conf_t *cf,
+    ngx_http_solgate_blocks_t *b, ngx_str_t *dir);
 static void ngx_http_solgate_blocks_free_core(void *data);
 static void ngx_http_solgate_blocks_maintain(ngx_event_t *ev);
 
@@ -458,12 +460,54 @@ ngx_http_solgate_blocks_build(ngx_conf_t *cf,
             return NGX_ERROR;
         }
 
-        if (ngx_http_solgate_blocks_zone(cf, b) != NGX_OK) {
+        if (ngx_http_solgate_blocks_zone(cf, b) != NGX_OK
+            || ngx_http_solgate_blocks_path(cf, b, &b->cache_dir) != NGX_OK
+            || ngx_http_solgate_blocks_path(cf, b, &b->state_dir) != NGX_OK)
+        {
             return NGX_ERROR;
         }
     }
 
     return NGX_OK;
+}
+
+
+/*
+ * The cache and state directories are made by the master and given to the
+ * workers' user, as nginx does for its temp paths: workers running as an
+ * unprivileged user could not create them under a root-owned parent.
+ * nginx creates only the last component, so the parents are made here.
+ */
+static ngx_int_t
+ngx_http_solgate_blocks_path(ngx_conf_t *cf, ngx_http_solgate_blocks_t *b,
+    ngx_str_t *dir)
+{
+    u_char      *name;
+    ngx_err_t    err;
+    ngx_path_t  *path;
+
+    name = ngx_pnalloc(cf->pool, dir->len + 1);
+    path = ngx_pcalloc(cf->pool, sizeof(ngx_path_t));
+    if (name == NULL || path == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_cpystrn(name, dir->data, dir->len + 1);
+
+    err = ngx_create_full_path(name, 0755);
+    if (err) {
+        ngx_log_error(NGX_LOG_EMERG, cf->log, err,
+                      "solgate_blocks \"%V\": cannot create the parents "
+                      "of \"%V\"", &b->network_name, dir);
+        return NGX_ERROR;
+    }
+
+    path->name.data = name;
+    path->name.len = dir->len;
+    path->conf_file = b->conf_file.data;
+    path->line = b->conf_line;
+
+    return ngx_add_path(cf, &path);
 }
 
 
@@ -544,7 +588,8 @@ ngx_http_solgate_blocks_init_zone(ngx_shm_zone_t *shm_zone, void *data)
 /*
  * In each worker: open the cache and its LMDB index (never before fork),
  * and start the maintenance timer.  The first worker also reconciles the
- * cache directory with the index.
+ * cache directory with the index.  A cache that cannot be opened is
+ * logged and left out: getBlock is then served by the other sources.
  */
 ngx_int_t
 ngx_http_solgate_blocks_start(ngx_cycle_t *cycle)
@@ -568,12 +613,11 @@ ngx_http_solgate_blocks_start(ngx_cycle_t *cycle)
         if (sg_blocks_open(b->core, ngx_worker == 0, err, sizeof(err))
             != SG_OK)
         {
-            ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
+            ngx_log_error(NGX_LOG_ALERT, cycle->log, 0,
                           "solgate_blocks \"%V\": cannot open the cache "
-                          "\"%V\" with its index in \"%V\": %s",
-                          &b->network_name, &b->cache_dir, &b->state_dir,
-                          err);
-            return NGX_ERROR;
+                          "\"%V\" with its index in \"%V\": %s; serving "
+                          "getBlock without it", &b->network_name,
+                          &b->cache_dir, &b->state_dir, err);
         }
 
         ngx_memzero(&b->maintain, sizeof(ngx_event_t));

@@ -22,9 +22,9 @@ static int64_t ngx_http_solgate_wall_ms(void);
 
 
 /*
- * NGX_DECLINED: route as usual (not Cube Runner's, or the ledger serves
- * it); NGX_OK: forward to the peer now in ctx->upstream; else what to
- * finalize the request with.
+ * NGX_DECLINED: forward, to the peer now in ctx->upstream when
+ * ctx->peer_attempt is set, else routed as usual (not Cube Runner's, or
+ * the ledger serves it); anything else: what to finalize the request with.
  */
 ngx_int_t
 ngx_http_solgate_blocks_route(ngx_http_request_t *r,
@@ -288,7 +288,7 @@ ngx_http_solgate_blocks_peer_attempt(ngx_http_request_t *r,
             ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
                            "solgate blocks: asking region \"%V\"",
                            &peers[i].id);
-            return NGX_OK;
+            return NGX_DECLINED;
         }
     }
 

@@ -2,20 +2,29 @@
 -- prints one machine-readable "BENCH key=value ..." line when done.
 --
 -- Environment:
---   BENCH_BODY     file holding the request body (required)
+--   BENCH_BODY     file holding the request body (required; "GET" for a
+--                  plain GET of the URL)
+--   BENCH_HEADER   one extra "Name: value" request header (optional)
 --   BENCH_EXPECT   a substring every response body must contain; when empty
 --                  no response() hook is installed (wrk then does not hand
 --                  bodies to Lua, which matters for 5 MB answers) and only
 --                  the HTTP status is checked
 
 local path = os.getenv("BENCH_BODY")
-local file = assert(io.open(path or "", "rb"), "BENCH_BODY must name a readable file")
-local request_body = file:read("*a")
-file:close()
+if path ~= "GET" then
+  local file = assert(io.open(path or "", "rb"), "BENCH_BODY must name a readable file")
+  local request_body = file:read("*a")
+  file:close()
+  wrk.method = "POST"
+  wrk.body = request_body
+  wrk.headers["Content-Type"] = "application/json"
+end
 
-wrk.method = "POST"
-wrk.body = request_body
-wrk.headers["Content-Type"] = "application/json"
+local extra = os.getenv("BENCH_HEADER") or ""
+local name, value = string.match(extra, "^([^:]+):%s*(.*)$")
+if name then
+  wrk.headers[name] = value
+end
 
 local expect = os.getenv("BENCH_EXPECT") or ""
 

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Cube Runner's cached getBlock against nginx serving the same bytes as a
+# static file, in one nginx worker, interleaved (static, solgate, static,
+# ...) so machine noise hits both alike.  Part of `make bench`; see
+# tools/bench/README.md.  Loopback ports 19660-19662; stops what it starts.
+#
+# Environment: BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_CONNECTIONS (16),
+# BENCH_BLOCK_BYTES (1048576), SOLGATE_NGINX (/usr/sbin/nginx).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+NGINX_BIN=${SOLGATE_NGINX:-/usr/sbin/nginx}
+unset NGINX
+SIM=$ROOT/build/bin/solana-sim
+MODULE=$ROOT/build/modules/ngx_http_solgate_module.so
+WORK=$ROOT/build/bench/cached
+ROUNDS=${BENCH_ROUNDS:-3}
+SECS=${BENCH_SECONDS:-5}
+CONNS=${BENCH_CONNECTIONS:-16}
+BYTES=${BENCH_BLOCK_BYTES:-1048576}
+SIM_PORT=19660 STATIC_PORT=19661 GW_PORT=19662
+
+sim_pid=
+cleanup() {
+    [ -f "$WORK/nginx.pid" ] && kill -QUIT "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
+    [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null || true
+    sleep 0.5
+    [ -f "$WORK/nginx.pid" ] && kill -KILL "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
+    wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+rm -rf "$WORK" && mkdir -p "$WORK/html"
+taskset -c 1 "$SIM" --port "$SIM_PORT" --quiet --block-bytes "$BYTES" > "$WORK/sim.log" 2>&1 &
+sim_pid=$!
+
+cat > "$WORK/nginx.conf" <<CONF
+load_module $MODULE;
+worker_processes 1;
+worker_cpu_affinity 0001;
+daemon on;
+error_log $WORK/error.log warn;
+pid $WORK/nginx.pid;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 1000000;
+    client_body_temp_path $WORK/client_body_temp;
+    proxy_temp_path $WORK/proxy_temp;
+    fastcgi_temp_path $WORK/fastcgi_temp;
+    uwsgi_temp_path $WORK/uwsgi_temp;
+    scgi_temp_path $WORK/scgi_temp;
+    solgate_network mainnet {
+        cluster mainnet-beta;
+        upstream node http://127.0.0.1:$SIM_PORT;
+    }
+    solgate_blocks mainnet {
+        region bench;
+        cache $WORK/cache;
+        state $WORK/state;
+        api_key \$http_x_api_key;
+        plan unlimited;
+        plan_define unlimited tier=operator getblock_rate=0;
+    }
+    server {
+        listen 127.0.0.1:$STATIC_PORT;
+        location / { root $WORK/html; }
+    }
+    server {
+        listen 127.0.0.1:$GW_PORT;
+        location / {
+            solgate_pass mainnet;
+            include $ROOT/conf/solgate_proxy.conf;
+        }
+        location @solgate_retry {
+            solgate_pass mainnet;
+            include $ROOT/conf/solgate_proxy.conf;
+        }
+    }
+}
+CONF
+"$NGINX_BIN" -p "$WORK/" -c "$WORK/nginx.conf" 2>> "$WORK/start.log"
+
+# a finalized, not skipped slot, cached by asking twice
+for _ in $(seq 50); do
+    curl -sf "127.0.0.1:$SIM_PORT" -d '{"jsonrpc":"2.0","id":1,"method":"getSlot","params":[{"commitment":"finalized"}]}' >/dev/null && break
+    sleep 0.1
+done
+sleep 1.5   # the poller learns the finalized tip
+final=$(curl -s "127.0.0.1:$SIM_PORT" -d '{"jsonrpc":"2.0","id":1,"method":"getSlot","params":[{"commitment":"finalized"}]}' | sed 's/.*"result":\([0-9]*\).*/\1/')
+slot=$((final - 10))
+while :; do
+    body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getBlock\",\"params\":[$slot,{\"maxSupportedTransactionVersion\":0}]}"
+    curl -s "127.0.0.1:$GW_PORT" -H 'X-Api-Key: bench' -d "$body" -o "$WORK/first.json"
+    grep -q '"result"' "$WORK/first.json" && break
+    slot=$((slot - 1))
+done
+printf '%s' "$body" > "$WORK/request.json"
+curl -s "127.0.0.1:$GW_PORT" -H 'X-Api-Key: bench' -d "$body" -o "$WORK/html/block.json"
+cmp -s "$WORK/first.json" "$WORK/html/block.json" || { echo "cached answer differs from the ledger's" >&2; exit 1; }
+size=$(stat -c %s "$WORK/html/block.json")
+
+run() {   # run VARIANT -> prints requests/s
+    local url body
+    if [ "$1" = static ]; then url="http://127.0.0.1:$STATIC_PORT/block.json" body=GET
+    else url="http://127.0.0.1:$GW_PORT/" body="$WORK/request.json"; fi
+    BENCH_BODY=$body BENCH_HEADER='X-Api-Key: bench' BENCH_EXPECT= \
+        taskset -c 1 wrk -t1 -c"$CONNS" -d"${SECS}s" -s "$ROOT/tools/bench/wrk_post.lua" "$url" \
+        | awk '/^BENCH /{for(i=2;i<=NF;i++){split($i,kv,"=");v[kv[1]]=kv[2]}
+                printf "%.0f %d %d\n", v["requests"]/(v["duration_us"]/1e6), v["p99_us"], v["err_status"]+v["bad_body"]}'
+}
+
+declare -a st sg
+for r in $(seq "$ROUNDS"); do
+    read -r rs p99s errs < <(run static)
+    read -r rg p99g errg < <(run solgate)
+    [ "$errs$errg" = 00 ] || { echo "errors in round $r: static $errs solgate $errg" >&2; exit 1; }
+    st+=("$rs") sg+=("$rg")
+    echo "cached_block round $r: static ${rs} req/s (p99 ${p99s} us), solgate ${rg} req/s (p99 ${p99g} us)"
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+ms=$(median "${st[@]}") mg=$(median "${sg[@]}")
+ratio=$(awk -v a="$mg" -v b="$ms" 'BEGIN{printf "%.2f", a/b}')
+echo "cached_block: ${size}-byte getBlock from the region cache: solgate ${mg} req/s, static file ${ms} req/s, ratio ${ratio} (target >= 0.90)"
+printf '{"scenario":"cached_block","bytes":%d,"static_rps":%s,"solgate_rps":%s,"ratio":%s}\n' \
+    "$size" "$ms" "$mg" "$ratio" > "$ROOT/build/bench/cached_block.json"
