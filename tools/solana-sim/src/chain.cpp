@@ -1,5 +1,6 @@
 #include "chain.h"
 
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 
@@ -50,6 +51,12 @@ std::string Faults::to_json() const {
     json_append_i64(o, http_status);
     o += ",\"close\":";
     o += close ? "true" : "false";
+    o += ",\"getblock_latency_ms\":";
+    json_append_u64(o, getblock_latency_ms);
+    o += ",\"getblock_failure_rate\":";
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.6g", getblock_failure_rate);
+    o += buf;
     o += "}";
     return o;
 }
@@ -61,6 +68,7 @@ int64_t wall_clock_ms() {
 }
 
 Chain::Chain(const SimConfig& cfg) : cfg_(cfg) {
+    clear_faults();
     for (uint64_t i = 0; i < kSkipPeriod; ++i) {
         // Index 0 is never skipped: slot 0 is genesis and the search for the
         // previous produced slot is then bounded by one period.
@@ -94,6 +102,12 @@ uint64_t Chain::cluster_slot(int64_t now_ms) const {
     if (elapsed % slot_ms != 0 && elapsed < 0) --q;  // floor, not truncation
     int64_t s = static_cast<int64_t>(cfg_.start_slot) + q;
     return s < 0 ? 0 : static_cast<uint64_t>(s);
+}
+
+void Chain::clear_faults() {
+    faults_.clear();
+    faults_.getblock_latency_ms = cfg_.getblock_latency_ms;
+    faults_.getblock_failure_rate = cfg_.getblock_failure_rate;
 }
 
 void Chain::set_stall(bool on) {

@@ -46,6 +46,10 @@ struct Faults {
     uint64_t latency_ms = 0;
     int http_status = 0;
     bool close = false;
+    // getBlock only: extra delay, and the fraction of calls that fail with
+    // -32019 "Failed to query long-term storage" (HTTP 503 when alone).
+    uint64_t getblock_latency_ms = 0;
+    double getblock_failure_rate = 0.0;
 
     void clear() { *this = Faults(); }
     std::string to_json() const;
@@ -79,6 +83,9 @@ class Chain {
     Faults& faults() { return faults_; }
     const Faults& faults() const { return faults_; }
     void set_stall(bool on);
+    // Clears every fault; the getBlock latency and failure rate go back to
+    // their command-line values.
+    void clear_faults();
 
   private:
     const SimConfig& cfg_;

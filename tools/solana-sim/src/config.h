@@ -20,6 +20,14 @@ struct SimConfig {
     uint64_t block_bytes = 4096;
     uint64_t first_available_block = 0;
     uint64_t seed = 1;
+    // --archive: getBlock stands in for long-term storage (an archive node,
+    // BigTable, Old Faithful): every slot from 0 up to finalized, skipped
+    // slots answer -32009 instead of -32007.
+    bool archive = false;
+    // Initial values of the getBlock latency / storage failure faults; the
+    // control API can change them and /_sim/fault/clear restores these.
+    uint64_t getblock_latency_ms = 0;
+    double getblock_failure_rate = 0.0;
     std::string name;  // defaults to "sim-PORT"
     bool quiet = false;
 };

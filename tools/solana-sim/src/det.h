@@ -47,6 +47,7 @@ enum : uint64_t {
     kTagIdentity = 0x59,
     kTagStatus = 0x5a,
     kTagToken = 0x5b,
+    kTagStorageFail = 0x5c,
 };
 
 class Rng {

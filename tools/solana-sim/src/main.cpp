@@ -31,6 +31,11 @@ const char kUsage[] =
     "  --block-bytes N              minimum getBlock result size (default 4096)\n"
     "  --first-available-block N    older blocks are 'cleaned up' (default 0)\n"
     "  --seed N                     determinism seed (default 1)\n"
+    "  --archive                    getBlock acts as long-term storage: slots 0..finalized,\n"
+    "                               skipped slots answer -32009\n"
+    "  --getblock-latency-ms N      delay every getBlock answer by N ms (default 0)\n"
+    "  --getblock-failure-rate F    fraction of getBlock calls failing with HTTP 503 and\n"
+    "                               -32019, 0..1 (default 0)\n"
     "  --name NAME                  node name for logs/stats (default sim-PORT)\n"
     "  --quiet                      no log lines except the start line and errors\n"
     "  --help                       this text\n";
@@ -81,6 +86,10 @@ SimConfig parse_args(int argc, char** argv) {
         }
         if (arg == "--quiet") {
             cfg.quiet = true;
+            continue;
+        }
+        if (arg == "--archive") {
+            cfg.archive = true;
             continue;
         }
         if (arg.compare(0, 2, "--") != 0) usage_error("unexpected argument '" + arg + "'");
@@ -134,6 +143,14 @@ SimConfig parse_args(int argc, char** argv) {
             need_u64(cfg.first_available_block);
         } else if (arg == "--seed") {
             need_u64(cfg.seed);
+        } else if (arg == "--getblock-latency-ms") {
+            need_u64(cfg.getblock_latency_ms);
+            if (cfg.getblock_latency_ms > 600000) usage_error("--getblock-latency-ms must be <= 600000");
+        } else if (arg == "--getblock-failure-rate") {
+            if (!parse_double(value, cfg.getblock_failure_rate) ||
+                !(cfg.getblock_failure_rate >= 0.0 && cfg.getblock_failure_rate <= 1.0)) {
+                usage_error("--getblock-failure-rate must be a number in 0..1");
+            }
         } else if (arg == "--name") {
             if (value.empty()) usage_error("--name must not be empty");
             cfg.name = value;
@@ -197,8 +214,9 @@ int run(int argc, char** argv) {
     uv_signal_start(&app.sigint, on_signal, SIGINT);
     uv_signal_start(&app.sigterm, on_signal, SIGTERM);
 
-    std::fprintf(stderr, "solana-sim %s listening on %s:%d cluster=%s slot-ms=%llu\n", cfg.name.c_str(),
-                 cfg.host.c_str(), cfg.port, cfg.cluster.c_str(), static_cast<unsigned long long>(cfg.slot_ms));
+    std::fprintf(stderr, "solana-sim %s listening on %s:%d cluster=%s slot-ms=%llu%s\n", cfg.name.c_str(),
+                 cfg.host.c_str(), cfg.port, cfg.cluster.c_str(), static_cast<unsigned long long>(cfg.slot_ms),
+                 cfg.archive ? " archive" : "");
     std::fflush(stderr);
 
     uv_run(&loop, UV_RUN_DEFAULT);

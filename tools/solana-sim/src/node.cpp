@@ -1,6 +1,7 @@
 #include "node.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "json.h"
@@ -35,6 +36,15 @@ bool parse_u64_text(const std::string& s, uint64_t& out) {
         if (c < '0' || c > '9') return false;
         v = v * 10 + static_cast<uint64_t>(c - '0');
     }
+    out = v;
+    return true;
+}
+
+bool parse_rate_text(const std::string& s, double& out) {
+    if (s.empty() || s.size() > 32) return false;
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size() || !(v >= 0.0 && v <= 1.0)) return false;
     out = v;
     return true;
 }
@@ -104,6 +114,9 @@ HttpResponse SimNode::handle_rpc(const HttpRequest& req) {
     const Faults& f = chain_.faults();
     HttpResponse resp;
     resp.delay_ms = f.latency_ms;
+    if (f.getblock_latency_ms > 0 && parsed && RpcEngine::has_method(doc.root(), "getBlock")) {
+        resp.delay_ms += f.getblock_latency_ms;
+    }
     if (f.close) {
         resp.drop_connection = true;
         return resp;
@@ -118,6 +131,9 @@ HttpResponse SimNode::handle_rpc(const HttpRequest& req) {
         return resp;
     }
     resp.body = parsed ? rpc_.respond(doc.root()) : RpcEngine::parse_error_body();
+    // A lone getBlock that failed to query storage: 503, like an archive
+    // backend that is temporarily unavailable. Batches keep 200.
+    if (parsed && rpc_.last_was_storage_failure()) resp.status = 503;
     return resp;
 }
 
@@ -164,6 +180,10 @@ std::string SimNode::stats_json() const {
     json_append_u64(o, stats_.http_requests);
     o += ",\"slots\":" + slots_json();
     o += ",\"faults\":" + chain_.faults().to_json();
+    o += ",\"archive\":";
+    o += cfg_.archive ? "true" : "false";
+    o += ",\"getblock_failures\":";
+    json_append_u64(o, stats_.getblock_failures);
     o += "}";
     return o;
 }
@@ -173,6 +193,7 @@ HttpResponse SimNode::handle_control(const HttpRequest& req) {
     if (path == "/_sim/stats") return json_response(200, stats_json());
     if (path == "/_sim/reset") {
         stats_.reset();
+        rpc_.reset_attempts();
         log("call counters reset");
         return json_response(200, "{\"ok\":true}");
     }
@@ -229,8 +250,18 @@ HttpResponse SimNode::handle_control(const HttpRequest& req) {
         }
         f.http_status = static_cast<int>(n);
         change = "http_status=" + std::to_string(n);
+    } else if (fault == "getblock_latency") {
+        if (!need_u64("ms", n) || n > kMaxLatencyMs) return control_error(400, "expected ms=N (<= 600000)");
+        f.getblock_latency_ms = n;
+        change = "getblock_latency_ms=" + std::to_string(n);
+    } else if (fault == "getblock_failure_rate") {
+        auto it = params.find("rate");
+        double rate = 0;
+        if (it == params.end() || !parse_rate_text(it->second, rate)) return control_error(400, "expected rate=F (0..1)");
+        f.getblock_failure_rate = rate;
+        change = "getblock_failure_rate=" + it->second;
     } else if (fault == "clear") {
-        f.clear();
+        chain_.clear_faults();
         change = "all faults cleared";
     } else {
         return control_error(404, "unknown fault " + fault);

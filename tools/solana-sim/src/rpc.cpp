@@ -23,6 +23,8 @@ const uint64_t kMaxSignatureStatuses = 256;
 const uint64_t kHealthSlotDistance = 150;
 
 const char kInvalidParams[] = "Invalid params";
+// Bound on the per-slot getBlock attempt counters.
+const size_t kMaxTrackedAttemptSlots = 1 << 20;
 
 RpcResult invalid_params() { return RpcResult::fail(-32602, kInvalidParams); }
 
@@ -137,7 +139,7 @@ RpcEngine::RpcEngine(const SimConfig& cfg, Chain& chain, BlockGenerator& blocks,
         {"getHealth", &RpcEngine::get_health},
         {"getGenesisHash", &RpcEngine::get_genesis_hash},
         {"getFirstAvailableBlock", &RpcEngine::get_first_available_block},
-        {"minimumLedgerSlot", &RpcEngine::get_first_available_block},
+        {"minimumLedgerSlot", &RpcEngine::get_minimum_ledger_slot},
         {"getVersion", &RpcEngine::get_version},
         {"getIdentity", &RpcEngine::get_identity},
         {"getBalance", &RpcEngine::get_balance},
@@ -171,7 +173,21 @@ std::string RpcEngine::parse_error_body() {
     return error_envelope(err, "null");
 }
 
+bool RpcEngine::has_method(yajl_val root, const char* name) {
+    auto is = [name](yajl_val req) {
+        yajl_val method = json_get(req, "method");
+        return YAJL_IS_STRING(method) && std::strcmp(method->u.string, name) == 0;
+    };
+    if (!YAJL_IS_ARRAY(root)) return is(root);
+    for (size_t i = 0; i < root->u.array.len; ++i) {
+        if (is(root->u.array.values[i])) return true;
+    }
+    return false;
+}
+
 std::string RpcEngine::respond(yajl_val root) {
+    storage_failed_ = false;
+    last_storage_failure_ = false;
     if (YAJL_IS_ARRAY(root)) {
         if (root->u.array.len == 0) return invalid_request("null");
         std::string out = "[";
@@ -187,7 +203,9 @@ std::string RpcEngine::respond(yajl_val root) {
         out.push_back(']');
         return out;
     }
-    return respond_one(root);
+    std::string out = respond_one(root);
+    last_storage_failure_ = storage_failed_ && !out.empty();
+    return out;
 }
 
 std::string RpcEngine::respond_one(yajl_val req) {
@@ -275,12 +293,20 @@ RpcResult RpcEngine::get_max_shred_insert_slot(yajl_val params) {
     return RpcResult::value(o);
 }
 
-RpcResult RpcEngine::get_first_available_block(yajl_val params) {
+// The node's local ledger; unlike getFirstAvailableBlock it ignores --archive.
+RpcResult RpcEngine::get_minimum_ledger_slot(yajl_val params) {
     std::vector<yajl_val> p;
     if (!get_params(params, 0, p)) return invalid_params();
     std::string o;
     json_append_u64(o, cfg_.first_available_block);
     return RpcResult::value(o);
+}
+
+RpcResult RpcEngine::get_first_available_block(yajl_val params) {
+    std::vector<yajl_val> p;
+    if (!get_params(params, 0, p)) return invalid_params();
+    // Long-term storage holds every block since genesis.
+    return RpcResult::value(cfg_.archive ? "0" : std::to_string(cfg_.first_available_block));
 }
 
 // ---------------------------------------------------------------------------
@@ -343,13 +369,35 @@ RpcResult RpcEngine::get_block(yajl_val params) {
 
     const Tips tips = chain_.tips_now();
     const std::string slot_text = std::to_string(slot);
-    if (slot > tips.shred) return RpcResult::fail(-32004, "Block not available for slot " + slot_text);
-    if (slot < cfg_.first_available_block) {
-        return RpcResult::fail(-32001, "Block " + slot_text +
-                                           " cleaned up, does not exist on node. First available block: " +
-                                           std::to_string(cfg_.first_available_block));
+    if (cfg_.archive) {
+        // Long-term storage: every finalized block since genesis.
+        if (slot > tips.finalized) return RpcResult::fail(-32004, "Block not available for slot " + slot_text);
+    } else {
+        if (slot > tips.shred) return RpcResult::fail(-32004, "Block not available for slot " + slot_text);
+        if (slot < cfg_.first_available_block) {
+            return RpcResult::fail(-32001, "Block " + slot_text +
+                                               " cleaned up, does not exist on node. First available block: " +
+                                               std::to_string(cfg_.first_available_block));
+        }
+    }
+    // The storage query itself may fail. The n-th attempt at a slot fails
+    // when hash(seed, slot, n) < rate, so a retry of the same slot may pass.
+    const double failure_rate = chain_.faults().getblock_failure_rate;
+    if (failure_rate > 0.0) {
+        if (storage_attempts_.size() >= kMaxTrackedAttemptSlots && storage_attempts_.count(slot) == 0) {
+            storage_attempts_.clear();
+        }
+        const uint32_t attempt = storage_attempts_[slot]++;
+        if (failure_rate >= 1.0 || unit_interval(hash4(cfg_.seed, kTagStorageFail, slot, attempt)) < failure_rate) {
+            storage_failed_ = true;
+            ++stats_.getblock_failures;
+            return RpcResult::fail(-32019, "Failed to query long-term storage; please try again");
+        }
     }
     if (chain_.is_skipped(slot)) {
+        if (cfg_.archive) {
+            return RpcResult::fail(-32009, "Slot " + slot_text + " was skipped, or missing in long-term storage");
+        }
         return RpcResult::fail(-32007,
                                "Slot " + slot_text + " was skipped, or missing due to ledger jump to recent snapshot");
     }

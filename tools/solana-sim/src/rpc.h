@@ -51,6 +51,8 @@ struct CallStats {
     std::map<std::string, uint64_t> poller_calls;
     uint64_t poller_total = 0;
     uint64_t http_requests = 0;
+    // getBlock calls failed by the getblock_failure_rate fault (-32019).
+    uint64_t getblock_failures = 0;
 
     void count(const std::string& method, bool from_poller);
     void reset() {
@@ -59,6 +61,7 @@ struct CallStats {
         poller_calls.clear();
         poller_total = 0;
         http_requests = 0;
+        getblock_failures = 0;
     }
 };
 
@@ -78,6 +81,16 @@ class RpcEngine {
     // The -32700 response for a body that is not valid JSON.
     static std::string parse_error_body();
 
+    // True when the body holds at least one call of that method.
+    static bool has_method(yajl_val root, const char* method);
+
+    // True when the last respond() answered a single (non-batch) request
+    // with the -32019 storage failure; the node then answers HTTP 503.
+    bool last_was_storage_failure() const { return last_storage_failure_; }
+
+    // Forgets the per-slot getBlock attempt counters (by /_sim/reset).
+    void reset_attempts() { storage_attempts_.clear(); }
+
   private:
     using Handler = RpcResult (RpcEngine::*)(yajl_val params);
 
@@ -91,6 +104,7 @@ class RpcEngine {
     RpcResult get_health(yajl_val params);
     RpcResult get_genesis_hash(yajl_val params);
     RpcResult get_first_available_block(yajl_val params);
+    RpcResult get_minimum_ledger_slot(yajl_val params);
     RpcResult get_version(yajl_val params);
     RpcResult get_identity(yajl_val params);
     RpcResult get_balance(yajl_val params);
@@ -111,6 +125,11 @@ class RpcEngine {
     CallStats& stats_;
     std::string identity_;
     std::unordered_map<std::string, Handler> handlers_;
+    // getBlock calls per slot while the failure rate is above 0; the n-th
+    // attempt's fate is hash(seed, slot, n), so retries may succeed.
+    std::unordered_map<uint64_t, uint32_t> storage_attempts_;
+    bool storage_failed_ = false;        // set by get_block during respond()
+    bool last_storage_failure_ = false;  // see last_was_storage_failure()
 };
 
 }  // namespace solsim

@@ -301,6 +301,83 @@ check "reset clears counters" grep -q '"calls":{},"total":0,"poller_calls":{},"p
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT_A/_sim/nope")
 check "unknown control path 404" test "$code" = 404
 
+# --- archive mode (long-term storage stand-in) ----------------------------------------
+start_sim ARCH "$PORT_SPARE" "${COMMON[@]}" --archive
+check "archive start line" grep -q "listening on 127.0.0.1:$PORT_SPARE cluster=mainnet-beta slot-ms=100 archive" "$TMP/ARCH.log"
+body=$(rpc "$PORT_SPARE" '{"jsonrpc":"2.0","id":1,"method":"getFirstAvailableBlock"}')
+check "archive getFirstAvailableBlock is 0" test "$body" = '{"jsonrpc":"2.0","result":0,"id":1}'
+body=$(rpc "$PORT_SPARE" '{"jsonrpc":"2.0","id":1,"method":"minimumLedgerSlot"}')
+check "archive minimumLedgerSlot keeps the local ledger" test "$body" = '{"jsonrpc":"2.0","result":1000,"id":1}'
+old_skipped="" old_produced=""
+for s in $(seq 1 100); do
+    body=$(rpc "$PORT_SPARE" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getBlock\",\"params\":[$s,{\"transactionDetails\":\"none\",\"rewards\":false}]}")
+    if grep -q '"code":-32009' <<<"$body"; then [[ -z $old_skipped ]] && old_skipped=$s
+    elif grep -q '"blockhash"' <<<"$body"; then [[ -z $old_produced ]] && old_produced=$s; fi
+    [[ -n $old_skipped && -n $old_produced ]] && break
+done
+check "archive serves a block below --first-available-block ($old_produced)" test -n "$old_produced"
+check "archive skipped slot answers -32009 ($old_skipped)" test -n "$old_skipped"
+if [[ -n $old_skipped ]]; then
+    body=$(rpc "$PORT_SPARE" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getBlock\",\"params\":[$old_skipped]}")
+    check "-32009 message" test "$body" = "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32009,\"message\":\"Slot $old_skipped was skipped, or missing in long-term storage\"},\"id\":1}"
+fi
+if [[ -n $produced ]]; then
+    rpc "$PORT_SPARE" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getBlock\",\"params\":[$produced,{\"maxSupportedTransactionVersion\":0}]}" >"$TMP/block_arch.json"
+    check "archive getBlock byte-identical to a normal node (slot $produced)" cmp -s "$TMP/block_a.json" "$TMP/block_arch.json"
+fi
+afin=$(slot_at "$PORT_SPARE" finalized)
+above=$((afin + 500))
+body=$(rpc "$PORT_SPARE" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getBlock\",\"params\":[$above]}")
+check "archive getBlock above finalized -32004" grep -q '"code":-32004' <<<"$body"
+
+ctl "$PORT_SPARE" /_sim/reset >/dev/null
+body=$(ctl "$PORT_SPARE" '/_sim/fault/getblock_failure_rate?rate=1')
+check "getblock_failure_rate fault accepted" grep -q '"getblock_failure_rate":1}' <<<"$body"
+req="{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"getBlock\",\"params\":[$old_produced,{\"transactionDetails\":\"none\"}]}"
+code=$(curl -s -o "$TMP/fail.json" -w '%{http_code}' -d "$req" "http://127.0.0.1:$PORT_SPARE/")
+check "storage failure answers HTTP 503" test "$code" = 503
+check "storage failure body -32019" test "$(cat "$TMP/fail.json")" = '{"jsonrpc":"2.0","error":{"code":-32019,"message":"Failed to query long-term storage; please try again"},"id":5}'
+code=$(curl -s -o "$TMP/fail.json" -w '%{http_code}' -d "[$req,{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"getHealth\"}]" "http://127.0.0.1:$PORT_SPARE/")
+check "storage failure in a batch: 200 and an element error" grep -q '^\[{"jsonrpc":"2.0","error":{"code":-32019,.*"id":5},{"jsonrpc":"2.0","result":"ok","id":6}\]$' "$TMP/fail.json"
+check "storage failure in a batch keeps HTTP 200" test "$code" = 200
+stats=$(ctl "$PORT_SPARE" /_sim/stats)
+check "stats count storage failures" grep -q '"archive":true,"getblock_failures":2}$' <<<"$stats"
+# Half the attempts fail; the sequence of outcomes per slot is the same after a reset.
+ctl "$PORT_SPARE" '/_sim/fault/getblock_failure_rate?rate=0.5' >/dev/null
+seq_codes() {
+    local out="" i
+    for i in $(seq 1 12); do
+        out+=$(curl -s -o /dev/null -w '%{http_code}' -d "$req" "http://127.0.0.1:$PORT_SPARE/")" "
+    done
+    echo "$out"
+}
+ctl "$PORT_SPARE" /_sim/reset >/dev/null
+codes1=$(seq_codes)
+ctl "$PORT_SPARE" /_sim/reset >/dev/null
+codes2=$(seq_codes)
+check "rate 0.5: some attempts fail, some pass ($codes1)" bash -c '[[ $1 == *200* && $1 == *503* ]]' _ "$codes1"
+check "failures are deterministic per (seed, slot, attempt)" test "$codes1" = "$codes2"
+ctl "$PORT_SPARE" '/_sim/fault/clear' >/dev/null
+code=$(curl -s -o /dev/null -w '%{http_code}' -d "$req" "http://127.0.0.1:$PORT_SPARE/")
+check "fault/clear restores the flag failure rate (0)" test "$code" = 200
+
+ctl "$PORT_SPARE" '/_sim/fault/getblock_latency?ms=400' >/dev/null
+start_ns=$(date +%s%N)
+curl -s -o "$TMP/slow.json" --max-time 5 -d "$req" "http://127.0.0.1:$PORT_SPARE/" &
+slow_pid=$!
+sleep 0.05
+h_start=$(date +%s%N)
+body=$(rpc "$PORT_SPARE" '{"jsonrpc":"2.0","id":1,"method":"getHealth"}')
+h_ms=$((($(date +%s%N) - h_start) / 1000000))
+wait "$slow_pid"
+elapsed_ms=$((($(date +%s%N) - start_ns) / 1000000))
+check "getblock_latency delays getBlock (${elapsed_ms} ms)" test "$elapsed_ms" -ge 380 -a -s "$TMP/slow.json"
+check "other requests are served meanwhile (${h_ms} ms)" test "$h_ms" -lt 300 -a "$body" = '{"jsonrpc":"2.0","result":"ok","id":1}'
+ctl "$PORT_SPARE" '/_sim/fault/clear' >/dev/null
+"$SIM" --port "$PORT_SPARE" --getblock-failure-rate 1.5 2>/dev/null
+rc=$?
+check "bad --getblock-failure-rate exits 2" test "$rc" -eq 2
+
 # --- clean shutdown ----------------------------------------------------------------
 kill -TERM "${PIDS[1]}"
 wait "${PIDS[1]}"
