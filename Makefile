@@ -41,7 +41,7 @@ GTEST_SRCS := $(wildcard libcore/test/*.cpp)
 CMOCKA_BIN := $(BUILD)/test/module_tests
 CMOCKA_SRCS := $(wildcard ngx_module/test/*.c)
 
-.PHONY: all deps test unit-test sim-test prove run bench clean
+.PHONY: all deps test unit-test sim-test kit-client prove run bench clean
 
 all: $(MODULE) $(SIM)
 
@@ -130,7 +130,17 @@ prove: all
 	TEST_NGINX_CONF_DIR=$(ROOT)/conf \
 	prove -I t/lib -r t/
 
-test: all unit-test sim-test prove
+# The @solana/kit client t/090 runs when node is present; its packages come
+# from the npm registry (package-lock.json pins them).
+kit-client:
+	@if ! command -v npm >/dev/null 2>&1; then \
+	  echo "kit-client: npm not found; t/090 skips its @solana/kit check"; \
+	elif [ ! -d tools/kit-client/node_modules/@solana/kit ]; then \
+	  (cd tools/kit-client && npm ci --no-audit --no-fund --loglevel=error) \
+	  || echo "kit-client: npm ci failed; t/090 skips its @solana/kit check"; \
+	fi
+
+test: all unit-test sim-test kit-client prove
 
 # --- running --------------------------------------------------------------
 

@@ -22,6 +22,20 @@ bool CacheableEnvelope(const EnvelopeScanner::Result& result) {
                                 result.error_code == kSlotSkippedLongTerm);
 }
 
+bool StoreAnswer(BlockService& service, const BlockCall& call,
+                 const std::string& body, int64_t wall_ms, std::string* why) {
+    std::unique_ptr<BlockCapture> capture = BlockCapture::Start(service, call);
+    if (capture == nullptr) {
+        *why = "cannot start a capture";
+        return false;
+    }
+    if (!capture->Write(body.data(), body.size())) {
+        *why = "not a getBlock answer";
+        return false;
+    }
+    return capture->Finish(wall_ms, why);
+}
+
 std::unique_ptr<BlockCapture> BlockCapture::Start(BlockService& service,
                                                   const BlockCall& call) {
     if (call.variant.empty() || service.store() == nullptr) {

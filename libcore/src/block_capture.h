@@ -47,4 +47,10 @@ private:
 // the slot was skipped (a final answer once the slot is finalized).
 bool CacheableEnvelope(const EnvelopeScanner::Result& result);
 
+// Stores a whole answer fetched in the background (another region's copy,
+// a long-term storage retrieval) for `call`'s slot and variant. false with
+// the reason in *why when it was not stored.
+bool StoreAnswer(BlockService& service, const BlockCall& call,
+                 const std::string& body, int64_t wall_ms, std::string* why);
+
 }  // namespace solgate

@@ -14,7 +14,7 @@ namespace {
 // maxSupportedTransactionVersion 0.
 constexpr std::string_view kPlainVariants = "getBlock/json/full/r1/";
 // Scores and evictions are applied at most this often per process.
-constexpr int64_t kMaintainIntervalMs = 1000;
+constexpr int64_t kLedgerPruneMs = 3600 * 1000;
 
 unsigned RetryAfterSeconds(int64_t ms) {
     int64_t s = (ms + 999) / 1000;
@@ -101,18 +101,33 @@ bool BlockService::Bind(void* memory, bool fresh, std::string* error) {
         *error = "not attached to a network";
         return false;
     }
-    auto* shared = static_cast<BlocksShared*>(memory);
-    if (fresh || shared->magic != BlocksShared::kMagic ||
-        shared->layout != BlocksShared::kLayout) {
-        std::memset(static_cast<void*>(shared), 0, sizeof(BlocksShared));
-        shared->magic = BlocksShared::kMagic;
-        shared->layout = BlocksShared::kLayout;
-        InitKeyTable(&shared->keys);
-    }
     if (conf_.plans.size() > kMaxBlockPlans ||
         conf_.peers.size() > kMaxBlockPeers) {
         *error = "too many plans or peers";
         return false;
+    }
+    auto* shared = static_cast<BlocksShared*>(memory);
+    uint32_t queues = static_cast<uint32_t>(QueuedPlans(conf_));
+    if (fresh || shared->magic != BlocksShared::kMagic ||
+        shared->layout != BlocksShared::kLayout || shared->queues != queues) {
+        std::memset(memory, 0, BlocksSharedSize(conf_));
+        shared->magic = BlocksShared::kMagic;
+        shared->layout = BlocksShared::kLayout;
+        shared->queues = queues;
+        InitKeyTable(&shared->keys);
+        for (uint32_t i = 0; i < queues; i++) {
+            if (!InitRetrievalQueue(QueueAt(memory, i))) {
+                *error = "cannot set up a long-term storage queue's mutex";
+                return false;
+            }
+        }
+    }
+    queues_.assign(conf_.plans.size(), nullptr);
+    uint32_t next = 0;
+    for (size_t p = 0; p < conf_.plans.size(); p++) {
+        if (HasQueue(conf_, p)) {
+            queues_[p] = QueueAt(memory, next++);
+        }
     }
     shared_ = shared;
     return true;
@@ -123,11 +138,24 @@ bool BlockService::OpenStore(bool reconcile, std::string* error) {
     options.cache_dir = conf_.cache_dir;
     options.state_dir = conf_.state_dir;
     store_ = BlockStore::Open(options, reconcile, error);
-    return store_ != nullptr;
+    if (store_ == nullptr) {
+        return false;
+    }
+    KeyLedgerOptions ledger;
+    ledger.state_dir = conf_.state_dir;
+    ledger.recover = reconcile;
+    ledger_ = KeyLedger::Open(ledger, error);
+    if (ledger_ == nullptr) {
+        *error = "key ledger: " + *error;
+        store_.reset();
+        return false;
+    }
+    return true;
 }
 
 void BlockService::CloseStore() {
     Maintain(0);
+    ledger_.reset();
     store_.reset();
 }
 
@@ -205,6 +233,8 @@ BlockDecision BlockService::Decide(const RpcRequest& request,
                       "Unauthorized: the API key has no valid plan", "");
     }
     call->plan = static_cast<size_t>(plan - conf_.plans.data());
+    call->api_key.assign(api_key);
+    call->wall_ms = wall_ms;
 
     if (rpc->method == "getFirstAvailableBlock") {
         auto first = FirstAvailableBlock();
@@ -284,6 +314,9 @@ BlockDecision BlockService::NextSource(BlockCall* call, int64_t now_ms) {
         }
     }
     call->next_peer = conf_.peers.size();
+    if (Queue(call->plan) != nullptr && !call->variant.empty()) {
+        return LongTermAnswer(*call, now_ms, call->wall_ms);
+    }
     return TierAnswer(*call);
 }
 
@@ -314,13 +347,17 @@ BlockDecision BlockService::TierAnswer(const BlockCall& call) {
                   data);
 }
 
-void BlockService::CountServed(const BlockCall& call, int source) {
+void BlockService::CountServed(const BlockCall& call, int source,
+                               int64_t wall_ms) {
     if (source < 0 || source >= kSourceCount) {
         return;
     }
     shared_->served[source].fetch_add(1, std::memory_order_relaxed);
     if (call.key != nullptr) {
         solgate::CountServed(call.key, source);
+    }
+    if (ledger_ && !call.api_key.empty()) {
+        ledger_->NoteReceipt(call.api_key, call.slot, wall_ms);
     }
 }
 
@@ -398,9 +435,16 @@ void BlockService::Maintain(int64_t wall_ms) {
         }
         store_->UpdateScores(updates, &error);
     }
+    if (ledger_) {
+        ledger_->Flush(&error);
+    }
     if (wall_ms != 0) {
         MakeRoom(0, wall_ms);
         RefreshSummary(wall_ms);
+        if (ledger_ && wall_ms - last_prune_ms_ >= kLedgerPruneMs) {
+            last_prune_ms_ = wall_ms;
+            ledger_->Prune(wall_ms, &error);
+        }
     }
 }
 

@@ -18,8 +18,10 @@
 #include "block_plans.h"
 #include "block_retention.h"
 #include "block_store.h"
+#include "key_ledger.h"
 #include "key_limiter.h"
 #include "network.h"
+#include "retrieval_queue.h"
 #include "rpc_request.h"
 #include "slot_ranges.h"
 
@@ -61,16 +63,19 @@ struct BlockServiceConf {
     std::string state_dir;
     std::string peer_token = "solgate-peer";  // X-Solgate-Peer value
     std::vector<BlockPeer> peers;
+    // JSON-RPC endpoints holding every block since genesis, tried in order.
+    std::vector<std::string> long_term_urls;
     std::vector<BlockPlan> plans = DefaultBlockPlans();
     RetentionPolicy retention;
 };
 
 struct BlocksShared {
     static constexpr uint32_t kMagic = 0x53474243;  // "SGBC"
-    static constexpr uint32_t kLayout = 1;
+    static constexpr uint32_t kLayout = 2;
 
     uint32_t magic;
     uint32_t layout;
+    uint32_t queues;     // long-term storage queues placed after this
     std::atomic<uint64_t> served[kSourceCount];
     std::atomic<uint64_t> tier_answers;
     std::atomic<uint64_t> unauthorized;
@@ -82,8 +87,22 @@ struct BlocksShared {
     std::atomic<uint64_t> peer_failures[kMaxBlockPeers];
     std::atomic<uint64_t> peer_copies[kMaxBlockPeers];
     std::atomic<uint64_t> copy_lease;        // background copy: one process
+    // Long-term storage, per plan: who retrieves (one process per host),
+    // calls refused for a spent allowance, retrievals counted per key.
+    std::atomic<uint64_t> retrieval_lease[kMaxBlockPlans];
+    std::atomic<uint64_t> allowance_refusals[kMaxBlockPlans];
+    std::atomic<uint64_t> allowance_counted[kMaxBlockPlans];
+    std::atomic<uint64_t> repeats_counted[kMaxBlockPlans];
     KeyTable keys;
 };
+
+// The shared zone of a solgate_blocks: BlocksShared, then one
+// RetrievalQueueShared per plan with long-term storage (each ~3.3 MB).
+size_t BlocksSharedSize(const BlockServiceConf& conf);
+// Whether plan p gets a queue: an archive plan, with storage configured.
+bool HasQueue(const BlockServiceConf& conf, size_t p);
+size_t QueuedPlans(const BlockServiceConf& conf);
+RetrievalQueueShared* QueueAt(void* zone, size_t i);
 
 // One client call Cube Runner handles, from the access phase to the end of
 // the response.
@@ -91,6 +110,8 @@ struct BlockCall {
     uint64_t slot = 0;
     std::string variant;     // empty: not cacheable
     std::string id_raw;
+    std::string api_key;
+    int64_t wall_ms = 0;     // when the call arrived (UTC ms)
     size_t plan = 0;
     KeyEntry* key = nullptr;
     bool peer_request = false;
@@ -165,8 +186,27 @@ public:
                          int64_t wall_ms, BlockCall* call);
     // The peer of the current attempt failed or did not hold the block.
     BlockDecision AfterPeerFailure(BlockCall* call, int64_t now_ms);
-    // A source answered the call (counted per source and per key).
-    void CountServed(const BlockCall& call, int source);
+    // A source answered the call (counted per source and per key, and
+    // recorded as the key's receipt of the block).
+    void CountServed(const BlockCall& call, int source, int64_t wall_ms);
+
+    // Long-term storage (block_long_term.cpp). The queue of a plan, or
+    // nullptr when the plan has none (not archive, or no storage).
+    RetrievalQueueShared* Queue(size_t plan) const;
+    KeyLedger* ledger() const { return ledger_.get(); }
+    // The key text of a key table index (for the ledger).
+    std::string KeyText(uint32_t key_index) const;
+    // A repeat-count lookup for the queue at wall_ms (see RepeatFn).
+    struct RepeatLookup {
+        const BlockService* service;
+        int64_t wall_ms;
+    };
+    static uint32_t RepeatCountOf(uint32_t key_index, void* lookup);
+    // A retrieval ended: on success every waiting key's allowance and
+    // receipt is counted (a repeat when it had received the block within
+    // 24 h); the queue entry is freed or marked failed.
+    void CompleteLongTerm(size_t plan, const Retrieval& retrieval, bool ok,
+                          int64_t now_ms, int64_t wall_ms);
 
     // The first slot from which every block can be served here: the
     // ledger's window extended down by what the cache holds next to it.
@@ -196,6 +236,10 @@ private:
                          unsigned retry_after = 0) const;
     BlockDecision NextSource(BlockCall* call, int64_t now_ms);
     BlockDecision TierAnswer(const BlockCall& call);
+    BlockDecision LongTermAnswer(const BlockCall& call, int64_t now_ms,
+                                 int64_t wall_ms);
+    BlockDecision NotServed(const BlockCall& call, const std::string& message,
+                            std::string_view reason, unsigned retry_after);
     std::vector<unsigned char> LedgerHolders(uint64_t slot) const;
     std::optional<uint64_t> LedgerFirst() const;
 
@@ -203,6 +247,9 @@ private:
     BlockServiceConf conf_;
     BlocksShared* shared_ = nullptr;
     std::unique_ptr<BlockStore> store_;
+    std::unique_ptr<KeyLedger> ledger_;
+    std::vector<RetrievalQueueShared*> queues_;   // by plan; nullptr: none
+    int64_t last_prune_ms_ = 0;
     PeerSummaries summaries_;
 
     void RefreshSummary(int64_t wall_ms);

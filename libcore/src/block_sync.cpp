@@ -24,27 +24,6 @@ yajl_val Member(yajl_val object, const char* key) {
     return yajl_tree_get(object, path, yajl_t_any);
 }
 
-// The start of a body, printable, for the log.
-std::string Excerpt(const std::string& body) {
-    std::string out = body.substr(0, 160);
-    for (char& c : out) {
-        if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-    }
-    return out;
-}
-
-// Why a reply is not an answer at all ("" when it is HTTP 200).
-std::string HttpFailure(const HttpResult& r) {
-    if (r.transport_error != 0) {
-        return "transport error " + std::to_string(r.transport_error) + ": " +
-               r.error_text;
-    }
-    if (r.http_status != 200) {
-        return "HTTP " + std::to_string(r.http_status) + ": " +
-               Excerpt(r.body);
-    }
-    return "";
-}
 
 using Summary = std::vector<std::pair<std::string, SlotRanges>>;
 
@@ -360,18 +339,9 @@ void BlockSync::OnCopy(const Candidate& candidate, const HttpResult& reply) {
         BlockCall call;
         call.slot = candidate.slot;
         call.variant = candidate.variant;
-        call.id_raw = "1";
         call.source = kSourceRegion;
         call.peer = candidate.peer;
-        std::unique_ptr<BlockCapture> capture =
-            BlockCapture::Start(service_, call);
-        if (capture == nullptr) {
-            why = "cannot start a capture";
-        } else if (!capture->Write(reply.body.data(), reply.body.size())) {
-            why = "not a getBlock answer";
-        } else if (!capture->Finish(clock_.WallMs(), &why)) {
-            // why set by Finish
-        } else {
+        if (StoreAnswer(service_, call, reply.body, clock_.WallMs(), &why)) {
             copies_stored_++;
             if (candidate.peer < kMaxBlockPeers) {
                 service_.shared().peer_copies[candidate.peer].fetch_add(

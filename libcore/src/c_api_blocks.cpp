@@ -165,7 +165,26 @@ int sg_blocks_define_plan(sg_blocks_t* blocks, sg_str_t name,
     }
 }
 
-size_t sg_blocks_shared_size(void) { return sizeof(solgate::BlocksShared); }
+int sg_blocks_add_long_term(sg_blocks_t* blocks, sg_str_t url, char* err,
+                            size_t err_size) {
+    try {
+        auto& urls = blocks->service->mutable_conf().long_term_urls;
+        if (urls.size() >= 8) {
+            CopyError("too many long_term_storage URLs (at most 8)", err,
+                      err_size);
+            return SG_DECLINED;
+        }
+        urls.emplace_back(View(url));
+        return SG_OK;
+    } catch (...) {
+        CopyError("out of memory", err, err_size);
+        return SG_ERROR;
+    }
+}
+
+size_t sg_blocks_shared_size(const sg_blocks_t* blocks) {
+    return solgate::BlocksSharedSize(blocks->service->conf());
+}
 
 int sg_blocks_bind(sg_blocks_t* blocks, void* shared, int fresh, char* err,
                    size_t err_size) {
@@ -240,8 +259,12 @@ int sg_blocks_next(sg_blocks_t* blocks, sg_block_call_t* call,
     }
 }
 
-void sg_blocks_served(sg_blocks_t* blocks, sg_block_call_t* call) {
-    blocks->service->CountServed(call->call, call->call.source);
+void sg_blocks_served(sg_blocks_t* blocks, sg_block_call_t* call,
+                      int64_t wall_ms) {
+    try {
+        blocks->service->CountServed(call->call, call->call.source, wall_ms);
+    } catch (...) {
+    }
 }
 
 void sg_block_call_free(sg_block_call_t* call) { delete call; }

@@ -74,4 +74,24 @@ std::string RequestBody(std::string_view method, std::string_view params) {
     return body;
 }
 
+std::string Excerpt(const std::string& body) {
+    std::string out = body.substr(0, 160);
+    for (char& c : out) {
+        if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+    }
+    return out;
+}
+
+std::string HttpFailure(const HttpResult& reply) {
+    if (reply.transport_error != 0) {
+        return "transport error " + std::to_string(reply.transport_error) +
+               ": " + reply.error_text;
+    }
+    if (reply.http_status != 200) {
+        return "HTTP " + std::to_string(reply.http_status) + ": " +
+               Excerpt(reply.body);
+    }
+    return "";
+}
+
 }  // namespace solgate

@@ -21,4 +21,11 @@ bool ReplyHealthy(const HttpResult& reply);
 
 std::string RequestBody(std::string_view method, std::string_view params = {});
 
+// The start of a body (160 bytes), printable, for the log.
+std::string Excerpt(const std::string& body);
+
+// Why a reply is not an answer at all, for the log ("" when it is HTTP
+// 200): the transport error, or the status and the start of the body.
+std::string HttpFailure(const HttpResult& reply);
+
 }  // namespace solgate

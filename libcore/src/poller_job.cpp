@@ -5,6 +5,7 @@
 #include "block_service.h"
 #include "block_sync.h"
 #include "curl_transport.h"
+#include "long_term_retriever.h"
 
 namespace solgate {
 namespace {
@@ -24,12 +25,37 @@ public:
             pollers_.push_back(std::make_unique<NetworkPoller>(
                 *network, transport_, clock_, log, pid));
         }
-        // Cube Runner's region sync, for each network that serves blocks.
+        // Cube Runner's region sync, for each network that serves blocks,
+        // and its long-term storage retrievals where a plan has a queue.
         for (const Network* network : networks) {
-            if (network->blocks() != nullptr) {
-                syncs_.push_back(std::make_unique<BlockSync>(
-                    *network->blocks(), transport_, clock_, log, pid));
+            BlockService* blocks = network->blocks();
+            if (blocks == nullptr) {
+                continue;
             }
+            syncs_.push_back(std::make_unique<BlockSync>(
+                *blocks, transport_, clock_, log, pid));
+            if (QueuedPlans(blocks->conf()) > 0) {
+                retrievers_.push_back(std::make_unique<LongTermRetriever>(
+                    *blocks, transport_, clock_, log, pid));
+            }
+        }
+        if (!retrievers_.empty()) {
+            // Retrievals are handed out by rate, finer than the 400 ms tick.
+            retrieval_timer_ = new uv_timer_t;
+            uv_timer_init(loop, retrieval_timer_);
+            retrieval_timer_->data = this;
+            uv_timer_start(retrieval_timer_, &PollerJob::OnRetrievalTick,
+                           kRetrieverTickMs, kRetrieverTickMs);
+        }
+    }
+
+    ~PollerJob() override {
+        if (retrieval_timer_ != nullptr) {
+            uv_timer_stop(retrieval_timer_);
+            uv_close(reinterpret_cast<uv_handle_t*>(retrieval_timer_),
+                     [](uv_handle_t* h) {
+                         delete reinterpret_cast<uv_timer_t*>(h);
+                     });
         }
     }
 
@@ -43,6 +69,13 @@ public:
     }
 
 private:
+    static void OnRetrievalTick(uv_timer_t* timer) {
+        auto* job = static_cast<PollerJob*>(timer->data);
+        for (auto& retriever : job->retrievers_) {
+            retriever->Tick();
+        }
+    }
+
     // Destroyed in reverse: the syncs and the pollers release their leases
     // before the transport cancels what is still in flight (whose replies
     // then never arrive).
@@ -50,6 +83,8 @@ private:
     CurlTransport transport_;
     std::vector<std::unique_ptr<NetworkPoller>> pollers_;
     std::vector<std::unique_ptr<BlockSync>> syncs_;
+    std::vector<std::unique_ptr<LongTermRetriever>> retrievers_;
+    uv_timer_t* retrieval_timer_ = nullptr;   // freed by its close callback
 };
 
 }  // namespace

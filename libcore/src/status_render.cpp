@@ -263,7 +263,8 @@ void AppendSources(std::string& out,
 }
 
 // Per-key figures live here, never as metric labels (cardinality).
-void AppendBlockKeys(std::string& out, const BlockService& blocks) {
+void AppendBlockKeys(std::string& out, const BlockService& blocks,
+                     int64_t now_wall_ms) {
     out.push_back('[');
     bool first = true;
     for (const KeySnapshot& key : SnapshotKeys(&blocks.shared().keys)) {
@@ -279,6 +280,10 @@ void AppendBlockKeys(std::string& out, const BlockService& blocks) {
                              : std::string_view());
         o.Uint("requests", key.requests);
         o.Uint("rate_limited", key.limited);
+        if (const KeyLedger* ledger = blocks.ledger()) {
+            o.Uint("allowance_used", ledger->AllowanceUsed(key.key, now_wall_ms));
+            o.Uint("repeat_count", ledger->RepeatCount(key.key, now_wall_ms));
+        }
         JsonObject served(o.Key("served"));
         for (int s = 0; s < kSourceCount; s++) {
             served.Uint(BlockSourceName(s), key.served[s]);
@@ -289,7 +294,38 @@ void AppendBlockKeys(std::string& out, const BlockService& blocks) {
     out.push_back(']');
 }
 
-void AppendBlocks(std::string& out, const BlockService& blocks) {
+void AppendQueues(std::string& out, const BlockService& blocks,
+                  int64_t now_mono_ms) {
+    out.push_back('[');
+    bool first = true;
+    const auto& plans = blocks.conf().plans;
+    for (size_t p = 0; p < plans.size(); p++) {
+        RetrievalQueueShared* queue = blocks.Queue(p);
+        if (queue == nullptr) {
+            continue;
+        }
+        if (!first) {
+            out.push_back(',');
+        }
+        first = false;
+        QueueStats stats = GetQueueStats(queue, now_mono_ms);
+        JsonObject o(out);
+        o.String("plan", plans[p].name);
+        o.Uint("depth", stats.depth);
+        o.Uint("in_flight", stats.in_flight);
+        o.Int("oldest_wait_ms", stats.oldest_wait_ms);
+        o.Uint("retrieved", stats.retrieved);
+        o.Uint("failed", stats.failed);
+        o.Uint("dropped", stats.dropped);
+        o.Uint("queue_full", stats.queue_full);
+        o.Uint("allowance_refusals", Load(blocks.shared().allowance_refusals[p]));
+        o.Close();
+    }
+    out.push_back(']');
+}
+
+void AppendBlocks(std::string& out, const BlockService& blocks,
+                  int64_t now_mono_ms, int64_t now_wall_ms) {
     const BlockServiceConf& conf = blocks.conf();
     const BlocksShared& shared = blocks.shared();
     JsonObject o(out);
@@ -330,12 +366,21 @@ void AppendBlocks(std::string& out, const BlockService& blocks) {
         peer.Close();
     }
     out.push_back(']');
-    AppendBlockKeys(o.Key("keys"), blocks);
+    o.Key("long_term_storage").push_back('[');
+    for (size_t i = 0; i < conf.long_term_urls.size(); i++) {
+        if (i > 0) {
+            out.push_back(',');
+        }
+        AppendJsonString(out, conf.long_term_urls[i]);
+    }
+    out.push_back(']');
+    AppendQueues(o.Key("queues"), blocks, now_mono_ms);
+    AppendBlockKeys(o.Key("keys"), blocks, now_wall_ms);
     o.Close();
 }
 
 void AppendNetwork(std::string& out, const Network& network,
-                   int64_t now_mono_ms) {
+                   int64_t now_mono_ms, int64_t now_wall_ms) {
     const NetworkSettings& settings = network.settings();
     JsonObject o(out);
     o.String("name", network.name());
@@ -349,7 +394,8 @@ void AppendNetwork(std::string& out, const Network& network,
     AppendNetworkCounters(o.Key("counters"), network.shared());
     AppendUpstreams(o.Key("upstreams"), network, now_mono_ms);
     if (network.blocks() != nullptr && network.blocks()->bound()) {
-        AppendBlocks(o.Key("blocks"), *network.blocks());
+        AppendBlocks(o.Key("blocks"), *network.blocks(), now_mono_ms,
+                     now_wall_ms);
     }
     o.Close();
 }
@@ -524,15 +570,60 @@ void AppendServedBySource(std::string& out, std::string_view name,
     }
 }
 
-void AppendRateLimitedByPlan(std::string& out, std::string_view name,
-                             const Network& network,
-                             const BlockService& blocks) {
-    const auto& plans = blocks.conf().plans;
-    for (size_t p = 0; p < plans.size(); p++) {
-        AppendSample(out, name,
-                     {{"network", network.name()}, {"plan", plans[p].name}},
-                     Load(blocks.shared().rate_limited[p]));
-    }
+// One sample per plan: {network, plan} = value(shared counter array).
+SampleWriter BlocksPerPlan(
+    std::atomic<uint64_t> (BlocksShared::*counts)[kMaxBlockPlans]) {
+    return PerBlocks([counts](std::string& out, std::string_view name,
+                              const Network& network,
+                              const BlockService& blocks) {
+        const auto& plans = blocks.conf().plans;
+        for (size_t p = 0; p < plans.size(); p++) {
+            AppendSample(out, name,
+                         {{"network", network.name()},
+                          {"plan", plans[p].name}},
+                         Load((blocks.shared().*counts)[p]));
+        }
+    });
+}
+
+// One sample per plan with a long-term storage queue.
+SampleWriter PerQueue(std::string (*value)(const QueueStats&)) {
+    return [value](std::string& out, std::string_view name,
+                   const Network& network, int64_t now_ms) {
+        const BlockService* blocks = network.blocks();
+        if (blocks == nullptr || !blocks->bound()) {
+            return;
+        }
+        const auto& plans = blocks->conf().plans;
+        for (size_t p = 0; p < plans.size(); p++) {
+            if (RetrievalQueueShared* queue = blocks->Queue(p)) {
+                AppendSampleText(out, name,
+                                 {{"network", network.name()},
+                                  {"plan", plans[p].name}},
+                                 value(GetQueueStats(queue, now_ms)));
+            }
+        }
+    };
+}
+
+std::string QueueDepth(const QueueStats& s) { return std::to_string(s.depth); }
+std::string QueueInFlight(const QueueStats& s) {
+    return std::to_string(s.in_flight);
+}
+std::string QueueOldestWait(const QueueStats& s) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.3f", s.oldest_wait_ms / 1000.0);
+    return text;
+}
+std::string QueueRetrieved(const QueueStats& s) {
+    return std::to_string(s.retrieved);
+}
+std::string QueueFailed(const QueueStats& s) { return std::to_string(s.failed); }
+std::string QueueDropped(const QueueStats& s) {
+    return std::to_string(s.dropped);
+}
+std::string QueueFull(const QueueStats& s) {
+    return std::to_string(s.queue_full);
 }
 
 // Value 1 with the current reason when cordoned, else reason="" value 0.
@@ -718,7 +809,7 @@ const std::vector<Family>& Families() {
          BlocksCounter(&BlocksShared::unauthorized)},
         {"solgate_blocks_rate_limited_total", "counter",
          "getBlock calls refused by the plan's getblock_rate.",
-         PerBlocks(AppendRateLimitedByPlan)},
+         BlocksPerPlan(&BlocksShared::rate_limited)},
         {"solgate_blocks_peer_fetches_total", "counter",
          "getBlock calls sent to another region's gateway.",
          BlocksPerPeer(&BlocksShared::peer_fetches)},
@@ -731,6 +822,39 @@ const std::vector<Family>& Families() {
         {"solgate_blocks_peer_requests_total", "counter",
          "Cache lookups answered for other regions.",
          BlocksCounter(&BlocksShared::peer_requests)},
+        {"solgate_blocks_queue_depth", "gauge",
+         "Blocks queued for retrieval from long-term storage, per plan.",
+         PerQueue(QueueDepth)},
+        {"solgate_blocks_queue_in_flight", "gauge",
+         "Retrievals from long-term storage in progress, per plan.",
+         PerQueue(QueueInFlight)},
+        {"solgate_blocks_queue_oldest_wait_seconds", "gauge",
+         "How long the oldest queued block has waited, per plan.",
+         PerQueue(QueueOldestWait)},
+        {"solgate_blocks_long_term_retrievals_total", "counter",
+         "Blocks retrieved from long-term storage and cached, per plan.",
+         PerQueue(QueueRetrieved)},
+        {"solgate_blocks_long_term_failures_total", "counter",
+         "Retrievals long-term storage did not return, per plan.",
+         PerQueue(QueueFailed)},
+        {"solgate_blocks_queue_dropped_total", "counter",
+         "Queued blocks dropped after 150 s without a request, per plan.",
+         PerQueue(QueueDropped)},
+        {"solgate_blocks_queue_full_total", "counter",
+         "Blocks not queued because the plan's queue was full.",
+         PerQueue(QueueFull)},
+        {"solgate_blocks_allowance_counted_total", "counter",
+         "Retrievals counted against keys' monthly allowances (once per "
+         "waiting key), per plan.",
+         BlocksPerPlan(&BlocksShared::allowance_counted)},
+        {"solgate_blocks_allowance_refusals_total", "counter",
+         "getBlock calls refused because the key's monthly allowance was "
+         "spent, per plan.",
+         BlocksPerPlan(&BlocksShared::allowance_refusals)},
+        {"solgate_blocks_repeats_total", "counter",
+         "Retrievals for keys that had received the block within 24 h "
+         "(repeat counts), per plan.",
+         BlocksPerPlan(&BlocksShared::repeats_counted)},
     };
     return kFamilies;
 }
@@ -746,7 +870,7 @@ std::string RenderState(const std::vector<const Network*>& networks,
             out.push_back(',');
         }
         first = false;
-        AppendNetwork(out, *network, now_mono_ms);
+        AppendNetwork(out, *network, now_mono_ms, now_wall_ms);
     }
     out += "],\"generated_at\":";
     AppendJsonString(out, FormatUtc(now_wall_ms));

@@ -7,6 +7,7 @@
 
 #include "block_capture.h"
 #include "block_service.h"
+#include "blocks_zone.h"
 #include "fakes.h"
 
 namespace solgate {
@@ -42,11 +43,12 @@ protected:
         BlockPlan tiny;
         ParsePlanDefine("tiny", {"tier=free", "getblock_rate=2r/s"}, &tiny);
         DefinePlan(&conf.plans, tiny);
+        zone = std::make_unique<testing::BlocksZone>(conf);
+        shared = zone->shared();
         service = std::make_unique<BlockService>(std::move(conf));
         service->Attach(net.network);
-        shared = std::make_unique<BlocksShared>();
         std::string error;
-        EXPECT_TRUE(service->Bind(shared.get(), true, &error)) << error;
+        EXPECT_TRUE(service->Bind(zone->memory(), true, &error)) << error;
         EXPECT_TRUE(service->OpenStore(true, &error)) << error;
         for (size_t i = 0; i < 2; i++) {
             net.network.slot(i).SuggestProcessed(5000);
@@ -86,7 +88,8 @@ protected:
 
     std::string dir;
     TestNetwork net;
-    std::unique_ptr<BlocksShared> shared;
+    std::unique_ptr<testing::BlocksZone> zone;
+    BlocksShared* shared = nullptr;
     std::unique_ptr<BlockService> service;
 };
 

@@ -1,4 +1,5 @@
 #include "block_sync.h"
+#include "blocks_zone.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -74,12 +75,9 @@ protected:
                       {"ap", "http://ap.example/"}};
         service_ = std::make_unique<BlockService>(conf);
         service_->Attach(net_.network);
-        size_t size = (sizeof(BlocksShared) + 63) / 64 * 64;
-        memory_ = std::aligned_alloc(64, size);
-        ASSERT_NE(memory_, nullptr);
-        std::memset(memory_, 0, size);
+        zone_ = std::make_unique<testing::BlocksZone>(conf);
         std::string error;
-        ASSERT_TRUE(service_->Bind(memory_, true, &error)) << error;
+        ASSERT_TRUE(service_->Bind(zone_->memory(), true, &error)) << error;
         ASSERT_TRUE(service_->OpenStore(true, &error)) << error;
         peers_["http://eu.example/"].url = "http://eu.example/";
         peers_["http://ap.example/"].url = "http://ap.example/";
@@ -90,7 +88,7 @@ protected:
         sync_.reset();
         if (service_) service_->CloseStore();
         service_.reset();
-        std::free(memory_);
+        zone_.reset();
         std::error_code ignored;
         if (!dir_.empty()) fs::remove_all(dir_, ignored);
     }
@@ -211,7 +209,7 @@ protected:
     std::string dir_;
     TestNetwork net_{1};
     std::unique_ptr<BlockService> service_;
-    void* memory_ = nullptr;
+    std::unique_ptr<testing::BlocksZone> zone_;
     FakeTransport transport_;
     FakeClock clock_;
     std::vector<std::pair<int, std::string>> logs_;

@@ -499,7 +499,7 @@ TEST(StatusRenderMetrics, OneHelpAndTypePerFamilyWithTwoNetworks) {
             EXPECT_EQ(closed.count(MetricName(line)), 0u) << line;
         }
     }
-    EXPECT_EQ(helped.size(), 31u);  // 19 + Cube Runner's 12
+    EXPECT_EQ(helped.size(), 41u);  // 19 + Cube Runner's 22
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot"
                            "{network=\"devnet\",upstream=\"up-0\"} 0"));
     EXPECT_TRUE(HasLine(m, "solgate_network_indexed_tip_slot"
@@ -546,7 +546,17 @@ TEST(StatusRenderMetrics, FamiliesInFixedOrder) {
                          "solgate_blocks_peer_fetches_total counter",
                          "solgate_blocks_peer_failures_total counter",
                          "solgate_blocks_peer_copies_total counter",
-                         "solgate_blocks_peer_requests_total counter"}));
+                         "solgate_blocks_peer_requests_total counter",
+                         "solgate_blocks_queue_depth gauge",
+                         "solgate_blocks_queue_in_flight gauge",
+                         "solgate_blocks_queue_oldest_wait_seconds gauge",
+                         "solgate_blocks_long_term_retrievals_total counter",
+                         "solgate_blocks_long_term_failures_total counter",
+                         "solgate_blocks_queue_dropped_total counter",
+                         "solgate_blocks_queue_full_total counter",
+                         "solgate_blocks_allowance_counted_total counter",
+                         "solgate_blocks_allowance_refusals_total counter",
+                         "solgate_blocks_repeats_total counter"}));
 }
 
 TEST(StatusRenderMetrics, EscapesLabelValues) {

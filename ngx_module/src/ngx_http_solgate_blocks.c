@@ -24,6 +24,8 @@ static char *ngx_http_solgate_blocks_peer(ngx_conf_t *cf, void *target,
     ngx_str_t *value);
 static char *ngx_http_solgate_blocks_peer_token(ngx_conf_t *cf,
     void *target, ngx_str_t *value);
+static char *ngx_http_solgate_blocks_long_term(ngx_conf_t *cf,
+    void *target, ngx_str_t *value);
 static char *ngx_http_solgate_blocks_api_key(ngx_conf_t *cf, void *target,
     ngx_str_t *value);
 static char *ngx_http_solgate_blocks_plan(ngx_conf_t *cf, void *target,
@@ -48,6 +50,8 @@ static ngx_http_solgate_block_cmd_t  ngx_http_solgate_blocks_cmds[] = {
     { ngx_string("state"), 1, 1, ngx_http_solgate_blocks_state, 0 },
     { ngx_string("peer"), 2, 2, ngx_http_solgate_blocks_peer, 0 },
     { ngx_string("peer_token"), 1, 1, ngx_http_solgate_blocks_peer_token, 0 },
+    { ngx_string("long_term_storage"), 1, 8,
+      ngx_http_solgate_blocks_long_term, 0 },
     { ngx_string("api_key"), 1, 1, ngx_http_solgate_blocks_api_key, 0 },
     { ngx_string("plan"), 1, 1, ngx_http_solgate_blocks_plan, 0 },
     { ngx_string("plan_define"), 2, 8, ngx_http_solgate_blocks_plan_define,
@@ -322,6 +326,48 @@ ngx_http_solgate_blocks_peer_token(ngx_conf_t *cf, void *target,
 }
 
 
+/*
+ * long_term_storage URL [URL ...]: JSON-RPC endpoints that answer getBlock
+ * for every slot since genesis, asked in order by the poller thread (not
+ * through nginx: URLs name reachable hosts, not upstream blocks).
+ */
+static char *
+ngx_http_solgate_blocks_long_term(ngx_conf_t *cf, void *target,
+    ngx_str_t *value)
+{
+    ngx_http_solgate_blocks_t *blocks = target;
+
+    char                     err[160];
+    sg_str_t                 url;
+    ngx_uint_t               i;
+    const char              *msg;
+    ngx_http_solgate_url_t   parsed;
+
+    for (i = 1; i < cf->args->nelts; i++) {
+        msg = ngx_http_solgate_parse_url(value[i].data, value[i].len,
+                                         &parsed);
+        if (msg != NULL) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "invalid long_term_storage URL \"%V\": %s",
+                               &value[i], msg);
+            return NGX_CONF_ERROR;
+        }
+
+        url.data = (char *) value[i].data;
+        url.len = value[i].len;
+
+        if (sg_blocks_add_long_term(blocks->core, url, err, sizeof(err))
+            != SG_OK)
+        {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s", err);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    return NGX_CONF_OK;
+}
+
+
 static char *
 ngx_http_solgate_blocks_api_key(ngx_conf_t *cf, void *target,
     ngx_str_t *value)
@@ -521,6 +567,7 @@ ngx_http_solgate_blocks_free_core(void *data)
 static ngx_int_t
 ngx_http_solgate_blocks_zone(ngx_conf_t *cf, ngx_http_solgate_blocks_t *b)
 {
+    size_t           size;
     ngx_str_t        name;
     ngx_shm_zone_t  *shm_zone;
 
@@ -532,9 +579,9 @@ ngx_http_solgate_blocks_zone(ngx_conf_t *cf, ngx_http_solgate_blocks_t *b)
 
     ngx_sprintf(name.data, "solgate_blocks_%V", &b->network_name);
 
-    /* the slab pool's own pages and headers come on top of the table */
-    shm_zone = ngx_shared_memory_add(cf, &name,
-                                     sg_blocks_shared_size() + 64 * 1024,
+    /* the slab pool's headers (a page descriptor per 4k page) come on top */
+    size = sg_blocks_shared_size(b->core);
+    shm_zone = ngx_shared_memory_add(cf, &name, size + size / 64 + 64 * 1024,
                                      &ngx_http_solgate_module);
     if (shm_zone == NULL) {
         return NGX_ERROR;
@@ -566,7 +613,7 @@ ngx_http_solgate_blocks_init_zone(ngx_shm_zone_t *shm_zone, void *data)
         fresh = 0;
 
     } else {
-        shared = ngx_slab_calloc(shpool, sg_blocks_shared_size());
+        shared = ngx_slab_calloc(shpool, sg_blocks_shared_size(b->core));
         if (shared == NULL) {
             return NGX_ERROR;
         }

@@ -245,7 +245,8 @@ ngx_http_solgate_blocks_send_file(ngx_http_request_t *r,
     out[2].next = NULL;
 
     ctx->answered = 1;
-    sg_blocks_served(ctx->network->blocks->core, ctx->block_call);
+    sg_blocks_served(ctx->network->blocks->core, ctx->block_call,
+                     ngx_http_solgate_wall_ms());
 
     r->headers_out.status = NGX_HTTP_OK;
     r->headers_out.content_length_n = (off_t) (d->size - d->id_length
@@ -310,7 +311,7 @@ ngx_http_solgate_blocks_header(ngx_http_request_t *r,
     }
 
     ctx->block_served = 1;
-    sg_blocks_served(b->core, ctx->block_call);
+    sg_blocks_served(b->core, ctx->block_call, ngx_http_solgate_wall_ms());
 
     ctx->capture = sg_blocks_capture_start(b->core, ctx->block_call,
                                            (int64_t) ngx_current_msec);

@@ -259,7 +259,11 @@ SG_API int sg_blocks_add_peer(sg_blocks_t *blocks, sg_str_t name,
 /* plan_define NAME ARGS...; an nginx-style message in err on SG_DECLINED */
 SG_API int sg_blocks_define_plan(sg_blocks_t *blocks, sg_str_t name,
     const sg_str_t *args, size_t nargs, char *err, size_t err_size);
-SG_API size_t sg_blocks_shared_size(void);
+/* long_term_storage URL: a JSON-RPC endpoint holding every block */
+SG_API int sg_blocks_add_long_term(sg_blocks_t *blocks, sg_str_t url,
+    char *err, size_t err_size);
+/* Bytes of the zone: counters, keys and one queue per archive plan. */
+SG_API size_t sg_blocks_shared_size(const sg_blocks_t *blocks);
 SG_API int sg_blocks_bind(sg_blocks_t *blocks, void *shared, int fresh,
     char *err, size_t err_size);
 /* Opens the cache and its index in this process (after fork). */
@@ -305,8 +309,9 @@ SG_API int sg_blocks_decide(sg_blocks_t *blocks, const sg_request_t *req,
 /* The current PEER attempt failed: the next source. */
 SG_API int sg_blocks_next(sg_blocks_t *blocks, sg_block_call_t *call,
     int64_t now_ms, sg_blocks_decision_t *out);
-/* The current attempt's source answered the call. */
-SG_API void sg_blocks_served(sg_blocks_t *blocks, sg_block_call_t *call);
+/* The current attempt's source answered the call (wall_ms: UTC ms). */
+SG_API void sg_blocks_served(sg_blocks_t *blocks, sg_block_call_t *call,
+    int64_t wall_ms);
 SG_API void sg_block_call_free(sg_block_call_t *call);
 
 /* Copying an answer into the cache while it streams; NULL: not wanted. */
