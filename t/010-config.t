@@ -414,7 +414,7 @@ unknown directive "regoin" in "solgate_blocks"
         cache $TEST_NGINX_SERVROOT/blocks/cache max_size=10m;
         state $TEST_NGINX_SERVROOT/blocks/state;
         peer eu-west http://127.0.0.1:2;
-        peer_token s3cret;
+        peer_token 0123456789abcdef;
         api_key $http_x_api_key;
         plan $solgate_plan;
         plan_define gold tier=archive getblock_rate=20r/s retrieval_rate=1r/s queue_limit=10 monthly_allowance=100;
@@ -435,3 +435,47 @@ POST /
 --- error_code: 401
 --- response_body chomp
 {"jsonrpc":"2.0","error":{"code":-32003,"message":"Unauthorized: getBlock needs an API key"},"id":1}
+
+
+
+=== TEST 34: a long_term_storage URL without a scheme
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+    solgate_blocks mainnet {
+        long_term_storage http://127.0.0.1:9/ archive.example:8899;
+    }
+--- config
+    location / { solgate_pass mainnet; }
+--- must_die
+--- error_log
+invalid long_term_storage URL "archive.example:8899"
+
+
+
+=== TEST 35: a peer without a peer_token
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+    solgate_blocks mainnet {
+        region us; cache $TEST_NGINX_SERVROOT/blocks/c; state $TEST_NGINX_SERVROOT/blocks/s;
+        api_key $http_x_api_key; plan $http_x_plan;
+        peer eu http://127.0.0.1:2;
+    }
+--- config
+    location / { solgate_pass mainnet; }
+--- must_die
+--- error_log
+solgate_blocks "mainnet" has a "peer" but no "peer_token"
+
+
+
+=== TEST 36: a short peer_token and a duplicate peer
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+    solgate_blocks mainnet {
+        peer_token short;
+    }
+--- config
+    location / { solgate_pass mainnet; }
+--- must_die
+--- error_log
+peer_token must be at least 16 bytes

@@ -24,6 +24,7 @@ our $EuFirst = $tip - 300000;
 sim_start(port => $UsSim, args => ['--quiet', '--first-available-block', $UsFirst]);
 sim_start(port => $EuSim, args => ['--quiet', '--first-available-block', $EuFirst]);
 
+our $Token = 'test-region-token-0123456789';
 our $Dir = File::Spec->catdir(Test::Nginx::Util::t_dir(), 'blocks-tmp');
 File::Path::remove_tree($Dir);
 File::Path::make_path($Dir);
@@ -50,6 +51,7 @@ sub region_conf {
         cache $Dir/$region/cache max_size=50m;
         state $Dir/$region/state;
         $peer_line
+        peer_token $Token;
         api_key \$http_x_api_key;
         plan \$solgate_plan;
         plan_define tiny tier=free getblock_rate=2r/s;
@@ -58,8 +60,10 @@ sub region_conf {
 _EOC_
 }
 
-our $UsHttp = region_conf('mainnet', 'us-east', $UsSim, "eu-west http://127.0.0.1:$EuPort");
-our $EuHttp = region_conf('mainnet', 'eu-west', $EuSim, '');
+# us-east asks eu-west for blocks (copy=off keeps its background copy out
+# of the on-demand checks); eu-west copies what us-east holds.
+our $UsHttp = region_conf('mainnet', 'us-east', $UsSim, "eu-west http://127.0.0.1:$EuPort copy=off");
+our $EuHttp = region_conf('mainnet', 'eu-west', $EuSim, 'us-east http://127.0.0.1:' . server_port());
 our $Config = solgate_locations('mainnet')
   . "    location /solgate/ { solgate_admin; }\n"
   . "    location = /metrics { solgate_metrics; }\n";
@@ -89,8 +93,17 @@ sub metric { my ($port, $re) = @_;
 
 sub wait_until { my ($cond, $secs) = @_;
     my $end = time + $secs;
-    until ($cond->()) { return 0 if time > $end; sleep 0.1 }
+    until ($cond->()) { return 0 if time > $end; sleep 0.05 }
     return 1 }
+
+# Answers are stored by the poller thread just after they were sent:
+# runs the request, then waits until the gateway stored one more entry.
+sub stored { state_of($_[0])->{blocks}{cache}{stored} }
+sub then_stored { my ($port, $request) = @_;
+    my $before = stored($port);
+    my $res = $request->();
+    wait_until(sub { stored($port) > $before }, 3);
+    return $res }
 
 no_root_location();
 gateway_start('eu', $EuHttp, $Config, port => $EuPort, no_root_location => 1);
@@ -120,15 +133,26 @@ ok($finalized > $UsFirst, "finalized tip known ($finalized)");
 
     $res = us('{"jsonrpc":"2.0","id":3,"method":"getSlot"}', undef);
     is($res->{status}, 200, 'methods other than getBlock need no key');
+
+    $res = us(get_block(4, $finalized - 10), undef, 'X-Solgate-Peer' => 'guess');
+    is($res->{status}, 401, 'a wrong peer token is an ordinary client');
+    $res = us('[{"jsonrpc":"2.0","id":5,"method":"getSlot"},' . get_block(6, $finalized - 10) . ']', 'key-op');
+    is($res->{body},
+       '[{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request: getBlock, getConfirmedBlock and getFirstAvailableBlock must be sent alone, not in a batch"},"id":5},'
+       . '{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request: getBlock, getConfirmedBlock and getFirstAvailableBlock must be sent alone, not in a batch"},"id":6}]',
+       'a batch with getBlock is refused, call by call');
+    is(calls($UsSim), $before, 'refused calls never reach the node');
 }
 
 # --- ledger, then the region cache, byte-identical ---------------------------
 # a slot that was not skipped, asked of the node directly
+our $FirstBody;
 my $slot = $finalized - 20;
 $slot-- while http_post($UsSim, '/', get_block(0, $slot))->{body} =~ /-32007/;
 {
     my $before = calls($UsSim);
-    my $first = us(get_block(11, $slot), 'key-op');
+    my $first = then_stored(server_port(), sub { us(get_block(11, $slot), 'key-op') });
+    $FirstBody = $first->{body};
     is($first->{status}, 200, 'first getBlock: HTTP 200');
     like($first->{body}, qr/"result":\{"blockHeight"/, 'a block');
     is(calls($UsSim), $before + 1, 'served by the ledger');
@@ -140,7 +164,7 @@ $slot-- while http_post($UsSim, '/', get_block(0, $slot))->{body} =~ /-32007/;
        'byte-identical to the ledger\'s answer but for the id');
     is($second->{headers}{'content-length'}, length $second->{body}, 'Content-Length is right');
 
-    my $other = us(get_block(12, $slot, '{"encoding":"base64","maxSupportedTransactionVersion":0}'), 'key-op');
+    my $other = then_stored(server_port(), sub { us(get_block(12, $slot, '{"encoding":"base64","maxSupportedTransactionVersion":0}'), 'key-op') });
     is(calls($UsSim), $before + 2, 'another encoding is another entry');
     my $again = us(get_block(13, $slot, '{"maxSupportedTransactionVersion":0,"encoding":"base64","commitment":"finalized"}'), 'key-op');
     is(calls($UsSim), $before + 2, 'commitment does not split the entry');
@@ -165,7 +189,7 @@ $slot-- while http_post($UsSim, '/', get_block(0, $slot))->{body} =~ /-32007/;
 {
     my ($skipped, $body);
     for my $s ($slot - 400 .. $slot - 100) {
-        my $res = us(get_block(30, $s), 'key-bulk');
+        my $res = then_stored(server_port(), sub { us(get_block(30, $s), 'key-bulk') });
         if ($res->{body} =~ /-3200[79]/) { ($skipped, $body) = ($s, $res->{body}); last }
     }
     ok($skipped, "found a skipped slot ($skipped)");
@@ -199,7 +223,7 @@ my $old = $UsFirst - 50000;
     # that was not skipped, so the answer is a block)
     my $eu_answer;
     for (1 .. 20) {
-        $eu_answer = eu(get_block(50, $old), 'key-op');
+        $eu_answer = then_stored($EuPort, sub { eu(get_block(50, $old), 'key-op') });
         last if $eu_answer->{body} =~ /"result"/;
         $old--;
     }
@@ -209,17 +233,19 @@ my $old = $UsFirst - 50000;
     ok(wait_until(sub {
         my $s = eval { decode_json(post_to($EuPort,
             '{"jsonrpc":"2.0","id":1,"method":"solgateBlockSummary"}', undef,
-            'X-Solgate-Peer' => 'solgate-peer')->{body})->{result} };
+            'X-Solgate-Peer' => $Token)->{body})->{result} };
         $s && ($s->{variants}{'getBlock/json/full/r1/v0'} // '') =~ /\b$old\b/ }, 5),
        'eu-west publishes the block in its summary');
 
     my $res;
     my $us_calls = calls($UsSim);
     my $served;
+    my $stored_before = stored(server_port());
     ok(wait_until(sub {
         $served = us(get_block(52, $old), 'key-free');
         $served->{body} =~ /"result"/ }, 10),
        'us-east serves the old block once the summary says eu-west holds it');
+    wait_until(sub { stored(server_port()) > $stored_before }, 3);
     is(calls($UsSim), $us_calls, 'without asking its own ledger');
     is(calls($EuSim), $eu_calls, 'and eu-west answered from its cache');
     is(sans_id($served->{body}), sans_id($eu_answer->{body}),
@@ -232,16 +258,17 @@ my $old = $UsFirst - 50000;
     my $peer_fetches = metric(server_port(), qr/^solgate_blocks_peer_fetches_total\{network="mainnet",peer="eu-west"\} (\d+)$/m);
     is($peer_fetches, 1, 'one fetch from eu-west');
 
-    # background copy: a block eu-west holds and us-east never asked for
-    my $other = $old - 7;
-    my $eu_other = eu(get_block(54, $other), 'key-op');
+    # background copy: eu-west copies what us-east holds, newest first
+    # ($slot, in two encodings, is the newest)
     ok(wait_until(sub {
-        (metric(server_port(), qr/^solgate_blocks_peer_copies_total\{network="mainnet",peer="eu-west"\} (\d+)$/m) // 0) >= 1 }, 15),
-       'us-east copies what eu-west holds in the background');
-    my $copied = us(get_block(55, $other), 'key-free');
-    is(sans_id($copied->{body}), sans_id($eu_other->{body}), 'the copy is byte-identical');
-    is(metric(server_port(), qr/^solgate_blocks_peer_fetches_total\{network="mainnet",peer="eu-west"\} (\d+)$/m),
-       1, 'and was served from us-east\'s cache');
+        (metric($EuPort, qr/^solgate_blocks_peer_copies_total\{network="mainnet",peer="us-east"\} (\d+)$/m) // 0) >= 2 }, 15),
+       'eu-west copies what us-east holds in the background');
+    my $eu_calls_before = calls($EuSim);
+    my $copied = eu(get_block(55, $slot), 'key-free');
+    is(sans_id($copied->{body}), sans_id($FirstBody), 'the copy is byte-identical');
+    is(calls($EuSim), $eu_calls_before, 'and eu-west served it from its cache');
+    is(metric(server_port(), qr/^solgate_blocks_peer_copies_total\{network="mainnet",peer="eu-west"\} (\d+)$/m),
+       0, 'us-east copies nothing from a copy=off peer');
 
     # a region that is down is skipped, never waited on
     gateway_stop($EuPort);
@@ -288,7 +315,7 @@ my $old = $UsFirst - 50000;
     # only finalized blocks are cached: wait until the poller knows the tip
     wait_until(sub { state_of(server_port())->{tips}{finalized} > $slot }, 5);
     my $before = calls($UsSim);
-    my $res = us(get_block(71, $slot), 'key-free');
+    my $res = then_stored(server_port(), sub { us(get_block(71, $slot), 'key-free') });
     like($res->{body}, qr/"result":\{"blockHeight"/, 'with a new index the block is still served');
     is(calls($UsSim), $before + 1, 'by the ledger: the files without an index were not trusted');
     my @left = glob("$Dir/us-east/cache/v/*/*/*");

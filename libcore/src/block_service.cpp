@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "block_capture.h"
 #include "block_variant.h"
 #include "json_writer.h"
+#include "router.h"
 
 namespace solgate {
 namespace {
@@ -19,6 +21,38 @@ constexpr int64_t kLedgerPruneMs = 3600 * 1000;
 unsigned RetryAfterSeconds(int64_t ms) {
     int64_t s = (ms + 999) / 1000;
     return static_cast<unsigned>(std::clamp<int64_t>(s, 1, 60));
+}
+
+// Compares without stopping at the first difference, so the time taken
+// does not tell how much of a guessed token was right.
+bool SameToken(std::string_view a, std::string_view b) {
+    if (a.size() != b.size() || a.empty()) {
+        return false;
+    }
+    unsigned char diff = 0;
+    for (size_t i = 0; i < a.size(); i++) {
+        diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    }
+    return diff == 0;
+}
+
+bool IsCubeRunnerMethod(std::string_view method) {
+    return IsBlockMethod(method) || method == "getFirstAvailableBlock" ||
+           method == kSummaryMethod;
+}
+
+// A batch holding a Cube Runner call: keys, plans and limits apply per
+// call, so such calls must come alone.
+bool BatchWithBlockCalls(const RpcRequest& request) {
+    if (request.shape != RpcRequest::Shape::kBatch) {
+        return false;
+    }
+    for (const RpcCall& call : request.calls) {
+        if (IsCubeRunnerMethod(call.method)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 const RpcCall* SingleCall(const RpcRequest& request) {
@@ -90,6 +124,8 @@ std::vector<std::pair<std::string, SlotRanges>> PeerSummaries::Fresh(
 
 BlockService::BlockService(BlockServiceConf conf) : conf_(std::move(conf)) {}
 
+BlockService::~BlockService() = default;
+
 void BlockService::Attach(Network& network) {
     network_ = &network;
     network.TrackLedgerWindow();
@@ -154,6 +190,7 @@ bool BlockService::OpenStore(bool reconcile, std::string* error) {
 }
 
 void BlockService::CloseStore() {
+    RunCommits();
     Maintain(0);
     ledger_.reset();
     store_.reset();
@@ -177,17 +214,23 @@ BlockDecision BlockService::Decide(const RpcRequest& request,
                                    std::string_view peer_token,
                                    int64_t now_ms, int64_t wall_ms,
                                    BlockCall* call) {
+    if (bound() && BatchWithBlockCalls(request)) {
+        BlockDecision d;
+        d.kind = BlockDecision::kAnswer;
+        d.body = FailRequest(request, kInvalidRequest,
+                             "Invalid request: getBlock, getConfirmedBlock "
+                             "and getFirstAvailableBlock must be sent alone, "
+                             "not in a batch");
+        return d;
+    }
     const RpcCall* rpc = SingleCall(request);
-    if (rpc == nullptr || !bound() ||
-        !(IsBlockMethod(rpc->method) ||
-          rpc->method == "getFirstAvailableBlock" ||
-          rpc->method == kSummaryMethod)) {
+    if (rpc == nullptr || !bound() || !IsCubeRunnerMethod(rpc->method)) {
         return {};
     }
     call->id_raw = rpc->id_raw;
     call->slot = rpc->first_param_u64.value_or(0);
     call->variant = BlockVariant(*rpc).value_or("");
-    bool from_peer = !peer_token.empty() && peer_token == conf_.peer_token;
+    bool from_peer = SameToken(peer_token, conf_.peer_token);
 
     if (rpc->method == kSummaryMethod) {
         if (!from_peer) {
@@ -212,11 +255,7 @@ BlockDecision BlockService::Decide(const RpcRequest& request,
             d.record = record;
             return d;
         }
-        // 503: the asking region's failover moves on to its next source.
-        return Answer(*call, 503, kBlockCleanedUp,
-                      "Block " + std::to_string(call->slot) +
-                          " is not held in region " + conf_.region,
-                      "");
+        return NotHeldHere(*call);
     }
 
     if (api_key.empty()) {
@@ -320,8 +359,19 @@ BlockDecision BlockService::NextSource(BlockCall* call, int64_t now_ms) {
     return TierAnswer(*call);
 }
 
+// 503: the asking region's failover moves on to its next source.
+BlockDecision BlockService::NotHeldHere(const BlockCall& call) const {
+    return Answer(call, 503, kBlockCleanedUp,
+                  "Block " + std::to_string(call.slot) +
+                      " is not held in region " + conf_.region,
+                  "");
+}
+
 BlockDecision BlockService::AfterPeerFailure(BlockCall* call,
                                              int64_t now_ms) {
+    if (call->peer_request) {
+        return NotHeldHere(*call);   // another region gets the cache only
+    }
     if (call->source == kSourceRegion && call->peer < kMaxBlockPeers) {
         shared_->peer_failures[call->peer].fetch_add(
             1, std::memory_order_relaxed);
@@ -478,6 +528,40 @@ bool BlockService::MakeRoom(uint64_t incoming, int64_t wall_ms) {
         store_->Remove(keys, &error);
     }
     return plan.fits;
+}
+
+// --- commits off the event loop ---------------------------------------------
+
+void BlockService::CommitLater(std::unique_ptr<BlockCapture> capture,
+                               int64_t wall_ms) {
+    std::function<void()> waker;
+    {
+        std::lock_guard<std::mutex> lock(commits_mutex_);
+        commits_.push_back({std::move(capture), wall_ms});
+        waker = commit_waker_;
+    }
+    if (waker) {
+        waker();
+    } else {
+        RunCommits();
+    }
+}
+
+void BlockService::RunCommits() {
+    std::vector<PendingCommit> commits;
+    {
+        std::lock_guard<std::mutex> lock(commits_mutex_);
+        commits.swap(commits_);
+    }
+    for (PendingCommit& c : commits) {
+        std::string error;
+        c.capture->Finish(c.wall_ms, &error);   // not cacheable: dropped
+    }
+}
+
+void BlockService::SetCommitWaker(std::function<void()> waker) {
+    std::lock_guard<std::mutex> lock(commits_mutex_);
+    commit_waker_ = std::move(waker);
 }
 
 // --- summaries ------------------------------------------------------------------

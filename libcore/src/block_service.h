@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,6 +27,8 @@
 #include "slot_ranges.h"
 
 namespace solgate {
+
+class BlockCapture;
 
 enum BlockSource : int {
     kSourceCache = 0,
@@ -45,6 +48,9 @@ constexpr int64_t kPeerSummaryIntervalMs = 5000;
 constexpr int kBlockNotServed = -32019;
 constexpr int kBlockCleanedUp = -32001;
 constexpr int kUnauthorized = -32003;
+// The shortest peer_token accepted: it is the only thing that tells a
+// region from a client.
+constexpr size_t kMinPeerTokenBytes = 16;
 // The JSON-RPC method a region asks another region's summary with (only
 // answered to requests carrying the peer token).
 constexpr std::string_view kSummaryMethod = "solgateBlockSummary";
@@ -54,6 +60,7 @@ constexpr std::string_view kPeerHeader = "X-Solgate-Peer";
 struct BlockPeer {
     std::string name;
     std::string url;          // the peer gateway's JSON-RPC endpoint
+    bool copy = true;         // copy what it holds in the background
 };
 
 struct BlockServiceConf {
@@ -61,7 +68,9 @@ struct BlockServiceConf {
     std::string cache_dir;
     uint64_t max_bytes = 0;
     std::string state_dir;
-    std::string peer_token = "solgate-peer";  // X-Solgate-Peer value
+    // The X-Solgate-Peer value regions send each other; "" (the default):
+    // this gateway answers no region and asks none.
+    std::string peer_token;
     std::vector<BlockPeer> peers;
     // JSON-RPC endpoints holding every block since genesis, tried in order.
     std::vector<std::string> long_term_urls;
@@ -160,6 +169,7 @@ private:
 class BlockService {
 public:
     explicit BlockService(BlockServiceConf conf);
+    ~BlockService();   // drops commits still pending (their temp files)
     // Serves `network` (which outlives this): once, before Bind.
     void Attach(Network& network);
 
@@ -184,7 +194,8 @@ public:
                          std::string_view plan_name,
                          std::string_view peer_token, int64_t now_ms,
                          int64_t wall_ms, BlockCall* call);
-    // The peer of the current attempt failed or did not hold the block.
+    // The peer of the current attempt failed or did not hold the block (or,
+    // for a request from another region, the cached file went away).
     BlockDecision AfterPeerFailure(BlockCall* call, int64_t now_ms);
     // A source answered the call (counted per source and per key, and
     // recorded as the key's receipt of the block).
@@ -223,6 +234,14 @@ public:
     // Makes room for `incoming` bytes; false when it cannot.
     bool MakeRoom(uint64_t incoming, int64_t wall_ms);
 
+    // Disk work off nginx's event loop: a capture whose answer arrived
+    // whole is handed over here and committed (fsync, rename, index) by
+    // RunCommits on the poller thread, which the waker wakes. Without a
+    // waker (no poller thread) it is committed at once.
+    void CommitLater(std::unique_ptr<BlockCapture> capture, int64_t wall_ms);
+    void RunCommits();
+    void SetCommitWaker(std::function<void()> waker);
+
     // This region's cache summary: {"region":..,"variants":{v:"a-b,c"}}.
     std::string RenderSummary(int64_t wall_ms) const;
     // The same, as ranges per variant (as of the last Maintain).
@@ -236,6 +255,7 @@ private:
                          unsigned retry_after = 0) const;
     BlockDecision NextSource(BlockCall* call, int64_t now_ms);
     BlockDecision TierAnswer(const BlockCall& call);
+    BlockDecision NotHeldHere(const BlockCall& call) const;
     BlockDecision LongTermAnswer(const BlockCall& call, int64_t now_ms,
                                  int64_t wall_ms);
     BlockDecision NotServed(const BlockCall& call, const std::string& message,
@@ -261,6 +281,14 @@ private:
     };
     std::mutex scores_mutex_;
     std::vector<PendingRequest> pending_requests_;
+
+    struct PendingCommit {
+        std::unique_ptr<BlockCapture> capture;
+        int64_t wall_ms;
+    };
+    std::mutex commits_mutex_;
+    std::vector<PendingCommit> commits_;
+    std::function<void()> commit_waker_;
 
     // What this process's view of the cache holds, per variant; rebuilt by
     // Maintain when entries were added or evicted.

@@ -15,6 +15,11 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "byte_order.h"
+#include "dir_paths.h"
+#include "error_out.h"
+#include "lmdb_env.h"
+
 namespace solgate {
 namespace {
 
@@ -25,54 +30,15 @@ constexpr uint64_t kSlotsPerDir = 4096;
 constexpr unsigned kMaxReaders = 1024;   // concurrent read transactions
 constexpr unsigned kMaxDbs = 4;
 
-// Stores a message without ever throwing (for catch blocks).
-void Report(std::string* error, const char* message) noexcept {
-    if (error == nullptr) {
-        return;
-    }
-    try {
-        *error = message;
-    } catch (...) {
-    }
-}
-
-bool Fail(std::string* error, const std::string& message) {
-    if (error != nullptr) {
-        *error = message;
-    }
-    return false;
-}
-
 std::string LmdbError(const std::string& what, int rc) {
-    return "block index: " + what + ": " + mdb_strerror(rc);
+    return LmdbErrorText("block index", what, rc);
 }
 
 std::string SysError(const std::string& what, int err) {
     return "block cache: " + what + ": " + std::strerror(err);
 }
 
-// Errors that mean the index itself is unusable, not the system.
-bool IsCorruption(int rc) {
-    return rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND ||
-           rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ||
-           rc == MDB_INCOMPATIBLE || rc == MDB_PANIC;
-}
-
 // --- encodings -------------------------------------------------------------
-
-void PutLe(unsigned char* p, uint64_t value, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        p[i] = static_cast<unsigned char>(value >> (8 * i));
-    }
-}
-
-uint64_t GetLe(const unsigned char* p, size_t n) {
-    uint64_t value = 0;
-    for (size_t i = 0; i < n; i++) {
-        value |= static_cast<uint64_t>(p[i]) << (8 * i);
-    }
-    return value;
-}
 
 // Version 1: version u8, kind u8, 2 zero bytes, id_offset u32, id_length
 // u32, 4 zero bytes, bytes u64, stored_ms i64, score f64, score_ms i64,
@@ -85,13 +51,13 @@ std::string EncodeRecord(const BlockRecord& rec) {
     std::memcpy(&score_bits, &rec.score, sizeof score_bits);
     p[0] = kRecordVersion;
     p[1] = rec.kind;
-    PutLe(p + 4, rec.id_offset, 4);
-    PutLe(p + 8, rec.id_length, 4);
-    PutLe(p + 16, rec.bytes, 8);
-    PutLe(p + 24, static_cast<uint64_t>(rec.stored_ms), 8);
-    PutLe(p + 32, score_bits, 8);
-    PutLe(p + 40, static_cast<uint64_t>(rec.score_ms), 8);
-    PutLe(p + 48, rec.file_id, 8);
+    WriteLittleEndian(p + 4, rec.id_offset, 4);
+    WriteLittleEndian(p + 8, rec.id_length, 4);
+    WriteLittleEndian(p + 16, rec.bytes, 8);
+    WriteLittleEndian(p + 24, static_cast<uint64_t>(rec.stored_ms), 8);
+    WriteLittleEndian(p + 32, score_bits, 8);
+    WriteLittleEndian(p + 40, static_cast<uint64_t>(rec.score_ms), 8);
+    WriteLittleEndian(p + 48, rec.file_id, 8);
     return out;
 }
 
@@ -100,15 +66,15 @@ bool DecodeRecord(const MDB_val& value, BlockRecord* rec) {
     if (value.mv_size < kRecordSize || p[0] != kRecordVersion) {
         return false;
     }
-    uint64_t score_bits = GetLe(p + 32, 8);
+    uint64_t score_bits = ReadLittleEndian(p + 32, 8);
     rec->kind = p[1];
-    rec->id_offset = static_cast<uint32_t>(GetLe(p + 4, 4));
-    rec->id_length = static_cast<uint32_t>(GetLe(p + 8, 4));
-    rec->bytes = GetLe(p + 16, 8);
-    rec->stored_ms = static_cast<int64_t>(GetLe(p + 24, 8));
+    rec->id_offset = static_cast<uint32_t>(ReadLittleEndian(p + 4, 4));
+    rec->id_length = static_cast<uint32_t>(ReadLittleEndian(p + 8, 4));
+    rec->bytes = ReadLittleEndian(p + 16, 8);
+    rec->stored_ms = static_cast<int64_t>(ReadLittleEndian(p + 24, 8));
     std::memcpy(&rec->score, &score_bits, sizeof score_bits);
-    rec->score_ms = static_cast<int64_t>(GetLe(p + 40, 8));
-    rec->file_id = GetLe(p + 48, 8);
+    rec->score_ms = static_cast<int64_t>(ReadLittleEndian(p + 40, 8));
+    rec->file_id = ReadLittleEndian(p + 48, 8);
     return true;
 }
 
@@ -118,9 +84,7 @@ std::string MakeKey(std::string_view variant, uint64_t slot) {
     key.reserve(variant.size() + 9);
     key.append(variant);
     key.push_back('\0');
-    for (int i = 7; i >= 0; i--) {
-        key.push_back(static_cast<char>(slot >> (8 * i)));
-    }
+    AppendBigEndian(&key, slot, 8);
     return key;
 }
 
@@ -134,20 +98,9 @@ bool ParseKey(const MDB_val& key, uint64_t* slot, std::string* variant) {
     if (p[n] != 0 || !ValidBlockVariant(name)) {
         return false;
     }
-    uint64_t value = 0;
-    for (size_t i = n + 1; i < key.mv_size; i++) {
-        value = (value << 8) | p[i];
-    }
-    *slot = value;
+    *slot = ReadBigEndian(p + n + 1, 8);
     variant->assign(name);
     return true;
-}
-
-MDB_val ValOf(const std::string& bytes) {
-    MDB_val val;
-    val.mv_size = bytes.size();
-    val.mv_data = const_cast<char*>(bytes.data());
-    return val;
 }
 
 bool KeepsByte(char c) {
@@ -233,45 +186,6 @@ bool ParseDecimal(std::string_view text, uint64_t* value) {
 }
 
 // --- the file system -------------------------------------------------------
-
-std::string StripSlashes(std::string path) {
-    while (path.size() > 1 && path.back() == '/') {
-        path.pop_back();
-    }
-    return path;
-}
-
-bool MakeDir(const std::string& path, mode_t mode) {
-    if (mkdir(path.c_str(), mode) == 0) {
-        return true;
-    }
-    if (errno != EEXIST) {
-        return false;
-    }
-    struct stat st;
-    if (stat(path.c_str(), &st) != 0) {
-        return false;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
-        return false;
-    }
-    return true;
-}
-
-// Creates `path` and its missing parents.
-bool MakeDirs(const std::string& path, mode_t mode, std::string* error) {
-    for (size_t i = 1; i <= path.size(); i++) {
-        if (i < path.size() && path[i] != '/') {
-            continue;
-        }
-        std::string part = path.substr(0, i);
-        if (!MakeDir(part, mode)) {
-            return Fail(error, SysError("mkdir " + part, errno));
-        }
-    }
-    return true;
-}
 
 bool IsDir(const std::string& path) {
     struct stat st;
@@ -391,56 +305,6 @@ uint64_t RandomNonce(const void* salt) {
 
 // --- the index -------------------------------------------------------------
 
-// A transaction, aborted unless committed.
-class Txn {
-public:
-    Txn() = default;
-    Txn(const Txn&) = delete;
-    Txn& operator=(const Txn&) = delete;
-    ~Txn() { Abort(); }
-
-    int Begin(MDB_env* env, bool write) {
-        return mdb_txn_begin(env, nullptr, write ? 0 : MDB_RDONLY, &txn_);
-    }
-    int Commit() {
-        int rc = mdb_txn_commit(txn_);
-        txn_ = nullptr;
-        return rc;
-    }
-    void Abort() {
-        if (txn_ != nullptr) {
-            mdb_txn_abort(txn_);
-            txn_ = nullptr;
-        }
-    }
-    MDB_txn* get() const { return txn_; }
-
-private:
-    MDB_txn* txn_ = nullptr;
-};
-
-// A cursor, closed before its transaction ends (declare it after).
-class Cursor {
-public:
-    Cursor() = default;
-    Cursor(const Cursor&) = delete;
-    Cursor& operator=(const Cursor&) = delete;
-    ~Cursor() {
-        if (cursor_ != nullptr) {
-            mdb_cursor_close(cursor_);
-        }
-    }
-
-    int Open(MDB_txn* txn, MDB_dbi dbi) {
-        return mdb_cursor_open(txn, dbi, &cursor_);
-    }
-    MDB_cursor* get() const { return cursor_; }
-
-private:
-    MDB_cursor* cursor_ = nullptr;
-};
-
-constexpr char kMetaFormat[] = "format";
 constexpr char kMetaBytes[] = "bytes";
 constexpr char kMetaEntries[] = "entries";
 constexpr char kMetaEvictions[] = "evictions";
@@ -461,20 +325,9 @@ int GetMeta(MDB_txn* txn, MDB_dbi dbi, const char* name, uint64_t* out) {
     if (value.mv_size != 8) {
         return MDB_CORRUPTED;
     }
-    *out = GetLe(static_cast<const unsigned char*>(value.mv_data), 8);
+    *out = ReadLittleEndian(
+        static_cast<const unsigned char*>(value.mv_data), 8);
     return 0;
-}
-
-int PutMeta(MDB_txn* txn, MDB_dbi dbi, const char* name, uint64_t number) {
-    unsigned char bytes[8];
-    PutLe(bytes, number, 8);
-    MDB_val key;
-    key.mv_size = std::strlen(name);
-    key.mv_data = const_cast<char*>(name);
-    MDB_val value;
-    value.mv_size = sizeof bytes;
-    value.mv_data = bytes;
-    return mdb_put(txn, dbi, &key, &value, 0);
 }
 
 int ReadTotals(MDB_txn* txn, MDB_dbi dbi, BlockStore::Totals* totals) {
@@ -490,12 +343,12 @@ int ReadTotals(MDB_txn* txn, MDB_dbi dbi, BlockStore::Totals* totals) {
 
 int WriteTotals(MDB_txn* txn, MDB_dbi dbi,
                 const BlockStore::Totals& totals) {
-    int rc = PutMeta(txn, dbi, kMetaBytes, totals.bytes);
+    int rc = PutLmdbNumber(txn, dbi, kMetaBytes, totals.bytes);
     if (rc == 0) {
-        rc = PutMeta(txn, dbi, kMetaEntries, totals.entries);
+        rc = PutLmdbNumber(txn, dbi, kMetaEntries, totals.entries);
     }
     if (rc == 0) {
-        rc = PutMeta(txn, dbi, kMetaEvictions, totals.evictions);
+        rc = PutLmdbNumber(txn, dbi, kMetaEvictions, totals.evictions);
     }
     return rc;
 }
@@ -536,7 +389,7 @@ int ReconcileFiles(MDB_txn* txn, MDB_dbi dbi, const std::string& v_dir,
                     continue;
                 }
                 std::string key = MakeKey(variant, slot);
-                MDB_val k = ValOf(key);
+                MDB_val k = LmdbVal(key);
                 MDB_val value;
                 int rc = mdb_get(txn, dbi, &k, &value);
                 if (rc != 0 && rc != MDB_NOTFOUND) {
@@ -578,7 +431,8 @@ bool StartOver(const std::string& env_dir, const std::string& cache_dir,
     if (!RemoveTree(v_dir) || !ClearDir(cache_dir + "/tmp")) {
         return Fail(error, SysError("clear " + cache_dir, errno));
     }
-    return MakeDirs(env_dir, 0700, error) && MakeDirs(v_dir, 0755, error);
+    return MakeDirs(env_dir, 0700, "block cache", error) &&
+           MakeDirs(v_dir, 0755, "block cache", error);
 }
 
 }  // namespace
@@ -603,13 +457,15 @@ std::unique_ptr<BlockStore> BlockStore::Open(
             return nullptr;
         }
         std::unique_ptr<BlockStore> store(new BlockStore());
-        store->cache_dir_ = StripSlashes(options.cache_dir);
-        store->env_dir_ = StripSlashes(options.state_dir) + "/blocks";
+        store->cache_dir_ = StripTrailingSlashes(options.cache_dir);
+        store->env_dir_ = StripTrailingSlashes(options.state_dir) + "/blocks";
         store->sync_files_ = options.sync_files;
         store->nonce_ = RandomNonce(store.get());
-        if (!MakeDirs(store->cache_dir_ + "/v", 0755, error) ||
-            !MakeDirs(store->cache_dir_ + "/tmp", 0755, error) ||
-            !MakeDirs(store->env_dir_, 0700, error)) {
+        if (!MakeDirs(store->cache_dir_ + "/v", 0755, "block cache",
+                      error) ||
+            !MakeDirs(store->cache_dir_ + "/tmp", 0755, "block cache",
+                      error) ||
+            !MakeDirs(store->env_dir_, 0700, "block cache", error)) {
             return nullptr;
         }
         for (int attempt = 0;; attempt++) {
@@ -632,66 +488,30 @@ std::unique_ptr<BlockStore> BlockStore::Open(
 
 BlockStore::~BlockStore() { CloseEnv(); }
 
-void BlockStore::CloseEnv() {
-    if (env_ != nullptr) {
-        mdb_env_close(env_);
-        env_ = nullptr;
-    }
-}
+void BlockStore::CloseEnv() { CloseLmdbEnv(&env_); }
 
 bool BlockStore::OpenEnv(size_t map_size, bool* corrupt,
                          std::string* error) {
-    int rc = mdb_env_create(&env_);
-    if (rc != 0) {
-        env_ = nullptr;
-        return Fail(error, LmdbError("create", rc));
+    const LmdbEnvSettings settings{"block index", kMaxDbs, kMaxReaders,
+                                   map_size, kFormat, "entries"};
+    if (!OpenLmdbEnv(env_dir_, settings, &env_, corrupt, error)) {
+        return false;
     }
-    if ((rc = mdb_env_set_maxdbs(env_, kMaxDbs)) != 0 ||
-        (rc = mdb_env_set_maxreaders(env_, kMaxReaders)) != 0 ||
-        (rc = mdb_env_set_mapsize(env_, map_size)) != 0) {
-        return Fail(error, LmdbError("configure", rc));
-    }
-    rc = mdb_env_open(env_, env_dir_.c_str(), MDB_NOTLS | MDB_NOMETASYNC,
-                      0600);
-    if (rc != 0) {
-        *corrupt = IsCorruption(rc);
-        return Fail(error, LmdbError("open " + env_dir_, rc));
-    }
-    // Reader slots of processes that died inside a read transaction.
-    int dead = 0;
-    mdb_reader_check(env_, &dead);
-
-    Txn txn;
+    LmdbTxn txn;
     uint64_t format = 0;
+    int rc = 0;
     if ((rc = txn.Begin(env_, true)) != 0 ||
         (rc = mdb_dbi_open(txn.get(), "entries", MDB_CREATE,
                            &entries_dbi_)) != 0 ||
         (rc = mdb_dbi_open(txn.get(), "meta", MDB_CREATE, &meta_dbi_)) !=
             0 ||
-        (rc = GetMeta(txn.get(), meta_dbi_, kMetaFormat, &format)) != 0) {
-        *corrupt = IsCorruption(rc);
+        (rc = GetMeta(txn.get(), meta_dbi_, kLmdbFormatKey, &format)) !=
+            0) {
+        *corrupt = IsLmdbCorruption(rc);
         return Fail(error, LmdbError("open " + env_dir_, rc));
     }
-    if (format == 0) {
-        MDB_stat info;
-        rc = mdb_stat(txn.get(), entries_dbi_, &info);
-        if (rc == 0 && info.ms_entries != 0) {
-            *corrupt = true;
-            return Fail(error, "block index: entries without a format");
-        }
-        if (rc == 0) {
-            rc = PutMeta(txn.get(), meta_dbi_, kMetaFormat, kFormat);
-        }
-    } else if (format != kFormat) {
-        *corrupt = true;
-        return Fail(error, "block index: format " + std::to_string(format) +
-                               ", expected " + std::to_string(kFormat));
-    }
-    if (rc != 0 || (rc = txn.Commit()) != 0) {
-        *corrupt = IsCorruption(rc);
-        return Fail(error, LmdbError("initialise " + env_dir_, rc));
-    }
-    return true;
+    return CheckFormatAndCommit(&txn, meta_dbi_, format, {entries_dbi_},
+                                settings, env_dir_, corrupt, error);
 }
 
 bool BlockStore::Reconcile(bool* corrupt, std::string* error) {
@@ -699,17 +519,17 @@ bool BlockStore::Reconcile(bool* corrupt, std::string* error) {
     // rename and its index write: a file in v/ without an entry is an
     // orphan. Temp files of other live processes (a reload's old workers)
     // are being written and stay.
-    Txn txn;
+    LmdbTxn txn;
     int rc = txn.Begin(env_, true);
     if (rc != 0) {
-        *corrupt = IsCorruption(rc);
+        *corrupt = IsLmdbCorruption(rc);
         return Fail(error, LmdbError("reconcile", rc));
     }
     ClearStaleTemps(cache_dir_ + "/tmp");
     std::unordered_set<std::string> kept;
     rc = ReconcileFiles(txn.get(), entries_dbi_, cache_dir_ + "/v", &kept);
     if (rc != 0) {
-        *corrupt = IsCorruption(rc);
+        *corrupt = IsLmdbCorruption(rc);
         return Fail(error, LmdbError("reconcile " + cache_dir_, rc));
     }
 
@@ -717,7 +537,7 @@ bool BlockStore::Reconcile(bool* corrupt, std::string* error) {
     Totals totals;
     std::vector<std::string> stale;
     {
-        Cursor cursor;
+        LmdbCursor cursor;
         MDB_val key;
         MDB_val value;
         rc = cursor.Open(txn.get(), entries_dbi_);
@@ -741,7 +561,7 @@ bool BlockStore::Reconcile(bool* corrupt, std::string* error) {
         rc = 0;
     }
     for (size_t i = 0; rc == 0 && i < stale.size(); i++) {
-        MDB_val key = ValOf(stale[i]);
+        MDB_val key = LmdbVal(stale[i]);
         rc = mdb_del(txn.get(), entries_dbi_, &key, nullptr);
     }
     if (rc == 0) {
@@ -755,7 +575,7 @@ bool BlockStore::Reconcile(bool* corrupt, std::string* error) {
         rc = txn.Commit();
     }
     if (rc != 0) {
-        *corrupt = IsCorruption(rc);
+        *corrupt = IsLmdbCorruption(rc);
         return Fail(error, LmdbError("reconcile", rc));
     }
     return true;
@@ -782,9 +602,9 @@ bool BlockStore::Lookup(uint64_t slot, std::string_view variant,
             return false;
         }
         std::string key = MakeKey(variant, slot);
-        MDB_val k = ValOf(key);
+        MDB_val k = LmdbVal(key);
         MDB_val value;
-        Txn txn;
+        LmdbTxn txn;
         return txn.Begin(env_, false) == 0 &&
                mdb_get(txn.get(), entries_dbi_, &k, &value) == 0 &&
                DecodeRecord(value, out);
@@ -891,9 +711,9 @@ bool BlockStore::RecordFile(const std::string& temp_path, uint64_t slot,
     std::string value = EncodeRecord(stored);
     std::string path = PathFor(slot, variant);
 
-    Txn txn;
+    LmdbTxn txn;
     Totals totals;
-    MDB_val k = ValOf(key);
+    MDB_val k = LmdbVal(key);
     MDB_val old;
     int rc = txn.Begin(env_, true);
     if (rc == 0) {
@@ -911,7 +731,7 @@ bool BlockStore::RecordFile(const std::string& temp_path, uint64_t slot,
     }
     if (rc == 0) {
         totals.bytes += rec.bytes;
-        MDB_val v = ValOf(value);
+        MDB_val v = LmdbVal(value);
         rc = mdb_put(txn.get(), entries_dbi_, &k, &v, 0);
     }
     if (rc == 0) {
@@ -938,7 +758,7 @@ bool BlockStore::UpdateScores(const std::vector<ScoreUpdate>& updates,
         if (updates.empty()) {
             return true;
         }
-        Txn txn;
+        LmdbTxn txn;
         int rc = txn.Begin(env_, true);
         for (size_t i = 0; rc == 0 && i < updates.size(); i++) {
             const ScoreUpdate& update = updates[i];
@@ -946,7 +766,7 @@ bool BlockStore::UpdateScores(const std::vector<ScoreUpdate>& updates,
                 continue;
             }
             std::string key = MakeKey(update.variant, update.slot);
-            MDB_val k = ValOf(key);
+            MDB_val k = LmdbVal(key);
             MDB_val value;
             BlockRecord rec;
             rc = mdb_get(txn.get(), entries_dbi_, &k, &value);
@@ -960,7 +780,7 @@ bool BlockStore::UpdateScores(const std::vector<ScoreUpdate>& updates,
             rec.score = update.score;
             rec.score_ms = update.score_ms;
             std::string encoded = EncodeRecord(rec);
-            MDB_val v = ValOf(encoded);
+            MDB_val v = LmdbVal(encoded);
             rc = mdb_put(txn.get(), entries_dbi_, &k, &v, 0);
         }
         if (rc == 0) {
@@ -979,10 +799,10 @@ bool BlockStore::UpdateScores(const std::vector<ScoreUpdate>& updates,
 bool BlockStore::List(std::vector<Entry>* out, std::string* error) const {
     try {
         out->clear();
-        Txn txn;
+        LmdbTxn txn;
         int rc = txn.Begin(env_, false);
         if (rc == 0) {
-            Cursor cursor;
+            LmdbCursor cursor;
             MDB_val key;
             MDB_val value;
             rc = cursor.Open(txn.get(), entries_dbi_);
@@ -1021,7 +841,7 @@ bool BlockStore::Remove(
             return true;
         }
         moved.reserve(keys.size());
-        Txn txn;
+        LmdbTxn txn;
         Totals totals;
         rc = txn.Begin(env_, true);
         if (rc == 0) {
@@ -1033,7 +853,7 @@ bool BlockStore::Remove(
                 continue;
             }
             std::string key = MakeKey(variant, keys[i].first);
-            MDB_val k = ValOf(key);
+            MDB_val k = LmdbVal(key);
             MDB_val value;
             BlockRecord rec;
             rc = mdb_get(txn.get(), entries_dbi_, &k, &value);
@@ -1092,7 +912,7 @@ bool BlockStore::Remove(
 BlockStore::Totals BlockStore::GetTotals() const {
     Totals totals;
     try {
-        Txn txn;
+        LmdbTxn txn;
         if (txn.Begin(env_, false) != 0 ||
             ReadTotals(txn.get(), meta_dbi_, &totals) != 0) {
             return Totals();

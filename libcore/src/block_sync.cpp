@@ -125,13 +125,19 @@ void BlockSync::Tick() {
     Copy(now);
 }
 
-HttpTarget BlockSync::PeerTarget(size_t peer, size_t max_bytes) const {
+HttpTarget BlocksHttpTarget(const std::string& url, size_t max_bytes) {
     HttpTarget target;
-    target.url = service_.conf().peers[peer].url;
+    target.url = url;
     target.user_agent = std::string("solgate-blocks/") + sg_version();
+    target.max_response_bytes = max_bytes;
+    return target;
+}
+
+HttpTarget BlockSync::PeerTarget(size_t peer, size_t max_bytes) const {
+    HttpTarget target =
+        BlocksHttpTarget(service_.conf().peers[peer].url, max_bytes);
     target.headers.push_back(std::string(kPeerHeader) + ": " +
                              service_.conf().peer_token);
-    target.max_response_bytes = max_bytes;
     return target;
 }
 
@@ -265,7 +271,9 @@ bool BlockSync::PickCandidate(int64_t now, Candidate* out) {
 
     std::vector<Summary> fresh(peers_.size());
     for (size_t p = 0; p < peers_.size(); p++) {
-        fresh[p] = service_.peer_summaries().Fresh(p, now);
+        if (service_.conf().peers[p].copy) {   // copy=off: asked, not copied
+            fresh[p] = service_.peer_summaries().Fresh(p, now);
+        }
     }
     static const std::set<uint64_t> kNone;
     static const std::map<uint64_t, int64_t> kNoFailures;

@@ -54,6 +54,10 @@ constexpr double kCopiesPerSecond = 2;
 constexpr uint64_t kCopyFullPercent = 90;
 constexpr int64_t kCopyRetryMs = 60000;
 
+// A request of Cube Runner's background work (to another region or to
+// long-term storage): its User-Agent names it, bodies up to max_bytes.
+HttpTarget BlocksHttpTarget(const std::string& url, size_t max_bytes);
+
 class BlockSync {
 public:
     BlockSync(BlockService& service, Transport& transport, Clock& clock,

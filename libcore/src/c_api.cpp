@@ -18,6 +18,7 @@
 #include "solgate/solgate.h"
 #include "status_render.h"
 
+#include "c_api_util.h"
 #include "c_handles.h"
 
 struct sg_response_s {
@@ -32,11 +33,11 @@ struct sg_poller_s {
 namespace {
 
 using solgate::Network;
-
-sg_str_t ToStr(std::string_view s) { return {s.data(), s.size()}; }
-std::string_view View(sg_str_t s) {
-    return s.len ? std::string_view(s.data, s.len) : std::string_view();
-}
+using solgate::capi::CopyError;
+using solgate::capi::RunReporting;
+using solgate::capi::ToMallocText;
+using solgate::capi::ToStr;
+using solgate::capi::View;
 
 sg_route_t Answer(unsigned status, const std::string& body) {
     sg_route_t route;
@@ -44,24 +45,6 @@ sg_route_t Answer(unsigned status, const std::string& body) {
     route.http_status = status;
     route.body = ToStr(body);
     return route;
-}
-
-void CopyError(const std::string& message, char* err, size_t err_size) {
-    if (err_size > 0) {
-        size_t n = std::min(message.size(), err_size - 1);
-        std::memcpy(err, message.data(), n);
-        err[n] = '\0';
-    }
-}
-
-char* ToMallocText(const std::string& text, size_t* len) {
-    char* out = static_cast<char*>(std::malloc(text.size() + 1));
-    if (out != nullptr) {
-        std::memcpy(out, text.data(), text.size());
-        out[text.size()] = '\0';
-        *len = text.size();
-    }
-    return out;
 }
 
 std::vector<std::string> Split(sg_str_t list, char separator) {
@@ -173,17 +156,9 @@ size_t sg_network_shared_size(void) { return sizeof(solgate::NetworkShared); }
 
 int sg_network_bind(sg_network_t* net, void* shared, int fresh, int64_t now_ms,
                     char* err, size_t err_size) {
-    try {
-        std::string error;
-        if (!net->network.Bind(shared, fresh != 0, now_ms, &error)) {
-            CopyError(error, err, err_size);
-            return SG_ERROR;
-        }
-        return SG_OK;
-    } catch (...) {
-        CopyError("out of memory", err, err_size);
-        return SG_ERROR;
-    }
+    return RunReporting(err, err_size, SG_ERROR, [&](std::string* error) {
+        return net->network.Bind(shared, fresh != 0, now_ms, error);
+    });
 }
 
 sg_request_t* sg_request_parse(const char* body, size_t len) {

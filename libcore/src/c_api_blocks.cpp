@@ -7,6 +7,7 @@
 
 #include "block_capture.h"
 #include "block_service.h"
+#include "c_api_util.h"
 #include "c_handles.h"
 #include "solgate/solgate.h"
 
@@ -28,18 +29,10 @@ namespace {
 
 using solgate::BlockDecision;
 
-sg_str_t ToStr(std::string_view s) { return {s.data(), s.size()}; }
-std::string_view View(sg_str_t s) {
-    return s.len ? std::string_view(s.data, s.len) : std::string_view();
-}
-
-void CopyError(const std::string& message, char* err, size_t err_size) {
-    if (err_size > 0) {
-        size_t n = std::min(message.size(), err_size - 1);
-        std::memcpy(err, message.data(), n);
-        err[n] = '\0';
-    }
-}
+using solgate::capi::RunReporting;
+using solgate::capi::ToMallocText;
+using solgate::capi::ToStr;
+using solgate::capi::View;
 
 // Fills *out from the call's decision; the strings stay owned by the call.
 void Export(const solgate::BlockService& service, sg_block_call_s* call,
@@ -118,68 +111,55 @@ int sg_blocks_attach(sg_blocks_t* blocks, sg_network_t* net,
 void sg_blocks_free(sg_blocks_t* blocks) { delete blocks; }
 
 int sg_blocks_add_peer(sg_blocks_t* blocks, sg_str_t name, sg_str_t url,
-                       char* err, size_t err_size) {
-    try {
+                       int copy, char* err, size_t err_size) {
+    return RunReporting(err, err_size, SG_DECLINED, [&](std::string* error) {
         auto& conf = blocks->service->mutable_conf();
         if (conf.peers.size() >= solgate::kMaxBlockPeers) {
-            CopyError("too many peers (at most " +
-                          std::to_string(solgate::kMaxBlockPeers) + ")",
-                      err, err_size);
-            return SG_DECLINED;
+            *error = "too many peers (at most " +
+                     std::to_string(solgate::kMaxBlockPeers) + ")";
+            return false;
         }
         conf.peers.push_back({std::string(View(name)),
-                              std::string(View(url))});
-        return SG_OK;
-    } catch (...) {
-        CopyError("out of memory", err, err_size);
-        return SG_ERROR;
-    }
+                              std::string(View(url)), copy != 0});
+        return true;
+    });
 }
 
 int sg_blocks_define_plan(sg_blocks_t* blocks, sg_str_t name,
                           const sg_str_t* args, size_t nargs, char* err,
                           size_t err_size) {
-    try {
+    return RunReporting(err, err_size, SG_DECLINED, [&](std::string* error) {
         std::vector<std::string_view> list;
         for (size_t i = 0; i < nargs; i++) {
             list.push_back(View(args[i]));
         }
         solgate::BlockPlan plan;
-        auto error = solgate::ParsePlanDefine(View(name), list, &plan);
-        if (error) {
-            CopyError(*error, err, err_size);
-            return SG_DECLINED;
+        if (auto bad = solgate::ParsePlanDefine(View(name), list, &plan)) {
+            *error = *bad;
+            return false;
         }
         auto& plans = blocks->service->mutable_conf().plans;
         solgate::DefinePlan(&plans, std::move(plan));
         if (plans.size() > solgate::kMaxBlockPlans) {
-            CopyError("too many plans (at most " +
-                          std::to_string(solgate::kMaxBlockPlans) + ")",
-                      err, err_size);
-            return SG_DECLINED;
+            *error = "too many plans (at most " +
+                     std::to_string(solgate::kMaxBlockPlans) + ")";
+            return false;
         }
-        return SG_OK;
-    } catch (...) {
-        CopyError("out of memory", err, err_size);
-        return SG_ERROR;
-    }
+        return true;
+    });
 }
 
 int sg_blocks_add_long_term(sg_blocks_t* blocks, sg_str_t url, char* err,
                             size_t err_size) {
-    try {
+    return RunReporting(err, err_size, SG_DECLINED, [&](std::string* error) {
         auto& urls = blocks->service->mutable_conf().long_term_urls;
         if (urls.size() >= 8) {
-            CopyError("too many long_term_storage URLs (at most 8)", err,
-                      err_size);
-            return SG_DECLINED;
+            *error = "too many long_term_storage URLs (at most 8)";
+            return false;
         }
         urls.emplace_back(View(url));
-        return SG_OK;
-    } catch (...) {
-        CopyError("out of memory", err, err_size);
-        return SG_ERROR;
-    }
+        return true;
+    });
 }
 
 size_t sg_blocks_shared_size(const sg_blocks_t* blocks) {
@@ -188,44 +168,21 @@ size_t sg_blocks_shared_size(const sg_blocks_t* blocks) {
 
 int sg_blocks_bind(sg_blocks_t* blocks, void* shared, int fresh, char* err,
                    size_t err_size) {
-    try {
-        std::string error;
-        if (!blocks->service->Bind(shared, fresh != 0, &error)) {
-            CopyError(error, err, err_size);
-            return SG_ERROR;
-        }
-        return SG_OK;
-    } catch (...) {
-        CopyError("out of memory", err, err_size);
-        return SG_ERROR;
-    }
+    return RunReporting(err, err_size, SG_ERROR, [&](std::string* error) {
+        return blocks->service->Bind(shared, fresh != 0, error);
+    });
 }
 
 int sg_blocks_open(sg_blocks_t* blocks, int reconcile, char* err,
                    size_t err_size) {
-    try {
-        std::string error;
-        if (!blocks->service->OpenStore(reconcile != 0, &error)) {
-            CopyError(error, err, err_size);
-            return SG_ERROR;
-        }
-        return SG_OK;
-    } catch (...) {
-        CopyError("out of memory", err, err_size);
-        return SG_ERROR;
-    }
+    return RunReporting(err, err_size, SG_ERROR, [&](std::string* error) {
+        return blocks->service->OpenStore(reconcile != 0, error);
+    });
 }
 
 void sg_blocks_close(sg_blocks_t* blocks) {
     try {
         blocks->service->CloseStore();
-    } catch (...) {
-    }
-}
-
-void sg_blocks_maintain(sg_blocks_t* blocks, int64_t wall_ms) {
-    try {
-        blocks->service->Maintain(wall_ms);
     } catch (...) {
     }
 }
@@ -298,18 +255,12 @@ int sg_capture_write(sg_capture_t* capture, const char* data, size_t len) {
     }
 }
 
-int sg_capture_finish(sg_capture_t* capture, int64_t wall_ms, char* err,
-                      size_t err_size) {
+void sg_capture_commit(sg_blocks_t* blocks, sg_capture_t* capture,
+                       int64_t wall_ms) {
+    std::unique_ptr<sg_capture_s> owned(capture);
     try {
-        std::string error;
-        if (!capture->capture->Finish(wall_ms, &error)) {
-            CopyError(error, err, err_size);
-            return SG_DECLINED;
-        }
-        return SG_OK;
+        blocks->service->CommitLater(std::move(owned->capture), wall_ms);
     } catch (...) {
-        CopyError("out of memory", err, err_size);
-        return SG_ERROR;
     }
 }
 
@@ -318,13 +269,7 @@ void sg_capture_free(sg_capture_t* capture) { delete capture; }
 char* sg_blocks_render_summary(sg_blocks_t* blocks, int64_t wall_ms,
                                size_t* len) {
     try {
-        std::string text = blocks->service->RenderSummary(wall_ms);
-        char* out = static_cast<char*>(std::malloc(text.size() + 1));
-        if (out != nullptr) {
-            std::memcpy(out, text.data(), text.size() + 1);
-            *len = text.size();
-        }
-        return out;
+        return ToMallocText(blocks->service->RenderSummary(wall_ms), len);
     } catch (...) {
         return nullptr;
     }

@@ -1,13 +1,17 @@
 #include "key_ledger.h"
 
 #include <lmdb.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+
+#include "byte_order.h"
+#include "dir_paths.h"
+#include "error_out.h"
+#include "lmdb_env.h"
 
 namespace solgate {
 namespace {
@@ -27,33 +31,8 @@ constexpr size_t kPruneBatch = 10000;    // rows deleted per transaction
 // 9999-12-31T23:59:59.999Z: months stay "YYYY-MM" in the ledger.
 constexpr int64_t kMaxWallMs = 253402300799999;
 
-// Stores a message without ever throwing (for catch blocks).
-void Report(std::string* error, const char* message) noexcept {
-    if (error == nullptr) {
-        return;
-    }
-    try {
-        *error = message;
-    } catch (...) {
-    }
-}
-
-bool Fail(std::string* error, const std::string& message) {
-    if (error != nullptr) {
-        *error = message;
-    }
-    return false;
-}
-
 std::string LmdbError(const std::string& what, int rc) {
-    return "key ledger: " + what + ": " + mdb_strerror(rc);
-}
-
-// Errors that mean the ledger itself is unusable, not the system.
-bool IsCorruption(int rc) {
-    return rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND ||
-           rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ||
-           rc == MDB_INCOMPATIBLE || rc == MDB_PANIC;
+    return LmdbErrorText("key ledger", what, rc);
 }
 
 // --- time -------------------------------------------------------------------
@@ -105,36 +84,13 @@ std::string MonthKey(int64_t wall_ms, bool previous = false) {
 
 // --- encodings --------------------------------------------------------------
 
-void PutLe(unsigned char* p, uint64_t value) {
-    for (size_t i = 0; i < 8; i++) {
-        p[i] = static_cast<unsigned char>(value >> (8 * i));
-    }
-}
-
+// A stored counter: 8 bytes little-endian; 0 when of another size.
 uint64_t GetLe(const MDB_val& value) {
     if (value.mv_size != 8) {
         return 0;
     }
-    const auto* p = static_cast<const unsigned char*>(value.mv_data);
-    uint64_t number = 0;
-    for (size_t i = 0; i < 8; i++) {
-        number |= static_cast<uint64_t>(p[i]) << (8 * i);
-    }
-    return number;
-}
-
-void AppendBe(std::string* out, uint64_t value, int bytes) {
-    for (int i = bytes - 1; i >= 0; i--) {
-        out->push_back(static_cast<char>(value >> (8 * i)));
-    }
-}
-
-uint64_t GetBe(const unsigned char* p, size_t bytes) {
-    uint64_t value = 0;
-    for (size_t i = 0; i < bytes; i++) {
-        value = (value << 8) | p[i];
-    }
-    return value;
+    return ReadLittleEndian(
+        static_cast<const unsigned char*>(value.mv_data), 8);
 }
 
 void AppendVarint(std::string* out, uint64_t value) {
@@ -235,8 +191,8 @@ std::string AllowanceKey(const std::string& month, std::string_view key) {
 std::string ReceiptPrefix(uint64_t hour, std::string_view key) {
     std::string out;
     out.reserve(18 + key.size());
-    AppendBe(&out, hour, 8);
-    AppendBe(&out, key.size(), 2);
+    AppendBigEndian(&out, hour, 8);
+    AppendBigEndian(&out, key.size(), 2);
     out.append(key);
     return out;
 }
@@ -244,16 +200,9 @@ std::string ReceiptPrefix(uint64_t hour, std::string_view key) {
 std::string RepeatKey(uint64_t hour, std::string_view key) {
     std::string out;
     out.reserve(8 + key.size());
-    AppendBe(&out, hour, 8);
+    AppendBigEndian(&out, hour, 8);
     out.append(key);
     return out;
-}
-
-MDB_val ValOf(const std::string& bytes) {
-    MDB_val val;
-    val.mv_size = bytes.size();
-    val.mv_data = const_cast<char*>(bytes.data());
-    return val;
 }
 
 std::string_view ViewOf(const MDB_val& val) {
@@ -269,47 +218,12 @@ bool ChunkOf(const MDB_val& row, const std::string& prefix,
         key.compare(0, prefix.size(), prefix) != 0) {
         return false;
     }
-    *first = GetBe(reinterpret_cast<const unsigned char*>(key.data()) +
-                       prefix.size(),
-                   8);
+    const auto* p = reinterpret_cast<const unsigned char*>(key.data());
+    *first = ReadBigEndian(p + prefix.size(), 8);
     return true;
 }
 
 // --- the file system --------------------------------------------------------
-
-std::string StripSlashes(std::string path) {
-    while (path.size() > 1 && path.back() == '/') {
-        path.pop_back();
-    }
-    return path;
-}
-
-bool MakeDir(const std::string& path) {
-    if (mkdir(path.c_str(), 0700) == 0) {
-        return true;
-    }
-    struct stat st;
-    if (errno != EEXIST || stat(path.c_str(), &st) != 0) {
-        return false;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
-        return false;
-    }
-    return true;
-}
-
-// Creates `path` and its missing parents.
-bool MakeDirs(const std::string& path, std::string* error) {
-    for (size_t i = 1; i <= path.size(); i++) {
-        if ((i == path.size() || path[i] == '/') &&
-            !MakeDir(path.substr(0, i))) {
-            return Fail(error, "key ledger: mkdir " + path.substr(0, i) +
-                                   ": " + std::strerror(errno));
-        }
-    }
-    return true;
-}
 
 // Moves a damaged environment (data.mdb, lock.mdb) aside to
 // <env_dir>.corrupt, replacing an older one, and recreates it empty.
@@ -327,95 +241,33 @@ bool StartOver(const std::string& env_dir, std::string* error) {
         return Fail(error, "key ledger: move " + env_dir + " aside: " +
                                std::strerror(errno));
     }
-    return MakeDirs(env_dir, error);
+    return MakeDirs(env_dir, 0700, "key ledger", error);
 }
 
 // --- LMDB -------------------------------------------------------------------
 
-// A transaction, aborted unless committed.
-class Txn {
-public:
-    Txn() = default;
-    Txn(const Txn&) = delete;
-    Txn& operator=(const Txn&) = delete;
-    ~Txn() { Abort(); }
-
-    int Begin(MDB_env* env, bool write) {
-        return mdb_txn_begin(env, nullptr, write ? 0 : MDB_RDONLY, &txn_);
-    }
-    int Commit() {
-        int rc = mdb_txn_commit(txn_);
-        txn_ = nullptr;
-        return rc;
-    }
-    void Abort() {
-        if (txn_ != nullptr) {
-            mdb_txn_abort(txn_);
-            txn_ = nullptr;
-        }
-    }
-    MDB_txn* get() const { return txn_; }
-
-private:
-    MDB_txn* txn_ = nullptr;
-};
-
-// A cursor, closed before its transaction ends (declare it after).
-class Cursor {
-public:
-    Cursor() = default;
-    Cursor(const Cursor&) = delete;
-    Cursor& operator=(const Cursor&) = delete;
-    ~Cursor() {
-        if (cursor_ != nullptr) {
-            mdb_cursor_close(cursor_);
-        }
-    }
-
-    int Open(MDB_txn* txn, MDB_dbi dbi) {
-        return mdb_cursor_open(txn, dbi, &cursor_);
-    }
-    MDB_cursor* get() const { return cursor_; }
-
-private:
-    MDB_cursor* cursor_ = nullptr;
-};
-
-constexpr char kMetaFormat[] = "format";
-
 // A uint64 LE value; 0 when absent. An LMDB error code, 0 on success.
 int GetNumber(MDB_txn* txn, MDB_dbi dbi, const std::string& key,
               uint64_t* out) {
-    MDB_val k = ValOf(key);
+    MDB_val k = LmdbVal(key);
     MDB_val value;
     int rc = mdb_get(txn, dbi, &k, &value);
     *out = rc == 0 ? GetLe(value) : 0;
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-int PutNumber(MDB_txn* txn, MDB_dbi dbi, const std::string& key,
-              uint64_t number) {
-    unsigned char bytes[8];
-    PutLe(bytes, number);
-    MDB_val k = ValOf(key);
-    MDB_val value;
-    value.mv_size = sizeof bytes;
-    value.mv_data = bytes;
-    return mdb_put(txn, dbi, &k, &value, 0);
-}
-
 // Adds 1 to the counter at `key`.
 int Increment(MDB_txn* txn, MDB_dbi dbi, const std::string& key) {
     uint64_t count = 0;
     int rc = GetNumber(txn, dbi, key, &count);
-    return rc != 0 ? rc : PutNumber(txn, dbi, key, count + 1);
+    return rc != 0 ? rc : PutLmdbNumber(txn, dbi, key, count + 1);
 }
 
 // The first slots of the receipt chunks of one key and hour, ascending.
 int ListChunks(MDB_cursor* cursor, const std::string& prefix,
                std::vector<uint64_t>* firsts) {
     firsts->clear();
-    MDB_val key = ValOf(prefix);
+    MDB_val key = LmdbVal(prefix);
     MDB_val value;
     int rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE);
     uint64_t first = 0;
@@ -437,8 +289,8 @@ int MergeChunk(MDB_txn* txn, MDB_dbi dbi, const std::string& prefix,
                size_t count) {
     std::vector<uint64_t> merged;
     std::string old_key = prefix;
-    AppendBe(&old_key, first, 8);
-    MDB_val k = ValOf(old_key);
+    AppendBigEndian(&old_key, first, 8);
+    MDB_val k = LmdbVal(old_key);
     if (exists) {
         MDB_val value;
         int rc = mdb_get(txn, dbi, &k, &value);
@@ -465,9 +317,9 @@ int MergeChunk(MDB_txn* txn, MDB_dbi dbi, const std::string& prefix,
     merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
     for (const auto& [chunk_first, gaps] : EncodeChunks(merged, appended)) {
         std::string key = prefix;
-        AppendBe(&key, chunk_first, 8);
-        MDB_val ck = ValOf(key);
-        MDB_val cv = ValOf(gaps);
+        AppendBigEndian(&key, chunk_first, 8);
+        MDB_val ck = LmdbVal(key);
+        MDB_val cv = LmdbVal(gaps);
         int rc = mdb_put(txn, dbi, &ck, &cv, 0);
         if (rc != 0) {
             return rc;
@@ -516,8 +368,8 @@ int MergeBucket(MDB_txn* txn, MDB_dbi dbi, MDB_cursor* cursor,
 bool ChunksHave(MDB_cursor* cursor, const std::string& prefix,
                 uint64_t slot) {
     std::string target = prefix;
-    AppendBe(&target, slot, 8);
-    MDB_val key = ValOf(target);
+    AppendBigEndian(&target, slot, 8);
+    MDB_val key = LmdbVal(target);
     MDB_val value;
     int rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE);
     if (rc == 0 && ViewOf(key) == target) {
@@ -542,7 +394,7 @@ bool ChunksHave(MDB_cursor* cursor, const std::string& prefix,
 template <typename Old>
 int DeleteOldRows(MDB_txn* txn, MDB_dbi dbi, size_t* budget, bool* more,
                   Old old) {
-    Cursor cursor;
+    LmdbCursor cursor;
     int rc = cursor.Open(txn, dbi);
     MDB_val key;
     MDB_val value;
@@ -586,8 +438,8 @@ std::unique_ptr<KeyLedger> KeyLedger::Open(const KeyLedgerOptions& options,
             return nullptr;
         }
         std::unique_ptr<KeyLedger> ledger(new KeyLedger());
-        ledger->env_dir_ = StripSlashes(options.state_dir) + "/keys";
-        if (!MakeDirs(ledger->env_dir_, error)) {
+        ledger->env_dir_ = StripTrailingSlashes(options.state_dir) + "/keys";
+        if (!MakeDirs(ledger->env_dir_, 0700, "key ledger", error)) {
             return nullptr;
         }
         for (int attempt = 0;; attempt++) {
@@ -613,36 +465,17 @@ KeyLedger::~KeyLedger() {
     CloseEnv();
 }
 
-void KeyLedger::CloseEnv() {
-    if (env_ != nullptr) {
-        mdb_env_close(env_);
-        env_ = nullptr;
-    }
-}
+void KeyLedger::CloseEnv() { CloseLmdbEnv(&env_); }
 
 bool KeyLedger::OpenEnv(size_t map_size, bool* corrupt, std::string* error) {
-    int rc = mdb_env_create(&env_);
-    if (rc != 0) {
-        env_ = nullptr;
-        return Fail(error, LmdbError("create", rc));
+    const LmdbEnvSettings settings{"key ledger", kMaxDbs, kMaxReaders,
+                                   map_size, kFormat, "rows"};
+    if (!OpenLmdbEnv(env_dir_, settings, &env_, corrupt, error)) {
+        return false;
     }
-    if ((rc = mdb_env_set_maxdbs(env_, kMaxDbs)) != 0 ||
-        (rc = mdb_env_set_maxreaders(env_, kMaxReaders)) != 0 ||
-        (rc = mdb_env_set_mapsize(env_, map_size)) != 0) {
-        return Fail(error, LmdbError("configure", rc));
-    }
-    rc = mdb_env_open(env_, env_dir_.c_str(), MDB_NOTLS | MDB_NOMETASYNC,
-                      0600);
-    if (rc != 0) {
-        *corrupt = IsCorruption(rc);
-        return Fail(error, LmdbError("open " + env_dir_, rc));
-    }
-    // Reader slots of processes that died inside a read transaction.
-    int dead = 0;
-    mdb_reader_check(env_, &dead);
-
-    Txn txn;
+    LmdbTxn txn;
     uint64_t format = 0;
+    int rc = 0;
     if ((rc = txn.Begin(env_, true)) != 0 ||
         (rc = mdb_dbi_open(txn.get(), "meta", MDB_CREATE, &meta_dbi_)) !=
             0 ||
@@ -652,33 +485,15 @@ bool KeyLedger::OpenEnv(size_t map_size, bool* corrupt, std::string* error) {
                            &receipts_dbi_)) != 0 ||
         (rc = mdb_dbi_open(txn.get(), "repeats", MDB_CREATE,
                            &repeats_dbi_)) != 0 ||
-        (rc = GetNumber(txn.get(), meta_dbi_, kMetaFormat, &format)) != 0) {
-        *corrupt = IsCorruption(rc);
+        (rc = GetNumber(txn.get(), meta_dbi_, kLmdbFormatKey, &format)) !=
+            0) {
+        *corrupt = IsLmdbCorruption(rc);
         return Fail(error, LmdbError("open " + env_dir_, rc));
     }
-    if (format == 0) {
-        // A new ledger, unless rows are there without a format.
-        MDB_stat info;
-        for (MDB_dbi dbi : {allowance_dbi_, receipts_dbi_, repeats_dbi_}) {
-            if (rc == 0 && (rc = mdb_stat(txn.get(), dbi, &info)) == 0 &&
-                info.ms_entries != 0) {
-                *corrupt = true;
-                return Fail(error, "key ledger: rows without a format");
-            }
-        }
-        if (rc == 0) {
-            rc = PutNumber(txn.get(), meta_dbi_, kMetaFormat, kFormat);
-        }
-    } else if (format != kFormat) {
-        *corrupt = true;
-        return Fail(error, "key ledger: format " + std::to_string(format) +
-                               ", expected " + std::to_string(kFormat));
-    }
-    if (rc != 0 || (rc = txn.Commit()) != 0) {
-        *corrupt = IsCorruption(rc);
-        return Fail(error, LmdbError("initialise " + env_dir_, rc));
-    }
-    return true;
+    return CheckFormatAndCommit(
+        &txn, meta_dbi_, format,
+        {allowance_dbi_, receipts_dbi_, repeats_dbi_}, settings, env_dir_,
+        corrupt, error);
 }
 
 // --- the monthly allowance --------------------------------------------------
@@ -687,7 +502,7 @@ uint64_t KeyLedger::AllowanceUsed(std::string_view key,
                                   int64_t wall_ms) const {
     try {
         uint64_t used = 0;
-        Txn txn;
+        LmdbTxn txn;
         if (!ValidLedgerKey(key) || txn.Begin(env_, false) != 0 ||
             GetNumber(txn.get(), allowance_dbi_,
                       AllowanceKey(MonthKey(wall_ms), key), &used) != 0) {
@@ -715,7 +530,7 @@ bool KeyLedger::CountRetrieval(const std::vector<std::string>& keys,
         distinct.erase(std::unique(distinct.begin(), distinct.end()),
                        distinct.end());
         std::string month = MonthKey(wall_ms);
-        Txn txn;
+        LmdbTxn txn;
         int rc = distinct.empty() ? 0 : txn.Begin(env_, true);
         for (size_t i = 0; rc == 0 && i < distinct.size(); i++) {
             rc = Increment(txn.get(), allowance_dbi_,
@@ -746,9 +561,9 @@ bool KeyLedger::ListAllowances(
     try {
         out->clear();
         std::string month = MonthKey(wall_ms);
-        Txn txn;
-        Cursor cursor;
-        MDB_val key = ValOf(month);
+        LmdbTxn txn;
+        LmdbCursor cursor;
+        MDB_val key = LmdbVal(month);
         MDB_val value;
         int rc = txn.Begin(env_, false);
         if (rc == 0 && (rc = cursor.Open(txn.get(), allowance_dbi_)) == 0) {
@@ -834,11 +649,11 @@ void KeyLedger::Requeue(Pending* failed) {
 }
 
 bool KeyLedger::WriteReceipts(const Pending& pending, std::string* error) {
-    Txn txn;
+    LmdbTxn txn;
     int rc = txn.Begin(env_, true);
     if (rc == 0) {
         // A write transaction's cursor must be closed before the commit.
-        Cursor cursor;
+        LmdbCursor cursor;
         rc = cursor.Open(txn.get(), receipts_dbi_);
         rc = rc != 0 ? rc : MergePending(txn.get(), cursor.get(), pending);
     }
@@ -910,8 +725,8 @@ bool KeyLedger::Received(std::string_view key, uint64_t slot,
         if (PendingHas(key, slot, first, last)) {
             return true;
         }
-        Txn txn;
-        Cursor cursor;
+        LmdbTxn txn;
+        LmdbCursor cursor;
         if (txn.Begin(env_, false) != 0 ||
             cursor.Open(txn.get(), receipts_dbi_) != 0) {
             return false;
@@ -937,7 +752,7 @@ bool KeyLedger::AddRepeat(std::string_view key, int64_t wall_ms,
                                    std::to_string(kMaxLedgerKeyBytes) +
                                    " bytes");
         }
-        Txn txn;
+        LmdbTxn txn;
         int rc = txn.Begin(env_, true);
         if (rc == 0) {
             rc = Increment(txn.get(), repeats_dbi_,
@@ -959,7 +774,7 @@ bool KeyLedger::AddRepeat(std::string_view key, int64_t wall_ms,
 uint32_t KeyLedger::RepeatCount(std::string_view key,
                                 int64_t wall_ms) const {
     try {
-        Txn txn;
+        LmdbTxn txn;
         if (!ValidLedgerKey(key) || txn.Begin(env_, false) != 0) {
             return 0;
         }
@@ -992,8 +807,9 @@ bool KeyLedger::Prune(int64_t wall_ms, std::string* error) {
         std::string keep_month = MonthKey(wall_ms, true);
         auto old_hour = [keep_hour](std::string_view key) {
             return key.size() < 8 ||
-                   GetBe(reinterpret_cast<const unsigned char*>(key.data()),
-                         8) < keep_hour;
+                   ReadBigEndian(
+                       reinterpret_cast<const unsigned char*>(key.data()),
+                       8) < keep_hour;
         };
         auto old_month = [&keep_month](std::string_view key) {
             return key.size() < kMonthBytes ||
@@ -1002,7 +818,7 @@ bool KeyLedger::Prune(int64_t wall_ms, std::string* error) {
         for (bool more = true; more;) {
             more = false;
             size_t budget = kPruneBatch;
-            Txn txn;
+            LmdbTxn txn;
             int rc = txn.Begin(env_, true);
             if (rc == 0) {
                 rc = DeleteOldRows(txn.get(), receipts_dbi_, &budget, &more,
@@ -1038,8 +854,8 @@ KeyLedger::Stats KeyLedger::GetStats() const {
             stats.pending_receipts = pending_count_ + flushing_count_;
         }
         stats.dropped_receipts = dropped_.load();
-        Txn txn;
-        Cursor cursor;
+        LmdbTxn txn;
+        LmdbCursor cursor;
         MDB_stat info;
         if (txn.Begin(env_, false) != 0 ||
             mdb_stat(txn.get(), receipts_dbi_, &info) != 0) {
@@ -1054,7 +870,7 @@ KeyLedger::Stats KeyLedger::GetStats() const {
             return stats;
         }
         std::string month(ViewOf(key).substr(0, kMonthBytes));
-        key = ValOf(month);
+        key = LmdbVal(month);
         int rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_SET_RANGE);
         while (rc == 0 && ViewOf(key).compare(0, kMonthBytes, month) == 0) {
             stats.keys_with_allowance++;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "block_capture.h"
+#include "block_sync.h"
 #include "block_variant.h"
 #include "poll_reply.h"
 
@@ -67,10 +68,8 @@ void LongTermRetriever::Fetch(std::shared_ptr<Job> job) {
         OnReply(job, HttpResult{1, "no request for this variant", 0, ""});
         return;
     }
-    HttpTarget target;
-    target.url = urls[job->endpoint];
-    target.user_agent = std::string("solgate-blocks/") + sg_version();
-    target.max_response_bytes = kMaxRetrievalBytes;
+    HttpTarget target = BlocksHttpTarget(urls[job->endpoint],
+                                         kMaxRetrievalBytes);
     std::weak_ptr<char> alive = alive_;
     transport_.Post(target, std::move(*body), kRetrievalTimeoutMs,
                     [this, alive, job](HttpResult reply) {

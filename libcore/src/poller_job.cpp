@@ -32,11 +32,22 @@ public:
             if (blocks == nullptr) {
                 continue;
             }
+            services_.push_back(blocks);
             syncs_.push_back(std::make_unique<BlockSync>(
                 *blocks, transport_, clock_, log, pid));
             if (QueuedPlans(blocks->conf()) > 0) {
                 retrievers_.push_back(std::make_unique<LongTermRetriever>(
                     *blocks, transport_, clock_, log, pid));
+            }
+        }
+        if (!services_.empty()) {
+            // Cache commits handed over by the event loop run here, now.
+            commit_async_ = new uv_async_t;
+            uv_async_init(loop, commit_async_, &PollerJob::OnCommits);
+            commit_async_->data = this;
+            for (BlockService* service : services_) {
+                uv_async_t* async = commit_async_;
+                service->SetCommitWaker([async] { uv_async_send(async); });
             }
         }
         if (!retrievers_.empty()) {
@@ -50,6 +61,16 @@ public:
     }
 
     ~PollerJob() override {
+        for (BlockService* service : services_) {
+            service->SetCommitWaker(nullptr);
+            service->RunCommits();   // what was handed over is not lost
+        }
+        if (commit_async_ != nullptr) {
+            uv_close(reinterpret_cast<uv_handle_t*>(commit_async_),
+                     [](uv_handle_t* h) {
+                         delete reinterpret_cast<uv_async_t*>(h);
+                     });
+        }
         if (retrieval_timer_ != nullptr) {
             uv_timer_stop(retrieval_timer_);
             uv_close(reinterpret_cast<uv_handle_t*>(retrieval_timer_),
@@ -66,9 +87,26 @@ public:
         for (auto& sync : syncs_) {
             sync->Tick();
         }
+        int64_t now = clock_.MonotonicMs();
+        if (now - last_upkeep_ms_ >= kUpkeepIntervalMs) {
+            last_upkeep_ms_ = now;
+            for (BlockService* service : services_) {
+                service->Maintain(clock_.WallMs());
+            }
+        }
     }
 
 private:
+    // Request scores, evictions and the summary of each cache.
+    static constexpr int64_t kUpkeepIntervalMs = 1000;
+
+    static void OnCommits(uv_async_t* async) {
+        auto* job = static_cast<PollerJob*>(async->data);
+        for (BlockService* service : job->services_) {
+            service->RunCommits();
+        }
+    }
+
     static void OnRetrievalTick(uv_timer_t* timer) {
         auto* job = static_cast<PollerJob*>(timer->data);
         for (auto& retriever : job->retrievers_) {
@@ -84,7 +122,10 @@ private:
     std::vector<std::unique_ptr<NetworkPoller>> pollers_;
     std::vector<std::unique_ptr<BlockSync>> syncs_;
     std::vector<std::unique_ptr<LongTermRetriever>> retrievers_;
+    std::vector<BlockService*> services_;
+    int64_t last_upkeep_ms_ = 0;
     uv_timer_t* retrieval_timer_ = nullptr;   // freed by its close callback
+    uv_async_t* commit_async_ = nullptr;      // likewise
 };
 
 }  // namespace

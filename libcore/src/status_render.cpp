@@ -262,6 +262,16 @@ void AppendSources(std::string& out,
     o.Close();
 }
 
+// An API key as the state shows it: keys are secrets, so beyond 8 bytes
+// only the first and last 4 are shown ("abcd...wxyz"), enough to tell
+// keys apart.
+std::string MaskedKey(const std::string& key) {
+    if (key.size() <= 8) {
+        return key;
+    }
+    return key.substr(0, 4) + "..." + key.substr(key.size() - 4);
+}
+
 // Per-key figures live here, never as metric labels (cardinality).
 void AppendBlockKeys(std::string& out, const BlockService& blocks,
                      int64_t now_wall_ms) {
@@ -273,7 +283,7 @@ void AppendBlockKeys(std::string& out, const BlockService& blocks,
         }
         first = false;
         JsonObject o(out);
-        o.String("key", key.key);
+        o.String("key", MaskedKey(key.key));
         const auto& plans = blocks.conf().plans;
         o.String("plan", key.plan_index < plans.size()
                              ? std::string_view(plans[key.plan_index].name)

@@ -17,6 +17,7 @@ using testing::TestNetwork;
 
 constexpr int64_t kNow = 1'000'000;
 constexpr int64_t kWall = 1'800'000'000'000;
+constexpr const char* kToken = "region-token-0123456789";
 
 std::string GetBlock(uint64_t slot, const std::string& id = "1") {
     return R"({"jsonrpc":"2.0","id":)" + id +
@@ -40,6 +41,7 @@ protected:
         conf.cache_dir = dir + "/cache";
         conf.state_dir = dir + "/state";
         conf.peers = {{"eu", "http://eu/"}, {"ap", "http://ap/"}};
+        conf.peer_token = kToken;
         BlockPlan tiny;
         ParsePlanDefine("tiny", {"tier=free", "getblock_rate=2r/s"}, &tiny);
         DefinePlan(&conf.plans, tiny);
@@ -93,13 +95,22 @@ protected:
     std::unique_ptr<BlockService> service;
 };
 
-TEST_F(BlockServiceTest, OtherMethodsAndBatchesPass) {
+TEST_F(BlockServiceTest, OtherMethodsPassBatchesWithBlockCallsAreRefused) {
     BlockCall call;
     EXPECT_EQ(Decide(R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})", "",
                      "", &call).kind,
               BlockDecision::kPass);
-    EXPECT_EQ(Decide("[" + GetBlock(10) + "]", "k", "free", &call).kind,
+    EXPECT_EQ(Decide(R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"}])", "",
+                     "", &call).kind,
               BlockDecision::kPass);
+    BlockDecision d = Decide("[" + GetBlock(10, "4") + "]", "k", "free",
+                             &call);
+    EXPECT_EQ(d.kind, BlockDecision::kAnswer);
+    EXPECT_EQ(d.body,
+              R"([{"jsonrpc":"2.0","error":{"code":-32600,"message":)"
+              R"("Invalid request: getBlock, getConfirmedBlock and )"
+              R"(getFirstAvailableBlock must be sent alone, not in a )"
+              R"(batch"},"id":4}])");
 }
 
 TEST_F(BlockServiceTest, KeyAndPlanAreRequired) {
@@ -257,17 +268,20 @@ TEST_F(BlockServiceTest, PeersGetCacheHitsOrA503AndTheSummary) {
     Cache(4900);
     service->Maintain(kWall);
     BlockCall hit;
-    EXPECT_EQ(Decide(GetBlock(4900), "", "", &hit, "solgate-peer").kind,
+    EXPECT_EQ(Decide(GetBlock(4900), "", "", &hit, kToken).kind,
               BlockDecision::kCache);
     BlockCall miss;
-    BlockDecision d = Decide(GetBlock(4901), "", "", &miss, "solgate-peer");
+    BlockDecision d = Decide(GetBlock(4901), "", "", &miss, kToken);
     EXPECT_EQ(d.http_status, 503u);
     BlockCall wrong;
     EXPECT_EQ(Decide(GetBlock(4901), "", "", &wrong, "guess").http_status,
               401u);   // a wrong token is an ordinary client
+    // The cached file went away between lookup and open: still only 503,
+    // never this region's ledger or its own peers.
+    EXPECT_EQ(service->AfterPeerFailure(&hit, kNow).http_status, 503u);
     BlockCall summary;
     d = Decide(R"({"jsonrpc":"2.0","id":1,"method":"solgateBlockSummary"})",
-               "", "", &summary, "solgate-peer");
+               "", "", &summary, kToken);
     EXPECT_NE(d.body.find(R"("variants":{"getBlock/json/full/r1/v0":"4900"})"),
               std::string::npos)
         << d.body;
@@ -301,6 +315,26 @@ TEST_F(BlockServiceTest, EvictionKeepsTheCacheUnderMaxSize) {
                                           &rec));
     EXPECT_TRUE(service->store()->Lookup(4902, "getBlock/json/full/r1/v0",
                                          &rec));
+}
+
+TEST(BlockServiceNoToken, NoRegionIsRecognisedWithoutAToken) {
+    TestNetwork net(1);
+    BlockServiceConf conf;   // peer_token left empty
+    testing::BlocksZone zone(conf);
+    BlockService service(conf);
+    service.Attach(net.network);
+    std::string error;
+    ASSERT_TRUE(service.Bind(zone.memory(), true, &error)) << error;
+    std::string body = GetBlock(10);
+    RpcRequest request = ParseRpcRequest(body.data(), body.size());
+    BlockCall call;
+    EXPECT_EQ(service.Decide(request, "", "", "", kNow, kWall, &call)
+                  .http_status,
+              401u);
+    BlockCall empty;
+    EXPECT_EQ(service.Decide(request, "", "", "x", kNow, kWall, &empty)
+                  .http_status,
+              401u);
 }
 
 }  // namespace

@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "block_store.h"
+#include "scribble.h"
+#include "temp_dir.h"
 
 namespace solgate {
 namespace {
@@ -21,27 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const char kVariant[] = "getBlock/json/full/r1/v0";
-
-// A directory under /tmp, removed with everything in it.
-class TempDir {
-public:
-    TempDir() {
-        char pattern[] = "/tmp/block_store_test.XXXXXX";
-        if (mkdtemp(pattern) != nullptr) {
-            path_ = pattern;
-        }
-    }
-    ~TempDir() {
-        std::error_code ignored;
-        if (!path_.empty()) {
-            fs::remove_all(path_, ignored);
-        }
-    }
-    const std::string& path() const { return path_; }
-
-private:
-    std::string path_;
-};
 
 // A getBlock answer for `slot` whose JSON-RPC id is `id`.
 std::string Body(uint64_t slot, const std::string& id, size_t padding = 0) {
@@ -146,7 +127,7 @@ protected:
 
     std::string TmpDir() const { return options_.cache_dir + "/tmp"; }
 
-    TempDir dir_;
+    TempDir dir_{"block_store_test"};
     BlockStoreOptions options_;
 };
 
@@ -494,17 +475,6 @@ TEST_F(BlockStoreTest, ReconcileKeepsTempFilesOfLiveProcesses) {
     EXPECT_FALSE(Exists(odd));
 }
 
-// Overwrites a file with deterministic garbage.
-void Scribble(const std::string& path, size_t size) {
-    std::string garbage(size, '\0');
-    uint32_t x = 12345;
-    for (char& c : garbage) {
-        x = x * 1103515245 + 12345;
-        c = static_cast<char>(x >> 16);
-    }
-    ASSERT_TRUE(WriteFile(path, garbage));
-}
-
 TEST_F(BlockStoreTest, CorruptIndexStartsOverEmpty) {
     std::string error;
     {
@@ -516,7 +486,7 @@ TEST_F(BlockStoreTest, CorruptIndexStartsOverEmpty) {
         ASSERT_TRUE(store->Remove({{1, "v"}}, &error));
     }
     std::string data = options_.state_dir + "/blocks/data.mdb";
-    Scribble(data, 64 * 1024);
+    ASSERT_TRUE(Scribble(data, 64 * 1024));
 
     // A process that does not reconcile refuses the index.
     EXPECT_EQ(BlockStore::Open(options_, false, &error), nullptr);
@@ -773,7 +743,7 @@ TEST_F(BlockStoreTest, MapFullIsAnErrorNotACrash) {
 }
 
 TEST(BlockStoreOpen, FailsCleanly) {
-    TempDir dir;
+    TempDir dir("block_store_test");
     ASSERT_FALSE(dir.path().empty());
     std::string error;
     BlockStoreOptions options;

@@ -73,6 +73,7 @@ protected:
         conf.state_dir = dir_ + "/state";
         conf.peers = {{"eu", "http://eu.example/"},
                       {"ap", "http://ap.example/"}};
+        conf.peer_token = "solgate-peer-token";
         service_ = std::make_unique<BlockService>(conf);
         service_->Attach(net_.network);
         zone_ = std::make_unique<testing::BlocksZone>(conf);
@@ -234,7 +235,7 @@ TEST_F(BlockSyncTest, SummariesAreAskedWithThePeerTokenAndStored) {
                   R"({"jsonrpc":"2.0","id":1,"method":"solgateBlockSummary"})");
         EXPECT_EQ(p.timeout_ms, kPeerSummaryTimeoutMs);
         EXPECT_EQ(p.target.headers,
-                  std::vector<std::string>{"X-Solgate-Peer: solgate-peer"});
+                  std::vector<std::string>{"X-Solgate-Peer: solgate-peer-token"});
         EXPECT_EQ(p.target.max_response_bytes, 0u);
     }
     EXPECT_EQ(transport_.pending[0].url, "http://eu.example/");
@@ -359,7 +360,7 @@ TEST_F(BlockSyncTest, CopyRequestAndStoredBlockMatchThePeer) {
     EXPECT_EQ(p.timeout_ms, kCopyTimeoutMs);
     EXPECT_EQ(p.target.max_response_bytes, 64u * 1024 * 1024);
     EXPECT_EQ(p.target.headers,
-              std::vector<std::string>{"X-Solgate-Peer: solgate-peer"});
+              std::vector<std::string>{"X-Solgate-Peer: solgate-peer-token"});
     transport_.AnswerEach(
         [this](const FakeTransport::Pending& q) { return Reply(q); });
 

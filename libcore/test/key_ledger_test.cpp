@@ -10,17 +10,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <random>
 #include <thread>
 
 #include "key_ledger.h"
+#include "scribble.h"
+#include "temp_dir.h"
 
 namespace solgate {
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr int64_t kHour = 3600000;
 constexpr int64_t kDay = 24 * kHour;
@@ -28,27 +26,6 @@ constexpr int64_t kDay = 24 * kHour;
 constexpr int64_t kDec1 = 1796083200000;
 // 2026-12-01T10:00:00.000Z, on an hour boundary.
 constexpr int64_t kNow = kDec1 + 10 * kHour;
-
-// A directory under /tmp, removed with everything in it.
-class TempDir {
-public:
-    TempDir() {
-        char pattern[] = "/tmp/key_ledger_test.XXXXXX";
-        if (mkdtemp(pattern) != nullptr) {
-            path_ = pattern;
-        }
-    }
-    ~TempDir() {
-        std::error_code ignored;
-        if (!path_.empty()) {
-            fs::remove_all(path_, ignored);
-        }
-    }
-    const std::string& path() const { return path_; }
-
-private:
-    std::string path_;
-};
 
 // UTC wall ms of a civil time, through the C library.
 int64_t Utc(int year, int month, int day, int hour = 0, int minute = 0,
@@ -145,7 +122,7 @@ protected:
         return ledger;
     }
 
-    TempDir dir_;
+    TempDir dir_{"key_ledger_test"};
     KeyLedgerOptions options_;
 };
 
@@ -635,18 +612,6 @@ TEST_F(KeyLedgerTest, PruneRemovesOldBucketsAndMonths) {
     EXPECT_EQ(ledger->GetStats().receipt_buckets, 3u);
 }
 
-// Overwrites a file with deterministic garbage.
-void Scribble(const std::string& path, size_t size) {
-    std::string garbage(size, '\0');
-    uint32_t x = 12345;
-    for (char& c : garbage) {
-        x = x * 1103515245 + 12345;
-        c = static_cast<char>(x >> 16);
-    }
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << garbage;
-}
-
 TEST_F(KeyLedgerTest, CorruptLedgerIsAnErrorOrStartsOver) {
     std::string error;
     {
@@ -654,7 +619,7 @@ TEST_F(KeyLedgerTest, CorruptLedgerIsAnErrorOrStartsOver) {
         ASSERT_NE(ledger, nullptr);
         ASSERT_TRUE(ledger->CountRetrieval({"k"}, kNow, &error));
     }
-    Scribble(options_.state_dir + "/keys/data.mdb", 64 * 1024);
+    ASSERT_TRUE(Scribble(options_.state_dir + "/keys/data.mdb", 64 * 1024));
     EXPECT_EQ(KeyLedger::Open(options_, &error), nullptr);
     EXPECT_NE(error.find("MDB_INVALID"), std::string::npos) << error;
 

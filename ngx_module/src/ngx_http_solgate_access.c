@@ -311,6 +311,22 @@ ngx_http_solgate_reject_method(ngx_http_request_t *r,
 }
 
 
+/* The headers of a JSON answer Solgate writes itself, sent. */
+ngx_int_t
+ngx_http_solgate_send_json_header(ngx_http_request_t *r, ngx_uint_t status,
+    off_t length)
+{
+    r->headers_out.status = status;
+    r->headers_out.content_length_n = length;
+    ngx_str_set(&r->headers_out.content_type,
+                "application/json; charset=utf-8");
+    r->headers_out.content_type_len = sizeof("application/json") - 1;
+    r->headers_out.content_type_lowcase = NULL;
+
+    return ngx_http_send_header(r);
+}
+
+
 /* body points at memory that lives as long as the request */
 ngx_int_t
 ngx_http_solgate_send_json(ngx_http_request_t *r, ngx_uint_t status,
@@ -320,14 +336,7 @@ ngx_http_solgate_send_json(ngx_http_request_t *r, ngx_uint_t status,
     ngx_buf_t    *b;
     ngx_chain_t   out;
 
-    r->headers_out.status = status;
-    r->headers_out.content_length_n = len;
-    ngx_str_set(&r->headers_out.content_type,
-                "application/json; charset=utf-8");
-    r->headers_out.content_type_len = sizeof("application/json") - 1;
-    r->headers_out.content_type_lowcase = NULL;
-
-    rc = ngx_http_send_header(r);
+    rc = ngx_http_solgate_send_json_header(r, status, (off_t) len);
 
     if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
         return rc;

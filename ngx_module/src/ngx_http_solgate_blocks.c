@@ -1,15 +1,15 @@
 /*
  * The solgate_blocks block (Cube Runner: getBlock from the region cache,
- * the ledger and other regions), its shared zone, and its life in each
- * worker: the cache opened after fork, a timer that applies request scores
- * and evictions.
+ * the ledger, other regions and long-term storage), its shared zone, and
+ * its life in each worker: the cache opened after fork and closed at exit.
+ * Its disk work (commits, request scores, evictions) runs on the worker's
+ * poller thread, never on the event loop.
  */
 
 #include "ngx_http_solgate_module.h"
 
 
-#define NGX_HTTP_SOLGATE_MAINTAIN_MS  1000
-#define NGX_HTTP_SOLGATE_PEER_TOKEN   "solgate-peer"
+#define NGX_HTTP_SOLGATE_MIN_PEER_TOKEN 16    /* kMinPeerTokenBytes */
 
 
 static char *ngx_http_solgate_blocks_directive(ngx_conf_t *cf,
@@ -41,14 +41,13 @@ static ngx_int_t ngx_http_solgate_blocks_init_zone(ngx_shm_zone_t *shm_zone,
 static ngx_int_t ngx_http_solgate_blocks_path(ngx_conf_t *cf,
     ngx_http_solgate_blocks_t *b, ngx_str_t *dir);
 static void ngx_http_solgate_blocks_free_core(void *data);
-static void ngx_http_solgate_blocks_maintain(ngx_event_t *ev);
 
 
 static ngx_http_solgate_block_cmd_t  ngx_http_solgate_blocks_cmds[] = {
     { ngx_string("region"), 1, 1, ngx_http_solgate_blocks_region, 0 },
     { ngx_string("cache"), 1, 2, ngx_http_solgate_blocks_cache, 0 },
     { ngx_string("state"), 1, 1, ngx_http_solgate_blocks_state, 0 },
-    { ngx_string("peer"), 2, 2, ngx_http_solgate_blocks_peer, 0 },
+    { ngx_string("peer"), 2, 3, ngx_http_solgate_blocks_peer, 0 },
     { ngx_string("peer_token"), 1, 1, ngx_http_solgate_blocks_peer_token, 0 },
     { ngx_string("long_term_storage"), 1, 8,
       ngx_http_solgate_blocks_long_term, 0 },
@@ -106,8 +105,6 @@ ngx_http_solgate_blocks_block(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     /* the core is built now so plan_define and peer report at file:line;
      * it is attached to its network once the http block is read */
     ngx_memzero(&core_conf, sizeof(sg_blocks_conf_t));
-    core_conf.peer_token.data = NGX_HTTP_SOLGATE_PEER_TOKEN;
-    core_conf.peer_token.len = sizeof(NGX_HTTP_SOLGATE_PEER_TOKEN) - 1;
 
     blocks->core = sg_blocks_new(&core_conf);
     if (blocks->core == NULL) {
@@ -125,6 +122,14 @@ ngx_http_solgate_blocks_block(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     if (rv != NGX_CONF_OK) {
         sg_blocks_free(blocks->core);
         return rv;
+    }
+
+    if (blocks->peers.nelts && blocks->peer_token.len == 0) {
+        sg_blocks_free(blocks->core);
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "solgate_blocks \"%V\" has a \"peer\" but no "
+                           "\"peer_token\"", &blocks->network_name);
+        return NGX_CONF_ERROR;
     }
 
     if (blocks->region.len == 0 || blocks->cache_dir.len == 0
@@ -240,7 +245,11 @@ ngx_http_solgate_blocks_state(ngx_conf_t *cf, void *target, ngx_str_t *value)
 }
 
 
-/* peer NAME URL: another region's gateway, reached through proxy_pass */
+/*
+ * peer NAME URL [copy=on|off]: another region's gateway, reached through
+ * proxy_pass; copy=off asks it for blocks but copies nothing from it in
+ * the background.
+ */
 static char *
 ngx_http_solgate_blocks_peer(ngx_conf_t *cf, void *target, ngx_str_t *value)
 {
@@ -249,6 +258,7 @@ ngx_http_solgate_blocks_peer(ngx_conf_t *cf, void *target, ngx_str_t *value)
     u_char                       *p;
     char                          err[160];
     sg_str_t                      name, url;
+    ngx_uint_t                    i, copy;
     const char                   *msg;
     ngx_http_solgate_url_t        parsed;
     ngx_http_solgate_upstream_t  *peer;
@@ -265,6 +275,36 @@ ngx_http_solgate_blocks_peer(ngx_conf_t *cf, void *target, ngx_str_t *value)
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "invalid peer URL \"%V\": %s", &value[2], msg);
         return NGX_CONF_ERROR;
+    }
+
+    copy = 1;
+
+    if (cf->args->nelts == 4) {
+        if (value[3].len == 8
+            && ngx_strncmp(value[3].data, "copy=off", 8) == 0)
+        {
+            copy = 0;
+
+        } else if (value[3].len != 7
+                   || ngx_strncmp(value[3].data, "copy=on", 7) != 0)
+        {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "invalid parameter \"%V\", it must be "
+                               "\"copy=on\" or \"copy=off\"", &value[3]);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    peer = blocks->peers.elts;
+
+    for (i = 0; i < blocks->peers.nelts; i++) {
+        if (peer[i].id.len == value[1].len
+            && ngx_strncmp(peer[i].id.data, value[1].data, value[1].len) == 0)
+        {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "duplicate peer \"%V\"", &value[1]);
+            return NGX_CONF_ERROR;
+        }
     }
 
     peer = ngx_array_push(&blocks->peers);
@@ -295,7 +335,7 @@ ngx_http_solgate_blocks_peer(ngx_conf_t *cf, void *target, ngx_str_t *value)
     url.data = (char *) peer->url.data;
     url.len = peer->url.len;
 
-    if (sg_blocks_add_peer(blocks->core, name, url, err, sizeof(err))
+    if (sg_blocks_add_peer(blocks->core, name, url, copy, err, sizeof(err))
         != SG_OK)
     {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s", err);
@@ -316,8 +356,12 @@ ngx_http_solgate_blocks_peer_token(ngx_conf_t *cf, void *target,
         return "is duplicate";
     }
 
-    if (value[1].len == 0) {
-        return "must not be empty";
+    if (value[1].len < NGX_HTTP_SOLGATE_MIN_PEER_TOKEN) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "peer_token must be at least %d bytes: it is "
+                           "all that tells another region from a client",
+                           NGX_HTTP_SOLGATE_MIN_PEER_TOKEN);
+        return NGX_CONF_ERROR;
     }
 
     blocks->peer_token = value[1];
@@ -633,8 +677,8 @@ ngx_http_solgate_blocks_init_zone(ngx_shm_zone_t *shm_zone, void *data)
 
 
 /*
- * In each worker: open the cache and its LMDB index (never before fork),
- * and start the maintenance timer.  The first worker also reconciles the
+ * In each worker: open the cache and its LMDB index (never before fork).
+ * The first worker also reconciles the
  * cache directory with the index.  A cache that cannot be opened is
  * logged and left out: getBlock is then served by the other sources.
  */
@@ -645,6 +689,13 @@ ngx_http_solgate_blocks_start(ngx_cycle_t *cycle)
     ngx_uint_t                     i;
     ngx_http_solgate_blocks_t    **blocks, *b;
     ngx_http_solgate_main_conf_t  *smcf;
+
+    /* not in the cache manager or loader: they serve no request */
+    if (ngx_process != NGX_PROCESS_WORKER
+        && ngx_process != NGX_PROCESS_SINGLE)
+    {
+        return NGX_OK;
+    }
 
     smcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_solgate_module);
 
@@ -666,14 +717,6 @@ ngx_http_solgate_blocks_start(ngx_cycle_t *cycle)
                           "getBlock without it", &b->network_name,
                           &b->cache_dir, &b->state_dir, err);
         }
-
-        ngx_memzero(&b->maintain, sizeof(ngx_event_t));
-        b->maintain.handler = ngx_http_solgate_blocks_maintain;
-        b->maintain.data = b;
-        b->maintain.log = cycle->log;
-        b->maintain.cancelable = 1;
-
-        ngx_add_timer(&b->maintain, NGX_HTTP_SOLGATE_MAINTAIN_MS);
     }
 
     return NGX_OK;
@@ -696,27 +739,6 @@ ngx_http_solgate_blocks_stop(ngx_cycle_t *cycle)
     blocks = smcf->blocks.elts;
 
     for (i = 0; i < smcf->blocks.nelts; i++) {
-        if (blocks[i]->maintain.timer_set) {
-            ngx_del_timer(&blocks[i]->maintain);
-        }
-
         sg_blocks_close(blocks[i]->core);
-    }
-}
-
-
-static void
-ngx_http_solgate_blocks_maintain(ngx_event_t *ev)
-{
-    ngx_time_t                 *tp;
-    ngx_http_solgate_blocks_t  *b;
-
-    b = ev->data;
-    tp = ngx_timeofday();
-
-    sg_blocks_maintain(b->core, (int64_t) tp->sec * 1000 + tp->msec);
-
-    if (!ngx_exiting && !ngx_quit) {
-        ngx_add_timer(ev, NGX_HTTP_SOLGATE_MAINTAIN_MS);
     }
 }

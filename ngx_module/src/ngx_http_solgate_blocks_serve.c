@@ -204,6 +204,9 @@ ngx_http_solgate_blocks_send_file(ngx_http_request_t *r,
         ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
                       "solgate: cached block \"%s\" is not the file its "
                       "index describes", d->path.data);
+        /* not held until the request ends (a whole proxied answer) */
+        cln->handler = NULL;
+        ngx_close_file(fd);
         return NGX_DECLINED;
     }
 
@@ -248,15 +251,9 @@ ngx_http_solgate_blocks_send_file(ngx_http_request_t *r,
     sg_blocks_served(ctx->network->blocks->core, ctx->block_call,
                      ngx_http_solgate_wall_ms());
 
-    r->headers_out.status = NGX_HTTP_OK;
-    r->headers_out.content_length_n = (off_t) (d->size - d->id_length
-                                               + d->id.len);
-    ngx_str_set(&r->headers_out.content_type,
-                "application/json; charset=utf-8");
-    r->headers_out.content_type_len = sizeof("application/json") - 1;
-    r->headers_out.content_type_lowcase = NULL;
-
-    rc = ngx_http_send_header(r);
+    rc = ngx_http_solgate_send_json_header(r, NGX_HTTP_OK,
+                                           (off_t) (d->size - d->id_length
+                                                    + d->id.len));
 
     if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
         return rc;
@@ -313,6 +310,12 @@ ngx_http_solgate_blocks_header(ngx_http_request_t *r,
     ctx->block_served = 1;
     sg_blocks_served(b->core, ctx->block_call, ngx_http_solgate_wall_ms());
 
+    if (r->headers_out.content_encoding
+        && r->headers_out.content_encoding->value.len)
+    {
+        return NGX_OK;      /* an encoded body is not what the cache holds */
+    }
+
     ctx->capture = sg_blocks_capture_start(b->core, ctx->block_call,
                                            (int64_t) ngx_current_msec);
 
@@ -324,7 +327,6 @@ void
 ngx_http_solgate_blocks_body(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in)
 {
-    char          err[160];
     ngx_buf_t    *b;
     ngx_chain_t  *cl;
 
@@ -353,15 +355,9 @@ ngx_http_solgate_blocks_body(ngx_http_request_t *r,
         }
 
         if (b->last_buf) {
-            if (sg_capture_finish(ctx->capture, ngx_http_solgate_wall_ms(),
-                                  err, sizeof(err))
-                != SG_OK)
-            {
-                ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
-                               "solgate blocks: not cached: %s", err);
-            }
-
-            sg_capture_free(ctx->capture);
+            /* checked and stored on the poller thread */
+            sg_capture_commit(ctx->network->blocks->core, ctx->capture,
+                              ngx_http_solgate_wall_ms());
             ctx->capture = NULL;
         }
     }

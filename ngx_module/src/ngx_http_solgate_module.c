@@ -523,8 +523,6 @@ ngx_http_solgate_peer_token_variable(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t     *ctx;
     ngx_http_solgate_blocks_t  *b;
 
-    static ngx_str_t  default_token = ngx_string("solgate-peer");
-
     ctx = ngx_http_solgate_get_ctx(r);
 
     if (ctx == NULL || !ctx->peer_attempt) {
@@ -532,10 +530,11 @@ ngx_http_solgate_peer_token_variable(ngx_http_request_t *r,
         return NGX_OK;
     }
 
+    /* a block with peers always has a token (checked at configuration) */
     b = ctx->network->blocks;
 
-    v->data = b->peer_token.len ? b->peer_token.data : default_token.data;
-    v->len = b->peer_token.len ? b->peer_token.len : default_token.len;
+    v->data = b->peer_token.data;
+    v->len = b->peer_token.len;
     v->valid = 1;
     v->no_cacheable = 1;
     v->not_found = 0;

@@ -86,7 +86,6 @@ struct ngx_http_solgate_blocks_s {
     ngx_array_t                  peers;     /* ngx_http_solgate_upstream_t */
     sg_blocks_t                 *core;
     ngx_shm_zone_t              *shm_zone;
-    ngx_event_t                  maintain;  /* this worker's timer */
 
     ngx_str_t                    conf_file;
     ngx_uint_t                   conf_line;
@@ -205,6 +204,8 @@ char *ngx_http_solgate_metrics(ngx_conf_t *cf, ngx_command_t *cmd,
 ngx_int_t ngx_http_solgate_access_handler(ngx_http_request_t *r);
 ngx_int_t ngx_http_solgate_send_json(ngx_http_request_t *r,
     ngx_uint_t status, u_char *body, size_t len);
+ngx_int_t ngx_http_solgate_send_json_header(ngx_http_request_t *r,
+    ngx_uint_t status, off_t length);
 ngx_table_elt_t *ngx_http_solgate_find_header(ngx_http_request_t *r,
     ngx_str_t *name);
 

@@ -254,8 +254,9 @@ SG_API sg_blocks_t *sg_blocks_new(const sg_blocks_conf_t *conf);
 SG_API int sg_blocks_attach(sg_blocks_t *blocks, sg_network_t *net,
     const sg_blocks_conf_t *conf);
 SG_API void sg_blocks_free(sg_blocks_t *blocks);
+/* copy: copy what the peer holds in the background (else only ask it) */
 SG_API int sg_blocks_add_peer(sg_blocks_t *blocks, sg_str_t name,
-    sg_str_t url, char *err, size_t err_size);
+    sg_str_t url, int copy, char *err, size_t err_size);
 /* plan_define NAME ARGS...; an nginx-style message in err on SG_DECLINED */
 SG_API int sg_blocks_define_plan(sg_blocks_t *blocks, sg_str_t name,
     const sg_str_t *args, size_t nargs, char *err, size_t err_size);
@@ -270,8 +271,6 @@ SG_API int sg_blocks_bind(sg_blocks_t *blocks, void *shared, int fresh,
 SG_API int sg_blocks_open(sg_blocks_t *blocks, int reconcile, char *err,
     size_t err_size);
 SG_API void sg_blocks_close(sg_blocks_t *blocks);
-/* About once a second: request scores, evictions, the summary. */
-SG_API void sg_blocks_maintain(sg_blocks_t *blocks, int64_t wall_ms);
 
 typedef enum {
     SG_BLOCKS_PASS = 0,    /* not Cube Runner's: route as usual */
@@ -319,9 +318,14 @@ SG_API sg_capture_t *sg_blocks_capture_start(sg_blocks_t *blocks,
     const sg_block_call_t *call, int64_t now_ms);
 SG_API int sg_capture_write(sg_capture_t *capture, const char *data,
     size_t len);
-/* SG_OK when stored; else the reason in err. */
-SG_API int sg_capture_finish(sg_capture_t *capture, int64_t wall_ms,
-    char *err, size_t err_size);
+/*
+ * The answer arrived whole: it is checked and stored on the poller thread
+ * (fsync, rename, index), never on nginx's event loop.  Takes the capture:
+ * do not free it after this.
+ */
+SG_API void sg_capture_commit(sg_blocks_t *blocks, sg_capture_t *capture,
+    int64_t wall_ms);
+/* Abandons a capture (a response cut short). */
 SG_API void sg_capture_free(sg_capture_t *capture);
 
 /* The region's cache summary (JSON, malloc'd; free with sg_text_free). */
