@@ -1,10 +1,13 @@
-// A yajl SAX parse that keeps only what routing needs. Raw spans (the id)
-// are cut from the input by offsets, so ids are echoed byte for byte.
+// A SAX parse that keeps only what routing needs. Raw spans (the id) are
+// cut from the input by offsets, so ids are echoed byte for byte. Plain
+// bodies are lexed here (plain_json.h); anything else goes through yajl.
 #include <yajl/yajl_parse.h>
 
+#include <optional>
 #include <string_view>
 
 #include "cluster.h"
+#include "plain_json.h"
 #include "rpc_request.h"
 #include "slot_answer.h"
 
@@ -32,7 +35,9 @@ class Parser {
 public:
     Parser(const char* body, size_t len) : text_(body, len) {}
 
-    RpcRequest Run();
+    // nullopt when the body is not plain JSON: parse it with RunYajl.
+    std::optional<RpcRequest> RunPlain();
+    RpcRequest RunYajl();
 
     int OnValue(Kind kind, std::string_view text);
     int OnKey(std::string_view key);
@@ -47,11 +52,14 @@ private:
                           std::string_view text);
     void FinishCall(const Frame& call);
     std::string_view SpanFrom(size_t key_end) const;
+    size_t Consumed() const;
+    RpcRequest Finish(bool syntax_ok);
     RpcCall& Call() { return request_.calls.back(); }
     void FailCall(int code, std::string message);
 
     std::string_view text_;
     yajl_handle handle_ = nullptr;
+    size_t plain_consumed_ = 0;   // the plain lexer's position
     std::vector<Frame> stack_;
     RpcRequest request_;
     bool too_deep_ = false;
@@ -90,7 +98,41 @@ const yajl_callbacks kCallbacks = {
 
 // --- parser ----------------------------------------------------------------
 
-RpcRequest Parser::Run() {
+// The plain lexer's events, as the parser takes yajl's.
+struct PlainEvents {
+    Parser& parser;
+
+    bool OnNull() { return parser.OnValue(Kind::kNull, "null"); }
+    bool OnBool(bool value) {
+        return parser.OnValue(Kind::kBool, value ? "true" : "false");
+    }
+    bool OnNumber(std::string_view s) {
+        return parser.OnValue(Kind::kNumber, s);
+    }
+    bool OnString(std::string_view s) {
+        return parser.OnValue(Kind::kString, s);
+    }
+    bool OnStartMap() { return parser.OnValue(Kind::kMap, {}); }
+    bool OnKey(std::string_view s) { return parser.OnKey(s); }
+    bool OnEndMap() { return parser.OnClose(); }
+    bool OnStartArray() { return parser.OnValue(Kind::kArray, {}); }
+    bool OnEndArray() { return parser.OnClose(); }
+};
+
+std::optional<RpcRequest> Parser::RunPlain() {
+    PlainEvents events{*this};
+    switch (LexPlainJson(text_, events, &plain_consumed_)) {
+    case PlainJson::kDone:
+        return Finish(true);
+    case PlainJson::kStopped:
+        return Finish(false);   // nesting too deep
+    case PlainJson::kGaveUp:
+        break;
+    }
+    return std::nullopt;
+}
+
+RpcRequest Parser::RunYajl() {
     handle_ = yajl_alloc(&kCallbacks, nullptr, this);
     if (handle_ == nullptr) {
         throw std::bad_alloc();
@@ -102,12 +144,15 @@ RpcRequest Parser::Run() {
     }
     yajl_free(handle_);
     handle_ = nullptr;
+    return Finish(status == yajl_status_ok);
+}
 
+RpcRequest Parser::Finish(bool syntax_ok) {
     if (too_deep_) {
         request_.error = {kInvalidRequest,
                           "Invalid request: nesting deeper than " +
                               std::to_string(kMaxNestingDepth) + " levels"};
-    } else if (status != yajl_status_ok) {
+    } else if (!syntax_ok) {
         request_.error = {kParseError, "Parse error"};
     } else if (request_.shape == RpcRequest::Shape::kUnreadable) {
         request_.error = {kInvalidRequest, "Invalid request"};
@@ -142,7 +187,7 @@ int Parser::OnKey(std::string_view key) {
     Frame& top = stack_.back();
     if (top.role == Role::kCall || top.role == Role::kConfig) {
         top.key.assign(key);
-        top.key_end = yajl_get_bytes_consumed(handle_);
+        top.key_end = Consumed();
     }
     return 1;
 }
@@ -311,10 +356,15 @@ void Parser::FinishCall(const Frame& call) {
     }
 }
 
+size_t Parser::Consumed() const {
+    return handle_ != nullptr ? yajl_get_bytes_consumed(handle_)
+                              : plain_consumed_;
+}
+
 // The raw text of the scalar value whose key ended at key_end: from the
-// first byte after the colon to where yajl's lexer stopped.
+// first byte after the colon to where the lexer stopped.
 std::string_view Parser::SpanFrom(size_t key_end) const {
-    size_t end = yajl_get_bytes_consumed(handle_);
+    size_t end = Consumed();
     size_t start = key_end;
     while (start < end && (IsJsonSpace(text_[start]) || text_[start] == ':')) {
         start++;
@@ -333,7 +383,17 @@ void Parser::FailCall(int code, std::string message) {
 }  // namespace
 
 RpcRequest ParseRpcRequest(const char* body, size_t len) {
-    return Parser(body, len).Run();
+    {
+        Parser plain(body, len);
+        if (std::optional<RpcRequest> request = plain.RunPlain()) {
+            return std::move(*request);
+        }
+    }
+    return Parser(body, len).RunYajl();
+}
+
+RpcRequest ParseRpcRequestWithYajl(const char* body, size_t len) {
+    return Parser(body, len).RunYajl();
 }
 
 }  // namespace solgate

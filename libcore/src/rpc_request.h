@@ -72,5 +72,8 @@ struct RpcRequest {
 constexpr size_t kMaxNestingDepth = 64;
 
 RpcRequest ParseRpcRequest(const char* body, size_t len);
+// The same through yajl alone (the reference the plain lexer is checked
+// against in tests).
+RpcRequest ParseRpcRequestWithYajl(const char* body, size_t len);
 
 }  // namespace solgate

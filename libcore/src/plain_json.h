@@ -1,0 +1,214 @@
+// A SAX lexer for plain JSON: the request bodies clients send almost
+// always are (ASCII, no escapes). It drives the same events as yajl's
+// callbacks, without yajl's allocations, and gives up on anything it does
+// not handle itself: an escape or a byte >= 0x80 in a string, a malformed
+// token, trailing bytes. The caller then parses the text again with yajl,
+// the reference, so both accept and reject exactly the same texts.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace solgate {
+
+enum class PlainJson {
+    kDone,     // a whole value, events delivered
+    kGaveUp,   // not plain (or not valid): parse it with yajl
+    kStopped,  // a handler returned false
+};
+
+// Handler: bool OnNull(), OnBool(bool), OnNumber(std::string_view),
+// OnString(std::string_view), OnStartMap(), OnKey(std::string_view),
+// OnEndMap(), OnStartArray(), OnEndArray(); false stops the lex.
+// *consumed is set, before each event, to the offset just past the token
+// (as yajl_get_bytes_consumed reports it). max_depth bounds the nesting
+// the lexer itself tracks (deeper: kGaveUp).
+template <typename Handler, size_t kMaxDepth = 128>
+PlainJson LexPlainJson(std::string_view text, Handler& handler,
+                       size_t* consumed) {
+    const char* const begin = text.data();
+    const char* const end = begin + text.size();
+    const char* p = begin;
+    bool in_object[kMaxDepth];
+    size_t depth = 0;
+    bool expect_key = false;   // inside an object, before a key
+
+    auto skip_space = [&] {
+        while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' ||
+                           *p == '\t')) {
+            p++;
+        }
+    };
+    auto at = [&](const char* q) {
+        *consumed = static_cast<size_t>(q - begin);
+    };
+    auto digits = [&] {
+        const char* start = p;
+        while (p < end && *p >= '0' && *p <= '9') {
+            p++;
+        }
+        return p > start;
+    };
+    auto literal = [&](std::string_view word) {
+        if (static_cast<size_t>(end - p) < word.size() ||
+            std::string_view(p, word.size()) != word) {
+            return false;
+        }
+        p += word.size();
+        return true;
+    };
+
+    skip_space();
+    for (;;) {
+        // A value (or, in an object, a key and its colon first).
+        if (p >= end) {
+            return PlainJson::kGaveUp;
+        }
+        if (expect_key) {
+            if (*p != '"') {
+                return PlainJson::kGaveUp;
+            }
+            const char* s = ++p;
+            while (p < end && *p != '"') {
+                auto c = static_cast<unsigned char>(*p);
+                if (c == '\\' || c < 0x20 || c >= 0x80) {
+                    return PlainJson::kGaveUp;
+                }
+                p++;
+            }
+            if (p >= end) {
+                return PlainJson::kGaveUp;
+            }
+            at(++p);
+            if (!handler.OnKey(std::string_view(s, p - 1 - s))) {
+                return PlainJson::kStopped;
+            }
+            skip_space();
+            if (p >= end || *p != ':') {
+                return PlainJson::kGaveUp;
+            }
+            p++;
+            skip_space();
+            expect_key = false;
+            if (p >= end) {
+                return PlainJson::kGaveUp;
+            }
+        }
+        char c = *p;
+        if (c == '{' || c == '[') {
+            if (depth >= kMaxDepth) {
+                return PlainJson::kGaveUp;
+            }
+            at(++p);
+            bool object = c == '{';
+            if (!(object ? handler.OnStartMap() : handler.OnStartArray())) {
+                return PlainJson::kStopped;
+            }
+            in_object[depth++] = object;
+            skip_space();
+            if (p < end && *p == (object ? '}' : ']')) {
+                at(++p);
+                depth--;
+                if (!(object ? handler.OnEndMap() : handler.OnEndArray())) {
+                    return PlainJson::kStopped;
+                }
+            } else {
+                expect_key = object;
+                continue;
+            }
+        } else if (c == '"') {
+            const char* s = ++p;
+            while (p < end && *p != '"') {
+                auto b = static_cast<unsigned char>(*p);
+                if (b == '\\' || b < 0x20 || b >= 0x80) {
+                    return PlainJson::kGaveUp;
+                }
+                p++;
+            }
+            if (p >= end) {
+                return PlainJson::kGaveUp;
+            }
+            at(++p);
+            if (!handler.OnString(std::string_view(s, p - 1 - s))) {
+                return PlainJson::kStopped;
+            }
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+            const char* s = p;
+            if (*p == '-') {
+                p++;
+            }
+            if (p < end && *p == '0') {
+                p++;
+            } else if (!digits()) {
+                return PlainJson::kGaveUp;
+            }
+            if (p < end && *p == '.') {
+                p++;
+                if (!digits()) {
+                    return PlainJson::kGaveUp;
+                }
+            }
+            if (p < end && (*p == 'e' || *p == 'E')) {
+                p++;
+                if (p < end && (*p == '+' || *p == '-')) {
+                    p++;
+                }
+                if (!digits()) {
+                    return PlainJson::kGaveUp;
+                }
+            }
+            // "01", "1x": the next byte must end the token
+            if (p < end && ((*p >= '0' && *p <= '9') ||
+                            (*p >= 'a' && *p <= 'z') ||
+                            (*p >= 'A' && *p <= 'Z') || *p == '.')) {
+                return PlainJson::kGaveUp;
+            }
+            at(p);
+            if (!handler.OnNumber(std::string_view(s, p - s))) {
+                return PlainJson::kStopped;
+            }
+        } else if (literal("true") || literal("false")) {
+            at(p);
+            if (!handler.OnBool(p[-1] == 'e' && p[-2] == 'u')) {
+                return PlainJson::kStopped;
+            }
+        } else if (literal("null")) {
+            at(p);
+            if (!handler.OnNull()) {
+                return PlainJson::kStopped;
+            }
+        } else {
+            return PlainJson::kGaveUp;
+        }
+
+        // After a value: a comma, a close, or the end of the text.
+        for (;;) {
+            skip_space();
+            if (depth == 0) {
+                return p == end ? PlainJson::kDone : PlainJson::kGaveUp;
+            }
+            if (p >= end) {
+                return PlainJson::kGaveUp;
+            }
+            bool object = in_object[depth - 1];
+            if (*p == ',') {
+                p++;
+                skip_space();
+                expect_key = object;
+                break;
+            }
+            if (*p != (object ? '}' : ']')) {
+                return PlainJson::kGaveUp;
+            }
+            at(++p);
+            depth--;
+            if (!(object ? handler.OnEndMap() : handler.OnEndArray())) {
+                return PlainJson::kStopped;
+            }
+        }
+    }
+}
+
+}  // namespace solgate
