@@ -99,12 +99,21 @@ RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
         plan.lane_name = "all";
     }
 
-    std::vector<std::string_view> methods = Methods(request);
-    std::vector<unsigned char> serves = ServingAll(network, methods);
-    for (size_t i : plan.matched) {
-        if (serves[i]) {
-            plan.serving.push_back(i);
+    std::vector<std::string_view> methods;
+    if (!network.has_method_filters()) {
+        // every upstream serves every method: no per-method sets to build
+        plan.serving = plan.matched;
+        for (size_t i : plan.matched) {
             plan.allowed[i] = 1;
+        }
+    } else {
+        methods = Methods(request);
+        std::vector<unsigned char> serves = ServingAll(network, methods);
+        for (size_t i : plan.matched) {
+            if (serves[i]) {
+                plan.serving.push_back(i);
+                plan.allowed[i] = 1;
+            }
         }
     }
 

@@ -432,10 +432,7 @@ ngx_http_solgate_selector(ngx_http_request_t *r,
         ngx_string("X-ERPC-Use-Upstream")
     };
 
-    h = ngx_http_solgate_find_header(r, &headers[0]);
-    if (h == NULL) {
-        h = ngx_http_solgate_find_header(r, &headers[1]);
-    }
+    h = ngx_http_solgate_find_headers(r, headers, 2);
 
     if (h != NULL) {
         *selector = h->value;
@@ -464,9 +461,23 @@ ngx_http_solgate_selector(ngx_http_request_t *r,
 ngx_table_elt_t *
 ngx_http_solgate_find_header(ngx_http_request_t *r, ngx_str_t *name)
 {
-    ngx_uint_t        i;
+    return ngx_http_solgate_find_headers(r, name, 1);
+}
+
+
+/* The request header with the first of names[] that is present, in one
+ * pass over the headers. */
+ngx_table_elt_t *
+ngx_http_solgate_find_headers(ngx_http_request_t *r, ngx_str_t *names,
+    ngx_uint_t n)
+{
+    ngx_uint_t        i, k;
     ngx_list_part_t  *part;
-    ngx_table_elt_t  *h;
+    ngx_table_elt_t  *h, *found;
+    ngx_uint_t        found_rank;
+
+    found = NULL;
+    found_rank = n;
 
     part = &r->headers_in.headers.part;
     h = part->elts;
@@ -475,7 +486,7 @@ ngx_http_solgate_find_header(ngx_http_request_t *r, ngx_str_t *name)
 
         if (i >= part->nelts) {
             if (part->next == NULL) {
-                return NULL;
+                return found;
             }
 
             part = part->next;
@@ -483,10 +494,20 @@ ngx_http_solgate_find_header(ngx_http_request_t *r, ngx_str_t *name)
             i = 0;
         }
 
-        if (h[i].key.len == name->len
-            && ngx_strncasecmp(h[i].key.data, name->data, name->len) == 0)
-        {
-            return &h[i];
+        for (k = 0; k < found_rank; k++) {
+            if (h[i].key.len == names[k].len
+                && ngx_strncasecmp(h[i].key.data, names[k].data,
+                                   names[k].len) == 0)
+            {
+                found = &h[i];
+                found_rank = k;
+
+                if (k == 0) {
+                    return found;
+                }
+
+                break;
+            }
         }
     }
 }

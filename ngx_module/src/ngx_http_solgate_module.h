@@ -208,6 +208,8 @@ ngx_int_t ngx_http_solgate_send_json_header(ngx_http_request_t *r,
     ngx_uint_t status, off_t length);
 ngx_table_elt_t *ngx_http_solgate_find_header(ngx_http_request_t *r,
     ngx_str_t *name);
+ngx_table_elt_t *ngx_http_solgate_find_headers(ngx_http_request_t *r,
+    ngx_str_t *names, ngx_uint_t n);
 
 /* ngx_http_solgate_filter.c */
 ngx_int_t ngx_http_solgate_filter_init(ngx_conf_t *cf);
