@@ -1,5 +1,8 @@
-// A yajl SAX walk that follows one path, top -> "result" -> "context" ->
-// "slot", and cancels the parse the moment the answer is known.
+// A SAX walk that follows one path, top -> "result" -> "context" ->
+// "slot", and cancels the parse the moment the answer is known. The first
+// chunk is walked by the plain lexer (plain_json.h), which decides most
+// answers (small, plain responses) without yajl; when it cannot (an escape,
+// non-ASCII, the chunk ends first) yajl walks the body from the start.
 //
 // Only two counters describe where the parser is: how many containers are
 // open (depth) and how many of the outermost ones are the maps on the path
@@ -13,6 +16,7 @@
 #include <new>
 #include <string_view>
 
+#include "plain_json.h"
 #include "slot_answer.h"
 
 namespace solgate {
@@ -56,6 +60,9 @@ struct ContextSlotScanner::Impl {
 
     State Feed(const char* data, size_t len) noexcept;
     State Finish() noexcept;
+    // The first chunk, through the plain lexer; false when yajl must walk.
+    bool FeedPlain(const char* data, size_t len) noexcept;
+    State FeedYajl(const char* data, size_t len) noexcept;
 
     // yajl callbacks: each returns 1 to go on, 0 to cancel the parse.
     int OnValue(Kind kind, std::string_view number) noexcept;
@@ -68,8 +75,11 @@ struct ContextSlotScanner::Impl {
     void ReleaseParser() noexcept;
 
     struct Glue;
+    struct PlainGlue;
 
     yajl_handle handle = nullptr;
+    bool first_chunk = true;
+    size_t plain_consumed = 0;   // the plain lexer's position
     State state = State::kMore;
     uint64_t slot = 0;
     size_t depth = 0;
@@ -119,18 +129,73 @@ struct ContextSlotScanner::Impl::Glue {
     };
 };
 
+// The plain lexer's events, as the walk takes yajl's.
+struct ContextSlotScanner::Impl::PlainGlue {
+    Impl& impl;
+
+    bool OnNull() { return impl.OnValue(Kind::kScalar, {}); }
+    bool OnBool(bool) { return impl.OnValue(Kind::kScalar, {}); }
+    bool OnNumber(std::string_view s) {
+        return impl.OnValue(Kind::kNumber, s);
+    }
+    bool OnString(std::string_view) {
+        return impl.OnValue(Kind::kScalar, {});
+    }
+    bool OnStartMap() { return impl.OnValue(Kind::kMap, {}); }
+    bool OnKey(std::string_view key) { return impl.OnKey(key); }
+    bool OnEndMap() { return impl.OnClose(); }
+    bool OnStartArray() { return impl.OnValue(Kind::kArray, {}); }
+    bool OnEndArray() { return impl.OnClose(); }
+};
+
 // --- the walk --------------------------------------------------------------
 
-ContextSlotScanner::Impl::Impl() noexcept {
-    handle = yajl_alloc(&Glue::kCallbacks, nullptr, this);
-    if (handle == nullptr) {
-        state = State::kNotFound;
-    }
-}
+ContextSlotScanner::Impl::Impl() noexcept = default;
 
 State ContextSlotScanner::Impl::Feed(const char* data, size_t len) noexcept {
     if (state != State::kMore || len == 0) {
         return state;
+    }
+    if (first_chunk) {
+        first_chunk = false;
+        if (FeedPlain(data, len)) {
+            return state;
+        }
+    }
+    return FeedYajl(data, len);
+}
+
+bool ContextSlotScanner::Impl::FeedPlain(const char* data,
+                                         size_t len) noexcept {
+    chunk = data;
+    chunk_len = len;
+    PlainGlue glue{*this};
+    PlainJson result =
+        LexPlainJson<PlainGlue, kMaxScanDepth + 1>({data, len}, glue,
+                                                   &plain_consumed, false);
+    chunk = nullptr;
+    chunk_len = 0;
+    if (result == PlainJson::kGaveUp && state == State::kMore) {
+        // Undecided: yajl walks the body again from its first byte.
+        depth = 0;
+        path_depth = 0;
+        key_on_path = false;
+        return false;
+    }
+    if (state == State::kMore) {
+        state = State::kNotFound;   // a whole value and no decision
+    }
+    return true;
+}
+
+State ContextSlotScanner::Impl::FeedYajl(const char* data,
+                                         size_t len) noexcept {
+    if (handle == nullptr) {
+        handle = yajl_alloc(&Glue::kCallbacks, nullptr, this);
+        if (handle == nullptr) {
+            state = State::kNotFound;
+            return state;
+        }
     }
     // Callbacks are noexcept and yajl is C, so nothing should throw here;
     // the guard keeps a surprise from unwinding into nginx.
@@ -229,7 +294,8 @@ int ContextSlotScanner::Impl::Open(bool on_path) noexcept {
 // at the slot, that byte is checked here.  yajl only completes a number on
 // seeing that byte, so it is always in the current chunk.
 bool ContextSlotScanner::Impl::NumberProperlyEnded() const noexcept {
-    size_t next = yajl_get_bytes_consumed(handle);
+    size_t next = handle != nullptr ? yajl_get_bytes_consumed(handle)
+                                    : plain_consumed;
     return next < chunk_len && EndsMemberValue(chunk[next]);
 }
 

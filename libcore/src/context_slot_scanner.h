@@ -37,8 +37,8 @@ public:
 
     static constexpr size_t kMaxScanDepth = 1024;
 
-    // Allocates the yajl handle (one per scanner); never throws.  If memory
-    // runs out the scanner simply answers kNotFound.
+    // Never throws; yajl's handle is allocated only when the first chunk
+    // is not plain JSON.  If memory runs out the scanner answers kNotFound.
     ContextSlotScanner() noexcept;
     ~ContextSlotScanner();
 

@@ -23,10 +23,12 @@ enum class PlainJson {
 // OnEndMap(), OnStartArray(), OnEndArray(); false stops the lex.
 // *consumed is set, before each event, to the offset just past the token
 // (as yajl_get_bytes_consumed reports it). max_depth bounds the nesting
-// the lexer itself tracks (deeper: kGaveUp).
+// the lexer itself tracks (deeper: kGaveUp). With complete false the text
+// is the first part of a longer one: a number that reaches its end may
+// go on, so the lexer gives up there rather than deliver it.
 template <typename Handler, size_t kMaxDepth = 128>
 PlainJson LexPlainJson(std::string_view text, Handler& handler,
-                       size_t* consumed) {
+                       size_t* consumed, bool complete = true) {
     const char* const begin = text.data();
     const char* const end = begin + text.size();
     const char* p = begin;
@@ -158,6 +160,9 @@ PlainJson LexPlainJson(std::string_view text, Handler& handler,
                 if (!digits()) {
                     return PlainJson::kGaveUp;
                 }
+            }
+            if (p == end && !complete) {
+                return PlainJson::kGaveUp;
             }
             // "01", "1x": the next byte must end the token
             if (p < end && ((*p >= '0' && *p <= '9') ||

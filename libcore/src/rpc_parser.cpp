@@ -15,12 +15,49 @@ namespace solgate {
 namespace {
 
 enum class Role { kBatch, kCall, kParams, kConfig, kOther };
+
+// The member names the parser looks at; any other is kOther. Kept as a
+// number, not a string: a batch has thousands of keys to compare.
+enum class Key {
+    kOther,
+    kJsonrpc,
+    kId,
+    kMethod,
+    kParams,
+    kCommitment,
+    kMinContextSlot,
+    kEncoding,
+    kTransactionDetails,
+    kRewards,
+    kMaxVersion,
+};
+
+Key KeyOf(std::string_view name) {
+    static constexpr std::pair<std::string_view, Key> kKeys[] = {
+        {"jsonrpc", Key::kJsonrpc},
+        {"id", Key::kId},
+        {"method", Key::kMethod},
+        {"params", Key::kParams},
+        {"commitment", Key::kCommitment},
+        {"minContextSlot", Key::kMinContextSlot},
+        {"encoding", Key::kEncoding},
+        {"transactionDetails", Key::kTransactionDetails},
+        {"rewards", Key::kRewards},
+        {"maxSupportedTransactionVersion", Key::kMaxVersion},
+    };
+    for (const auto& [text, key] : kKeys) {
+        if (name.size() == text.size() && name == text) {
+            return key;
+        }
+    }
+    return Key::kOther;
+}
 enum class Kind { kNull, kBool, kNumber, kString, kMap, kArray };
 
 struct Frame {
     Role role = Role::kOther;
     size_t elements = 0;   // values seen so far (arrays)
-    std::string key;       // current key (kCall and kConfig maps)
+    Key key = Key::kOther;  // current key (kCall and kConfig maps)
     size_t key_end = 0;    // input offset just after the current key
     bool saw_jsonrpc = false;
     bool saw_method = false;
@@ -48,7 +85,7 @@ private:
     Role PlaceInCall(Frame& call, Kind kind, std::string_view text);
     Role PlaceInParams(Frame& params, Kind kind, std::string_view text);
     void PlaceInConfig(Frame& config, Kind kind, std::string_view text);
-    void PlaceBlockOption(const std::string& key, Kind kind,
+    void PlaceBlockOption(Key key, Kind kind,
                           std::string_view text);
     void FinishCall(const Frame& call);
     std::string_view SpanFrom(size_t key_end) const;
@@ -186,7 +223,7 @@ int Parser::OnValue(Kind kind, std::string_view text) {
 int Parser::OnKey(std::string_view key) {
     Frame& top = stack_.back();
     if (top.role == Role::kCall || top.role == Role::kConfig) {
-        top.key.assign(key);
+        top.key = KeyOf(key);
         top.key_end = Consumed();
     }
     return 1;
@@ -210,6 +247,8 @@ Role Parser::Place(Kind kind, std::string_view text) {
         }
         if (kind == Kind::kArray) {
             request_.shape = RpcRequest::Shape::kBatch;
+            // growing one call at a time moves every call again and again
+            request_.calls.reserve(16);
             return Role::kBatch;
         }
         return Role::kOther;  // a scalar body: not a request
@@ -237,14 +276,14 @@ Role Parser::Place(Kind kind, std::string_view text) {
 }
 
 Role Parser::PlaceInCall(Frame& call, Kind kind, std::string_view text) {
-    const std::string& key = call.key;
-    if (key == "jsonrpc") {
+    Key key = call.key;
+    if (key == Key::kJsonrpc) {
         call.saw_jsonrpc = true;
         if (kind != Kind::kString || text != "2.0") {
             FailCall(kInvalidRequest,
                      "Invalid request: \"jsonrpc\" must be \"2.0\"");
         }
-    } else if (key == "id") {
+    } else if (key == Key::kId) {
         if (kind == Kind::kNull || kind == Kind::kNumber ||
             kind == Kind::kString) {
             Call().id_raw.assign(SpanFrom(call.key_end));
@@ -254,7 +293,7 @@ Role Parser::PlaceInCall(Frame& call, Kind kind, std::string_view text) {
                      "Invalid request: \"id\" must be a number, a string or "
                      "null");
         }
-    } else if (key == "method") {
+    } else if (key == Key::kMethod) {
         call.saw_method = true;
         if (kind == Kind::kString) {
             Call().method.assign(text);
@@ -262,7 +301,7 @@ Role Parser::PlaceInCall(Frame& call, Kind kind, std::string_view text) {
             FailCall(kInvalidRequest,
                      "Invalid request: \"method\" must be a string");
         }
-    } else if (key == "params") {
+    } else if (key == Key::kParams) {
         Call().has_params = true;
         if (kind == Kind::kArray) {
             return Role::kParams;
@@ -300,7 +339,7 @@ void Parser::PlaceInConfig(Frame& config, Kind kind, std::string_view text) {
     if (config.second_param) {
         PlaceBlockOption(config.key, kind, text);
     }
-    if (config.key == "commitment") {
+    if (config.key == Key::kCommitment) {
         auto level = kind == Kind::kString ? ParseCommitment(text)
                                            : std::nullopt;
         if (!level) {
@@ -310,7 +349,7 @@ void Parser::PlaceInConfig(Frame& config, Kind kind, std::string_view text) {
             return;
         }
         Call().commitment = level;
-    } else if (config.key == "minContextSlot") {
+    } else if (config.key == Key::kMinContextSlot) {
         auto slot = kind == Kind::kNumber ? ParseSlotNumber(text) : std::nullopt;
         if (!slot) {
             FailCall(kInvalidParams,
@@ -322,28 +361,31 @@ void Parser::PlaceInConfig(Frame& config, Kind kind, std::string_view text) {
     }
 }
 
-void Parser::PlaceBlockOption(const std::string& key, Kind kind,
-                              std::string_view text) {
+void Parser::PlaceBlockOption(Key key, Kind kind, std::string_view text) {
     BlockOptions& options = Call().block_options;
-    if (key == "commitment" || key == "minContextSlot") {
+    switch (key) {
+    case Key::kCommitment:
+    case Key::kMinContextSlot:
         return;   // do not change the body of a finalized block
-    }
-    if (key == "encoding" && kind == Kind::kString) {
-        options.encoding.assign(text);
-    } else if (key == "transactionDetails" && kind == Kind::kString) {
-        options.transaction_details.assign(text);
-    } else if (key == "rewards" && kind == Kind::kBool) {
-        options.rewards = text == "true";
-    } else if (key == "maxSupportedTransactionVersion" &&
-               kind == Kind::kNumber) {
-        options.max_version.assign(text);
-    } else if (key == "encoding" || key == "transactionDetails" ||
-               key == "rewards" || key == "maxSupportedTransactionVersion") {
-        if (kind != Kind::kNull) {
-            options.readable = false;
-        }
-    } else {
+    case Key::kEncoding:
+    case Key::kTransactionDetails:
+    case Key::kRewards:
+    case Key::kMaxVersion:
+        break;
+    default:
         options.unknown_option = true;
+        return;
+    }
+    if (key == Key::kEncoding && kind == Kind::kString) {
+        options.encoding.assign(text);
+    } else if (key == Key::kTransactionDetails && kind == Kind::kString) {
+        options.transaction_details.assign(text);
+    } else if (key == Key::kRewards && kind == Kind::kBool) {
+        options.rewards = text == "true";
+    } else if (key == Key::kMaxVersion && kind == Kind::kNumber) {
+        options.max_version.assign(text);
+    } else if (kind != Kind::kNull) {
+        options.readable = false;
     }
 }
 
