@@ -160,18 +160,24 @@ ngx_http_solgate_blocks_answer(ngx_http_request_t *r,
 
 /*
  * A cache hit: the file as stored, with the client's id in place of the
- * one the entry was written with.  Three buffers, two of them file ranges,
- * so sendfile carries the block.  NGX_DECLINED when the file is gone.
+ * one the entry was written with.  The id is near the end of a Solana
+ * answer ("...,\"id\":1}\n"), so the file up to it goes with sendfile and
+ * the id and the few bytes after it in one memory buffer: one sendfile
+ * and one write per answer, not a third call for a two-byte tail.
+ * NGX_DECLINED when the file is gone.
  */
 static ngx_int_t
 ngx_http_solgate_blocks_send_file(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, sg_blocks_decision_t *d)
 {
+    off_t                      tail_at;
+    size_t                     tail_len;
+    ssize_t                    n;
     ngx_fd_t                   fd;
     ngx_int_t                  rc;
-    ngx_buf_t                 *head, *id, *tail;
+    ngx_buf_t                 *head, *rest;
     ngx_file_t                *file;
-    ngx_chain_t                out[3];
+    ngx_chain_t                out[2];
     ngx_file_info_t            fi;
     ngx_pool_cleanup_t        *cln;
     ngx_pool_cleanup_file_t   *clnf;
@@ -196,6 +202,9 @@ ngx_http_solgate_blocks_send_file(ngx_http_request_t *r,
     clnf->name = (u_char *) d->path.data;
     clnf->log = r->pool->log;
 
+    tail_at = (off_t) (d->id_offset + d->id_length);
+    tail_len = (size_t) (d->size - d->id_offset - d->id_length);
+
     if (ngx_fd_info(fd, &fi) == NGX_FILE_ERROR
         || ngx_file_size(&fi) != (off_t) d->size
         || (uint64_t) ngx_file_uniq(&fi) != d->file_id
@@ -212,10 +221,9 @@ ngx_http_solgate_blocks_send_file(ngx_http_request_t *r,
 
     file = ngx_pcalloc(r->pool, sizeof(ngx_file_t));
     head = ngx_calloc_buf(r->pool);
-    id = ngx_calloc_buf(r->pool);
-    tail = ngx_calloc_buf(r->pool);
+    rest = ngx_create_temp_buf(r->pool, d->id.len + tail_len);
 
-    if (file == NULL || head == NULL || id == NULL || tail == NULL) {
+    if (file == NULL || head == NULL || rest == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
@@ -224,28 +232,30 @@ ngx_http_solgate_blocks_send_file(ngx_http_request_t *r,
     file->name.len = d->path.len;
     file->log = r->connection->log;
 
+    rest->last = ngx_cpymem(rest->pos, d->id.data, d->id.len);
+
+    /* the bytes after the id: a few, read once (the file is in cache) */
+    n = ngx_read_file(file, rest->last, tail_len, tail_at);
+
+    if (n != (ssize_t) tail_len) {
+        cln->handler = NULL;
+        ngx_close_file(fd);
+        return NGX_DECLINED;
+    }
+
+    rest->last += tail_len;
+    rest->last_buf = (r == r->main) ? 1 : 0;
+    rest->last_in_chain = 1;
+
     head->in_file = 1;
     head->file = file;
     head->file_pos = 0;
     head->file_last = (off_t) d->id_offset;
 
-    id->memory = 1;
-    id->pos = (u_char *) d->id.data;
-    id->last = id->pos + d->id.len;
-
-    tail->in_file = 1;
-    tail->file = file;
-    tail->file_pos = (off_t) (d->id_offset + d->id_length);
-    tail->file_last = (off_t) d->size;
-    tail->last_buf = (r == r->main) ? 1 : 0;
-    tail->last_in_chain = 1;
-
     out[0].buf = head;
     out[0].next = &out[1];
-    out[1].buf = id;
-    out[1].next = &out[2];
-    out[2].buf = tail;
-    out[2].next = NULL;
+    out[1].buf = rest;
+    out[1].next = NULL;
 
     ctx->answered = 1;
     sg_blocks_served(ctx->network->blocks->core, ctx->block_call,
