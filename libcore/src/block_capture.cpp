@@ -56,6 +56,7 @@ BlockCapture::BlockCapture(BlockService& service, const BlockCall& call,
     : service_(service),
       slot_(call.slot),
       variant_(call.variant),
+      api_key_(call.api_key),
       fd_(fd),
       temp_path_(std::move(path)) {}
 
@@ -140,6 +141,11 @@ bool BlockCapture::Finish(int64_t wall_ms, std::string* error) {
     }
     temp_path_.clear();
     service_.shared().stored.fetch_add(1);
+    // Only now is it known that the client received a block (or a skipped
+    // slot), not an error: the receipt that repeat counts look at.
+    if (!api_key_.empty() && service_.ledger() != nullptr) {
+        service_.ledger()->NoteReceipt(api_key_, slot_, wall_ms);
+    }
     return true;
 }
 

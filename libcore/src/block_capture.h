@@ -37,6 +37,7 @@ private:
     BlockService& service_;
     uint64_t slot_;
     std::string variant_;
+    std::string api_key_;   // the client that receives it ("" for none)
     int fd_;
     std::string temp_path_;
     EnvelopeScanner scanner_;

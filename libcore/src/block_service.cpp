@@ -406,7 +406,9 @@ void BlockService::CountServed(const BlockCall& call, int source,
     if (call.key != nullptr) {
         solgate::CountServed(call.key, source);
     }
-    if (ledger_ && !call.api_key.empty()) {
+    // A cache hit is a block delivered; a ledger or region answer may be
+    // an error, so its receipt waits for its capture (BlockCapture::Finish).
+    if (source == kSourceCache && ledger_ && !call.api_key.empty()) {
         ledger_->NoteReceipt(call.api_key, call.slot, wall_ms);
     }
 }

@@ -197,8 +197,8 @@ public:
     // The peer of the current attempt failed or did not hold the block (or,
     // for a request from another region, the cached file went away).
     BlockDecision AfterPeerFailure(BlockCall* call, int64_t now_ms);
-    // A source answered the call (counted per source and per key, and
-    // recorded as the key's receipt of the block).
+    // A source answered the call (counted per source and per key; a cache
+    // hit is also recorded as the key's receipt of the block).
     void CountServed(const BlockCall& call, int source, int64_t wall_ms);
 
     // Long-term storage (block_long_term.cpp). The queue of a plan, or

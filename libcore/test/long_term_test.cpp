@@ -8,6 +8,7 @@
 
 #include "blocks_zone.h"
 #include "fakes.h"
+#include "block_capture.h"
 #include "long_term_retriever.h"
 
 namespace solgate {
@@ -223,6 +224,22 @@ TEST_F(LongTermTest, OnlyTheLeaseHolderRetrieves) {
     retriever->Tick();
     EXPECT_EQ(transport.pending.size(), 1u);
     EXPECT_EQ(other.started() + retriever->started(), 1u);
+}
+
+TEST_F(LongTermTest, ReceiptsOnlyForBlocksReceived) {
+    BlockCall call;
+    call.slot = 4990;
+    call.variant = kVariant;
+    call.api_key = "k1";
+    call.source = kSourceLedger;
+    // A ledger answer is counted at its headers; it may be an error.
+    service->CountServed(call, kSourceLedger, clock.WallMs());
+    EXPECT_FALSE(service->ledger()->Received("k1", 4990, clock.WallMs()));
+    std::string error;
+    ASSERT_TRUE(StoreAnswer(*service, call, Block(4990), clock.WallMs(),
+                            &error))
+        << error;
+    EXPECT_TRUE(service->ledger()->Received("k1", 4990, clock.WallMs()));
 }
 
 }  // namespace
