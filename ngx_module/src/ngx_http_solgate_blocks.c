@@ -255,7 +255,6 @@ ngx_http_solgate_blocks_peer(ngx_conf_t *cf, void *target, ngx_str_t *value)
 {
     ngx_http_solgate_blocks_t *blocks = target;
 
-    u_char                       *p;
     char                          err[160];
     sg_str_t                      name, url;
     ngx_uint_t                    i, copy;
@@ -312,22 +311,11 @@ ngx_http_solgate_blocks_peer(ngx_conf_t *cf, void *target, ngx_str_t *value)
         return NGX_CONF_ERROR;
     }
 
-    ngx_memzero(peer, sizeof(ngx_http_solgate_upstream_t));
-
-    peer->id = value[1];
-    peer->url = value[2];
-    peer->host.data = (u_char *) parsed.authority;
-    peer->host.len = parsed.authority_len;
-
-    if (parsed.path_len == 0) {
-        p = ngx_pnalloc(cf->pool, value[2].len + 1);
-        if (p == NULL) {
-            return NGX_CONF_ERROR;
-        }
-
-        peer->url.data = p;
-        peer->url.len = ngx_cpymem(p, value[2].data, value[2].len) - p;
-        peer->url.data[peer->url.len++] = '/';
+    if (ngx_http_solgate_init_upstream(cf, peer, &value[1], &value[2],
+                                       &parsed)
+        != NGX_OK)
+    {
+        return NGX_CONF_ERROR;
     }
 
     name.data = (char *) peer->id.data;

@@ -163,6 +163,9 @@ char *ngx_http_solgate_network_block(ngx_conf_t *cf, ngx_command_t *cmd,
 char *ngx_http_solgate_defaults_block(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 void ngx_http_solgate_init_settings(ngx_http_solgate_settings_t *settings);
+ngx_int_t ngx_http_solgate_init_upstream(ngx_conf_t *cf,
+    ngx_http_solgate_upstream_t *upstream, ngx_str_t *id, ngx_str_t *url,
+    ngx_http_solgate_url_t *parsed);
 ngx_http_solgate_network_t *ngx_http_solgate_find_network(
     ngx_http_solgate_main_conf_t *smcf, ngx_str_t *name);
 ngx_int_t ngx_http_solgate_build_cores(ngx_conf_t *cf,

@@ -484,7 +484,6 @@ ngx_http_solgate_add_upstream(ngx_conf_t *cf, void *target, ngx_str_t *value)
 {
     ngx_http_solgate_network_t *network = target;
 
-    u_char                       *p;
     ngx_uint_t                    i;
     const char                   *err;
     ngx_http_solgate_url_t        url;
@@ -531,23 +530,11 @@ ngx_http_solgate_add_upstream(ngx_conf_t *cf, void *target, ngx_str_t *value)
         return NGX_CONF_ERROR;
     }
 
-    ngx_memzero(upstream, sizeof(ngx_http_solgate_upstream_t));
-
-    upstream->id = value[1];
-    upstream->url = value[2];
-    upstream->host.data = (u_char *) url.authority;
-    upstream->host.len = url.authority_len;
-
-    if (url.path_len == 0) {
-        /* send "/", never the client's own URI */
-        p = ngx_pnalloc(cf->pool, value[2].len + 1);
-        if (p == NULL) {
-            return NGX_CONF_ERROR;
-        }
-
-        upstream->url.data = p;
-        upstream->url.len = ngx_cpymem(p, value[2].data, value[2].len) - p;
-        upstream->url.data[upstream->url.len++] = '/';
+    if (ngx_http_solgate_init_upstream(cf, upstream, &value[1], &value[2],
+                                       &url)
+        != NGX_OK)
+    {
+        return NGX_CONF_ERROR;
     }
 
     for (i = 3; i < cf->args->nelts; i++) {
@@ -559,6 +546,40 @@ ngx_http_solgate_add_upstream(ngx_conf_t *cf, void *target, ngx_str_t *value)
     }
 
     return NGX_CONF_OK;
+}
+
+
+/*
+ * An upstream (or another region's gateway) from its id and URL: proxy_pass
+ * gets the URL with a path ("/" added when it has none, so the client's own
+ * URI is never sent), and the Host header is the URL's authority.
+ */
+ngx_int_t
+ngx_http_solgate_init_upstream(ngx_conf_t *cf,
+    ngx_http_solgate_upstream_t *upstream, ngx_str_t *id, ngx_str_t *url,
+    ngx_http_solgate_url_t *parsed)
+{
+    u_char  *p;
+
+    ngx_memzero(upstream, sizeof(ngx_http_solgate_upstream_t));
+
+    upstream->id = *id;
+    upstream->url = *url;
+    upstream->host.data = (u_char *) parsed->authority;
+    upstream->host.len = parsed->authority_len;
+
+    if (parsed->path_len == 0) {
+        p = ngx_pnalloc(cf->pool, url->len + 1);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        upstream->url.data = p;
+        upstream->url.len = ngx_cpymem(p, url->data, url->len) - p;
+        upstream->url.data[upstream->url.len++] = '/';
+    }
+
+    return NGX_OK;
 }
 
 
