@@ -14,11 +14,9 @@ namespace {
 
 constexpr size_t kQueueAlign = 64;
 
-size_t RoundUp(size_t n) { return (n + kQueueAlign - 1) / kQueueAlign * kQueueAlign; }
-
-// Seconds until the next month starts (the allowance resets), capped to
-// what Retry-After may say.
-unsigned SecondsToMonthEnd() { return kMaxRetryAfterS; }
+size_t RoundUp(size_t n) {
+    return (n + kQueueAlign - 1) / kQueueAlign * kQueueAlign;
+}
 
 }  // namespace
 
@@ -36,7 +34,8 @@ size_t QueuedPlans(const BlockServiceConf& conf) {
 }
 
 RetrievalQueueShared* QueueAt(void* zone, size_t i) {
-    auto* base = static_cast<unsigned char*>(zone) + RoundUp(sizeof(BlocksShared));
+    auto* base =
+        static_cast<unsigned char*>(zone) + RoundUp(sizeof(BlocksShared));
     return reinterpret_cast<RetrievalQueueShared*>(
         base + i * RoundUp(sizeof(RetrievalQueueShared)));
 }
@@ -94,7 +93,9 @@ BlockDecision BlockService::LongTermAnswer(const BlockCall& call,
         ledger_->AllowanceUsed(call.api_key, wall_ms) >=
             plan.monthly_allowance) {
         shared_->allowance_refusals[call.plan].fetch_add(1);
-        unsigned retry = SecondsToMonthEnd();
+        // The allowance resets at the month's end, further away than
+        // Retry-After may say: the most it may.
+        unsigned retry = kMaxRetryAfterS;
         return NotServed(call,
                          "Block " + slot + " was not retrieved: the monthly "
                          "allowance of plan " + plan.name + " (" +

@@ -75,7 +75,7 @@ std::string_view BlockSourceName(int source) {
     }
 }
 
-// --- PeerSummaries ----------------------------------------------------------
+// --- PeerSummaries ---------------------------------------------------------
 
 void PeerSummaries::Store(
     size_t peer, int64_t now_ms,
@@ -120,7 +120,7 @@ std::vector<std::pair<std::string, SlotRanges>> PeerSummaries::Fresh(
     return peers_[peer].variants;
 }
 
-// --- BlockService -------------------------------------------------------------
+// --- BlockService ----------------------------------------------------------
 
 BlockService::BlockService(BlockServiceConf conf) : conf_(std::move(conf)) {}
 
@@ -445,7 +445,7 @@ bool BlockService::Finalized(uint64_t slot, int64_t) const {
     return network_->bound() && slot <= network_->CurrentTips().finalized;
 }
 
-// --- retention ----------------------------------------------------------------
+// --- retention -------------------------------------------------------------
 
 void BlockService::NoteRequest(uint64_t slot, const std::string& variant,
                                int64_t wall_ms) {
@@ -532,7 +532,7 @@ bool BlockService::MakeRoom(uint64_t incoming, int64_t wall_ms) {
     return plan.fits;
 }
 
-// --- commits off the event loop ---------------------------------------------
+// --- commits off the event loop --------------------------------------------
 
 void BlockService::CommitLater(std::unique_ptr<BlockCapture> capture,
                                int64_t wall_ms) {
@@ -566,7 +566,7 @@ void BlockService::SetCommitWaker(std::function<void()> waker) {
     commit_waker_ = std::move(waker);
 }
 
-// --- summaries ------------------------------------------------------------------
+// --- summaries -------------------------------------------------------------
 
 void BlockService::RefreshSummary(int64_t wall_ms) {
     BlockStore::Totals totals = store_->GetTotals();

@@ -291,7 +291,8 @@ void AppendBlockKeys(std::string& out, const BlockService& blocks,
         o.Uint("requests", key.requests);
         o.Uint("rate_limited", key.limited);
         if (const KeyLedger* ledger = blocks.ledger()) {
-            o.Uint("allowance_used", ledger->AllowanceUsed(key.key, now_wall_ms));
+            o.Uint("allowance_used",
+                   ledger->AllowanceUsed(key.key, now_wall_ms));
             o.Uint("repeat_count", ledger->RepeatCount(key.key, now_wall_ms));
         }
         JsonObject served(o.Key("served"));
@@ -328,7 +329,8 @@ void AppendQueues(std::string& out, const BlockService& blocks,
         o.Uint("failed", stats.failed);
         o.Uint("dropped", stats.dropped);
         o.Uint("queue_full", stats.queue_full);
-        o.Uint("allowance_refusals", Load(blocks.shared().allowance_refusals[p]));
+        o.Uint("allowance_refusals",
+               Load(blocks.shared().allowance_refusals[p]));
         o.Close();
     }
     out.push_back(']');
@@ -628,7 +630,9 @@ std::string QueueOldestWait(const QueueStats& s) {
 std::string QueueRetrieved(const QueueStats& s) {
     return std::to_string(s.retrieved);
 }
-std::string QueueFailed(const QueueStats& s) { return std::to_string(s.failed); }
+std::string QueueFailed(const QueueStats& s) {
+    return std::to_string(s.failed);
+}
 std::string QueueDropped(const QueueStats& s) {
     return std::to_string(s.dropped);
 }

@@ -1,9 +1,7 @@
 // The lookup planner of Cube Runner: which source answers a getBlock.
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
 
-#include <filesystem>
 
 #include "block_capture.h"
 #include "block_service.h"
@@ -31,35 +29,29 @@ std::string BlockAnswer(uint64_t slot, const std::string& id) {
            "}\n";
 }
 
+BlockServiceConf TwoPeersAndATinyPlan() {
+    BlockServiceConf conf;
+    conf.region = "us";
+    conf.peers = {{"eu", "http://eu/"}, {"ap", "http://ap/"}};
+    conf.peer_token = kToken;
+    BlockPlan tiny;
+    ParsePlanDefine("tiny", {"tier=free", "getblock_rate=2r/s"}, &tiny);
+    DefinePlan(&conf.plans, tiny);
+    return conf;
+}
+
 class BlockServiceTest : public ::testing::Test {
 protected:
-    BlockServiceTest() : net(2) {
-        char pattern[] = "/tmp/solgate-blocks-XXXXXX";
-        dir = mkdtemp(pattern);
-        BlockServiceConf conf;
-        conf.region = "us";
-        conf.cache_dir = dir + "/cache";
-        conf.state_dir = dir + "/state";
-        conf.peers = {{"eu", "http://eu/"}, {"ap", "http://ap/"}};
-        conf.peer_token = kToken;
-        BlockPlan tiny;
-        ParsePlanDefine("tiny", {"tier=free", "getblock_rate=2r/s"}, &tiny);
-        DefinePlan(&conf.plans, tiny);
-        zone = std::make_unique<testing::BlocksZone>(conf);
-        shared = zone->shared();
-        service = std::make_unique<BlockService>(std::move(conf));
-        service->Attach(net.network);
-        std::string error;
-        EXPECT_TRUE(service->Bind(zone->memory(), true, &error)) << error;
-        EXPECT_TRUE(service->OpenStore(true, &error)) << error;
+    BlockServiceTest()
+        : net(2),
+          rig(net.network, "solgate-blocks", TwoPeersAndATinyPlan()),
+          shared(rig.shared()),
+          service(rig.service()) {
+        EXPECT_EQ(rig.error(), "");
         for (size_t i = 0; i < 2; i++) {
             net.network.slot(i).SuggestProcessed(5000);
             net.network.slot(i).SuggestFinalized(4968);
         }
-    }
-    ~BlockServiceTest() override {
-        service.reset();
-        std::filesystem::remove_all(dir);
     }
 
     BlockDecision Decide(const std::string& body, std::string_view key,
@@ -88,11 +80,10 @@ protected:
         ASSERT_TRUE(capture->Finish(kWall, &error)) << error;
     }
 
-    std::string dir;
     TestNetwork net;
-    std::unique_ptr<testing::BlocksZone> zone;
-    BlocksShared* shared = nullptr;
-    std::unique_ptr<BlockService> service;
+    testing::BlockServiceRig rig;
+    BlocksShared* shared;
+    BlockService* service;
 };
 
 TEST_F(BlockServiceTest, OtherMethodsPassBatchesWithBlockCallsAreRefused) {

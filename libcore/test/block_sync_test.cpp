@@ -4,9 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -17,8 +15,6 @@
 
 namespace solgate {
 namespace {
-
-namespace fs = std::filesystem;
 
 using testing::FakeClock;
 using testing::FakeTransport;
@@ -64,22 +60,15 @@ struct CopyRequest {
 class BlockSyncTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        char pattern[] = "/tmp/block_sync_test.XXXXXX";
-        ASSERT_NE(mkdtemp(pattern), nullptr);
-        dir_ = pattern;
         BlockServiceConf conf;
         conf.region = "us";
-        conf.cache_dir = dir_ + "/cache";
-        conf.state_dir = dir_ + "/state";
         conf.peers = {{"eu", "http://eu.example/"},
                       {"ap", "http://ap.example/"}};
         conf.peer_token = "solgate-peer-token";
-        service_ = std::make_unique<BlockService>(conf);
-        service_->Attach(net_.network);
-        zone_ = std::make_unique<testing::BlocksZone>(conf);
-        std::string error;
-        ASSERT_TRUE(service_->Bind(zone_->memory(), true, &error)) << error;
-        ASSERT_TRUE(service_->OpenStore(true, &error)) << error;
+        rig_ = std::make_unique<testing::BlockServiceRig>(
+            net_.network, "block_sync_test", conf);
+        ASSERT_EQ(rig_->error(), "");
+        service_ = rig_->service();
         peers_["http://eu.example/"].url = "http://eu.example/";
         peers_["http://ap.example/"].url = "http://ap.example/";
         MakeSync();
@@ -87,11 +76,7 @@ protected:
 
     void TearDown() override {
         sync_.reset();
-        if (service_) service_->CloseStore();
-        service_.reset();
-        zone_.reset();
-        std::error_code ignored;
-        if (!dir_.empty()) fs::remove_all(dir_, ignored);
+        rig_.reset();
     }
 
     void MakeSync() {
@@ -207,10 +192,9 @@ protected:
         return n;
     }
 
-    std::string dir_;
     TestNetwork net_{1};
-    std::unique_ptr<BlockService> service_;
-    std::unique_ptr<testing::BlocksZone> zone_;
+    std::unique_ptr<testing::BlockServiceRig> rig_;
+    BlockService* service_ = nullptr;
     FakeTransport transport_;
     FakeClock clock_;
     std::vector<std::pair<int, std::string>> logs_;

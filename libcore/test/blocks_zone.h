@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "block_service.h"
+#include "temp_dir.h"
 
 namespace solgate::testing {
 
@@ -26,6 +27,38 @@ public:
 private:
     size_t size_;
     void* memory_;
+};
+
+// What nginx and a worker do for a solgate_blocks, for tests: `conf` (its
+// directories set to a scratch directory) attached to `network`, bound to
+// a fresh zone, its cache and ledger opened. error() is "" when all went.
+class BlockServiceRig {
+public:
+    BlockServiceRig(Network& network, const std::string& name,
+                    BlockServiceConf conf)
+        : dir_(name) {
+        conf.cache_dir = dir_.path() + "/cache";
+        conf.state_dir = dir_.path() + "/state";
+        zone_ = std::make_unique<BlocksZone>(conf);
+        service_ = std::make_unique<BlockService>(std::move(conf));
+        service_->Attach(network);
+        if (service_->Bind(zone_->memory(), true, &error_)) {
+            service_->OpenStore(true, &error_);
+        }
+    }
+    ~BlockServiceRig() { service_->CloseStore(); }
+    BlockServiceRig(const BlockServiceRig&) = delete;
+    BlockServiceRig& operator=(const BlockServiceRig&) = delete;
+
+    BlockService* service() const { return service_.get(); }
+    BlocksShared* shared() const { return zone_->shared(); }
+    const std::string& error() const { return error_; }
+
+private:
+    TempDir dir_;   // destroyed last
+    std::unique_ptr<BlocksZone> zone_;
+    std::unique_ptr<BlockService> service_;
+    std::string error_;
 };
 
 }  // namespace solgate::testing

@@ -2,9 +2,7 @@
 // and the retriever on the poller thread, with a fake transport and clock.
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
 
-#include <filesystem>
 
 #include "blocks_zone.h"
 #include "fakes.h"
@@ -38,39 +36,30 @@ HttpResult Unavailable() {
                       R"("id":1})"};
 }
 
+BlockServiceConf TwoStoragesAndASmallArchivePlan() {
+    BlockServiceConf conf;
+    conf.region = "us";
+    conf.long_term_urls = {"http://lts-a/", "http://lts-b/"};
+    BlockPlan arch;
+    ParsePlanDefine("arch",
+                    {"tier=archive", "getblock_rate=0", "retrieval_rate=10r/s",
+                     "queue_limit=2", "monthly_allowance=3"},
+                    &arch);
+    DefinePlan(&conf.plans, arch);
+    return conf;
+}
+
 class LongTermTest : public ::testing::Test {
 protected:
-    LongTermTest() : net(1) {
-        char pattern[] = "/tmp/solgate-lts-XXXXXX";
-        dir = mkdtemp(pattern);
-        BlockServiceConf conf;
-        conf.region = "us";
-        conf.cache_dir = dir + "/cache";
-        conf.state_dir = dir + "/state";
-        conf.long_term_urls = {"http://lts-a/", "http://lts-b/"};
-        BlockPlan arch;
-        ParsePlanDefine("arch",
-                        {"tier=archive", "getblock_rate=0",
-                         "retrieval_rate=10r/s", "queue_limit=2",
-                         "monthly_allowance=3"},
-                        &arch);
-        DefinePlan(&conf.plans, arch);
-        zone = std::make_unique<testing::BlocksZone>(conf);
-        service = std::make_unique<BlockService>(std::move(conf));
-        service->Attach(net.network);
-        std::string error;
-        EXPECT_TRUE(service->Bind(zone->memory(), true, &error)) << error;
-        EXPECT_TRUE(service->OpenStore(true, &error)) << error;
+    LongTermTest()
+        : net(1),
+          rig(net.network, "solgate-lts", TwoStoragesAndASmallArchivePlan()),
+          service(rig.service()) {
+        EXPECT_EQ(rig.error(), "");
         net.network.slot(0).first_available_plus1.store(4001);
         net.network.slot(0).SuggestFinalized(5000);
         retriever = std::make_unique<LongTermRetriever>(
             *service, transport, clock, [](int, const std::string&) {}, 7);
-    }
-    ~LongTermTest() override {
-        retriever.reset();
-        service->CloseStore();
-        service.reset();
-        std::filesystem::remove_all(dir);
     }
 
     BlockDecision Ask(uint64_t slot, const std::string& key,
@@ -98,12 +87,11 @@ protected:
         return service->ledger()->AllowanceUsed(key, clock.WallMs());
     }
 
-    std::string dir;
     TestNetwork net;
     FakeClock clock;
     FakeTransport transport;
-    std::unique_ptr<testing::BlocksZone> zone;
-    std::unique_ptr<BlockService> service;
+    testing::BlockServiceRig rig;
+    BlockService* service;
     std::unique_ptr<LongTermRetriever> retriever;
 };
 
