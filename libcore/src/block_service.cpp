@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "block_capture.h"
 #include "block_variant.h"
@@ -466,24 +467,32 @@ void BlockService::Maintain(int64_t wall_ms) {
     }
     std::string error;
     if (!requests.empty()) {
-        std::vector<BlockStore::ScoreUpdate> updates;
+        // Several requests for one entry in this batch add up: one index
+        // read and one write per entry, however many requests it had.
+        std::map<std::pair<uint64_t, std::string>, BlockStore::ScoreUpdate>
+            latest;
         for (const PendingRequest& r : requests) {
-            BlockRecord rec;
-            if (!store_->Lookup(r.slot, r.variant, &rec)) {
-                continue;
-            }
-            // Several requests for one entry in this batch add up.
-            double score = rec.score;
-            int64_t at = rec.score_ms;
-            for (const auto& u : updates) {
-                if (u.slot == r.slot && u.variant == r.variant) {
-                    score = u.score;
-                    at = u.score_ms;
+            auto key = std::make_pair(r.slot, r.variant);
+            auto it = latest.find(key);
+            if (it == latest.end()) {
+                BlockRecord rec;
+                if (!store_->Lookup(r.slot, r.variant, &rec)) {
+                    continue;
                 }
+                it = latest.emplace(key, BlockStore::ScoreUpdate{
+                                             r.slot, r.variant, rec.score,
+                                             rec.score_ms})
+                         .first;
             }
-            score = ScoreAfterRequest(score, at, r.wall_ms, conf_.retention);
-            updates.push_back({r.slot, r.variant, score,
-                               std::max(at, r.wall_ms)});
+            BlockStore::ScoreUpdate& u = it->second;
+            u.score = ScoreAfterRequest(u.score, u.score_ms, r.wall_ms,
+                                        conf_.retention);
+            u.score_ms = std::max(u.score_ms, r.wall_ms);
+        }
+        std::vector<BlockStore::ScoreUpdate> updates;
+        updates.reserve(latest.size());
+        for (auto& [key, update] : latest) {
+            updates.push_back(std::move(update));
         }
         store_->UpdateScores(updates, &error);
     }

@@ -284,6 +284,26 @@ TEST_F(BlockServiceTest, PeersGetCacheHitsOrA503AndTheSummary) {
               BlockDecision::kPass);
 }
 
+TEST_F(BlockServiceTest, RequestsRaiseTheScoreOnceMaintained) {
+    Cache(4900);   // score 1: the request that brought it
+    Cache(4901);
+    for (int i = 0; i < 3; i++) {
+        service->NoteRequest(4900, "getBlock/json/full/r1/v0", kWall);
+    }
+    service->NoteRequest(4901, "getBlock/json/full/r1/v0", kWall);
+    BlockRecord rec;
+    ASSERT_TRUE(service->store()->Lookup(4900, "getBlock/json/full/r1/v0",
+                                         &rec));
+    EXPECT_DOUBLE_EQ(rec.score, 1.0);   // not before Maintain
+    service->Maintain(kWall);
+    ASSERT_TRUE(service->store()->Lookup(4900, "getBlock/json/full/r1/v0",
+                                         &rec));
+    EXPECT_DOUBLE_EQ(rec.score, 4.0);
+    ASSERT_TRUE(service->store()->Lookup(4901, "getBlock/json/full/r1/v0",
+                                         &rec));
+    EXPECT_DOUBLE_EQ(rec.score, 2.0);
+}
+
 TEST_F(BlockServiceTest, EvictionKeepsTheCacheUnderMaxSize) {
     service->mutable_conf().max_bytes = 3 * BlockAnswer(4900, "77").size();
     Cache(4900);
