@@ -20,8 +20,8 @@ DEB_PACKAGES := build-essential pkg-config nginx nginx-dev \
 	libcmocka-dev googletest libgtest-dev \
 	libtest-base-perl libwww-perl libjson-pp-perl curl wrk libnginx-mod-http-lua lua-cjson
 
-CORE_SRCS  := $(wildcard libcore/src/*.cpp)
-CORE_HDRS  := $(wildcard libcore/src/*.h) libcore/include/solgate/solgate.h
+CORE_SRCS  := $(wildcard libcore/src/*/*.cpp)
+CORE_HDRS  := $(wildcard libcore/src/*/*.h) libcore/include/solgate/solgate.h
 CORE_OBJS  := $(patsubst libcore/src/%.cpp,$(BUILD)/libcore/%.o,$(CORE_SRCS))
 CORE_LIB   := $(BUILD)/modules/libsolgate_core.so
 CORE_FLAGS := -std=c++17 -fPIC -fvisibility=hidden -fvisibility-inlines-hidden \
@@ -37,7 +37,8 @@ SIM        := $(BUILD)/bin/solana-sim
 SIM_SRCS   := $(wildcard tools/solana-sim/src/*.cpp tools/solana-sim/src/*.h)
 
 GTEST_BIN  := $(BUILD)/test/libcore_tests
-GTEST_SRCS := $(wildcard libcore/test/*.cpp)
+GTEST_SRCS := $(wildcard libcore/test/*/*.cpp)
+GTEST_HDRS := $(wildcard libcore/test/*/*.h)
 CMOCKA_BIN := $(BUILD)/test/module_tests
 CMOCKA_SRCS := $(wildcard ngx_module/test/*.c)
 
@@ -101,9 +102,9 @@ $(SIM): $(SIM_SRCS) | $(BUILD)/.deps-ok
 
 # --- tests ----------------------------------------------------------------
 
-$(GTEST_BIN): $(GTEST_SRCS) $(CORE_OBJS)
+$(GTEST_BIN): $(GTEST_SRCS) $(GTEST_HDRS) $(CORE_OBJS)
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -std=c++17 -Ilibcore/include -Ilibcore/src $(WARN) \
+	$(CXX) $(CXXFLAGS) -std=c++17 -Ilibcore/include -Ilibcore/src -Ilibcore/test $(WARN) \
 	  -o $@ $(GTEST_SRCS) $(CORE_OBJS) -lgtest -lgtest_main -lyajl -luv -lcurl -lcrypto -llmdb -lpthread
 
 $(CMOCKA_BIN): $(CMOCKA_SRCS) $(wildcard ngx_module/src/*.[ch]) $(NGX_BUILD)/Makefile

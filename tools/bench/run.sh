@@ -248,7 +248,7 @@ fi
 
 SHM_OUT=$WORK/shm.txt
 {
-    g++ -std=c++17 -I"$ROOT/libcore/src" -o "$WORK/shm_size" "$HERE/shm_size.cpp" 2> "$WORK/shm_size.err" \
+    g++ -std=c++17 -I"$ROOT/libcore/src" -I"$ROOT/libcore/include" -o "$WORK/shm_size" "$HERE/shm_size.cpp" 2> "$WORK/shm_size.err" \
         && "$WORK/shm_size" || echo "sizes unavailable"
     mkdir -p "$WORK/shm/conf" "$WORK/shm/logs"
     cat > "$WORK/shm/conf/nginx.conf" <<CONF

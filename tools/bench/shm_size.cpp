@@ -1,9 +1,9 @@
 // Prints the sizes of the structures in a Solgate network's shared zone,
-// from libcore's own definitions (libcore/src/shared_state.h).  Built and
+// from libcore's own definitions (libcore/src/slots/shared_state.h).  Built and
 // run by tools/bench/run.sh; it links nothing, only sizeof is used.
 #include <cstdio>
 
-#include "shared_state.h"
+#include "slots/shared_state.h"
 
 int main() {
     using namespace solgate;

@@ -1,0 +1,18 @@
+// The C ABI's handles that more than one file of shims opens.
+#pragma once
+
+#include <string>
+
+#include "routing/network.h"
+#include "routing/route_plan.h"
+#include "rpc/rpc_request.h"
+
+struct sg_request_s {
+    solgate::RpcRequest parsed;
+    solgate::RoutePlan plan;
+    std::string answer;  // backs sg_route_t::body
+};
+
+struct sg_network_s {
+    solgate::Network network;
+};

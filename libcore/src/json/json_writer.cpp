@@ -1,0 +1,56 @@
+#include "json/json_writer.h"
+
+namespace solgate {
+
+void AppendJsonString(std::string& out, std::string_view value) {
+    static const char kHex[] = "0123456789abcdef";
+    out.push_back('"');
+    for (char c : value) {
+        unsigned char u = static_cast<unsigned char>(c);
+        switch (c) {
+        case '"':  out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+            if (u < 0x20) {
+                out += "\\u00";
+                out.push_back(kHex[u >> 4]);
+                out.push_back(kHex[u & 0xf]);
+            } else {
+                out.push_back(c);
+            }
+        }
+    }
+    out.push_back('"');
+}
+
+static void AppendId(std::string& out, std::string_view id_raw) {
+    out += ",\"id\":";
+    out += id_raw.empty() ? std::string_view("null") : id_raw;
+    out += "}";
+}
+
+void AppendResultEnvelope(std::string& out, std::string_view id_raw,
+                          std::string_view result_raw) {
+    out += "{\"jsonrpc\":\"2.0\",\"result\":";
+    out += result_raw;
+    AppendId(out, id_raw);
+}
+
+void AppendErrorEnvelope(std::string& out, std::string_view id_raw, int code,
+                         std::string_view message, std::string_view data_raw) {
+    out += "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":";
+    out += std::to_string(code);
+    out += ",\"message\":";
+    AppendJsonString(out, message);
+    if (!data_raw.empty()) {
+        out += ",\"data\":";
+        out += data_raw;
+    }
+    out += "}";
+    AppendId(out, id_raw);
+}
+
+}  // namespace solgate

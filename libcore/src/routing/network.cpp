@@ -1,0 +1,328 @@
+#include "routing/network.h"
+
+#include <algorithm>
+
+#include <cstring>
+
+#include "slots/lane_name.h"
+#include "slots/lanes.h"
+#include "routing/selector.h"
+#include "slots/served_tip.h"
+
+namespace solgate {
+
+void Network::AddUpstream(UpstreamConf upstream) {
+    if (!upstream.methods.empty() || !upstream.ignore_methods.empty()) {
+        has_method_filters_ = true;
+    }
+    if (upstream.poll.user_agent.empty()) {
+        upstream.poll.user_agent = std::string("solgate-poller/") + sg_version();
+    }
+    upstreams_.push_back(std::move(upstream));
+}
+
+std::optional<size_t> Network::FindUpstream(std::string_view id) const {
+    for (size_t i = 0; i < upstreams_.size(); i++) {
+        if (upstreams_[i].id == id) {
+            return i;
+        }
+    }
+    return std::nullopt;
+}
+
+static bool SlotHasId(const UpstreamSlot& slot, std::string_view id) {
+    return std::strncmp(slot.id, std::string(id).c_str(), kIdCapacity) == 0;
+}
+
+bool Network::Bind(void* memory, bool fresh, int64_t now_ms,
+                   std::string* error) {
+    auto* shared = static_cast<NetworkShared*>(memory);
+    if (fresh || shared->magic != NetworkShared::kMagic ||
+        shared->layout != NetworkShared::kLayout) {
+        std::memset(memory, 0, sizeof(NetworkShared));
+        shared->magic = NetworkShared::kMagic;
+        shared->layout = NetworkShared::kLayout;
+    }
+
+    std::vector<bool> claimed(kMaxUpstreams, false);
+    slot_of_.assign(upstreams_.size(), kMaxUpstreams);
+
+    // Keep the state of ids configured before.
+    for (size_t i = 0; i < upstreams_.size(); i++) {
+        for (size_t s = 0; s < kMaxUpstreams; s++) {
+            UpstreamSlot& slot = shared->slots[s];
+            if (!claimed[s] && slot.use.load() != UpstreamSlot::kFree &&
+                SlotHasId(slot, upstreams_[i].id)) {
+                slot.use.store(UpstreamSlot::kBound);
+                // its URL may have changed: check the cluster again
+                slot.genesis.store(
+                    static_cast<uint32_t>(GenesisCheck::kUnchecked));
+                slot_of_[i] = s;
+                claimed[s] = true;
+                break;
+            }
+        }
+    }
+
+    // Retire the slots of ids no longer configured; an old worker may still
+    // poll them until it exits, so they are reused only once its lease ran
+    // out.
+    for (size_t s = 0; s < kMaxUpstreams; s++) {
+        UpstreamSlot& slot = shared->slots[s];
+        if (!claimed[s] && slot.use.load() == UpstreamSlot::kBound) {
+            slot.use.store(UpstreamSlot::kRetired);
+        }
+    }
+
+    for (size_t i = 0; i < upstreams_.size(); i++) {
+        if (slot_of_[i] != kMaxUpstreams) {
+            continue;
+        }
+        for (size_t s = 0; s < kMaxUpstreams; s++) {
+            UpstreamSlot& slot = shared->slots[s];
+            uint32_t use = slot.use.load();
+            bool reusable =
+                use == UpstreamSlot::kFree ||
+                (use == UpstreamSlot::kRetired &&
+                 Lease::Unpack(slot.lease.load()).expires_ms <= now_ms);
+            if (!claimed[s] && reusable) {
+                slot.Reset(upstreams_[i].id);
+                slot_of_[i] = s;
+                claimed[s] = true;
+                break;
+            }
+        }
+        if (slot_of_[i] == kMaxUpstreams) {
+            *error = "no free upstream slot in the shared zone: too many "
+                     "upstreams were replaced since the last restart";
+            return false;
+        }
+    }
+
+    // A lane whose members are no longer all configured is stale.
+    auto stale = [&](const LaneShared& lane) {
+        for (size_t s = 0; s < kMaxUpstreams; s++) {
+            if (lane.HasMember(s) && !claimed[s]) {
+                return true;
+            }
+        }
+        return false;
+    };
+    for (LaneShared& lane : shared->lanes) {
+        if (lane.state.load() == LaneShared::kReady && stale(lane)) {
+            // plain memory shared across processes, reset while unused
+            std::memset(static_cast<void*>(lane.axes), 0, sizeof(lane.axes));
+            lane.state.store(LaneShared::kFree);
+        }
+    }
+    std::strcpy(shared->all.name, "all");
+
+    shared_ = shared;
+    return true;
+}
+
+Tips Network::CurrentTips() const {
+    std::vector<uint64_t> processed(upstreams_.size());
+    std::vector<uint64_t> finalized(upstreams_.size());
+    Tips tips;
+    for (size_t i = 0; i < upstreams_.size(); i++) {
+        const UpstreamSlot& s = slot(i);
+        processed[i] = s.processed.load(std::memory_order_relaxed);
+        finalized[i] = s.finalized.load(std::memory_order_relaxed);
+        tips.indexed = std::max(tips.indexed,
+                                s.shred.load(std::memory_order_relaxed));
+    }
+    tips.processed = ServedTip(std::move(processed));
+    tips.finalized = ServedTip(std::move(finalized));
+    return tips;
+}
+
+bool Network::Serves(size_t i, std::string_view method) const {
+    const UpstreamConf& u = upstreams_[i];
+    auto any_match = [method](const std::vector<std::string>& patterns) {
+        for (const std::string& p : patterns) {
+            if (GlobMatch(p, method)) {
+                return true;
+            }
+        }
+        return false;
+    };
+    return (u.methods.empty() || any_match(u.methods)) &&
+           !any_match(u.ignore_methods);
+}
+
+std::vector<unsigned char> Network::ServingSet(std::string_view method) const {
+    if (!has_method_filters_) {
+        return std::vector<unsigned char>(upstreams_.size(), 1);
+    }
+    auto cached = serving_sets_.find(std::string(method));
+    if (cached != serving_sets_.end()) {
+        return cached->second;
+    }
+    std::vector<unsigned char> set(upstreams_.size());
+    bool named = false;
+    for (size_t i = 0; i < upstreams_.size(); i++) {
+        set[i] = Serves(i, method) ? 1 : 0;
+        const UpstreamConf& u = upstreams_[i];
+        for (const auto* list : {&u.methods, &u.ignore_methods}) {
+            named = named ||
+                    std::find(list->begin(), list->end(), method) != list->end();
+        }
+    }
+    if (named) {
+        serving_sets_.emplace(std::string(method), set);
+    }
+    return set;
+}
+
+SelectorGroup Network::ResolveSelector(std::string_view text) const {
+    auto cached = selector_groups_.find(std::string(text));
+    if (cached != selector_groups_.end()) {
+        return cached->second;
+    }
+    SelectorGroup group;
+    std::optional<Selector> selector = Selector::Parse(text, &group.error);
+    if (selector) {
+        group.error.clear();
+        for (size_t i = 0; i < upstreams_.size(); i++) {
+            if (selector->Matches(upstreams_[i].id, upstreams_[i].tags)) {
+                group.matched.push_back(i);
+            }
+        }
+    }
+    // Only a simple selector matching a proper subset of at least two
+    // upstreams is a group worth its own tip and gauges.
+    bool lane_worthy = selector && IsSimpleGroupSelector(text) &&
+                       group.matched.size() >= 2 &&
+                       group.matched.size() < upstreams_.size();
+    if (lane_worthy) {
+        std::vector<std::string> ids;
+        std::vector<size_t> slots;
+        for (size_t i : group.matched) {
+            ids.push_back(upstreams_[i].id);
+            slots.push_back(slot_of_[i]);
+        }
+        std::string name = LaneName(ids);
+        group.lane = FindOrCreateLane(*shared_, LaneKey(ids), name, slots);
+        if (group.lane != nullptr) {
+            group.lane_name = std::move(name);
+        }
+    }
+    // A lane-worthy group past the cap stays uncached, so it gets a lane as
+    // soon as one is free again.
+    if (selector_groups_.size() < kCachedSelectors &&
+        !(lane_worthy && group.lane == nullptr)) {
+        selector_groups_.emplace(std::string(text), group);
+    }
+    return group;
+}
+
+std::optional<size_t> Network::ConfigIndexOfSlot(size_t slot) const {
+    for (size_t i = 0; i < slot_of_.size(); i++) {
+        if (slot_of_[i] == slot) {
+            return i;
+        }
+    }
+    return std::nullopt;
+}
+
+uint64_t Network::PickTip(LaneShared* lane, const std::vector<size_t>& voters,
+                          LaneAxis axis, int64_t now_ms) const {
+    std::vector<uint64_t> heads;
+    heads.reserve(voters.size());
+    for (size_t i : voters) {
+        const UpstreamSlot& s = slot(i);
+        heads.push_back(axis == kAxisProcessed ? s.processed.load()
+                                               : s.finalized.load());
+    }
+    if (lane == nullptr) {
+        return ServedTip(std::move(heads));
+    }
+    return PickLaneAxis(lane->axes[axis], heads, axis == kAxisFinalized, now_ms);
+}
+
+void Network::RefreshLanes(int64_t now_ms) const {
+    std::vector<size_t> everyone(upstreams_.size());
+    for (size_t i = 0; i < everyone.size(); i++) {
+        everyone[i] = i;
+    }
+    auto refresh = [&](LaneShared* lane, const std::vector<size_t>& voters) {
+        for (size_t axis = 0; axis < kAxisCount; axis++) {
+            PickTip(lane, voters, static_cast<LaneAxis>(axis), now_ms);
+        }
+    };
+    refresh(&shared_->all, everyone);
+    for (LaneShared& lane : shared_->lanes) {
+        if (lane.state.load(std::memory_order_acquire) != LaneShared::kReady) {
+            continue;
+        }
+        std::vector<size_t> voters;
+        for (size_t i = 0; i < upstreams_.size(); i++) {
+            if (lane.HasMember(slot_of_[i])) {
+                voters.push_back(i);
+            }
+        }
+        refresh(&lane, voters);
+    }
+}
+
+bool Network::Cordoned(size_t i) const {
+    return slot(i).Cordon().owner != CordonOwner::kNone;
+}
+
+std::optional<size_t> Network::Pick(const unsigned char* tried,
+                                    std::optional<uint64_t> min_context_slot,
+                                    bool* all_cordoned,
+                                    const std::vector<unsigned char>* allowed)
+    const {
+    // Only the upstreams the request may use take part at all.
+    auto untried = [tried, allowed](size_t i) {
+        return (tried == nullptr || !tried[i]) &&
+               (allowed == nullptr || (*allowed)[i]);
+    };
+    std::vector<size_t> open;
+    size_t usable = 0;
+    size_t cordoned = 0;
+    for (size_t i = 0; i < upstreams_.size(); i++) {
+        if (allowed != nullptr && !(*allowed)[i]) {
+            continue;
+        }
+        usable++;
+        if (Cordoned(i)) {
+            cordoned++;
+        } else if (untried(i)) {
+            open.push_back(i);
+        }
+    }
+    // Cordoned upstreams get client traffic only when every usable upstream
+    // is cordoned, or as the last resort of a request whose other attempts
+    // all failed: better an answer from a lagging node than none.
+    *all_cordoned = usable > 0 && cordoned == usable;
+    if (open.empty()) {
+        for (size_t i = 0; i < upstreams_.size(); i++) {
+            if (Cordoned(i) && untried(i)) {
+                open.push_back(i);
+            }
+        }
+    }
+    if (open.empty()) {
+        return std::nullopt;
+    }
+
+    if (min_context_slot) {
+        std::vector<uint64_t> processed;
+        for (size_t i : open) {
+            processed.push_back(slot(i).processed.load());
+        }
+        std::vector<size_t> reached;
+        for (size_t k : FilterByMinContextSlot(processed, *min_context_slot)) {
+            reached.push_back(open[k]);
+        }
+        open = std::move(reached);
+    }
+
+    uint64_t turn = shared_->rr_turn.fetch_add(1, std::memory_order_relaxed);
+    return open[turn % open.size()];
+}
+
+}  // namespace solgate

@@ -1,0 +1,145 @@
+// One solgate_network: its settings, its upstreams, and their shared state.
+// Built at configuration time in the nginx master and inherited by every
+// worker; the shared table it points into lives in the network's zone.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "slots/shared_state.h"
+#include "solgate/solgate.h"
+#include "runtime/transport.h"
+
+namespace solgate {
+
+class BlockService;
+
+// Health threshold of the spec: a compile-time constant, not a setting.
+constexpr uint64_t kMaxShredInsertSlotLag = 100;
+constexpr uint32_t kPollIntervalMs = 400;
+
+struct NetworkSettings {
+    sg_cluster_t cluster = SG_CLUSTER_CUSTOM;
+    sg_commitment_t default_commitment = SG_COMMITMENT_NONE;
+    uint32_t debounce_ms = 400;
+    int64_t max_finalized_slot_lag = 100;  // 0: consensus filter disabled
+    bool enforce_block_availability = true;
+    // Cube Runner serves blocks for this network: the poller also learns
+    // each upstream's ledger window (getFirstAvailableBlock).
+    bool track_ledger_window = false;
+};
+
+// The ledger window moves slowly (a node prunes in large steps).
+constexpr int64_t kFirstAvailablePollMs = 30000;
+constexpr int64_t kFirstAvailableRetryMs = 5000;
+
+struct UpstreamConf {
+    UpstreamConf() = default;
+    UpstreamConf(std::string upstream_id, HttpTarget target = {})  // NOLINT
+        : id(std::move(upstream_id)), poll(std::move(target)) {}
+
+    std::string id;
+    HttpTarget poll;
+    std::vector<std::string> tags;            // "key:value"
+    std::vector<std::string> methods;         // served only these (globs)
+    std::vector<std::string> ignore_methods;  // never these (globs)
+};
+
+// What a use-upstream selector resolves to on this configuration.
+struct SelectorGroup {
+    std::string error;            // set when the selector is malformed
+    std::vector<size_t> matched;  // upstream indices it matches
+    LaneShared* lane = nullptr;   // its lane, when it forms one
+    std::string lane_name;
+};
+
+struct Tips {
+    uint64_t processed = 0;  // served tip of the processed views
+    uint64_t finalized = 0;  // served tip of the finalized views
+    uint64_t indexed = 0;    // highest shred-insert watermark in the pool
+};
+
+class Network {
+public:
+    Network(std::string name, NetworkSettings settings)
+        : name_(std::move(name)), settings_(settings) {}
+
+    void AddUpstream(UpstreamConf upstream);
+
+    // Attaches to the shared table: `fresh` memory is initialised; reused
+    // memory (a reload) keeps the state of upstreams whose id is still
+    // configured, frees the others' slots once no process polls them.
+    bool Bind(void* memory, bool fresh, int64_t now_ms, std::string* error);
+
+    const std::string& name() const { return name_; }
+    // Cube Runner serves this network: poll each upstream's ledger window.
+    void TrackLedgerWindow() { settings_.track_ledger_window = true; }
+    // The network's Cube Runner, when a solgate_blocks block names it.
+    // (Not const: the poller thread's BlockSync copies into its cache.)
+    void set_blocks(BlockService* blocks) { blocks_ = blocks; }
+    BlockService* blocks() const { return blocks_; }
+    const NetworkSettings& settings() const { return settings_; }
+    size_t size() const { return upstreams_.size(); }
+    const UpstreamConf& upstream(size_t i) const { return upstreams_[i]; }
+    std::optional<size_t> FindUpstream(std::string_view id) const;
+
+    NetworkShared& shared() const { return *shared_; }
+    UpstreamSlot& slot(size_t i) const { return shared_->slots[slot_of_[i]]; }
+    bool bound() const { return shared_ != nullptr; }
+
+    // Stateless tips over every upstream (for tests and diagnostics).
+    Tips CurrentTips() const;
+    bool Cordoned(size_t i) const;
+    // Whether upstream i serves `method` (its methods=/ignore_methods=).
+    bool Serves(size_t i, std::string_view method) const;
+    // Which upstreams serve `method`, one flag per upstream. Built once per
+    // method name the filters spell out (a new configuration brings a new
+    // Network, so the sets follow it); other names are resolved per call,
+    // so arbitrary client method names never grow the cache.
+    std::vector<unsigned char> ServingSet(std::string_view method) const;
+    bool has_method_filters() const { return has_method_filters_; }
+
+    LaneShared& all_lane() const { return shared_->all; }
+    // Re-picks the network-wide lane and every lane, so their gauges stay
+    // current without traffic (the poller calls it every tick).
+    void RefreshLanes(int64_t now_ms) const;
+    // Served tip of `lane` (nullptr: stateless) over `voters` on one axis.
+    uint64_t PickTip(LaneShared* lane, const std::vector<size_t>& voters,
+                     LaneAxis axis, int64_t now_ms) const;
+    std::optional<size_t> ConfigIndexOfSlot(size_t slot) const;
+
+    // Resolves a (non-empty) selector: parses it, matches the upstreams and
+    // forms its lane. Depends only on the text and the configuration, so
+    // the first kCachedSelectors texts are resolved once per worker.
+    SelectorGroup ResolveSelector(std::string_view text) const;
+    static constexpr size_t kCachedSelectors = 64;
+    // The margin above the indexed tip within which getBlock is forwarded.
+    uint64_t GuardMargin() const { return 2 + settings_.debounce_ms / 400; }
+
+    // The upstream for the next attempt: round-robin over the upstreams not
+    // cordoned and not tried yet, preferring those whose processed view
+    // reached min_context_slot. Cordoned ones are used only when no other is
+    // left (*all_cordoned tells when every upstream is cordoned).
+    std::optional<size_t> Pick(const unsigned char* tried,
+                               std::optional<uint64_t> min_context_slot,
+                               bool* all_cordoned,
+                               const std::vector<unsigned char>* allowed =
+                                   nullptr) const;
+
+private:
+    std::string name_;
+    NetworkSettings settings_;
+    std::vector<UpstreamConf> upstreams_;
+    std::vector<size_t> slot_of_;
+    NetworkShared* shared_ = nullptr;
+    bool has_method_filters_ = false;
+    BlockService* blocks_ = nullptr;
+    // Only touched by the worker's event loop thread, never the poller.
+    mutable std::unordered_map<std::string, std::vector<unsigned char>>
+        serving_sets_;
+    mutable std::unordered_map<std::string, SelectorGroup> selector_groups_;
+};
+
+}  // namespace solgate

@@ -1,0 +1,174 @@
+#include "routing/route_plan.h"
+
+#include <algorithm>
+
+
+namespace solgate {
+namespace {
+
+// The distinct methods of the request's calls.
+std::vector<std::string_view> Methods(const RpcRequest& request) {
+    std::vector<std::string_view> methods;
+    for (const RpcCall& call : request.calls) {
+        if (std::find(methods.begin(), methods.end(), call.method) ==
+            methods.end()) {
+            methods.push_back(call.method);
+        }
+    }
+    return methods;
+}
+
+// One flag per upstream: serves every method of the request.
+std::vector<unsigned char> ServingAll(
+    const Network& network, const std::vector<std::string_view>& methods) {
+    std::vector<unsigned char> serving(network.size(), 1);
+    for (std::string_view m : methods) {
+        std::vector<unsigned char> set = network.ServingSet(m);
+        for (size_t i = 0; i < serving.size(); i++) {
+            serving[i] &= set[i];
+        }
+    }
+    return serving;
+}
+
+// With Cube Runner, a getBlock goes only to nodes whose ledger window
+// (getFirstAvailableBlock) holds the slot, when any does; nodes whose
+// window is not known yet count as holding it.
+void KeepLedgerHolders(const Network& network, const RpcRequest& request,
+                       RoutePlan& plan) {
+    if (!network.settings().track_ledger_window || !network.bound() ||
+        request.shape != RpcRequest::Shape::kSingle ||
+        !request.calls[0].first_param_u64 ||
+        (request.calls[0].method != "getBlock" &&
+         request.calls[0].method != "getConfirmedBlock")) {
+        return;
+    }
+    uint64_t slot = *request.calls[0].first_param_u64;
+    std::vector<unsigned char> holders = plan.allowed;
+    bool any = false;
+    for (size_t i : plan.serving) {
+        uint64_t plus1 = network.slot(i).first_available_plus1.load(
+            std::memory_order_relaxed);
+        if (plus1 != 0 && slot < plus1 - 1) {
+            holders[i] = 0;
+        }
+        any = any || holders[i];
+    }
+    if (any) {
+        plan.allowed = std::move(holders);
+    }
+}
+
+std::string Quoted(std::string_view text) {
+    return "\"" + std::string(text) + "\"";
+}
+
+std::string MethodList(const std::vector<std::string_view>& methods) {
+    std::string out;
+    for (std::string_view m : methods) {
+        out += (out.empty() ? "" : ", ") + std::string(m);
+    }
+    return out;
+}
+
+}  // namespace
+
+RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
+                    std::string_view selector) {
+    RoutePlan plan;
+    plan.has_selector = !selector.empty();
+    plan.allowed.assign(network.size(), 0);
+
+    if (plan.has_selector) {
+        SelectorGroup group = network.ResolveSelector(selector);
+        if (!group.error.empty()) {
+            plan.error = RpcError{kInvalidParams,
+                                  "Invalid params: use-upstream selector " +
+                                      Quoted(selector) + ": " + group.error};
+            return plan;
+        }
+        plan.matched = std::move(group.matched);
+        plan.lane = group.lane;
+        plan.lane_name = std::move(group.lane_name);
+    } else {
+        plan.matched.resize(network.size());
+        for (size_t i = 0; i < network.size(); i++) {
+            plan.matched[i] = i;
+        }
+        plan.lane = &network.all_lane();
+        plan.lane_name = "all";
+    }
+
+    std::vector<std::string_view> methods;
+    if (!network.has_method_filters()) {
+        // every upstream serves every method: no per-method sets to build
+        plan.serving = plan.matched;
+        for (size_t i : plan.matched) {
+            plan.allowed[i] = 1;
+        }
+    } else {
+        methods = Methods(request);
+        std::vector<unsigned char> serves = ServingAll(network, methods);
+        for (size_t i : plan.matched) {
+            if (serves[i]) {
+                plan.serving.push_back(i);
+                plan.allowed[i] = 1;
+            }
+        }
+    }
+
+    KeepLedgerHolders(network, request, plan);
+
+    if (plan.matched.empty()) {
+        plan.error = RpcError{kInvalidParams,
+                              "Invalid params: use-upstream selector " +
+                                  Quoted(selector) +
+                                  " matches no upstream of network " +
+                                  Quoted(network.name())};
+        return plan;
+    }
+    if (plan.serving.empty()) {
+        plan.error = RpcError{
+            kMethodNotFound,
+            "Method not found: no upstream " +
+                (plan.has_selector
+                     ? "matching use-upstream selector " + Quoted(selector)
+                     : "of network " + Quoted(network.name())) +
+                " serves " + MethodList(methods)};
+        return plan;
+    }
+    if (plan.has_selector &&
+        std::all_of(plan.serving.begin(), plan.serving.end(),
+                    [&](size_t i) { return network.Cordoned(i); })) {
+        plan.error = RpcError{
+            kNodeUnhealthy,
+            "Node is unhealthy: every upstream matching use-upstream "
+            "selector " + Quoted(selector) + " is cordoned"};
+        return plan;
+    }
+    return plan;
+}
+
+Tips PlanTips(const Network& network, const RoutePlan& plan, int64_t now_ms) {
+    Tips tips;
+    tips.processed =
+        network.PickTip(plan.lane, plan.matched, kAxisProcessed, now_ms);
+    tips.finalized =
+        network.PickTip(plan.lane, plan.matched, kAxisFinalized, now_ms);
+    // Upstreams that do not serve the method must not push its tip past
+    // what the serving ones hold: cap statelessly (no guard, no floor).
+    if (plan.serving.size() < plan.matched.size()) {
+        tips.processed = std::min(
+            tips.processed,
+            network.PickTip(nullptr, plan.serving, kAxisProcessed, now_ms));
+        tips.finalized = std::min(
+            tips.finalized,
+            network.PickTip(nullptr, plan.serving, kAxisFinalized, now_ms));
+    }
+    for (size_t i : plan.serving) {
+        tips.indexed = std::max(tips.indexed, network.slot(i).shred.load());
+    }
+    return tips;
+}
+
+}  // namespace solgate

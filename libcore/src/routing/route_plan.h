@@ -1,0 +1,35 @@
+// Which upstreams a request may use and whose tip it is served: the
+// use-upstream selector, the methods each upstream serves, and the lane.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "routing/network.h"
+#include "rpc/rpc_request.h"
+
+namespace solgate {
+
+struct RoutePlan {
+    bool has_selector = false;
+    std::vector<size_t> matched;   // match the selector: vote on the tip
+    std::vector<size_t> serving;   // of those, serve the method(s)
+    std::vector<unsigned char> allowed;  // by upstream index: may receive it
+    LaneShared* lane = nullptr;    // nullptr: the stateless subset pick
+    std::string lane_name;         // "all", a group's name, or "" (no lane)
+    // Set when the request cannot be routed at all.
+    std::optional<RpcError> error;
+};
+
+// `selector` is the request's use-upstream selector ("" for none).
+RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
+                    std::string_view selector);
+
+// The tips for the request's subset: its lane's view (or the stateless
+// pick), capped at the serving upstreams' majority when only some of the
+// matched upstreams serve the method; indexed = their highest watermark.
+Tips PlanTips(const Network& network, const RoutePlan& plan, int64_t now_ms);
+
+}  // namespace solgate

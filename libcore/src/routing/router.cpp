@@ -1,0 +1,192 @@
+#include "routing/router.h"
+
+#include <optional>
+
+#include "rpc/cluster.h"
+#include "json/json_writer.h"
+#include "slots/slot_hooks.h"
+
+namespace solgate {
+namespace {
+
+bool IsGetBlock(std::string_view method) {
+    return method == "getBlock" || method == "getConfirmedBlock";
+}
+
+// The error a call gets before any upstream sees it, if any.
+std::optional<RpcError> CallError(const RpcCall& call) {
+    if (call.error) {
+        return call.error;
+    }
+    if (IsGetBlock(call.method) && !call.first_param_u64) {
+        return RpcError{kInvalidParams,
+                        "Invalid params: " + call.method +
+                            " expects a slot (a non-negative integer) as "
+                            "its first parameter"};
+    }
+    return std::nullopt;
+}
+
+// What routing a request needs; the tips are read only when a getBlock
+// guard asks for them.
+struct RouteContext {
+    const Network& network;
+    const RoutePlan& plan;
+    int64_t now_ms;
+    std::optional<Tips> tips;
+
+    const Tips& PlanTips() {
+        if (!tips) {
+            tips = solgate::PlanTips(network, plan, now_ms);
+        }
+        return *tips;
+    }
+};
+
+// getBlock for a slot none of the request's upstreams has indexed yet: each
+// would answer -32004, so answer it here without spending their quota.
+std::optional<RpcError> GuardError(const RpcCall& call, RouteContext& ctx) {
+    const Network& network = ctx.network;
+    if (!IsGetBlock(call.method) ||
+        !network.settings().enforce_block_availability || !network.bound()) {
+        return std::nullopt;
+    }
+    uint64_t slot = *call.first_param_u64;
+    if (!BlockUnavailable(slot, ctx.PlanTips(), network.GuardMargin())) {
+        return std::nullopt;
+    }
+    network.shared().guard_rejections.fetch_add(1, std::memory_order_relaxed);
+    return RpcError{kBlockNotAvailable,
+                    "Block not available for slot " + std::to_string(slot)};
+}
+
+// The result of a call Solgate answers without an upstream, if any.
+std::optional<std::string> LocalResult(const RpcCall& call,
+                                       const Network& network) {
+    if (call.method == "getGenesisHash") {
+        std::string_view hash = GenesisHash(network.settings().cluster);
+        if (!hash.empty()) {
+            std::string result;
+            AppendJsonString(result, hash);
+            return result;
+        }
+    }
+    return std::nullopt;
+}
+
+// Appends the local answer to one call; false when it must be forwarded.
+bool AppendLocalAnswer(std::string& out, const RpcCall& call,
+                       RouteContext& ctx) {
+    if (auto error = CallError(call)) {
+        AppendErrorEnvelope(out, call.id_raw, error->code, error->message);
+        return true;
+    }
+    if (auto result = LocalResult(call, ctx.network)) {
+        AppendResultEnvelope(out, call.id_raw, *result);
+        return true;
+    }
+    if (ctx.plan.error) {
+        AppendErrorEnvelope(out, call.id_raw, ctx.plan.error->code,
+                            ctx.plan.error->message);
+        return true;
+    }
+    if (auto error = GuardError(call, ctx)) {
+        AppendErrorEnvelope(out, call.id_raw, error->code, error->message);
+        return true;
+    }
+    return false;
+}
+
+RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx) {
+    std::optional<size_t> first_bad;
+    bool all_local = true;
+    for (size_t i = 0; i < request.calls.size(); i++) {
+        const RpcCall& call = request.calls[i];
+        if (CallError(call)) {
+            if (!first_bad) {
+                first_bad = i;
+            }
+        } else if (!LocalResult(call, ctx.network)) {
+            all_local = false;
+        }
+    }
+    RouteDecision decision;
+    if (!first_bad && !all_local && !ctx.plan.error) {
+        decision.forward = true;
+        return decision;
+    }
+    std::string refusal;
+    if (first_bad) {
+        refusal = "Invalid request: batch not forwarded because element " +
+                  std::to_string(*first_bad) + " is invalid";
+    }
+    decision.answer.push_back('[');
+    for (size_t i = 0; i < request.calls.size(); i++) {
+        const RpcCall& call = request.calls[i];
+        if (i > 0) {
+            decision.answer.push_back(',');
+        }
+        if (!AppendLocalAnswer(decision.answer, call, ctx)) {
+            AppendErrorEnvelope(decision.answer, call.id_raw,
+                                kInvalidRequest, refusal);
+        }
+    }
+    decision.answer.push_back(']');
+    return decision;
+}
+
+}  // namespace
+
+RouteDecision RouteRequest(const RpcRequest& request, const Network& network,
+                           const RoutePlan& plan, int64_t now_ms) {
+    RouteContext ctx{network, plan, now_ms, std::nullopt};
+    RouteDecision decision;
+    switch (request.shape) {
+    case RpcRequest::Shape::kUnreadable:
+        AppendErrorEnvelope(decision.answer, {}, request.error.code,
+                            request.error.message);
+        return decision;
+    case RpcRequest::Shape::kSingle:
+        decision.forward =
+            !AppendLocalAnswer(decision.answer, request.calls[0], ctx);
+        return decision;
+    case RpcRequest::Shape::kBatch:
+        return RouteBatch(request, ctx);
+    }
+    return decision;
+}
+
+std::string FailRequest(const RpcRequest& request, int code,
+                        std::string_view message) {
+    std::string out;
+    if (request.shape != RpcRequest::Shape::kBatch) {
+        std::string_view id = request.calls.empty()
+                                  ? std::string_view()
+                                  : request.calls[0].id_raw;
+        AppendErrorEnvelope(out, id, code, message);
+        return out;
+    }
+    out.push_back('[');
+    for (size_t i = 0; i < request.calls.size(); i++) {
+        if (i > 0) {
+            out.push_back(',');
+        }
+        AppendErrorEnvelope(out, request.calls[i].id_raw, code, message);
+    }
+    out.push_back(']');
+    return out;
+}
+
+std::string_view RequestMethodName(const RpcRequest& request) {
+    switch (request.shape) {
+    case RpcRequest::Shape::kSingle:
+        return request.calls[0].method;
+    case RpcRequest::Shape::kBatch:
+        return "batch";
+    case RpcRequest::Shape::kUnreadable:
+        break;
+    }
+    return "";
+}
+
+}  // namespace solgate

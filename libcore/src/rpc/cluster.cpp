@@ -1,0 +1,70 @@
+#include "rpc/cluster.h"
+
+#include <array>
+
+namespace solgate {
+namespace {
+
+struct ClusterFacts {
+    sg_cluster_t cluster;
+    std::string_view name;
+    std::string_view genesis_hash;
+};
+
+constexpr std::array<ClusterFacts, 4> kClusters{{
+    {SG_CLUSTER_MAINNET_BETA, "mainnet-beta",
+     "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d"},
+    {SG_CLUSTER_DEVNET, "devnet",
+     "EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG"},
+    {SG_CLUSTER_TESTNET, "testnet",
+     "4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY"},
+    {SG_CLUSTER_CUSTOM, "custom", ""},
+}};
+
+constexpr std::array<std::string_view, 4> kCommitmentNames{
+    "", "processed", "confirmed", "finalized"};
+
+}  // namespace
+
+std::optional<sg_cluster_t> ParseCluster(std::string_view name) {
+    for (const auto& facts : kClusters) {
+        if (facts.name == name) {
+            return facts.cluster;
+        }
+    }
+    return std::nullopt;
+}
+
+std::string_view ClusterName(sg_cluster_t cluster) {
+    for (const auto& facts : kClusters) {
+        if (facts.cluster == cluster) {
+            return facts.name;
+        }
+    }
+    return "";
+}
+
+std::string_view GenesisHash(sg_cluster_t cluster) {
+    for (const auto& facts : kClusters) {
+        if (facts.cluster == cluster) {
+            return facts.genesis_hash;
+        }
+    }
+    return "";
+}
+
+std::optional<sg_commitment_t> ParseCommitment(std::string_view name) {
+    for (size_t i = 1; i < kCommitmentNames.size(); i++) {
+        if (kCommitmentNames[i] == name) {
+            return static_cast<sg_commitment_t>(i);
+        }
+    }
+    return std::nullopt;
+}
+
+std::string_view CommitmentName(sg_commitment_t commitment) {
+    size_t i = static_cast<size_t>(commitment);
+    return i < kCommitmentNames.size() ? kCommitmentNames[i] : "";
+}
+
+}  // namespace solgate

@@ -1,0 +1,441 @@
+// A SAX parse that keeps only what routing needs. Raw spans (the id) are
+// cut from the input by offsets, so ids are echoed byte for byte. Plain
+// bodies are lexed here (plain_json.h); anything else goes through yajl.
+#include <yajl/yajl_parse.h>
+
+#include <optional>
+#include <string_view>
+
+#include "rpc/cluster.h"
+#include "json/plain_json.h"
+#include "rpc/rpc_request.h"
+#include "json/slot_answer.h"
+
+namespace solgate {
+namespace {
+
+enum class Role { kBatch, kCall, kParams, kConfig, kOther };
+
+// The member names the parser looks at; any other is kOther. Kept as a
+// number, not a string: a batch has thousands of keys to compare.
+enum class Key {
+    kOther,
+    kJsonrpc,
+    kId,
+    kMethod,
+    kParams,
+    kCommitment,
+    kMinContextSlot,
+    kEncoding,
+    kTransactionDetails,
+    kRewards,
+    kMaxVersion,
+};
+
+Key KeyOf(std::string_view name) {
+    static constexpr std::pair<std::string_view, Key> kKeys[] = {
+        {"jsonrpc", Key::kJsonrpc},
+        {"id", Key::kId},
+        {"method", Key::kMethod},
+        {"params", Key::kParams},
+        {"commitment", Key::kCommitment},
+        {"minContextSlot", Key::kMinContextSlot},
+        {"encoding", Key::kEncoding},
+        {"transactionDetails", Key::kTransactionDetails},
+        {"rewards", Key::kRewards},
+        {"maxSupportedTransactionVersion", Key::kMaxVersion},
+    };
+    for (const auto& [text, key] : kKeys) {
+        if (name.size() == text.size() && name == text) {
+            return key;
+        }
+    }
+    return Key::kOther;
+}
+enum class Kind { kNull, kBool, kNumber, kString, kMap, kArray };
+
+struct Frame {
+    Role role = Role::kOther;
+    size_t elements = 0;   // values seen so far (arrays)
+    Key key = Key::kOther;  // current key (kCall and kConfig maps)
+    size_t key_end = 0;    // input offset just after the current key
+    bool saw_jsonrpc = false;
+    bool saw_method = false;
+    bool second_param = false;  // kConfig: params[1], getBlock's options
+};
+
+bool IsJsonSpace(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+class Parser {
+public:
+    Parser(const char* body, size_t len) : text_(body, len) {}
+
+    // nullopt when the body is not plain JSON: parse it with RunYajl.
+    std::optional<RpcRequest> RunPlain();
+    RpcRequest RunYajl();
+
+    int OnValue(Kind kind, std::string_view text);
+    int OnKey(std::string_view key);
+    int OnClose();
+
+private:
+    Role Place(Kind kind, std::string_view text);
+    Role PlaceInCall(Frame& call, Kind kind, std::string_view text);
+    Role PlaceInParams(Frame& params, Kind kind, std::string_view text);
+    void PlaceInConfig(Frame& config, Kind kind, std::string_view text);
+    void PlaceBlockOption(Key key, Kind kind,
+                          std::string_view text);
+    void FinishCall(const Frame& call);
+    std::string_view SpanFrom(size_t key_end) const;
+    size_t Consumed() const;
+    RpcRequest Finish(bool syntax_ok);
+    RpcCall& Call() { return request_.calls.back(); }
+    void FailCall(int code, std::string message);
+
+    std::string_view text_;
+    yajl_handle handle_ = nullptr;
+    size_t plain_consumed_ = 0;   // the plain lexer's position
+    std::vector<Frame> stack_;
+    RpcRequest request_;
+    bool too_deep_ = false;
+    bool opening_second_param_ = false;
+};
+
+// --- yajl glue -------------------------------------------------------------
+
+Parser* Self(void* ctx) { return static_cast<Parser*>(ctx); }
+
+std::string_view View(const unsigned char* s, size_t len) {
+    return {reinterpret_cast<const char*>(s), len};
+}
+
+int OnNull(void* ctx) { return Self(ctx)->OnValue(Kind::kNull, "null"); }
+int OnBool(void* ctx, int value) {
+    return Self(ctx)->OnValue(Kind::kBool, value ? "true" : "false");
+}
+int OnNumber(void* ctx, const char* s, size_t len) {
+    return Self(ctx)->OnValue(Kind::kNumber, {s, len});
+}
+int OnString(void* ctx, const unsigned char* s, size_t len) {
+    return Self(ctx)->OnValue(Kind::kString, View(s, len));
+}
+int OnStartMap(void* ctx) { return Self(ctx)->OnValue(Kind::kMap, {}); }
+int OnMapKey(void* ctx, const unsigned char* s, size_t len) {
+    return Self(ctx)->OnKey(View(s, len));
+}
+int OnEnd(void* ctx) { return Self(ctx)->OnClose(); }
+int OnStartArray(void* ctx) { return Self(ctx)->OnValue(Kind::kArray, {}); }
+
+const yajl_callbacks kCallbacks = {
+    OnNull, OnBool, nullptr, nullptr, OnNumber, OnString,
+    OnStartMap, OnMapKey, OnEnd, OnStartArray, OnEnd,
+};
+
+// --- parser ----------------------------------------------------------------
+
+// The plain lexer's events, as the parser takes yajl's.
+struct PlainEvents {
+    Parser& parser;
+
+    bool OnNull() { return parser.OnValue(Kind::kNull, "null"); }
+    bool OnBool(bool value) {
+        return parser.OnValue(Kind::kBool, value ? "true" : "false");
+    }
+    bool OnNumber(std::string_view s) {
+        return parser.OnValue(Kind::kNumber, s);
+    }
+    bool OnString(std::string_view s) {
+        return parser.OnValue(Kind::kString, s);
+    }
+    bool OnStartMap() { return parser.OnValue(Kind::kMap, {}); }
+    bool OnKey(std::string_view s) { return parser.OnKey(s); }
+    bool OnEndMap() { return parser.OnClose(); }
+    bool OnStartArray() { return parser.OnValue(Kind::kArray, {}); }
+    bool OnEndArray() { return parser.OnClose(); }
+};
+
+std::optional<RpcRequest> Parser::RunPlain() {
+    PlainEvents events{*this};
+    switch (LexPlainJson(text_, events, &plain_consumed_)) {
+    case PlainJson::kDone:
+        return Finish(true);
+    case PlainJson::kStopped:
+        return Finish(false);   // nesting too deep
+    case PlainJson::kGaveUp:
+        break;
+    }
+    return std::nullopt;
+}
+
+RpcRequest Parser::RunYajl() {
+    handle_ = yajl_alloc(&kCallbacks, nullptr, this);
+    if (handle_ == nullptr) {
+        throw std::bad_alloc();
+    }
+    const auto* bytes = reinterpret_cast<const unsigned char*>(text_.data());
+    yajl_status status = yajl_parse(handle_, bytes, text_.size());
+    if (status == yajl_status_ok) {
+        status = yajl_complete_parse(handle_);
+    }
+    yajl_free(handle_);
+    handle_ = nullptr;
+    return Finish(status == yajl_status_ok);
+}
+
+RpcRequest Parser::Finish(bool syntax_ok) {
+    if (too_deep_) {
+        request_.error = {kInvalidRequest,
+                          "Invalid request: nesting deeper than " +
+                              std::to_string(kMaxNestingDepth) + " levels"};
+    } else if (!syntax_ok) {
+        request_.error = {kParseError, "Parse error"};
+    } else if (request_.shape == RpcRequest::Shape::kUnreadable) {
+        request_.error = {kInvalidRequest, "Invalid request"};
+    } else if (request_.calls.empty()) {
+        request_.error = {kInvalidRequest, "Invalid request: empty batch"};
+    }
+    if (request_.error) {
+        request_.shape = RpcRequest::Shape::kUnreadable;
+        request_.calls.clear();
+    }
+    return std::move(request_);
+}
+
+int Parser::OnValue(Kind kind, std::string_view text) {
+    Role role = Place(kind, text);
+    if (kind != Kind::kMap && kind != Kind::kArray) {
+        return 1;
+    }
+    if (stack_.size() >= kMaxNestingDepth) {
+        too_deep_ = true;
+        return 0;
+    }
+    Frame frame;
+    frame.role = role;
+    frame.second_param = opening_second_param_;
+    opening_second_param_ = false;
+    stack_.push_back(std::move(frame));
+    return 1;
+}
+
+int Parser::OnKey(std::string_view key) {
+    Frame& top = stack_.back();
+    if (top.role == Role::kCall || top.role == Role::kConfig) {
+        top.key = KeyOf(key);
+        top.key_end = Consumed();
+    }
+    return 1;
+}
+
+int Parser::OnClose() {
+    Frame top = std::move(stack_.back());
+    stack_.pop_back();
+    if (top.role == Role::kCall) {
+        FinishCall(top);
+    }
+    return 1;
+}
+
+Role Parser::Place(Kind kind, std::string_view text) {
+    if (stack_.empty()) {
+        if (kind == Kind::kMap) {
+            request_.shape = RpcRequest::Shape::kSingle;
+            request_.calls.emplace_back();
+            return Role::kCall;
+        }
+        if (kind == Kind::kArray) {
+            request_.shape = RpcRequest::Shape::kBatch;
+            // growing one call at a time moves every call again and again
+            request_.calls.reserve(16);
+            return Role::kBatch;
+        }
+        return Role::kOther;  // a scalar body: not a request
+    }
+    Frame& parent = stack_.back();
+    switch (parent.role) {
+    case Role::kBatch:
+        request_.calls.emplace_back();
+        if (kind == Kind::kMap) {
+            return Role::kCall;
+        }
+        FailCall(kInvalidRequest, "Invalid request");
+        return Role::kOther;
+    case Role::kCall:
+        return PlaceInCall(parent, kind, text);
+    case Role::kParams:
+        return PlaceInParams(parent, kind, text);
+    case Role::kConfig:
+        PlaceInConfig(parent, kind, text);
+        return Role::kOther;
+    case Role::kOther:
+        return Role::kOther;
+    }
+    return Role::kOther;
+}
+
+Role Parser::PlaceInCall(Frame& call, Kind kind, std::string_view text) {
+    Key key = call.key;
+    if (key == Key::kJsonrpc) {
+        call.saw_jsonrpc = true;
+        if (kind != Kind::kString || text != "2.0") {
+            FailCall(kInvalidRequest,
+                     "Invalid request: \"jsonrpc\" must be \"2.0\"");
+        }
+    } else if (key == Key::kId) {
+        if (kind == Kind::kNull || kind == Kind::kNumber ||
+            kind == Kind::kString) {
+            Call().id_raw.assign(SpanFrom(call.key_end));
+        } else {
+            Call().id_raw.clear();
+            FailCall(kInvalidRequest,
+                     "Invalid request: \"id\" must be a number, a string or "
+                     "null");
+        }
+    } else if (key == Key::kMethod) {
+        call.saw_method = true;
+        if (kind == Kind::kString) {
+            Call().method.assign(text);
+        } else {
+            FailCall(kInvalidRequest,
+                     "Invalid request: \"method\" must be a string");
+        }
+    } else if (key == Key::kParams) {
+        Call().has_params = true;
+        if (kind == Kind::kArray) {
+            return Role::kParams;
+        }
+        if (kind != Kind::kMap && kind != Kind::kNull) {
+            FailCall(kInvalidParams,
+                     "Invalid params: \"params\" must be an array");
+        }
+    }
+    return Role::kOther;
+}
+
+Role Parser::PlaceInParams(Frame& params, Kind kind, std::string_view text) {
+    size_t index = params.elements++;
+    if (index == 0) {
+        Call().first_param_seen = true;
+        if (kind == Kind::kNumber) {
+            Call().first_param_u64 = ParseSlotNumber(text);
+        }
+    } else if (index == 1) {
+        BlockOptions& options = Call().block_options;
+        options.seen = true;
+        if (kind == Kind::kString) {
+            options.encoding.assign(text);   // getConfirmedBlock's legacy form
+        } else if (kind == Kind::kMap) {
+            opening_second_param_ = true;
+        } else {
+            options.readable = false;
+        }
+    }
+    return kind == Kind::kMap ? Role::kConfig : Role::kOther;
+}
+
+void Parser::PlaceInConfig(Frame& config, Kind kind, std::string_view text) {
+    if (config.second_param) {
+        PlaceBlockOption(config.key, kind, text);
+    }
+    if (config.key == Key::kCommitment) {
+        auto level = kind == Kind::kString ? ParseCommitment(text)
+                                           : std::nullopt;
+        if (!level) {
+            FailCall(kInvalidParams,
+                     "Invalid params: unknown commitment, expected "
+                     "\"processed\", \"confirmed\" or \"finalized\"");
+            return;
+        }
+        Call().commitment = level;
+    } else if (config.key == Key::kMinContextSlot) {
+        auto slot = kind == Kind::kNumber ? ParseSlotNumber(text) : std::nullopt;
+        if (!slot) {
+            FailCall(kInvalidParams,
+                     "Invalid params: \"minContextSlot\" must be a "
+                     "non-negative integer");
+            return;
+        }
+        Call().min_context_slot = slot;
+    }
+}
+
+void Parser::PlaceBlockOption(Key key, Kind kind, std::string_view text) {
+    BlockOptions& options = Call().block_options;
+    switch (key) {
+    case Key::kCommitment:
+    case Key::kMinContextSlot:
+        return;   // do not change the body of a finalized block
+    case Key::kEncoding:
+    case Key::kTransactionDetails:
+    case Key::kRewards:
+    case Key::kMaxVersion:
+        break;
+    default:
+        options.unknown_option = true;
+        return;
+    }
+    if (key == Key::kEncoding && kind == Kind::kString) {
+        options.encoding.assign(text);
+    } else if (key == Key::kTransactionDetails && kind == Kind::kString) {
+        options.transaction_details.assign(text);
+    } else if (key == Key::kRewards && kind == Kind::kBool) {
+        options.rewards = text == "true";
+    } else if (key == Key::kMaxVersion && kind == Kind::kNumber) {
+        options.max_version.assign(text);
+    } else if (kind != Kind::kNull) {
+        options.readable = false;
+    }
+}
+
+void Parser::FinishCall(const Frame& call) {
+    if (!call.saw_jsonrpc) {
+        FailCall(kInvalidRequest,
+                 "Invalid request: \"jsonrpc\" must be \"2.0\"");
+    } else if (!call.saw_method) {
+        FailCall(kInvalidRequest, "Invalid request: missing \"method\"");
+    }
+}
+
+size_t Parser::Consumed() const {
+    return handle_ != nullptr ? yajl_get_bytes_consumed(handle_)
+                              : plain_consumed_;
+}
+
+// The raw text of the scalar value whose key ended at key_end: from the
+// first byte after the colon to where the lexer stopped.
+std::string_view Parser::SpanFrom(size_t key_end) const {
+    size_t end = Consumed();
+    size_t start = key_end;
+    while (start < end && (IsJsonSpace(text_[start]) || text_[start] == ':')) {
+        start++;
+    }
+    return text_.substr(start, end - start);
+}
+
+// The first problem found is the one reported.
+void Parser::FailCall(int code, std::string message) {
+    RpcCall& call = Call();
+    if (!call.error) {
+        call.error = {code, std::move(message)};
+    }
+}
+
+}  // namespace
+
+RpcRequest ParseRpcRequest(const char* body, size_t len) {
+    {
+        Parser plain(body, len);
+        if (std::optional<RpcRequest> request = plain.RunPlain()) {
+            return std::move(*request);
+        }
+    }
+    return Parser(body, len).RunYajl();
+}
+
+RpcRequest ParseRpcRequestWithYajl(const char* body, size_t len) {
+    return Parser(body, len).RunYajl();
+}
+
+}  // namespace solgate

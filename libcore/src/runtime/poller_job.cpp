@@ -1,0 +1,146 @@
+#include "runtime/poller_job.h"
+
+#include <time.h>
+
+#include "blocks/block_service.h"
+#include "blocks/block_sync.h"
+#include "runtime/curl_transport.h"
+#include "blocks/long_term_retriever.h"
+
+namespace solgate {
+namespace {
+
+int64_t ClockMs(clockid_t id) {
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+class PollerJob : public LoopJob {
+public:
+    PollerJob(uv_loop_t* loop, const std::vector<const Network*>& networks,
+              uint32_t pid, const LogSink& log)
+        : transport_(loop) {
+        for (const Network* network : networks) {
+            pollers_.push_back(std::make_unique<NetworkPoller>(
+                *network, transport_, clock_, log, pid));
+        }
+        // Cube Runner's region sync, for each network that serves blocks,
+        // and its long-term storage retrievals where a plan has a queue.
+        for (const Network* network : networks) {
+            BlockService* blocks = network->blocks();
+            if (blocks == nullptr) {
+                continue;
+            }
+            services_.push_back(blocks);
+            syncs_.push_back(std::make_unique<BlockSync>(
+                *blocks, transport_, clock_, log, pid));
+            if (QueuedPlans(blocks->conf()) > 0) {
+                retrievers_.push_back(std::make_unique<LongTermRetriever>(
+                    *blocks, transport_, clock_, log, pid));
+            }
+        }
+        if (!services_.empty()) {
+            // Cache commits handed over by the event loop run here, now.
+            commit_async_ = new uv_async_t;
+            uv_async_init(loop, commit_async_, &PollerJob::OnCommits);
+            commit_async_->data = this;
+            for (BlockService* service : services_) {
+                uv_async_t* async = commit_async_;
+                service->SetCommitWaker([async] { uv_async_send(async); });
+            }
+        }
+        if (!retrievers_.empty()) {
+            // Retrievals are handed out by rate, finer than the 400 ms tick.
+            retrieval_timer_ = new uv_timer_t;
+            uv_timer_init(loop, retrieval_timer_);
+            retrieval_timer_->data = this;
+            uv_timer_start(retrieval_timer_, &PollerJob::OnRetrievalTick,
+                           kRetrieverTickMs, kRetrieverTickMs);
+        }
+    }
+
+    ~PollerJob() override {
+        for (BlockService* service : services_) {
+            service->SetCommitWaker(nullptr);
+            service->RunCommits();   // what was handed over is not lost
+        }
+        if (commit_async_ != nullptr) {
+            uv_close(reinterpret_cast<uv_handle_t*>(commit_async_),
+                     [](uv_handle_t* h) {
+                         delete reinterpret_cast<uv_async_t*>(h);
+                     });
+        }
+        if (retrieval_timer_ != nullptr) {
+            uv_timer_stop(retrieval_timer_);
+            uv_close(reinterpret_cast<uv_handle_t*>(retrieval_timer_),
+                     [](uv_handle_t* h) {
+                         delete reinterpret_cast<uv_timer_t*>(h);
+                     });
+        }
+    }
+
+    void Tick() override {
+        for (auto& poller : pollers_) {
+            poller->Tick();
+        }
+        for (auto& sync : syncs_) {
+            sync->Tick();
+        }
+        int64_t now = clock_.MonotonicMs();
+        if (now - last_upkeep_ms_ >= kUpkeepIntervalMs) {
+            last_upkeep_ms_ = now;
+            for (BlockService* service : services_) {
+                service->Maintain(clock_.WallMs());
+            }
+        }
+    }
+
+private:
+    // Request scores, evictions and the summary of each cache.
+    static constexpr int64_t kUpkeepIntervalMs = 1000;
+
+    static void OnCommits(uv_async_t* async) {
+        auto* job = static_cast<PollerJob*>(async->data);
+        for (BlockService* service : job->services_) {
+            service->RunCommits();
+        }
+    }
+
+    static void OnRetrievalTick(uv_timer_t* timer) {
+        auto* job = static_cast<PollerJob*>(timer->data);
+        for (auto& retriever : job->retrievers_) {
+            retriever->Tick();
+        }
+    }
+
+    // Destroyed in reverse: the syncs and the pollers release their leases
+    // before the transport cancels what is still in flight (whose replies
+    // then never arrive).
+    SystemClock clock_;
+    CurlTransport transport_;
+    std::vector<std::unique_ptr<NetworkPoller>> pollers_;
+    std::vector<std::unique_ptr<BlockSync>> syncs_;
+    std::vector<std::unique_ptr<LongTermRetriever>> retrievers_;
+    std::vector<BlockService*> services_;
+    int64_t last_upkeep_ms_ = 0;
+    uv_timer_t* retrieval_timer_ = nullptr;   // freed by its close callback
+    uv_async_t* commit_async_ = nullptr;      // likewise
+};
+
+}  // namespace
+
+int64_t SystemClock::MonotonicMs() { return ClockMs(CLOCK_MONOTONIC); }
+int64_t SystemClock::WallMs() { return ClockMs(CLOCK_REALTIME); }
+
+std::unique_ptr<PollerThread> StartPoller(std::vector<const Network*> networks,
+                                          uint32_t pid, LogSink log,
+                                          std::string* error) {
+    LoopJobFactory factory = [networks, pid, log](uv_loop_t* loop) {
+        return std::unique_ptr<LoopJob>(
+            new PollerJob(loop, networks, pid, log));
+    };
+    return PollerThread::Start(std::move(factory), kPollIntervalMs, error);
+}
+
+}  // namespace solgate

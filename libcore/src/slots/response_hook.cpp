@@ -1,0 +1,97 @@
+#include "slots/response_hook.h"
+
+#include "json/slot_answer.h"
+#include "slots/slot_hooks.h"
+
+namespace solgate {
+
+sg_commitment_t EffectiveCommitment(const RpcCall& call,
+                                    const NetworkSettings& settings) {
+    return call.commitment ? *call.commitment : settings.default_commitment;
+}
+
+std::unique_ptr<ResponseHook> ResponseHook::For(const Network& network,
+                                                const RpcRequest& request,
+                                                const RoutePlan& plan,
+                                                size_t upstream) {
+    if (request.shape != RpcRequest::Shape::kSingle || !network.bound() ||
+        upstream >= network.size()) {
+        return nullptr;
+    }
+    const RpcCall& call = request.calls[0];
+    sg_commitment_t commitment = EffectiveCommitment(call, network.settings());
+    // getBlockHeight is a different counter and is never corrected.
+    if (call.method == "getSlot") {
+        return std::unique_ptr<ResponseHook>(
+            new ResponseHook(network, plan, upstream, Kind::kRewriteSlot,
+                             commitment));
+    }
+    if (IsEnvelopeMethod(call.method)) {
+        return std::unique_ptr<ResponseHook>(
+            new ResponseHook(network, plan, upstream, Kind::kHarvest,
+                             commitment));
+    }
+    return nullptr;
+}
+
+bool ResponseHook::Feed(const char* data, size_t len, int64_t now_ms) {
+    if (done_) {
+        return true;
+    }
+    if (!scanner_) {
+        scanner_ = std::make_unique<ContextSlotScanner>();
+    }
+    switch (scanner_->Feed(data, len)) {
+    case ContextSlotScanner::State::kMore:
+        return false;
+    case ContextSlotScanner::State::kFound:
+        Harvested(now_ms);
+        break;
+    case ContextSlotScanner::State::kNotFound:
+        break;
+    }
+    done_ = true;
+    return true;
+}
+
+void ResponseHook::Finish(int64_t now_ms) {
+    if (!done_ && scanner_ &&
+        scanner_->Finish() == ContextSlotScanner::State::kFound) {
+        Harvested(now_ms);
+    }
+    done_ = true;
+}
+
+void ResponseHook::Harvested(int64_t now_ms) {
+    HarvestContextSlot(network_.slot(upstream_), commitment_, scanner_->slot(),
+                       now_ms);
+}
+
+std::optional<ResponseHook::Correction> ResponseHook::Rewrite(
+    std::string_view body, int64_t now_ms) {
+    auto answer = ParseSlotAnswer(body);
+    if (!answer) {
+        return std::nullopt;  // an error or something unexpected: untouched
+    }
+    NetworkShared& shared = network_.shared();
+    // The memory of answered slots is network-wide, so only requests
+    // without a selector use it: a group may rightly be behind the rest.
+    bool processed = (commitment_ == SG_COMMITMENT_PROCESSED ||
+                      commitment_ == SG_COMMITMENT_NONE) &&
+                     !plan_.has_selector;
+    uint64_t corrected = CorrectGetSlot(
+        commitment_, answer->slot, PlanTips(network_, plan_, now_ms),
+        processed ? shared.processed_answered.load() : 0);
+    if (processed) {
+        SuggestSlot(shared.processed_answered, corrected,
+                    shared.answered_rollbacks);
+    }
+    if (corrected == answer->slot) {
+        return std::nullopt;
+    }
+    shared.getslot_corrections.fetch_add(1, std::memory_order_relaxed);
+    return Correction{ReplaceSlot(body, *answer, corrected), answer->slot,
+                      corrected};
+}
+
+}  // namespace solgate

@@ -1,0 +1,62 @@
+// What the response path does for one forwarded request: rewrite a getSlot
+// answer, harvest context.slot from an envelope, or nothing.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "json/context_slot_scanner.h"
+#include "routing/network.h"
+#include "routing/route_plan.h"
+#include "rpc/rpc_request.h"
+
+namespace solgate {
+
+sg_commitment_t EffectiveCommitment(const RpcCall& call,
+                                    const NetworkSettings& settings);
+
+class ResponseHook {
+public:
+    enum class Kind { kRewriteSlot, kHarvest };
+
+    // nullptr when the response needs nothing (batches, other methods).
+    static std::unique_ptr<ResponseHook> For(const Network& network,
+                                             const RpcRequest& request,
+                                             const RoutePlan& plan,
+                                             size_t upstream);
+
+    Kind kind() const { return kind_; }
+
+    // Harvest: feed body bytes; true once nothing more is needed.
+    bool Feed(const char* data, size_t len, int64_t now_ms);
+    void Finish(int64_t now_ms);
+
+    // Rewrite: the corrected body, or nullopt to send the answer as it is.
+    struct Correction {
+        std::string body;
+        uint64_t from;
+        uint64_t to;
+    };
+    std::optional<Correction> Rewrite(std::string_view body, int64_t now_ms);
+
+private:
+    ResponseHook(const Network& network, const RoutePlan& plan,
+                 size_t upstream, Kind kind, sg_commitment_t commitment)
+        : network_(network), plan_(plan), upstream_(upstream), kind_(kind),
+          commitment_(commitment) {}
+
+    void Harvested(int64_t now_ms);
+
+    const Network& network_;
+    const RoutePlan& plan_;
+    size_t upstream_;
+    Kind kind_;
+    sg_commitment_t commitment_;
+    // Only a harvest needs one (it holds a yajl handle): made on first use.
+    std::unique_ptr<ContextSlotScanner> scanner_;
+    bool done_ = false;
+};
+
+}  // namespace solgate

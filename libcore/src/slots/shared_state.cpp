@@ -1,0 +1,195 @@
+#include "slots/shared_state.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+namespace solgate {
+
+static_assert(std::atomic<uint64_t>::is_always_lock_free,
+              "shared counters must be lock-free to work across processes");
+static_assert(std::is_standard_layout_v<NetworkShared>);
+
+std::string_view PollMethodName(PollMethod method) {
+    static constexpr std::array<std::string_view, kPollMethodCount> kNames{
+        "getHealth", "getSlot_processed", "getSlot_finalized",
+        "getMaxShredInsertSlot", "getGenesisHash", "getFirstAvailableBlock"};
+    return method < kPollMethodCount ? kNames[method] : "";
+}
+
+std::string_view LaneAxisName(LaneAxis axis) {
+    return axis == kAxisProcessed ? "processed" : "finalized";
+}
+
+void SharedText::Write(std::string_view value) {
+    uint32_t v = version.load(std::memory_order_relaxed);
+    version.store(v | 1u, std::memory_order_release);
+    std::atomic_thread_fence(std::memory_order_release);
+    size_t n = std::min(value.size(), kReasonCapacity - 1);
+    // never cut a UTF-8 sequence in two
+    while (n > 0 && n < value.size() &&
+           (static_cast<unsigned char>(value[n]) & 0xc0) == 0x80) {
+        n--;
+    }
+    std::memcpy(text, value.data(), n);
+    text[n] = '\0';
+    version.store((v | 1u) + 1, std::memory_order_release);
+}
+
+std::string SharedText::Read() const {
+    // A writer that died mid-write leaves the version odd: give up after a
+    // bounded number of tries rather than spin forever.
+    for (int attempt = 0; attempt < 100; attempt++) {
+        uint32_t before = version.load(std::memory_order_acquire);
+        if (before & 1u) {
+            continue;
+        }
+        char copy[kReasonCapacity];
+        std::memcpy(copy, text, sizeof(copy));
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (version.load(std::memory_order_relaxed) == before) {
+            copy[kReasonCapacity - 1] = '\0';
+            return copy;
+        }
+    }
+    return "";
+}
+
+bool SuggestSlot(std::atomic<uint64_t>& view, uint64_t value,
+                 std::atomic<uint64_t>& large_rollbacks) {
+    if (value == 0) {
+        return false;
+    }
+    uint64_t current = view.load(std::memory_order_relaxed);
+    for (;;) {
+        if (value == current) {
+            return false;
+        }
+        bool rollback = value < current;
+        if (rollback && current - value <= kToleratedSlotRollback) {
+            return false;
+        }
+        if (view.compare_exchange_weak(current, value,
+                                       std::memory_order_acq_rel)) {
+            if (rollback) {
+                large_rollbacks.fetch_add(1, std::memory_order_relaxed);
+            }
+            return true;
+        }
+    }
+}
+
+bool UpstreamSlot::SuggestProcessed(uint64_t value) {
+    return SuggestSlot(processed, value, large_rollbacks);
+}
+
+bool UpstreamSlot::SuggestFinalized(uint64_t value) {
+    return SuggestSlot(finalized, value, large_rollbacks);
+}
+
+bool UpstreamSlot::SuggestShred(uint64_t value) {
+    return SuggestSlot(shred, value, large_rollbacks);
+}
+
+// owner: bits 56-63, cause: bits 48-55, since: bits 0-47 (ms, ~8900 years)
+static uint64_t PackCordon(const CordonState& s) {
+    return (static_cast<uint64_t>(s.owner) << 56) |
+           (static_cast<uint64_t>(s.cause) << 48) |
+           (static_cast<uint64_t>(s.since_wall_ms) & ((1ULL << 48) - 1));
+}
+
+static CordonState UnpackCordon(uint64_t word) {
+    CordonState s;
+    s.owner = static_cast<CordonOwner>(word >> 56);
+    s.cause = static_cast<CordonCause>((word >> 48) & 0xff);
+    s.since_wall_ms = static_cast<int64_t>(word & ((1ULL << 48) - 1));
+    return s;
+}
+
+CordonState UpstreamSlot::Cordon() const {
+    return UnpackCordon(cordon.load(std::memory_order_acquire));
+}
+
+bool UpstreamSlot::SwapCordon(CordonOwner expected, const CordonState& next) {
+    uint64_t current = cordon.load(std::memory_order_acquire);
+    for (;;) {
+        if (UnpackCordon(current).owner != expected) {
+            return false;
+        }
+        if (cordon.compare_exchange_weak(current, PackCordon(next),
+                                         std::memory_order_acq_rel)) {
+            return true;
+        }
+    }
+}
+
+void UpstreamSlot::Reset(std::string_view new_id) {
+    // Only the master touches a slot being (re)bound, before workers fork
+    // or while the slot is free: plain stores are enough.
+    processed.store(0);
+    finalized.store(0);
+    shred.store(0);
+    processed_seen_ms.store(0);
+    finalized_seen_ms.store(0);
+    health.store(static_cast<uint32_t>(HealthOutcome::kUnknown));
+    genesis.store(static_cast<uint32_t>(GenesisCheck::kUnchecked));
+    cordon.store(0);
+    cordon_lag.store(0);
+    first_available_plus1.store(0);
+    first_available_polled_ms.store(0);
+    cordon_note.Write("");
+    lease.store(0);
+    last_fanout_ms.store(0);
+    gate_skips.store(0);
+    large_rollbacks.store(0);
+    cordon_events.store(0);
+    for (size_t m = 0; m < kPollMethodCount; m++) {
+        polls[m].store(0);
+        poll_errors[m].store(0);
+    }
+    gate_skipped_ticks.store(0);
+    harvested.store(0);
+    size_t n = std::min(new_id.size(), kIdCapacity - 1);
+    std::memcpy(id, new_id.data(), n);
+    id[n] = '\0';
+    use.store(kBound);
+}
+
+// pid: bits 40-63 (24 bits), expires: bits 0-39 (ms of uptime, ~34 years)
+Lease Lease::Unpack(uint64_t word) {
+    Lease l;
+    l.pid = static_cast<uint32_t>(word >> 40);
+    l.expires_ms = static_cast<int64_t>(word & ((1ULL << 40) - 1));
+    return l;
+}
+
+uint64_t Lease::Pack() const {
+    return (static_cast<uint64_t>(pid & 0xffffff) << 40) |
+           (static_cast<uint64_t>(expires_ms) & ((1ULL << 40) - 1));
+}
+
+bool ClaimLease(std::atomic<uint64_t>& word, uint32_t pid, int64_t now_ms,
+                int64_t ttl_ms) {
+    uint64_t current = word.load(std::memory_order_acquire);
+    Lease next{pid & 0xffffff, now_ms + ttl_ms};
+    for (;;) {
+        Lease held = Lease::Unpack(current);
+        bool mine = held.pid == (pid & 0xffffff);
+        if (!mine && held.pid != 0 && held.expires_ms > now_ms) {
+            return false;
+        }
+        if (word.compare_exchange_weak(current, next.Pack(),
+                                       std::memory_order_acq_rel)) {
+            return true;
+        }
+    }
+}
+
+void ReleaseLease(std::atomic<uint64_t>& word, uint32_t pid) {
+    uint64_t current = word.load(std::memory_order_acquire);
+    if (Lease::Unpack(current).pid == (pid & 0xffffff)) {
+        word.compare_exchange_strong(current, 0, std::memory_order_acq_rel);
+    }
+}
+
+}  // namespace solgate

@@ -1,0 +1,66 @@
+#include "slots/slot_hooks.h"
+
+#include <algorithm>
+#include <array>
+
+namespace solgate {
+
+uint64_t CorrectGetSlot(sg_commitment_t commitment, uint64_t response,
+                        const Tips& tips, uint64_t answered) {
+    switch (commitment) {
+    case SG_COMMITMENT_CONFIRMED:
+        return response;
+    case SG_COMMITMENT_FINALIZED:
+        if (tips.finalized > 0 && tips.indexed > 0) {
+            return std::min(tips.finalized, tips.indexed);
+        }
+        if (tips.finalized > kFinalizedIndexFallbackLag) {
+            return tips.finalized - kFinalizedIndexFallbackLag;
+        }
+        return response > kFinalizedIndexFallbackLag
+                   ? response - kFinalizedIndexFallbackLag
+                   : response;
+    case SG_COMMITMENT_PROCESSED:
+    case SG_COMMITMENT_NONE:
+        break;
+    }
+    uint64_t base = std::max(response, tips.processed);
+    // An answered slot far above what every source says now came from a
+    // node on another cluster or before a reset: it must not pin the floor.
+    if (answered > base + kToleratedSlotRollback) {
+        return base;
+    }
+    return std::max(base, answered);
+}
+
+bool BlockUnavailable(uint64_t slot, const Tips& tips, uint64_t margin) {
+    return tips.indexed > 0 && slot > tips.indexed &&
+           slot - tips.indexed > margin;
+}
+
+void HarvestContextSlot(UpstreamSlot& slot, sg_commitment_t commitment,
+                        uint64_t context_slot, int64_t now_ms) {
+    slot.harvested.fetch_add(1, std::memory_order_relaxed);
+    if (commitment == SG_COMMITMENT_FINALIZED &&
+        slot.SuggestFinalized(context_slot)) {
+        slot.finalized_seen_ms.store(now_ms, std::memory_order_relaxed);
+    }
+    if (slot.SuggestProcessed(context_slot)) {
+        slot.processed_seen_ms.store(now_ms, std::memory_order_relaxed);
+    }
+}
+
+bool IsEnvelopeMethod(std::string_view method) {
+    static constexpr std::array<std::string_view, 18> kEnvelopeMethods{
+        "getAccountInfo", "getBalance", "getBlockProduction",
+        "getFeeForMessage", "getLargestAccounts", "getLatestBlockhash",
+        "getMultipleAccounts", "getProgramAccounts", "getSignatureStatuses",
+        "getStakeMinimumDelegation", "getSupply", "getTokenAccountBalance",
+        "getTokenAccountsByDelegate", "getTokenAccountsByOwner",
+        "getTokenLargestAccounts", "getTokenSupply", "isBlockhashValid",
+        "simulateTransaction"};
+    return std::find(kEnvelopeMethods.begin(), kEnvelopeMethods.end(),
+                     method) != kEnvelopeMethods.end();
+}
+
+}  // namespace solgate

@@ -1,0 +1,40 @@
+// The request/response hooks of slot tracking: getSlot correction, the
+// getBlock availability guard, and context.slot harvesting.
+#pragma once
+
+#include <cstdint>
+
+#include "routing/network.h"
+#include "solgate/solgate.h"
+
+namespace solgate {
+
+// Without a known indexed tip, a finalized answer is held this far below
+// the finalized tip (or below the answer itself when that is unknown too).
+constexpr uint64_t kFinalizedIndexFallbackLag = 32;
+
+// The slot a getSlot answer is corrected to, for the request's effective
+// commitment:
+//  - processed or none: raised to the processed tip and to the highest
+//    processed slot already answered (`answered`), never lowered; an
+//    `answered` more than kToleratedSlotRollback above both is dropped;
+//  - confirmed: untouched (no confirmed tip is tracked);
+//  - finalized: min(finalized tip, indexed tip), both ways, so callers are
+//    never sent into the window getBlock cannot serve yet.
+uint64_t CorrectGetSlot(sg_commitment_t commitment, uint64_t response,
+                        const Tips& tips, uint64_t answered = 0);
+
+// True when getBlock(slot) is beyond the indexed frontier plus the margin.
+// Fails open: an unknown frontier (0) never rejects.
+bool BlockUnavailable(uint64_t slot, const Tips& tips, uint64_t margin);
+
+// Feeds a context.slot seen in live traffic to the upstream's views:
+// finalized feeds both views, weaker commitments the latest one. A view
+// counts as traffic-fresh only when it accepted the value.
+void HarvestContextSlot(UpstreamSlot& slot, sg_commitment_t commitment,
+                        uint64_t context_slot, int64_t now_ms);
+
+// Methods whose result is the RpcResponse envelope with context.slot.
+bool IsEnvelopeMethod(std::string_view method);
+
+}  // namespace solgate

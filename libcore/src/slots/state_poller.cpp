@@ -1,0 +1,303 @@
+#include "slots/state_poller.h"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+
+#include "rpc/cluster.h"
+#include "slots/poll_reply.h"
+
+namespace solgate {
+namespace {
+
+std::string Format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+std::string Format(const char* fmt, ...) {
+    char buf[512];
+    va_list args;
+    va_start(args, fmt);
+    int n = vsnprintf(buf, sizeof(buf), fmt, args);
+    va_end(args);
+    if (n < 0) {
+        return "";
+    }
+    return std::string(buf, std::min(static_cast<size_t>(n), sizeof(buf) - 1));
+}
+
+// What went wrong with a poll, for the log: the transport error, the HTTP
+// status, or the start of the JSON-RPC answer.
+std::string DescribeFailure(const HttpResult& r) {
+    if (r.transport_error != 0) {
+        return Format("transport error %d: %s", r.transport_error,
+                      r.error_text.c_str());
+    }
+    std::string body = r.body.substr(0, 160);
+    for (char& c : body) {
+        if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+    }
+    return Format("HTTP %ld: %s", r.http_status, body.c_str());
+}
+
+constexpr const char* kRecoveredReason =
+    "svm state poller: getHealth ok and shred-insert lag back within "
+    "threshold";
+
+}  // namespace
+
+uint64_t IngestionLag(const UpstreamSlot& slot) {
+    uint64_t shred = slot.shred.load(std::memory_order_relaxed);
+    uint64_t processed = slot.processed.load(std::memory_order_relaxed);
+    return shred > processed && processed > 0 ? shred - processed : 0;
+}
+
+std::string CordonReason(const UpstreamSlot& slot) {
+    switch (slot.Cordon().cause) {
+    case CordonCause::kNone:
+        return "";
+    case CordonCause::kUnhealthy:
+        return "svm state poller: getHealth reported unhealthy";
+    case CordonCause::kShredLag:
+        return Format("svm state poller: shred-insert lag %llu slots exceeds "
+                      "threshold %llu (node ingests shreds but does not "
+                      "replay them)",
+                      static_cast<unsigned long long>(slot.cordon_lag.load()),
+                      static_cast<unsigned long long>(kMaxShredInsertSlotLag));
+    case CordonCause::kGenesis:
+    case CordonCause::kOperator:
+        return slot.cordon_note.Read();
+    }
+    return "";
+}
+
+UpstreamPoller::UpstreamPoller(const Network& network, size_t index,
+                               Transport& transport, Clock& clock, LogSink log)
+    : network_(network),
+      index_(index),
+      slot_(network.slot(index)),
+      transport_(transport),
+      clock_(clock),
+      log_(std::move(log)) {}
+
+std::string UpstreamPoller::Describe() const {
+    return "network=" + network_.name() +
+           " upstream=" + network_.upstream(index_).id;
+}
+
+bool UpstreamPoller::TrafficFresh(int64_t now) const {
+    auto fresh = [&](const std::atomic<int64_t>& seen) {
+        int64_t t = seen.load(std::memory_order_relaxed);
+        return t > 0 && now - t < network_.settings().debounce_ms;
+    };
+    return fresh(slot_.processed_seen_ms) && fresh(slot_.finalized_seen_ms);
+}
+
+void UpstreamPoller::Tick() {
+    if (pending_ > 0) {
+        return;  // the previous fan-out is still out
+    }
+    int64_t now = clock_.MonotonicMs();
+    int64_t last = slot_.last_fanout_ms.load(std::memory_order_relaxed);
+    if (last != 0 && now - last + kTickJitterMs < network_.settings().debounce_ms) {
+        return;  // inside the debounce window: no RPC at all
+    }
+    if (!bootstrapped_) {
+        bootstrapped_ = true;
+        log_(kLogDebug, Format("bootstrapping svm state poller: %s "
+                               "tickInterval=%ums debounce=%ums",
+                               Describe().c_str(), kPollIntervalMs,
+                               network_.settings().debounce_ms));
+    }
+    slot_.last_fanout_ms.store(now, std::memory_order_relaxed);
+
+    pending_ = 1;  // held until every call below is issued
+    Call(kPollGetHealth, RequestBody("getHealth"), [this](const HttpResult& r) {
+        bool healthy = ReplyHealthy(r);
+        auto before = slot_.health.exchange(static_cast<uint32_t>(
+            healthy ? HealthOutcome::kOk : HealthOutcome::kFailed));
+        if (!healthy &&
+            before != static_cast<uint32_t>(HealthOutcome::kFailed)) {
+            log_(kLogWarn, Format("svm state poller: getHealth failed: %s %s",
+                                  Describe().c_str(),
+                                  DescribeFailure(r).c_str()));
+        }
+    });
+    Call(kPollGetMaxShredInsertSlot, RequestBody("getMaxShredInsertSlot"),
+         [this](const HttpResult& r) {
+             if (auto v = ReplyU64(r)) {
+                 slot_.SuggestShred(*v);
+             }
+         });
+
+    // Live traffic that keeps both views fresh stands in for the two
+    // getSlot calls, at most kMaxGateSkips ticks in a row.
+    if (TrafficFresh(now) && slot_.gate_skips.load() < kMaxGateSkips) {
+        slot_.gate_skips.fetch_add(1);
+        slot_.gate_skipped_ticks.fetch_add(1);
+    } else {
+        slot_.gate_skips.store(0);
+        Call(kPollGetSlotProcessed,
+             RequestBody("getSlot", "[{\"commitment\":\"processed\"}]"),
+             [this](const HttpResult& r) {
+                 if (auto v = ReplyU64(r)) {
+                     slot_.SuggestProcessed(*v);
+                 }
+             });
+        Call(kPollGetSlotFinalized,
+             RequestBody("getSlot", "[{\"commitment\":\"finalized\"}]"),
+             [this](const HttpResult& r) {
+                 if (auto v = ReplyU64(r)) {
+                     slot_.SuggestFinalized(*v);
+                 }
+             });
+    }
+
+    PollLedgerWindow(now);
+
+    std::string_view expected = GenesisHash(network_.settings().cluster);
+    if (!expected.empty() &&
+        slot_.genesis.load() == static_cast<uint32_t>(GenesisCheck::kUnchecked)) {
+        Call(kPollGetGenesisHash, RequestBody("getGenesisHash"),
+             [this, expected](const HttpResult& r) {
+                 auto hash = ReplyString(r);
+                 if (!hash) {
+                     return;  // asked again at the next fan-out
+                 }
+                 if (*hash == expected) {
+                     slot_.genesis.store(
+                         static_cast<uint32_t>(GenesisCheck::kMatches));
+                     return;
+                 }
+                 slot_.cordon_note.Write(Format(
+                     "svm state poller: genesis hash %s is not %s's (%s)",
+                     hash->c_str(),
+                     std::string(ClusterName(network_.settings().cluster)).c_str(),
+                     std::string(expected).c_str()));
+                 slot_.genesis.store(
+                     static_cast<uint32_t>(GenesisCheck::kDiffers));
+             });
+    }
+    CallDone();
+}
+
+void UpstreamPoller::PollLedgerWindow(int64_t now) {
+    if (!network_.settings().track_ledger_window) {
+        return;
+    }
+    int64_t last = slot_.first_available_polled_ms.load();
+    if (last != 0 && now - last < kFirstAvailablePollMs) {
+        return;
+    }
+    slot_.first_available_polled_ms.store(now);
+    Call(kPollGetFirstAvailableBlock, RequestBody("getFirstAvailableBlock"),
+         [this, now](const HttpResult& r) {
+             if (auto v = ReplyU64(r)) {
+                 slot_.first_available_plus1.store(*v + 1);
+             } else {
+                 // asked again in kFirstAvailableRetryMs, not every tick
+                 slot_.first_available_polled_ms.store(
+                     now - kFirstAvailablePollMs + kFirstAvailableRetryMs);
+             }
+         });
+}
+
+void UpstreamPoller::Call(PollMethod method, std::string body,
+                          std::function<void(const HttpResult&)> on_reply) {
+    pending_++;
+    slot_.polls[method].fetch_add(1, std::memory_order_relaxed);
+    transport_.Post(network_.upstream(index_).poll, std::move(body),
+                    kPollTimeoutMs,
+                    [this, method, on_reply](HttpResult reply) {
+                        bool ok = reply.transport_error == 0 &&
+                                  reply.http_status == 200;
+                        if (!ok) {
+                            slot_.poll_errors[method].fetch_add(1);
+                        }
+                        on_reply(reply);
+                        CallDone();
+                    });
+}
+
+void UpstreamPoller::CallDone() {
+    if (--pending_ == 0) {
+        Evaluate();
+    }
+}
+
+void UpstreamPoller::Evaluate() {
+    uint64_t lag = IngestionLag(slot_);
+    bool health_failed = slot_.health.load() ==
+                         static_cast<uint32_t>(HealthOutcome::kFailed);
+    bool genesis_differs = slot_.genesis.load() ==
+                           static_cast<uint32_t>(GenesisCheck::kDiffers);
+    bool lagging = lag > kMaxShredInsertSlotLag;
+    CordonState current = slot_.Cordon();
+
+    if (health_failed || lagging || genesis_differs) {
+        if (current.owner != CordonOwner::kNone) {
+            return;  // edge-triggered: already out of rotation
+        }
+        CordonCause cause = genesis_differs ? CordonCause::kGenesis
+                            : health_failed ? CordonCause::kUnhealthy
+                                            : CordonCause::kShredLag;
+        slot_.cordon_lag.store(lag);
+        if (!slot_.SwapCordon(CordonOwner::kNone,
+                              {CordonOwner::kPoller, cause, clock_.WallMs()})) {
+            return;  // an operator got there first
+        }
+        slot_.cordon_events.fetch_add(1);
+        log_(kLogWarn,
+             Format("svm upstream unhealthy; cordoning out of rotation: %s "
+                    "shredInsertSlot=%llu shredInsertSlotLag=%llu "
+                    "latestSlot=%llu reason=\"%s\"",
+                    Describe().c_str(),
+                    static_cast<unsigned long long>(slot_.shred.load()),
+                    static_cast<unsigned long long>(lag),
+                    static_cast<unsigned long long>(slot_.processed.load()),
+                    CordonReason(slot_).c_str()));
+        return;
+    }
+
+    // Only the poller's own cordon is lifted, never an operator's.
+    if (current.owner == CordonOwner::kPoller &&
+        slot_.SwapCordon(CordonOwner::kPoller, CordonState{})) {
+        log_(kLogInfo,
+             Format("svm upstream recovered; uncordoning: %s "
+                    "shredInsertSlotLag=%llu reason=\"%s\"",
+                    Describe().c_str(), static_cast<unsigned long long>(lag),
+                    kRecoveredReason));
+    }
+}
+
+NetworkPoller::NetworkPoller(const Network& network, Transport& transport,
+                             Clock& clock, LogSink log, uint32_t pid)
+    : network_(network), clock_(clock), pid_(pid) {
+    for (size_t i = 0; i < network.size(); i++) {
+        upstreams_.push_back(std::make_unique<UpstreamPoller>(
+            network, i, transport, clock, log));
+    }
+}
+
+NetworkPoller::~NetworkPoller() {
+    for (size_t i = 0; i < network_.size(); i++) {
+        ReleaseLease(network_.slot(i).lease, pid_);
+    }
+}
+
+void NetworkPoller::Tick() {
+    int64_t now = clock_.MonotonicMs();
+    network_.RefreshLanes(now);
+    for (size_t i = 0; i < upstreams_.size(); i++) {
+        UpstreamSlot& slot = network_.slot(i);
+        // An old worker draining after a reload must not poll into a slot
+        // that the new configuration gave to another upstream.
+        if (slot.use.load() != UpstreamSlot::kBound ||
+            std::string_view(slot.id) != network_.upstream(i).id) {
+            continue;
+        }
+        if (ClaimLease(slot.lease, pid_, now, kLeaseTtlMs)) {
+            upstreams_[i]->Tick();
+        }
+    }
+}
+
+}  // namespace solgate

@@ -1,0 +1,76 @@
+// The state poller of the spec, for one upstream (UpstreamPoller) and for
+// one network (NetworkPoller, which polls only the upstreams whose lease
+// this process holds). Runs on the poller thread; time and HTTP injected.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "routing/network.h"
+#include "runtime/transport.h"
+
+namespace solgate {
+
+// Log levels use nginx's numbering, so the module maps them 1:1.
+enum LogLevel : int { kLogError = 4, kLogWarn = 5, kLogInfo = 7, kLogDebug = 8 };
+using LogSink = std::function<void(int level, const std::string& line)>;
+
+constexpr uint32_t kMaxGateSkips = 4;
+constexpr uint32_t kPollTimeoutMs = 2000;
+constexpr int64_t kLeaseTtlMs = 2000;
+// Ticks come every 400 ms but a timer can fire a millisecond early; without
+// slack a 400 ms debounce would skip every other tick.
+constexpr int64_t kTickJitterMs = 20;
+
+// The reason text of an upstream's current cordon ("" when none).
+std::string CordonReason(const UpstreamSlot& slot);
+// ingestion lag = shred watermark - processed slot; negative reads as 0.
+uint64_t IngestionLag(const UpstreamSlot& slot);
+
+class UpstreamPoller {
+public:
+    UpstreamPoller(const Network& network, size_t index, Transport& transport,
+                   Clock& clock, LogSink log);
+
+    // One tick of the fixed ticker; the caller holds the lease.
+    void Tick();
+    // Publishes the health verdict: cordons or uncordons on a transition.
+    void Evaluate();
+
+private:
+    void Call(PollMethod method, std::string body,
+              std::function<void(const HttpResult&)> on_reply);
+    void CallDone();
+    void PollLedgerWindow(int64_t now);
+    bool TrafficFresh(int64_t now) const;
+    std::string Describe() const;
+
+    const Network& network_;
+    size_t index_;
+    UpstreamSlot& slot_;
+    Transport& transport_;
+    Clock& clock_;
+    LogSink log_;
+    int pending_ = 0;
+    bool bootstrapped_ = false;
+};
+
+class NetworkPoller {
+public:
+    NetworkPoller(const Network& network, Transport& transport, Clock& clock,
+                  LogSink log, uint32_t pid);
+    ~NetworkPoller();  // gives up its leases so another process takes over
+
+    void Tick();
+
+private:
+    const Network& network_;
+    Clock& clock_;
+    uint32_t pid_;
+    std::vector<std::unique_ptr<UpstreamPoller>> upstreams_;
+};
+
+}  // namespace solgate

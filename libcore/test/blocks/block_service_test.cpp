@@ -1,0 +1,352 @@
+// The lookup planner of Cube Runner: which source answers a getBlock.
+#include <gtest/gtest.h>
+
+
+
+#include "blocks/block_capture.h"
+#include "blocks/block_service.h"
+#include "support/blocks_zone.h"
+#include "support/fakes.h"
+
+namespace solgate {
+namespace {
+
+using testing::TestNetwork;
+
+constexpr int64_t kNow = 1'000'000;
+constexpr int64_t kWall = 1'800'000'000'000;
+constexpr const char* kToken = "region-token-0123456789";
+
+std::string GetBlock(uint64_t slot, const std::string& id = "1") {
+    return R"({"jsonrpc":"2.0","id":)" + id +
+           R"(,"method":"getBlock","params":[)" + std::to_string(slot) +
+           R"(,{"maxSupportedTransactionVersion":0}]})";
+}
+
+std::string BlockAnswer(uint64_t slot, const std::string& id) {
+    return R"({"jsonrpc":"2.0","result":{"blockHeight":)" +
+           std::to_string(slot - 10) + R"(,"transactions":[]},"id":)" + id +
+           "}\n";
+}
+
+BlockServiceConf TwoPeersAndATinyPlan() {
+    BlockServiceConf conf;
+    conf.region = "us";
+    conf.peers = {{"eu", "http://eu/"}, {"ap", "http://ap/"}};
+    conf.peer_token = kToken;
+    BlockPlan tiny;
+    ParsePlanDefine("tiny", {"tier=free", "getblock_rate=2r/s"}, &tiny);
+    DefinePlan(&conf.plans, tiny);
+    return conf;
+}
+
+class BlockServiceTest : public ::testing::Test {
+protected:
+    BlockServiceTest()
+        : net(2),
+          rig(net.network, "solgate-blocks", TwoPeersAndATinyPlan()),
+          shared(rig.shared()),
+          service(rig.service()) {
+        EXPECT_EQ(rig.error(), "");
+        for (size_t i = 0; i < 2; i++) {
+            net.network.slot(i).SuggestProcessed(5000);
+            net.network.slot(i).SuggestFinalized(4968);
+        }
+    }
+
+    BlockDecision Decide(const std::string& body, std::string_view key,
+                         std::string_view plan, BlockCall* call,
+                         std::string_view token = "") {
+        RpcRequest request = ParseRpcRequest(body.data(), body.size());
+        return service->Decide(request, key, plan, token, kNow, kWall, call);
+    }
+
+    void LedgerWindow(uint64_t first) {
+        for (size_t i = 0; i < 2; i++) {
+            net.network.slot(i).first_available_plus1.store(first + 1);
+        }
+    }
+
+    // What a ledger answer leaves in the cache.
+    void Cache(uint64_t slot) {
+        BlockCall call;
+        Decide(GetBlock(slot), "k", "operator", &call);
+        call.source = kSourceLedger;
+        auto capture = BlockCapture::Start(*service, call);
+        ASSERT_TRUE(capture);
+        std::string body = BlockAnswer(slot, "77");
+        ASSERT_TRUE(capture->Write(body.data(), body.size()));
+        std::string error;
+        ASSERT_TRUE(capture->Finish(kWall, &error)) << error;
+    }
+
+    TestNetwork net;
+    testing::BlockServiceRig rig;
+    BlocksShared* shared;
+    BlockService* service;
+};
+
+TEST_F(BlockServiceTest, OtherMethodsPassBatchesWithBlockCallsAreRefused) {
+    BlockCall call;
+    EXPECT_EQ(Decide(R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})", "",
+                     "", &call).kind,
+              BlockDecision::kPass);
+    EXPECT_EQ(Decide(R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"}])", "",
+                     "", &call).kind,
+              BlockDecision::kPass);
+    BlockDecision d = Decide("[" + GetBlock(10, "4") + "]", "k", "free",
+                             &call);
+    EXPECT_EQ(d.kind, BlockDecision::kAnswer);
+    EXPECT_EQ(d.body,
+              R"([{"jsonrpc":"2.0","error":{"code":-32600,"message":)"
+              R"("Invalid request: getBlock, getConfirmedBlock and )"
+              R"(getFirstAvailableBlock must be sent alone, not in a )"
+              R"(batch"},"id":4}])");
+}
+
+TEST_F(BlockServiceTest, KeyAndPlanAreRequired) {
+    BlockCall call;
+    BlockDecision d = Decide(GetBlock(10, "\"a\""), "", "free", &call);
+    EXPECT_EQ(d.kind, BlockDecision::kAnswer);
+    EXPECT_EQ(d.http_status, 401u);
+    EXPECT_EQ(d.body,
+              R"({"jsonrpc":"2.0","error":{"code":-32003,"message":)"
+              R"("Unauthorized: getBlock needs an API key"},"id":"a"})");
+    BlockCall other;
+    d = Decide(GetBlock(10), "k", "gold", &other);
+    EXPECT_EQ(d.http_status, 401u);
+    EXPECT_EQ(shared->unauthorized.load(), 2u);
+}
+
+TEST_F(BlockServiceTest, LedgerWhileItsWindowIsUnknownOrHoldsTheSlot) {
+    BlockCall call;
+    EXPECT_EQ(Decide(GetBlock(100), "k", "free", &call).kind,
+              BlockDecision::kLedger);  // window not polled yet: fail open
+    LedgerWindow(100);
+    BlockCall again;
+    EXPECT_EQ(Decide(GetBlock(100), "k", "free", &again).kind,
+              BlockDecision::kLedger);
+    EXPECT_EQ(again.source, kSourceLedger);
+}
+
+TEST_F(BlockServiceTest, TierAnswerWhenNoSourceHoldsTheBlock) {
+    LedgerWindow(4000);
+    BlockCall call;
+    BlockDecision d = Decide(GetBlock(250, "7"), "k", "operator", &call);
+    EXPECT_EQ(d.kind, BlockDecision::kAnswer);
+    EXPECT_EQ(d.http_status, 200u);
+    EXPECT_EQ(d.body,
+              R"({"jsonrpc":"2.0","error":{"code":-32001,"message":"Block )"
+              R"(250 not available on this tier. First available block: )"
+              R"(4000","data":{"slot":250,"firstAvailableBlock":4000,)"
+              R"("reason":"tier"}},"id":7})");
+    BlockCall archive;
+    d = Decide(GetBlock(250), "k2", "nexus", &archive);
+    EXPECT_NE(d.body.find(R"("reason":"no_long_term_storage")"),
+              std::string::npos);
+}
+
+TEST_F(BlockServiceTest, RegionsThatHoldTheBlockInOrderThenTheTier) {
+    LedgerWindow(4000);
+    SlotRanges eu;
+    eu.AddRange(200, 300);
+    service->peer_summaries().Store(0, kNow, {{"getBlock/json/full/r1/v0", eu}});
+    service->peer_summaries().Store(1, kNow, {{"getBlock/json/full/r1/v0", eu}});
+    BlockCall call;
+    BlockDecision d = Decide(GetBlock(250), "k", "free", &call);
+    ASSERT_EQ(d.kind, BlockDecision::kPeer);
+    EXPECT_EQ(d.peer, 0u);
+    d = service->AfterPeerFailure(&call, kNow);
+    ASSERT_EQ(d.kind, BlockDecision::kPeer);
+    EXPECT_EQ(d.peer, 1u);
+    d = service->AfterPeerFailure(&call, kNow);
+    EXPECT_EQ(d.kind, BlockDecision::kAnswer);   // the tier answer
+    EXPECT_EQ(shared->peer_fetches[0].load(), 1u);
+    EXPECT_EQ(shared->peer_failures[1].load(), 1u);
+
+    // Not in the summary, or a summary too old: never asked.
+    BlockCall other;
+    EXPECT_EQ(Decide(GetBlock(350), "k", "free", &other).kind,
+              BlockDecision::kAnswer);
+    BlockCall stale;
+    std::string body = GetBlock(250);
+    RpcRequest request = ParseRpcRequest(body.data(), body.size());
+    EXPECT_EQ(service->Decide(request, "k", "free", "",
+                              kNow + kPeerSummaryTtlMs + 1, kWall, &stale)
+                  .kind,
+              BlockDecision::kAnswer);
+}
+
+TEST_F(BlockServiceTest, CacheHitAfterAFinalizedAnswerWasCaptured) {
+    Cache(4900);
+    BlockCall call;
+    BlockDecision d = Decide(GetBlock(4900, "\"x\""), "k", "free", &call);
+    ASSERT_EQ(d.kind, BlockDecision::kCache);
+    std::string body = BlockAnswer(4900, "77");
+    EXPECT_EQ(d.record.bytes, body.size());
+    EXPECT_EQ(body.substr(d.record.id_offset, d.record.id_length), "77");
+    EXPECT_EQ(d.path, service->store()->PathFor(4900, "getBlock/json/full/r1/v0"));
+    EXPECT_EQ(shared->stored.load(), 1u);
+}
+
+TEST_F(BlockServiceTest, OnlyFinalizedLedgerAnswersAreCaptured) {
+    EXPECT_TRUE(service->Finalized(4968, kNow));
+    EXPECT_FALSE(service->Finalized(4969, kNow));
+}
+
+TEST_F(BlockServiceTest, ErrorsOtherThanSkippedSlotsAreNotCached) {
+    BlockCall call;
+    Decide(GetBlock(4800), "k", "operator", &call);
+    auto capture = BlockCapture::Start(*service, call);
+    std::string body =
+        R"({"jsonrpc":"2.0","error":{"code":-32015,"message":"v"},"id":1})";
+    capture->Write(body.data(), body.size());
+    std::string error;
+    EXPECT_FALSE(capture->Finish(kWall, &error));
+    BlockRecord rec;
+    EXPECT_FALSE(service->store()->Lookup(4800, "getBlock/json/full/r1/v0",
+                                          &rec));
+
+    BlockCall skipped;
+    Decide(GetBlock(4801), "k", "operator", &skipped);
+    capture = BlockCapture::Start(*service, skipped);
+    body = R"({"jsonrpc":"2.0","error":{"code":-32007,"message":"Slot 4801 )"
+           R"(was skipped"},"id":1})";
+    capture->Write(body.data(), body.size());
+    EXPECT_TRUE(capture->Finish(kWall, &error)) << error;
+}
+
+TEST_F(BlockServiceTest, RateLimitPerKey) {
+    std::vector<unsigned> status;
+    for (int i = 0; i < 3; i++) {
+        BlockCall call;
+        BlockDecision d = Decide(GetBlock(100), "slow", "tiny", &call);
+        status.push_back(d.kind == BlockDecision::kAnswer ? d.http_status
+                                                          : 200);
+        if (i == 2) {
+            EXPECT_EQ(d.retry_after_s, 1u);
+            EXPECT_NE(d.body.find(R"("data":{"slot":100,"retryAfterSecs":1,)"
+                                  R"("reason":"rate_limit"})"),
+                      std::string::npos)
+                << d.body;
+        }
+    }
+    EXPECT_EQ(status, (std::vector<unsigned>{200, 200, 429}));
+    BlockCall other;
+    EXPECT_EQ(Decide(GetBlock(100), "fast", "tiny", &other).kind,
+              BlockDecision::kLedger);   // another key has its own budget
+    size_t tiny = static_cast<size_t>(
+        FindPlan(service->conf().plans, "tiny") - &service->conf().plans[0]);
+    EXPECT_EQ(shared->rate_limited[tiny].load(), 1u);
+}
+
+TEST_F(BlockServiceTest, FirstAvailableBlockExtendsTheLedgerWindowByTheCache) {
+    BlockCall call;
+    std::string first =
+        R"({"jsonrpc":"2.0","id":3,"method":"getFirstAvailableBlock"})";
+    EXPECT_EQ(Decide(first, "k", "free", &call).kind, BlockDecision::kPass);
+    LedgerWindow(4000);
+    Cache(3999);
+    Cache(3998);
+    Cache(3990);   // not contiguous
+    service->Maintain(kWall);
+    BlockCall again;
+    BlockDecision d = Decide(first, "k", "free", &again);
+    EXPECT_EQ(d.body, R"({"jsonrpc":"2.0","result":3998,"id":3})");
+}
+
+TEST_F(BlockServiceTest, PeersGetCacheHitsOrA503AndTheSummary) {
+    Cache(4900);
+    service->Maintain(kWall);
+    BlockCall hit;
+    EXPECT_EQ(Decide(GetBlock(4900), "", "", &hit, kToken).kind,
+              BlockDecision::kCache);
+    BlockCall miss;
+    BlockDecision d = Decide(GetBlock(4901), "", "", &miss, kToken);
+    EXPECT_EQ(d.http_status, 503u);
+    BlockCall wrong;
+    EXPECT_EQ(Decide(GetBlock(4901), "", "", &wrong, "guess").http_status,
+              401u);   // a wrong token is an ordinary client
+    // The cached file went away between lookup and open: still only 503,
+    // never this region's ledger or its own peers.
+    EXPECT_EQ(service->AfterPeerFailure(&hit, kNow).http_status, 503u);
+    BlockCall summary;
+    d = Decide(R"({"jsonrpc":"2.0","id":1,"method":"solgateBlockSummary"})",
+               "", "", &summary, kToken);
+    EXPECT_NE(d.body.find(R"("variants":{"getBlock/json/full/r1/v0":"4900"})"),
+              std::string::npos)
+        << d.body;
+    BlockCall anonymous;
+    EXPECT_EQ(Decide(R"({"jsonrpc":"2.0","id":1,)"
+                     R"("method":"solgateBlockSummary"})",
+                     "", "", &anonymous)
+                  .kind,
+              BlockDecision::kPass);
+}
+
+TEST_F(BlockServiceTest, RequestsRaiseTheScoreOnceMaintained) {
+    Cache(4900);   // score 1: the request that brought it
+    Cache(4901);
+    for (int i = 0; i < 3; i++) {
+        service->NoteRequest(4900, "getBlock/json/full/r1/v0", kWall);
+    }
+    service->NoteRequest(4901, "getBlock/json/full/r1/v0", kWall);
+    BlockRecord rec;
+    ASSERT_TRUE(service->store()->Lookup(4900, "getBlock/json/full/r1/v0",
+                                         &rec));
+    EXPECT_DOUBLE_EQ(rec.score, 1.0);   // not before Maintain
+    service->Maintain(kWall);
+    ASSERT_TRUE(service->store()->Lookup(4900, "getBlock/json/full/r1/v0",
+                                         &rec));
+    EXPECT_DOUBLE_EQ(rec.score, 4.0);
+    ASSERT_TRUE(service->store()->Lookup(4901, "getBlock/json/full/r1/v0",
+                                         &rec));
+    EXPECT_DOUBLE_EQ(rec.score, 2.0);
+}
+
+TEST_F(BlockServiceTest, EvictionKeepsTheCacheUnderMaxSize) {
+    service->mutable_conf().max_bytes = 3 * BlockAnswer(4900, "77").size();
+    Cache(4900);
+    Cache(4901);
+    Cache(4902);
+    // The fourth needs room, but all three are younger than 15 minutes.
+    BlockCall call;
+    Decide(GetBlock(4903), "k", "operator", &call);
+    auto capture = BlockCapture::Start(*service, call);
+    std::string body = BlockAnswer(4903, "77");
+    capture->Write(body.data(), body.size());
+    std::string error;
+    EXPECT_FALSE(capture->Finish(kWall, &error));
+    EXPECT_EQ(service->store()->GetTotals().entries, 3u);
+    // An hour later the oldest slots leave, down to the 95% watermark.
+    EXPECT_TRUE(service->MakeRoom(body.size(), kWall + 3600 * 1000));
+    EXPECT_EQ(service->store()->GetTotals().entries, 1u);
+    BlockRecord rec;
+    EXPECT_FALSE(service->store()->Lookup(4900, "getBlock/json/full/r1/v0",
+                                          &rec));
+    EXPECT_TRUE(service->store()->Lookup(4902, "getBlock/json/full/r1/v0",
+                                         &rec));
+}
+
+TEST(BlockServiceNoToken, NoRegionIsRecognisedWithoutAToken) {
+    TestNetwork net(1);
+    BlockServiceConf conf;   // peer_token left empty
+    testing::BlocksZone zone(conf);
+    BlockService service(conf);
+    service.Attach(net.network);
+    std::string error;
+    ASSERT_TRUE(service.Bind(zone.memory(), true, &error)) << error;
+    std::string body = GetBlock(10);
+    RpcRequest request = ParseRpcRequest(body.data(), body.size());
+    BlockCall call;
+    EXPECT_EQ(service.Decide(request, "", "", "", kNow, kWall, &call)
+                  .http_status,
+              401u);
+    BlockCall empty;
+    EXPECT_EQ(service.Decide(request, "", "", "x", kNow, kWall, &empty)
+                  .http_status,
+              401u);
+}
+
+}  // namespace
+}  // namespace solgate

@@ -1,0 +1,192 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "support/fakes.h"
+#include "routing/router.h"
+
+namespace solgate {
+namespace {
+
+NetworkSettings Cluster(sg_cluster_t cluster) {
+    NetworkSettings s;
+    s.cluster = cluster;
+    return s;
+}
+
+RouteDecision RouteOn(const Network& network, const std::string& body,
+                      std::string_view selector = "") {
+    RpcRequest request = ParseRpcRequest(body.data(), body.size());
+    return RouteRequest(request, network, PlanRoute(network, request, selector),
+                        0);
+}
+
+RouteDecision Route(const std::string& body,
+                    sg_cluster_t cluster = SG_CLUSTER_MAINNET_BETA) {
+    testing::TestNetwork net(2, Cluster(cluster));
+    RpcRequest request = ParseRpcRequest(body.data(), body.size());
+    return RouteRequest(request, net.network, PlanRoute(net.network, request, ""),
+                        0);
+}
+
+TEST(Router, ForwardsOrdinaryCalls) {
+    auto d = Route(R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})");
+    EXPECT_TRUE(d.forward);
+}
+
+TEST(Router, AnswersGenesisHashForKnownClusters) {
+    auto d = Route(R"({"jsonrpc":"2.0","id":"g","method":"getGenesisHash"})");
+    ASSERT_FALSE(d.forward);
+    EXPECT_EQ(d.http_status, 200u);
+    EXPECT_EQ(d.answer,
+              R"({"jsonrpc":"2.0","result":)"
+              R"("5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":"g"})");
+    auto dev = Route(R"({"jsonrpc":"2.0","id":1,"method":"getGenesisHash"})",
+                     SG_CLUSTER_DEVNET);
+    EXPECT_NE(dev.answer.find("EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG"),
+              std::string::npos);
+}
+
+TEST(Router, ForwardsGenesisHashForCustomClusters) {
+    auto d = Route(R"({"jsonrpc":"2.0","id":1,"method":"getGenesisHash"})",
+                   SG_CLUSTER_CUSTOM);
+    EXPECT_TRUE(d.forward);
+}
+
+TEST(Router, ParseErrorHasNullId) {
+    auto d = Route(R"({"jsonrpc":"2.0","id":1,"method":)");
+    ASSERT_FALSE(d.forward);
+    EXPECT_EQ(d.answer, R"({"jsonrpc":"2.0","error":{"code":-32700,)"
+                        R"("message":"Parse error"},"id":null})");
+}
+
+TEST(Router, InvalidRequestEchoesReadableId) {
+    auto d = Route(R"({"jsonrpc":"2.0","id":"abc","method":7})");
+    ASSERT_FALSE(d.forward);
+    EXPECT_NE(d.answer.find(R"("code":-32600)"), std::string::npos);
+    EXPECT_NE(d.answer.find(R"("id":"abc")"), std::string::npos);
+}
+
+TEST(Router, GetBlockNeedsASlot) {
+    for (const char* params : {"", R"(,"params":[])", R"(,"params":["x"])",
+                               R"(,"params":[-1])", R"(,"params":[1.5])"}) {
+        auto d = Route(std::string(R"({"jsonrpc":"2.0","id":3,)"
+                                   R"("method":"getBlock")") +
+                       params + "}");
+        ASSERT_FALSE(d.forward) << params;
+        EXPECT_NE(d.answer.find(R"("code":-32602)"), std::string::npos);
+        EXPECT_NE(d.answer.find(R"("id":3)"), std::string::npos);
+    }
+    EXPECT_TRUE(Route(R"({"jsonrpc":"2.0","id":3,"method":"getBlock",)"
+                      R"("params":[5]})").forward);
+}
+
+TEST(Router, BatchOfValidCallsForwardsWhole) {
+    auto d = Route(R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"},)"
+                   R"({"jsonrpc":"2.0","id":2,"method":"getGenesisHash"}])");
+    EXPECT_TRUE(d.forward);
+}
+
+TEST(Router, BatchAnsweredLocallyWhenEveryCallIs) {
+    auto d = Route(R"([{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"},)"
+                   R"({"jsonrpc":"2.0","id":2,"method":5}])");
+    ASSERT_FALSE(d.forward);
+    EXPECT_EQ(d.answer.front(), '[');
+    EXPECT_EQ(d.answer.back(), ']');
+    EXPECT_NE(d.answer.find(R"("result":"5eykt)"), std::string::npos);
+    EXPECT_NE(d.answer.find(R"("code":-32600)"), std::string::npos);
+}
+
+TEST(Router, BatchWithAnInvalidCallIsNotForwarded) {
+    auto d = Route(R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"},)"
+                   R"({"jsonrpc":"2.0","id":2}])");
+    ASSERT_FALSE(d.forward);
+    EXPECT_EQ(d.answer,
+              R"([{"jsonrpc":"2.0","error":{"code":-32600,"message":)"
+              R"("Invalid request: batch not forwarded because element 1 )"
+              R"(is invalid"},"id":1},{"jsonrpc":"2.0","error":{"code":)"
+              R"(-32600,"message":"Invalid request: missing \"method\""},)"
+              R"("id":2}])");
+}
+
+TEST(Router, FailAnswersEveryCallWithItsId) {
+    std::string body = R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"},)"
+                       R"({"jsonrpc":"2.0","id":"x","method":"getSlot"}])";
+    auto req = ParseRpcRequest(body.data(), body.size());
+    std::string out = FailRequest(req, -32603, "down");
+    EXPECT_EQ(out, R"([{"jsonrpc":"2.0","error":{"code":-32603,"message":)"
+                   R"("down"},"id":1},{"jsonrpc":"2.0","error":{"code":)"
+                   R"(-32603,"message":"down"},"id":"x"}])");
+    std::string single = R"({"jsonrpc":"2.0","id":9,"method":"getSlot"})";
+    auto one = ParseRpcRequest(single.data(), single.size());
+    EXPECT_EQ(FailRequest(one, -32603, "down"),
+              R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"down"},)"
+              R"("id":9})");
+}
+
+class GuardTest : public ::testing::Test {
+protected:
+    RouteDecision GetBlock(uint64_t slot) {
+        std::string body = R"({"jsonrpc":"2.0","id":5,"method":"getBlock",)"
+                           R"("params":[)" + std::to_string(slot) + "]}";
+        return RouteOn(net.network, body);
+    }
+
+    testing::TestNetwork net{2, Cluster(SG_CLUSTER_MAINNET_BETA)};
+};
+
+TEST_F(GuardTest, FailsOpenWhileTheFrontierIsUnknown) {
+    EXPECT_TRUE(GetBlock(999999999).forward);
+}
+
+TEST_F(GuardTest, RejectsBeyondFrontierPlusMargin) {
+    net.network.slot(0).shred = 1000;
+    net.network.slot(1).shred = 990;  // the frontier is the pool's max
+    EXPECT_TRUE(GetBlock(1000).forward);
+    EXPECT_TRUE(GetBlock(1003).forward);  // margin 3 at 400 ms
+    auto d = GetBlock(1004);
+    ASSERT_FALSE(d.forward);
+    EXPECT_EQ(d.answer, R"({"jsonrpc":"2.0","error":{"code":-32004,)"
+                        R"("message":"Block not available for slot 1004"},)"
+                        R"("id":5})");
+    EXPECT_EQ(net.network.shared().guard_rejections.load(), 1u);
+}
+
+TEST(Guard, MarginWidensWithTheDebounce) {
+    NetworkSettings s = Cluster(SG_CLUSTER_MAINNET_BETA);
+    s.debounce_ms = 2000;
+    testing::TestNetwork net(1, s);
+    net.network.slot(0).shred = 1000;
+    auto get_block = [&](uint64_t slot) {
+        std::string body = R"({"jsonrpc":"2.0","id":1,"method":"getBlock",)"
+                           R"("params":[)" + std::to_string(slot) + "]}";
+        return RouteOn(net.network, body);
+    };
+    EXPECT_TRUE(get_block(1007).forward);
+    EXPECT_FALSE(get_block(1008).forward);
+}
+
+TEST(Guard, OffForwardsEverything) {
+    NetworkSettings s = Cluster(SG_CLUSTER_MAINNET_BETA);
+    s.enforce_block_availability = false;
+    testing::TestNetwork net(1, s);
+    net.network.slot(0).shred = 1000;
+    std::string body = R"({"jsonrpc":"2.0","id":1,"method":"getConfirmedBlock",)"
+                       R"("params":[5000]})";
+    EXPECT_TRUE(RouteOn(net.network, body).forward);
+}
+
+TEST(Router, MethodNames) {
+    auto name = [](const std::string& body) {
+        return std::string(
+            RequestMethodName(ParseRpcRequest(body.data(), body.size())));
+    };
+    EXPECT_EQ(name(R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})"),
+              "getSlot");
+    EXPECT_EQ(name(R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"}])"),
+              "batch");
+    EXPECT_EQ(name("{"), "");
+}
+
+}  // namespace
+}  // namespace solgate

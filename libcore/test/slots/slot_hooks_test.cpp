@@ -1,0 +1,172 @@
+#include <gtest/gtest.h>
+
+#include "support/fakes.h"
+#include "slots/response_hook.h"
+#include "slots/slot_hooks.h"
+
+namespace solgate {
+namespace {
+
+TEST(CorrectGetSlot, ProcessedAndNoneAreFlooredNeverLowered) {
+    Tips tips{1000, 968, 1002};
+    for (auto c : {SG_COMMITMENT_PROCESSED, SG_COMMITMENT_NONE}) {
+        EXPECT_EQ(CorrectGetSlot(c, 990, tips), 1000u);
+        EXPECT_EQ(CorrectGetSlot(c, 1005, tips), 1005u);
+    }
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, Tips{}), 990u);
+    // never below what a client was already told
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, tips, 1010), 1010u);
+    // ... unless that was a slot from another cluster or before a reset
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, tips, 50000000),
+              1000u);
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_FINALIZED, 990, tips, 5000), 968u);
+}
+
+TEST(CorrectGetSlot, ConfirmedIsUntouched) {
+    Tips tips{1000, 968, 1002};
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_CONFIRMED, 900, tips), 900u);
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_CONFIRMED, 1100, tips), 1100u);
+}
+
+TEST(CorrectGetSlot, FinalizedClampsBothWaysToTheIndexedFinalizedTip) {
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_FINALIZED, 900, {1000, 968, 1002}),
+              968u);
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_FINALIZED, 990, {1000, 968, 1002}),
+              968u);
+    // a slow indexer caps it lower than the finalized tip
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_FINALIZED, 968, {1000, 968, 950}),
+              950u);
+}
+
+TEST(CorrectGetSlot, FinalizedFallsBackToA32SlotLag) {
+    // indexed tip unknown: finalized tip - 32
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_FINALIZED, 968, {1000, 968, 0}),
+              936u);
+    // nothing known: the answer - 32
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_FINALIZED, 968, Tips{}), 936u);
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_FINALIZED, 10, Tips{}), 10u);
+}
+
+TEST(BlockUnavailable, MarginAndFailOpen) {
+    Tips tips{0, 0, 1000};
+    EXPECT_FALSE(BlockUnavailable(1003, tips, 3));
+    EXPECT_TRUE(BlockUnavailable(1004, tips, 3));
+    EXPECT_FALSE(BlockUnavailable(5, tips, 3));
+    EXPECT_FALSE(BlockUnavailable(UINT64_MAX, Tips{}, 3));
+}
+
+TEST(Harvest, FinalizedFeedsBothViewsWeakerOnlyLatest) {
+    testing::TestNetwork net(1);
+    UpstreamSlot& s = net.network.slot(0);
+    HarvestContextSlot(s, SG_COMMITMENT_CONFIRMED, 500, 77);
+    EXPECT_EQ(s.processed.load(), 500u);
+    EXPECT_EQ(s.finalized.load(), 0u);
+    EXPECT_EQ(s.processed_seen_ms.load(), 77);
+    EXPECT_EQ(s.finalized_seen_ms.load(), 0);
+
+    HarvestContextSlot(s, SG_COMMITMENT_FINALIZED, 600, 88);
+    EXPECT_EQ(s.processed.load(), 600u);
+    EXPECT_EQ(s.finalized.load(), 600u);
+    EXPECT_EQ(s.finalized_seen_ms.load(), 88);
+
+    // a value the view refuses does not make it fresh
+    HarvestContextSlot(s, SG_COMMITMENT_PROCESSED, 590, 99);
+    EXPECT_EQ(s.processed.load(), 600u);
+    EXPECT_EQ(s.processed_seen_ms.load(), 88);
+    EXPECT_EQ(s.harvested.load(), 3u);
+}
+
+TEST(IsEnvelopeMethod, OnlyEnvelopes) {
+    EXPECT_TRUE(IsEnvelopeMethod("getBalance"));
+    EXPECT_TRUE(IsEnvelopeMethod("simulateTransaction"));
+    EXPECT_FALSE(IsEnvelopeMethod("getSlot"));
+    EXPECT_FALSE(IsEnvelopeMethod("getBlock"));
+    EXPECT_FALSE(IsEnvelopeMethod("getTransaction"));
+}
+
+class ResponseHookTest : public ::testing::Test {
+protected:
+    std::unique_ptr<ResponseHook> Hook(const std::string& body) {
+        request = ParseRpcRequest(body.data(), body.size());
+        plan = PlanRoute(net.network, request, "");
+        return ResponseHook::For(net.network, request, plan, 0);
+    }
+
+    testing::TestNetwork net{3};
+    RpcRequest request;
+    RoutePlan plan;
+};
+
+TEST_F(ResponseHookTest, OnlyGetSlotAndEnvelopesOfSingleCalls) {
+    EXPECT_EQ(Hook(R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})")->kind(),
+              ResponseHook::Kind::kRewriteSlot);
+    EXPECT_EQ(Hook(R"({"jsonrpc":"2.0","id":1,"method":"getBalance"})")->kind(),
+              ResponseHook::Kind::kHarvest);
+    EXPECT_EQ(Hook(R"({"jsonrpc":"2.0","id":1,"method":"getBlockHeight"})"),
+              nullptr);
+    EXPECT_EQ(Hook(R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"}])"),
+              nullptr);
+}
+
+TEST_F(ResponseHookTest, GetSlotAnswerRaisedToTheProcessedTip) {
+    for (size_t i = 0; i < 3; i++) net.network.slot(i).processed = 1000 + i;
+    auto hook = Hook(R"({"jsonrpc":"2.0","id":"a","method":"getSlot"})");
+    auto c = hook->Rewrite(R"({"jsonrpc":"2.0","result":995,"id":"a"})", 0);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->body, R"({"jsonrpc":"2.0","result":1001,"id":"a"})");
+    EXPECT_EQ(c->from, 995u);
+    EXPECT_EQ(c->to, 1001u);
+    EXPECT_EQ(net.network.shared().getslot_corrections.load(), 1u);
+    EXPECT_FALSE(hook->Rewrite(R"({"jsonrpc":"2.0","result":1002,"id":"a"})", 0));
+    EXPECT_FALSE(hook->Rewrite(R"({"jsonrpc":"2.0","error":{"code":-32005,)"
+                               R"("message":"x"},"id":"a"})", 0));
+}
+
+TEST_F(ResponseHookTest, ProcessedAnswersNeverGoBackwardsAcrossUpstreams) {
+    net.network.slot(0).processed = 1000;  // the majority tip is 990
+    net.network.slot(1).processed = 990;
+    net.network.slot(2).processed = 950;
+    auto hook = Hook(R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})");
+    EXPECT_FALSE(hook->Rewrite(R"({"jsonrpc":"2.0","result":1000,"id":1})", 0));
+    auto c = hook->Rewrite(R"({"jsonrpc":"2.0","result":950,"id":1})", 0);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->to, 1000u);  // not just the tip (990)
+}
+
+TEST_F(ResponseHookTest, AFarAheadAnswerDoesNotPinTheFloor) {
+    for (size_t i = 0; i < 3; i++) net.network.slot(i).processed = 1000;
+    net.network.shared().processed_answered = 90000000;  // a devnet answer
+    auto hook = Hook(R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})");
+    EXPECT_FALSE(hook->Rewrite(R"({"jsonrpc":"2.0","result":1001,"id":1})", 0));
+    EXPECT_EQ(net.network.shared().processed_answered.load(), 1001u);
+    EXPECT_EQ(net.network.shared().answered_rollbacks.load(), 1u);
+}
+
+TEST_F(ResponseHookTest, HarvestFeedsTheAnsweringUpstream) {
+    auto hook = Hook(R"({"jsonrpc":"2.0","id":1,"method":"getBalance",)"
+                     R"("params":["x",{"commitment":"finalized"}]})");
+    std::string body = R"({"jsonrpc":"2.0","result":{"context":{"slot":4242},)"
+                       R"("value":1},"id":1})";
+    EXPECT_FALSE(hook->Feed(body.data(), 20, 5));
+    EXPECT_TRUE(hook->Feed(body.data() + 20, body.size() - 20, 5));
+    EXPECT_EQ(net.network.slot(0).finalized.load(), 4242u);
+    EXPECT_EQ(net.network.slot(0).processed.load(), 4242u);
+    EXPECT_EQ(net.network.slot(1).processed.load(), 0u);
+}
+
+TEST_F(ResponseHookTest, DefaultCommitmentRoutesTheHarvest) {
+    NetworkSettings s;
+    s.default_commitment = SG_COMMITMENT_FINALIZED;
+    testing::TestNetwork fin(1, s);
+    std::string body = R"({"jsonrpc":"2.0","id":1,"method":"getBalance"})";
+    request = ParseRpcRequest(body.data(), body.size());
+    plan = PlanRoute(fin.network, request, "");
+    auto hook = ResponseHook::For(fin.network, request, plan, 0);
+    std::string reply = R"({"jsonrpc":"2.0","result":{"context":{"slot":7},)"
+                        R"("value":1},"id":1})";
+    hook->Feed(reply.data(), reply.size(), 1);
+    EXPECT_EQ(fin.network.slot(0).finalized.load(), 7u);
+}
+
+}  // namespace
+}  // namespace solgate

@@ -1,0 +1,365 @@
+#include <gtest/gtest.h>
+
+#include "support/fakes.h"
+#include "slots/state_poller.h"
+
+namespace solgate {
+namespace {
+
+using testing::Error;
+using testing::FakeClock;
+using testing::FakeTransport;
+using testing::Result;
+using testing::TestNetwork;
+
+constexpr const char* kMainnetHash =
+    "\"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d\"";
+
+std::map<std::string, std::string> Node(uint64_t processed, uint64_t finalized,
+                                        uint64_t shred, bool health_ok = true) {
+    return {{"getHealth", health_ok ? Result("\"ok\"") : Error(-32005)},
+            {"getSlot_processed", Result(std::to_string(processed))},
+            {"getSlot_finalized", Result(std::to_string(finalized))},
+            {"getMaxShredInsertSlot", Result(std::to_string(shred))},
+            {"getGenesisHash", Result(kMainnetHash)}};
+}
+
+class PollerTest : public ::testing::Test {
+protected:
+    explicit PollerTest(NetworkSettings settings = Mainnet())
+        : net(1, settings),
+          poller(net.network, 0, transport, clock,
+                 [this](int level, const std::string& line) {
+                     logs.push_back({level, line});
+                 }) {}
+
+    static NetworkSettings Mainnet() {
+        NetworkSettings s;
+        s.cluster = SG_CLUSTER_MAINNET_BETA;
+        return s;
+    }
+
+    UpstreamSlot& slot() { return net.network.slot(0); }
+
+    // One 400 ms tick, answered by a node in the given state.
+    void TickAnswered(const std::map<std::string, std::string>& node) {
+        clock.Advance(400);
+        poller.Tick();
+        transport.AnswerAll(node);
+    }
+
+    int Count(int level, const std::string& needle) const {
+        int n = 0;
+        for (const auto& [l, line] : logs) {
+            if (l == level && line.find(needle) != std::string::npos) n++;
+        }
+        return n;
+    }
+
+    TestNetwork net;
+    FakeTransport transport;
+    FakeClock clock;
+    std::vector<std::pair<int, std::string>> logs;
+    UpstreamPoller poller;
+};
+
+TEST_F(PollerTest, ColdPollerReadsHealthy) {
+    poller.Evaluate();
+    EXPECT_EQ(slot().Cordon().owner, CordonOwner::kNone);
+    EXPECT_EQ(IngestionLag(slot()), 0u);
+}
+
+TEST_F(PollerTest, FirstTickFansOutFourCallsAndChecksGenesis) {
+    clock.Advance(400);
+    poller.Tick();
+    auto kinds = transport.CountKinds();
+    EXPECT_EQ(kinds["getHealth"], 1);
+    EXPECT_EQ(kinds["getSlot_processed"], 1);
+    EXPECT_EQ(kinds["getSlot_finalized"], 1);
+    EXPECT_EQ(kinds["getMaxShredInsertSlot"], 1);
+    EXPECT_EQ(kinds["getGenesisHash"], 1);
+    transport.AnswerAll(Node(1000, 968, 1001));
+    EXPECT_EQ(slot().processed.load(), 1000u);
+    EXPECT_EQ(slot().finalized.load(), 968u);
+    EXPECT_EQ(slot().shred.load(), 1001u);
+    EXPECT_EQ(slot().genesis.load(), static_cast<uint32_t>(GenesisCheck::kMatches));
+    EXPECT_EQ(Count(kLogDebug, "bootstrapping svm state poller"), 1);
+    EXPECT_EQ(Count(kLogDebug, "tickInterval=400ms debounce=400ms"), 1);
+
+    TickAnswered(Node(1001, 969, 1002));
+    EXPECT_EQ(slot().polls[kPollGetGenesisHash].load(), 1u);  // asked once
+    EXPECT_EQ(slot().polls[kPollGetHealth].load(), 2u);
+}
+
+class LedgerWindowTest : public PollerTest {
+protected:
+    LedgerWindowTest() : PollerTest(WithWindow()) {}
+    static NetworkSettings WithWindow() {
+        NetworkSettings s = Mainnet();
+        s.track_ledger_window = true;
+        return s;
+    }
+};
+
+TEST_F(PollerTest, LedgerWindowIsNotPolledWithoutCubeRunner) {
+    clock.Advance(400);
+    poller.Tick();
+    EXPECT_EQ(transport.CountKinds()["getFirstAvailableBlock"], 0);
+}
+
+TEST_F(LedgerWindowTest, PolledEvery30SecondsRetriedAfterAFailure) {
+    auto node = Node(1000, 968, 1001);
+    node["getFirstAvailableBlock"] = Result("500");
+    TickAnswered(node);
+    EXPECT_EQ(slot().first_available_plus1.load(), 501u);
+    EXPECT_EQ(slot().polls[kPollGetFirstAvailableBlock].load(), 1u);
+    for (int i = 0; i < 74; i++) {  // 29.6 s more
+        TickAnswered(node);
+    }
+    EXPECT_EQ(slot().polls[kPollGetFirstAvailableBlock].load(), 1u);
+    node["getFirstAvailableBlock"] = Error(-32601);
+    TickAnswered(node);           // 30 s: asked again, fails
+    EXPECT_EQ(slot().polls[kPollGetFirstAvailableBlock].load(), 2u);
+    EXPECT_EQ(slot().first_available_plus1.load(), 501u);  // kept
+    for (int i = 0; i < 12; i++) {  // 4.8 s: not yet
+        TickAnswered(node);
+    }
+    EXPECT_EQ(slot().polls[kPollGetFirstAvailableBlock].load(), 2u);
+    node["getFirstAvailableBlock"] = Result("0");
+    TickAnswered(node);           // 5 s after the failure
+    EXPECT_EQ(slot().polls[kPollGetFirstAvailableBlock].load(), 3u);
+    EXPECT_EQ(slot().first_available_plus1.load(), 1u);  // genesis
+}
+
+TEST_F(PollerTest, EachFailureIsIsolated) {
+    clock.Advance(400);
+    poller.Tick();
+    auto node = Node(1000, 968, 1001);
+    node.erase("getSlot_finalized");  // transport error for this one only
+    transport.AnswerAll(node);
+    EXPECT_EQ(slot().processed.load(), 1000u);
+    EXPECT_EQ(slot().finalized.load(), 0u);
+    EXPECT_EQ(slot().shred.load(), 1001u);
+    EXPECT_EQ(slot().poll_errors[kPollGetSlotFinalized].load(), 1u);
+    EXPECT_EQ(slot().poll_errors[kPollGetSlotProcessed].load(), 0u);
+}
+
+TEST_F(PollerTest, TickInsideTheDebounceWindowDoesNothing) {
+    TickAnswered(Node(1000, 968, 1001));
+    clock.Advance(100);
+    poller.Tick();
+    EXPECT_TRUE(transport.pending.empty());
+    clock.Advance(300);  // 400 ms after the last fan-out
+    poller.Tick();
+    EXPECT_FALSE(transport.pending.empty());
+}
+
+TEST_F(PollerTest, TickWhileAFanOutIsOutDoesNothing) {
+    clock.Advance(400);
+    poller.Tick();
+    size_t issued = transport.pending.size();
+    clock.Advance(400);
+    poller.Tick();
+    EXPECT_EQ(transport.pending.size(), issued);
+}
+
+class SlowDebounceTest : public PollerTest {
+protected:
+    static NetworkSettings TwoSeconds() {
+        NetworkSettings s = Mainnet();
+        s.debounce_ms = 2000;
+        return s;
+    }
+    SlowDebounceTest() : PollerTest(TwoSeconds()) {}
+};
+
+TEST_F(SlowDebounceTest, FixedTickerGatedFanOut) {
+    int fanouts = 0;
+    for (int tick = 0; tick < 25; tick++) {
+        clock.Advance(400);
+        poller.Tick();
+        if (!transport.pending.empty()) fanouts++;
+        transport.AnswerAll(Node(1000 + tick, 968, 1001 + tick));
+    }
+    EXPECT_EQ(fanouts, 5);  // 10 s of ticks, one fan-out per 2 s
+}
+
+TEST_F(PollerTest, TrafficGateSkipsGetSlotAtMostFourTicksInARow) {
+    std::vector<bool> called_get_slot;
+    for (int tick = 0; tick < 12; tick++) {
+        clock.Advance(400);
+        // live traffic keeps both views fresh
+        slot().processed_seen_ms = clock.mono - 10;
+        slot().finalized_seen_ms = clock.mono - 10;
+        poller.Tick();
+        auto kinds = transport.CountKinds();
+        EXPECT_EQ(kinds["getHealth"], 1);
+        EXPECT_EQ(kinds["getMaxShredInsertSlot"], 1);
+        called_get_slot.push_back(kinds["getSlot_processed"] == 1);
+        EXPECT_EQ(kinds["getSlot_processed"], kinds["getSlot_finalized"]);
+        transport.AnswerAll(Node(1000 + tick, 968, 1001 + tick));
+    }
+    EXPECT_EQ(called_get_slot,
+              (std::vector<bool>{false, false, false, false, true,
+                                 false, false, false, false, true,
+                                 false, false}));
+    EXPECT_EQ(slot().gate_skipped_ticks.load(), 10u);
+}
+
+TEST_F(PollerTest, TrafficGateNeedsBothViewsFresh) {
+    for (int tick = 0; tick < 3; tick++) {
+        clock.Advance(400);
+        slot().processed_seen_ms = clock.mono - 10;  // latest only
+        poller.Tick();
+        EXPECT_EQ(transport.CountKinds()["getSlot_processed"], 1);
+        transport.AnswerAll(Node(1000, 968, 1001));
+    }
+}
+
+TEST_F(PollerTest, TrafficOlderThanTheDebounceWindowIsStale) {
+    clock.Advance(400);
+    slot().processed_seen_ms = clock.mono - 400;
+    slot().finalized_seen_ms = clock.mono - 400;
+    poller.Tick();
+    EXPECT_EQ(transport.CountKinds()["getSlot_processed"], 1);
+}
+
+TEST_F(PollerTest, PollerResultsNeverOpenTheGate) {
+    for (int tick = 0; tick < 3; tick++) {
+        TickAnswered(Node(1000 + tick, 968, 1001 + tick));
+    }
+    EXPECT_EQ(slot().processed_seen_ms.load(), 0);
+    EXPECT_EQ(slot().finalized_seen_ms.load(), 0);
+    EXPECT_EQ(slot().gate_skipped_ticks.load(), 0u);
+}
+
+TEST_F(PollerTest, LagExactlyAtThresholdIsHealthy) {
+    TickAnswered(Node(1000, 968, 1100));
+    EXPECT_EQ(IngestionLag(slot()), 100u);
+    EXPECT_EQ(slot().Cordon().owner, CordonOwner::kNone);
+}
+
+TEST_F(PollerTest, LagAboveThresholdCordonsWithTheExactReason) {
+    TickAnswered(Node(1000, 968, 1101));
+    CordonState c = slot().Cordon();
+    EXPECT_EQ(c.owner, CordonOwner::kPoller);
+    EXPECT_EQ(c.cause, CordonCause::kShredLag);
+    EXPECT_EQ(CordonReason(slot()),
+              "svm state poller: shred-insert lag 101 slots exceeds threshold "
+              "100 (node ingests shreds but does not replay them)");
+    ASSERT_EQ(Count(kLogWarn, "svm upstream unhealthy; cordoning out of rotation"), 1);
+    EXPECT_EQ(Count(kLogWarn, "shredInsertSlot=1101 shredInsertSlotLag=101 "
+                              "latestSlot=1000"), 1);
+}
+
+TEST_F(PollerTest, NegativeLagReadsAsZero) {
+    TickAnswered(Node(1000, 968, 1000));
+    slot().processed = 1500;  // a traffic suggestion got ahead
+    EXPECT_EQ(IngestionLag(slot()), 0u);
+}
+
+TEST_F(PollerTest, CordonAndUncordonAreEdgeTriggered) {
+    TickAnswered(Node(1000, 968, 1001));
+    // replay stalls: processed frozen, shreds keep arriving
+    for (int tick = 1; tick <= 40; tick++) {
+        TickAnswered(Node(1000, 968, 1001 + tick * 5));
+    }
+    EXPECT_EQ(slot().cordon_events.load(), 1u);
+    EXPECT_EQ(Count(kLogWarn, "cordoning out of rotation"), 1);
+    CordonState first = slot().Cordon();
+
+    for (int tick = 0; tick < 40; tick++) {
+        TickAnswered(Node(1300 + tick, 1268 + tick, 1301 + tick));
+    }
+    EXPECT_EQ(slot().Cordon().owner, CordonOwner::kNone);
+    EXPECT_EQ(Count(kLogInfo, "svm upstream recovered; uncordoning"), 1);
+    EXPECT_EQ(Count(kLogInfo, "reason=\"svm state poller: getHealth ok and "
+                              "shred-insert lag back within threshold\""), 1);
+    EXPECT_GT(first.since_wall_ms, 0);
+}
+
+TEST_F(PollerTest, GetHealthReasonWinsWhenBothHold) {
+    TickAnswered(Node(1000, 968, 1500, /*health_ok=*/false));
+    EXPECT_EQ(CordonReason(slot()),
+              "svm state poller: getHealth reported unhealthy");
+}
+
+TEST_F(PollerTest, GetHealthTransportErrorIsUnhealthy) {
+    clock.Advance(400);
+    poller.Tick();
+    auto node = Node(1000, 968, 1001);
+    node.erase("getHealth");
+    transport.AnswerAll(node);
+    EXPECT_EQ(slot().Cordon().cause, CordonCause::kUnhealthy);
+    EXPECT_EQ(slot().poll_errors[kPollGetHealth].load(), 1u);
+}
+
+TEST_F(PollerTest, OperatorCordonSurvivesRecovery) {
+    slot().cordon_note.Write("maintenance");
+    ASSERT_TRUE(slot().SwapCordon(CordonOwner::kNone,
+                                  {CordonOwner::kOperator,
+                                   CordonCause::kOperator, 1}));
+    TickAnswered(Node(1000, 968, 1500));  // unhealthy: poller leaves it
+    for (int tick = 0; tick < 10; tick++) {
+        TickAnswered(Node(1600 + tick, 1568, 1601 + tick));
+    }
+    EXPECT_EQ(slot().Cordon().owner, CordonOwner::kOperator);
+    EXPECT_EQ(CordonReason(slot()), "maintenance");
+    EXPECT_EQ(Count(kLogInfo, "uncordoning"), 0);
+    EXPECT_EQ(Count(kLogWarn, "cordoning"), 0);
+}
+
+TEST_F(PollerTest, GenesisMismatchCordonsAndSticks) {
+    auto devnet = Node(1000, 968, 1001);
+    devnet["getGenesisHash"] = Result("\"EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG\"");
+    TickAnswered(devnet);
+    EXPECT_EQ(slot().Cordon().cause, CordonCause::kGenesis);
+    EXPECT_EQ(CordonReason(slot()),
+              "svm state poller: genesis hash "
+              "EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG is not "
+              "mainnet-beta's (5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d)");
+    for (int tick = 0; tick < 5; tick++) {
+        TickAnswered(Node(1001 + tick, 969, 1002 + tick));
+    }
+    EXPECT_EQ(slot().Cordon().owner, CordonOwner::kPoller);
+}
+
+TEST(NetworkPoller, OneProcessPollsEachUpstream) {
+    TestNetwork net(2);
+    FakeClock clock;
+    FakeTransport t1, t2;
+    auto quiet = [](int, const std::string&) {};
+    auto p1 = std::make_unique<NetworkPoller>(net.network, t1, clock, quiet, 101);
+    NetworkPoller p2(net.network, t2, clock, quiet, 202);
+
+    clock.Advance(400);
+    p1->Tick();
+    p2.Tick();
+    EXPECT_EQ(t1.pending.size(), 8u);  // 4 calls x 2 upstreams
+    EXPECT_TRUE(t2.pending.empty());
+    t1.AnswerAll(Node(1000, 968, 1001));
+
+    p1.reset();  // graceful exit releases the leases
+    clock.Advance(400);
+    p2.Tick();
+    EXPECT_EQ(t2.pending.size(), 8u);
+}
+
+TEST(NetworkPoller, CrashedHolderIsReplacedAfterTheLeaseExpires) {
+    TestNetwork net(1);
+    FakeClock clock;
+    FakeTransport t1, t2;
+    auto quiet = [](int, const std::string&) {};
+    NetworkPoller p2(net.network, t2, clock, quiet, 202);
+    ClaimLease(net.network.slot(0).lease, 101, clock.mono, kLeaseTtlMs);
+
+    clock.Advance(400);
+    p2.Tick();
+    EXPECT_TRUE(t2.pending.empty());
+    clock.Advance(kLeaseTtlMs);
+    p2.Tick();
+    EXPECT_EQ(t2.pending.size(), 4u);
+}
+
+}  // namespace
+}  // namespace solgate

@@ -1,0 +1,614 @@
+#include <gtest/gtest.h>
+#include <yajl/yajl_tree.h>
+
+#include <initializer_list>
+#include <memory>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/fakes.h"
+#include "slots/state_poller.h"
+#include "status/status_render.h"
+
+namespace solgate {
+namespace {
+
+using testing::TestNetwork;
+
+constexpr int64_t kNowMono = 5000000;
+constexpr int64_t kNowWall = 1700000000123;  // 2023-11-14T22:13:20.123Z
+
+// A network like TestNetwork, under a name of the test's choosing.
+struct NamedNetwork {
+    NamedNetwork(std::string name, size_t n, NetworkSettings settings = {})
+        : shared(std::make_unique<NetworkShared>()),
+          network(std::move(name), settings) {
+        for (size_t i = 0; i < n; i++) {
+            network.AddUpstream({"up-" + std::to_string(i),
+                                 {"http://10.0.1." + std::to_string(i) + "/",
+                                  "", "", ""}});
+        }
+        std::string error;
+        network.Bind(shared.get(), true, 0, &error);
+    }
+
+    std::unique_ptr<NetworkShared> shared;
+    Network network;
+};
+
+NetworkSettings Mainnet() {
+    NetworkSettings s;
+    s.cluster = SG_CLUSTER_MAINNET_BETA;
+    return s;
+}
+
+// A parsed JSON document, freed with the object.
+class Json {
+public:
+    explicit Json(const std::string& text) {
+        char error[256] = {0};
+        root_ = yajl_tree_parse(text.c_str(), error, sizeof(error));
+        error_ = error;
+    }
+    ~Json() { yajl_tree_free(root_); }
+    Json(const Json&) = delete;
+    Json& operator=(const Json&) = delete;
+
+    yajl_val root() const { return root_; }
+    const std::string& error() const { return error_; }
+
+private:
+    yajl_val root_ = nullptr;
+    std::string error_;
+};
+
+yajl_val At(yajl_val value, std::initializer_list<const char*> keys) {
+    std::vector<const char*> path(keys);
+    path.push_back(nullptr);
+    return yajl_tree_get(value, path.data(), yajl_t_any);
+}
+
+yajl_val Index(yajl_val array, size_t i) {
+    if (!YAJL_IS_ARRAY(array) || i >= array->u.array.len) {
+        return nullptr;
+    }
+    return array->u.array.values[i];
+}
+
+long long Int(yajl_val value) {
+    EXPECT_TRUE(YAJL_IS_INTEGER(value));
+    return YAJL_IS_INTEGER(value) ? YAJL_GET_INTEGER(value) : -1;
+}
+
+std::string Str(yajl_val value) {
+    EXPECT_TRUE(YAJL_IS_STRING(value));
+    return YAJL_IS_STRING(value) ? YAJL_GET_STRING(value) : "";
+}
+
+std::vector<std::string> Keys(yajl_val object) {
+    std::vector<std::string> keys;
+    if (YAJL_IS_OBJECT(object)) {
+        for (size_t i = 0; i < object->u.object.len; i++) {
+            keys.push_back(object->u.object.keys[i]);
+        }
+    }
+    return keys;
+}
+
+yajl_val NetworkAt(const Json& json, size_t n) {
+    return Index(At(json.root(), {"networks"}), n);
+}
+
+yajl_val UpstreamAt(const Json& json, size_t n, size_t u) {
+    return Index(At(NetworkAt(json, n), {"upstreams"}), u);
+}
+
+void CordonByPollerForLag(UpstreamSlot& slot, uint64_t lag, int64_t wall) {
+    slot.cordon_lag.store(lag);
+    ASSERT_TRUE(slot.SwapCordon(
+        CordonOwner::kNone,
+        {CordonOwner::kPoller, CordonCause::kShredLag, wall}));
+}
+
+void CordonByOperator(UpstreamSlot& slot, const std::string& note,
+                      int64_t wall) {
+    slot.cordon_note.Write(note);
+    ASSERT_TRUE(slot.SwapCordon(
+        CordonOwner::kNone,
+        {CordonOwner::kOperator, CordonCause::kOperator, wall}));
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        lines.push_back(line);
+    }
+    return lines;
+}
+
+bool HasLine(const std::string& text, const std::string& line) {
+    for (const auto& l : Lines(text)) {
+        if (l == line) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// --- RenderState ------------------------------------------------------------
+
+TEST(StatusRenderState, NetworkSettingsAndKeyOrder) {
+    TestNetwork net(1, Mainnet());
+    Json json(RenderState({&net.network}, kNowMono, kNowWall));
+    ASSERT_NE(json.root(), nullptr) << json.error();
+
+    EXPECT_EQ(Keys(json.root()),
+              (std::vector<std::string>{"networks", "generated_at"}));
+    EXPECT_EQ(Str(At(json.root(), {"generated_at"})),
+              "2023-11-14T22:13:20.123Z");
+
+    yajl_val n = NetworkAt(json, 0);
+    EXPECT_EQ(Keys(n), (std::vector<std::string>{
+                           "name", "cluster", "commitment",
+                           "state_poller_debounce_ms", "max_finalized_slot_lag",
+                           "enforce_block_availability", "tips", "guard_margin",
+                           "counters", "upstreams"}));
+    EXPECT_EQ(Str(At(n, {"name"})), "mainnet");
+    EXPECT_EQ(Str(At(n, {"cluster"})), "mainnet-beta");
+    EXPECT_TRUE(YAJL_IS_NULL(At(n, {"commitment"})));
+    EXPECT_EQ(Int(At(n, {"state_poller_debounce_ms"})), 400);
+    EXPECT_EQ(Int(At(n, {"max_finalized_slot_lag"})), 100);
+    EXPECT_TRUE(YAJL_IS_TRUE(At(n, {"enforce_block_availability"})));
+    EXPECT_EQ(Int(At(n, {"guard_margin"})), 3);
+    EXPECT_EQ(Keys(At(n, {"tips"})),
+              (std::vector<std::string>{"processed", "finalized", "indexed"}));
+    EXPECT_EQ(Keys(At(n, {"counters"})),
+              (std::vector<std::string>{"getslot_corrections",
+                                        "guard_rejections",
+                                        "all_cordoned_fallbacks"}));
+    EXPECT_EQ(Keys(UpstreamAt(json, 0, 0)),
+              (std::vector<std::string>{
+                  "id", "processed_slot", "finalized_slot", "shred_insert_slot",
+                  "ingestion_lag_slots", "health", "healthy", "genesis",
+                  "cordon", "lease", "traffic_seen_ms_ago", "polls",
+                  "poll_errors", "large_rollbacks", "cordon_events",
+                  "gate_skipped_ticks", "harvested"}));
+}
+
+TEST(StatusRenderState, CommitmentAndCustomSettings) {
+    NetworkSettings s;
+    s.default_commitment = SG_COMMITMENT_FINALIZED;
+    s.debounce_ms = 800;
+    s.max_finalized_slot_lag = 0;
+    s.enforce_block_availability = false;
+    NamedNetwork net("local", 1, s);
+    Json json(RenderState({&net.network}, kNowMono, kNowWall));
+    ASSERT_NE(json.root(), nullptr) << json.error();
+
+    yajl_val n = NetworkAt(json, 0);
+    EXPECT_EQ(Str(At(n, {"name"})), "local");
+    EXPECT_EQ(Str(At(n, {"cluster"})), "custom");
+    EXPECT_EQ(Str(At(n, {"commitment"})), "finalized");
+    EXPECT_EQ(Int(At(n, {"state_poller_debounce_ms"})), 800);
+    EXPECT_EQ(Int(At(n, {"max_finalized_slot_lag"})), 0);
+    EXPECT_TRUE(YAJL_IS_FALSE(At(n, {"enforce_block_availability"})));
+    EXPECT_EQ(Int(At(n, {"guard_margin"})), 4);
+}
+
+TEST(StatusRenderState, ColdUpstream) {
+    TestNetwork net(1, Mainnet());
+    Json json(RenderState({&net.network}, kNowMono, kNowWall));
+    ASSERT_NE(json.root(), nullptr) << json.error();
+
+    yajl_val u = UpstreamAt(json, 0, 0);
+    EXPECT_EQ(Str(At(u, {"id"})), "up-0");
+    EXPECT_EQ(Int(At(u, {"processed_slot"})), 0);
+    EXPECT_EQ(Int(At(u, {"finalized_slot"})), 0);
+    EXPECT_EQ(Int(At(u, {"shred_insert_slot"})), 0);
+    EXPECT_EQ(Int(At(u, {"ingestion_lag_slots"})), 0);
+    EXPECT_EQ(Str(At(u, {"health"})), "unknown");
+    EXPECT_TRUE(YAJL_IS_TRUE(At(u, {"healthy"})));
+    EXPECT_EQ(Str(At(u, {"genesis"})), "unchecked");
+    EXPECT_TRUE(YAJL_IS_NULL(At(u, {"cordon"})));
+    EXPECT_TRUE(YAJL_IS_NULL(At(u, {"lease"})));
+    EXPECT_TRUE(YAJL_IS_NULL(At(u, {"traffic_seen_ms_ago", "processed"})));
+    EXPECT_TRUE(YAJL_IS_NULL(At(u, {"traffic_seen_ms_ago", "finalized"})));
+    EXPECT_EQ(Keys(At(u, {"polls"})),
+              (std::vector<std::string>{"getHealth", "getSlot_processed",
+                                        "getSlot_finalized",
+                                        "getMaxShredInsertSlot",
+                                        "getGenesisHash",
+                                        "getFirstAvailableBlock"}));
+    EXPECT_EQ(Keys(At(u, {"poll_errors"})), Keys(At(u, {"polls"})));
+    EXPECT_EQ(Int(At(u, {"polls", "getHealth"})), 0);
+    EXPECT_EQ(Int(At(u, {"harvested"})), 0);
+
+    yajl_val n = NetworkAt(json, 0);
+    EXPECT_EQ(Int(At(n, {"tips", "processed"})), 0);
+    EXPECT_EQ(Int(At(n, {"counters", "guard_rejections"})), 0);
+}
+
+TEST(StatusRenderState, PollerCordonedLaggingUpstream) {
+    TestNetwork net(2, Mainnet());
+    UpstreamSlot& slot = net.network.slot(1);
+    slot.processed = 100;
+    slot.finalized = 68;
+    slot.shred = 350;
+    slot.health = static_cast<uint32_t>(HealthOutcome::kOk);
+    slot.genesis = static_cast<uint32_t>(GenesisCheck::kMatches);
+    CordonByPollerForLag(slot, 250, kNowWall - 60000);
+    slot.cordon_events = 1;
+
+    Json json(RenderState({&net.network}, kNowMono, kNowWall));
+    ASSERT_NE(json.root(), nullptr) << json.error();
+
+    yajl_val u = UpstreamAt(json, 0, 1);
+    EXPECT_EQ(Str(At(u, {"id"})), "up-1");
+    EXPECT_EQ(Int(At(u, {"processed_slot"})), 100);
+    EXPECT_EQ(Int(At(u, {"finalized_slot"})), 68);
+    EXPECT_EQ(Int(At(u, {"shred_insert_slot"})), 350);
+    EXPECT_EQ(Int(At(u, {"ingestion_lag_slots"})), 250);
+    EXPECT_EQ(Str(At(u, {"health"})), "ok");
+    EXPECT_TRUE(YAJL_IS_FALSE(At(u, {"healthy"})));
+    EXPECT_EQ(Str(At(u, {"genesis"})), "matches");
+    EXPECT_EQ(Keys(At(u, {"cordon"})),
+              (std::vector<std::string>{"by", "reason", "since"}));
+    EXPECT_EQ(Str(At(u, {"cordon", "by"})), "poller");
+    EXPECT_EQ(Str(At(u, {"cordon", "reason"})), CordonReason(slot));
+    EXPECT_NE(Str(At(u, {"cordon", "reason"})).find("shred-insert lag 250"),
+              std::string::npos);
+    EXPECT_EQ(Str(At(u, {"cordon", "since"})), "2023-11-14T22:12:20.123Z");
+    EXPECT_EQ(Int(At(u, {"cordon_events"})), 1);
+
+    // The other upstream is untouched and healthy.
+    EXPECT_TRUE(YAJL_IS_NULL(At(UpstreamAt(json, 0, 0), {"cordon"})));
+    EXPECT_TRUE(YAJL_IS_TRUE(At(UpstreamAt(json, 0, 0), {"healthy"})));
+}
+
+TEST(StatusRenderState, UnhealthyOrForeignUpstreamIsNotHealthy) {
+    TestNetwork net(2, Mainnet());
+    net.network.slot(0).health = static_cast<uint32_t>(HealthOutcome::kFailed);
+    net.network.slot(1).genesis = static_cast<uint32_t>(GenesisCheck::kDiffers);
+    Json json(RenderState({&net.network}, kNowMono, kNowWall));
+    ASSERT_NE(json.root(), nullptr) << json.error();
+
+    EXPECT_EQ(Str(At(UpstreamAt(json, 0, 0), {"health"})), "failed");
+    EXPECT_TRUE(YAJL_IS_FALSE(At(UpstreamAt(json, 0, 0), {"healthy"})));
+    EXPECT_EQ(Str(At(UpstreamAt(json, 0, 1), {"genesis"})), "differs");
+    EXPECT_TRUE(YAJL_IS_FALSE(At(UpstreamAt(json, 0, 1), {"healthy"})));
+}
+
+TEST(StatusRenderState, OperatorCordonedUpstream) {
+    TestNetwork net(1, Mainnet());
+    const std::string note = "disk swap \"sdb\" \\ ticket 42\nback at noon";
+    CordonByOperator(net.network.slot(0), note, 1764479068123);
+
+    Json json(RenderState({&net.network}, kNowMono, kNowWall));
+    ASSERT_NE(json.root(), nullptr) << json.error();
+
+    yajl_val u = UpstreamAt(json, 0, 0);
+    EXPECT_EQ(Str(At(u, {"cordon", "by"})), "operator");
+    EXPECT_EQ(Str(At(u, {"cordon", "reason"})), note);
+    EXPECT_EQ(Str(At(u, {"cordon", "since"})), "2025-11-30T05:04:28.123Z");
+    EXPECT_TRUE(YAJL_IS_TRUE(At(u, {"healthy"})));
+}
+
+TEST(StatusRenderState, LeaseShownWhileHeldNullOnceExpired) {
+    TestNetwork net(2, Mainnet());
+    net.network.slot(0).lease = Lease{4242, kNowMono + 1500}.Pack();
+    net.network.slot(1).lease = Lease{4243, kNowMono - 1}.Pack();
+
+    Json held(RenderState({&net.network}, kNowMono, kNowWall));
+    ASSERT_NE(held.root(), nullptr) << held.error();
+    yajl_val lease = At(UpstreamAt(held, 0, 0), {"lease"});
+    EXPECT_EQ(Keys(lease), (std::vector<std::string>{"pid", "expires_in_ms"}));
+    EXPECT_EQ(Int(At(lease, {"pid"})), 4242);
+    EXPECT_EQ(Int(At(lease, {"expires_in_ms"})), 1500);
+    EXPECT_TRUE(YAJL_IS_NULL(At(UpstreamAt(held, 0, 1), {"lease"})));
+
+    Json expired(RenderState({&net.network}, kNowMono + 1500, kNowWall));
+    ASSERT_NE(expired.root(), nullptr) << expired.error();
+    EXPECT_TRUE(YAJL_IS_NULL(At(UpstreamAt(expired, 0, 0), {"lease"})));
+}
+
+TEST(StatusRenderState, TrafficAgesCountersAndTips) {
+    TestNetwork net(3, Mainnet());
+    for (size_t i = 0; i < 3; i++) {
+        net.network.slot(i).processed = 1000 + i;
+        net.network.slot(i).finalized = 960 + i;
+        net.network.slot(i).shred = 1010 + i;
+    }
+    UpstreamSlot& slot = net.network.slot(0);
+    slot.processed_seen_ms = kNowMono - 250;
+    slot.polls[kPollGetHealth] = 7;
+    slot.polls[kPollGetGenesisHash] = 1;
+    slot.poll_errors[kPollGetSlotFinalized] = 2;
+    slot.large_rollbacks = 3;
+    slot.gate_skipped_ticks = 11;
+    slot.harvested = 19;
+    net.shared->getslot_corrections = 5;
+    net.shared->guard_rejections = 6;
+    net.shared->all_cordoned_fallbacks = 7;
+
+    Json json(RenderState({&net.network}, kNowMono, kNowWall));
+    ASSERT_NE(json.root(), nullptr) << json.error();
+
+    yajl_val u = UpstreamAt(json, 0, 0);
+    EXPECT_EQ(Int(At(u, {"traffic_seen_ms_ago", "processed"})), 250);
+    EXPECT_TRUE(YAJL_IS_NULL(At(u, {"traffic_seen_ms_ago", "finalized"})));
+    EXPECT_EQ(Int(At(u, {"polls", "getHealth"})), 7);
+    EXPECT_EQ(Int(At(u, {"polls", "getGenesisHash"})), 1);
+    EXPECT_EQ(Int(At(u, {"poll_errors", "getSlot_finalized"})), 2);
+    EXPECT_EQ(Int(At(u, {"poll_errors", "getHealth"})), 0);
+    EXPECT_EQ(Int(At(u, {"large_rollbacks"})), 3);
+    EXPECT_EQ(Int(At(u, {"gate_skipped_ticks"})), 11);
+    EXPECT_EQ(Int(At(u, {"harvested"})), 19);
+    EXPECT_EQ(Int(At(u, {"ingestion_lag_slots"})), 10);
+
+    yajl_val n = NetworkAt(json, 0);
+    EXPECT_EQ(Int(At(n, {"tips", "processed"})), 1001);
+    EXPECT_EQ(Int(At(n, {"tips", "finalized"})), 961);
+    EXPECT_EQ(Int(At(n, {"tips", "indexed"})), 1012);
+    EXPECT_EQ(Int(At(n, {"counters", "getslot_corrections"})), 5);
+    EXPECT_EQ(Int(At(n, {"counters", "guard_rejections"})), 6);
+    EXPECT_EQ(Int(At(n, {"counters", "all_cordoned_fallbacks"})), 7);
+}
+
+TEST(StatusRenderState, SkipsUnboundNetworks) {
+    TestNetwork net(1, Mainnet());
+    Network unbound("devnet", NetworkSettings{});
+    unbound.AddUpstream({"lonely", {"http://10.0.2.1/", "", "", ""}});
+
+    Json json(RenderState({&unbound, &net.network}, kNowMono, kNowWall));
+    ASSERT_NE(json.root(), nullptr) << json.error();
+    yajl_val networks = At(json.root(), {"networks"});
+    ASSERT_TRUE(YAJL_IS_ARRAY(networks));
+    EXPECT_EQ(networks->u.array.len, 1u);
+    EXPECT_EQ(Str(At(NetworkAt(json, 0), {"name"})), "mainnet");
+
+    Json empty(RenderState({}, kNowMono, kNowWall));
+    ASSERT_NE(empty.root(), nullptr) << empty.error();
+    EXPECT_EQ(At(empty.root(), {"networks"})->u.array.len, 0u);
+}
+
+// --- RenderMetrics ----------------------------------------------------------
+
+// Every sample line of the text format: name, optional labels, value.
+const std::regex& SampleLine() {
+    static const std::regex kSample(
+        R"(^[a-zA-Z_:][a-zA-Z0-9_:]*)"
+        R"((\{[a-zA-Z_][a-zA-Z0-9_]*="(\\[\\"n]|[^\\"\n])*")"
+        R"((,[a-zA-Z_][a-zA-Z0-9_]*="(\\[\\"n]|[^\\"\n])*")*\})?)"
+        R"( -?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$)");
+    return kSample;
+}
+
+const std::regex& CommentLine() {
+    static const std::regex kComment(
+        R"(^# (HELP [a-zA-Z_:][a-zA-Z0-9_:]* .+|)"
+        R"(TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (gauge|counter))$)");
+    return kComment;
+}
+
+std::string MetricName(const std::string& sample) {
+    return sample.substr(0, sample.find_first_of("{ "));
+}
+
+TEST(StatusRenderMetrics, UpstreamSamples) {
+    TestNetwork net(2, Mainnet());
+    UpstreamSlot& slot = net.network.slot(0);
+    slot.processed = 100;
+    slot.finalized = 68;
+    slot.shred = 350;
+    slot.polls[kPollGetSlotProcessed] = 12;
+    slot.poll_errors[kPollGetHealth] = 2;
+    slot.cordon_events = 1;
+    slot.large_rollbacks = 4;
+    slot.gate_skipped_ticks = 9;
+    slot.harvested = 31;
+    CordonByPollerForLag(slot, 250, kNowWall);
+    std::string m = RenderMetrics({&net.network}, 0);
+
+    // "solgate_upstream_<family>{network="mainnet",upstream="up-<u>"<extra>} v"
+    auto has = [&m](const std::string& family, int u, const std::string& value,
+                    const std::string& extra = "") {
+        return HasLine(m, "solgate_upstream_" + family +
+                              "{network=\"mainnet\",upstream=\"up-" +
+                              std::to_string(u) + "\"" + extra + "} " + value);
+    };
+    EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot"
+                           "{network=\"mainnet\",upstream=\"up-0\"} 100")) << m;
+    EXPECT_TRUE(has("latest_slot", 1, "0"));
+    EXPECT_TRUE(has("finalized_slot", 0, "68"));
+    EXPECT_TRUE(has("shred_insert_slot", 0, "350"));
+    EXPECT_TRUE(has("ingestion_lag_slots", 0, "250"));
+    EXPECT_TRUE(has("healthy", 0, "0"));
+    EXPECT_TRUE(has("healthy", 1, "1"));
+    EXPECT_TRUE(has("cordon_events_total", 0, "1"));
+    EXPECT_TRUE(has("large_rollbacks_total", 0, "4"));
+    EXPECT_TRUE(has("traffic_gate_skips_total", 0, "9"));
+    EXPECT_TRUE(has("context_slot_harvests_total", 0, "31"));
+    EXPECT_TRUE(has("poll_requests_total", 0, "12",
+                    ",method=\"getSlot_processed\""));
+    EXPECT_TRUE(has("poll_requests_total", 0, "0",
+                    ",method=\"getGenesisHash\""));
+    EXPECT_TRUE(has("poll_errors_total", 0, "2", ",method=\"getHealth\""));
+    EXPECT_TRUE(has("cordoned", 0, "1",
+                    ",reason=\"" + CordonReason(slot) + "\""));
+    EXPECT_TRUE(has("cordoned", 1, "0", ",reason=\"\""));
+}
+
+TEST(StatusRenderMetrics, NetworkSamples) {
+    TestNetwork net(3, Mainnet());
+    for (size_t i = 0; i < 3; i++) {
+        net.network.slot(i).processed = 1000 + i;
+        net.network.slot(i).finalized = 960 + i;
+        net.network.slot(i).shred = 1010 + i;
+    }
+    net.shared->getslot_corrections = 5;
+    net.shared->guard_rejections = 6;
+    net.shared->all_cordoned_fallbacks = 7;
+    net.network.RefreshLanes(5000);  // the poller does this every tick
+    std::string m = RenderMetrics({&net.network}, 8000);
+
+    EXPECT_TRUE(HasLine(m, "solgate_network_getslot_corrections_total"
+                           "{network=\"mainnet\"} 5")) << m;
+    EXPECT_TRUE(HasLine(m, "solgate_network_guard_rejections_total"
+                           "{network=\"mainnet\"} 6"));
+    EXPECT_TRUE(HasLine(m, "solgate_network_all_cordoned_total"
+                           "{network=\"mainnet\"} 7"));
+    // Served tip: the median-ish head of three (see ServedTip).
+    EXPECT_TRUE(HasLine(m, "solgate_network_served_tip_slot{network=\"mainnet\""
+                           ",lane=\"all\",axis=\"processed\"} 1001"));
+    EXPECT_TRUE(HasLine(m, "solgate_network_served_tip_slot{network=\"mainnet\""
+                           ",lane=\"all\",axis=\"finalized\"} 961"));
+    EXPECT_TRUE(HasLine(m, "solgate_network_indexed_tip_slot"
+                           "{network=\"mainnet\"} 1012"));
+    EXPECT_TRUE(HasLine(m, "solgate_network_served_tip_lag_slots"
+                           "{network=\"mainnet\",lane=\"all\","
+                           "axis=\"processed\"} 1"));
+    EXPECT_TRUE(HasLine(m, "solgate_network_served_tip_advance_age_seconds"
+                           "{network=\"mainnet\",lane=\"all\","
+                           "axis=\"processed\"} 3.000"));
+}
+
+TEST(StatusRenderMetrics, OneHelpAndTypePerFamilyWithTwoNetworks) {
+    TestNetwork mainnet(2, Mainnet());
+    NamedNetwork devnet("devnet", 1);
+    std::string m = RenderMetrics({&mainnet.network, &devnet.network}, 0);
+
+    std::set<std::string> helped;
+    std::set<std::string> closed;  // families whose samples have ended
+    std::string current;
+    std::vector<std::string> lines = Lines(m);
+    for (size_t i = 0; i < lines.size(); i++) {
+        const std::string& line = lines[i];
+        if (line.rfind("# HELP ", 0) == 0) {
+            std::string name = line.substr(7, line.find(' ', 7) - 7);
+            EXPECT_TRUE(helped.insert(name).second) << "second HELP: " << name;
+            ASSERT_LT(i + 1, lines.size());
+            EXPECT_EQ(lines[i + 1].rfind("# TYPE " + name + " ", 0), 0u);
+            if (!current.empty()) closed.insert(current);
+            current = name;
+        } else if (line[0] != '#') {
+            EXPECT_EQ(MetricName(line), current) << line;
+            EXPECT_EQ(closed.count(MetricName(line)), 0u) << line;
+        }
+    }
+    EXPECT_EQ(helped.size(), 41u);  // 19 + Cube Runner's 22
+    EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot"
+                           "{network=\"devnet\",upstream=\"up-0\"} 0"));
+    EXPECT_TRUE(HasLine(m, "solgate_network_indexed_tip_slot"
+                           "{network=\"devnet\"} 0"));
+    EXPECT_EQ(m.find("# HELP solgate_upstream_latest_slot "),
+              m.rfind("# HELP solgate_upstream_latest_slot "));
+    EXPECT_NE(m.find("not a block height"), std::string::npos);
+}
+
+TEST(StatusRenderMetrics, FamiliesInFixedOrder) {
+    TestNetwork net(1, Mainnet());
+    std::vector<std::string> order;
+    for (const auto& line : Lines(RenderMetrics({&net.network}, 0))) {
+        if (line.rfind("# TYPE ", 0) == 0) order.push_back(line.substr(7));
+    }
+    EXPECT_EQ(order, (std::vector<std::string>{
+                         "solgate_upstream_latest_slot gauge",
+                         "solgate_upstream_finalized_slot gauge",
+                         "solgate_upstream_shred_insert_slot gauge",
+                         "solgate_upstream_ingestion_lag_slots gauge",
+                         "solgate_upstream_healthy gauge",
+                         "solgate_upstream_cordoned gauge",
+                         "solgate_upstream_cordon_events_total counter",
+                         "solgate_upstream_large_rollbacks_total counter",
+                         "solgate_upstream_poll_requests_total counter",
+                         "solgate_upstream_poll_errors_total counter",
+                         "solgate_upstream_traffic_gate_skips_total counter",
+                         "solgate_upstream_context_slot_harvests_total counter",
+                         "solgate_network_getslot_corrections_total counter",
+                         "solgate_network_guard_rejections_total counter",
+                         "solgate_network_all_cordoned_total counter",
+                         "solgate_network_served_tip_slot gauge",
+                         "solgate_network_served_tip_lag_slots gauge",
+                         "solgate_network_served_tip_advance_age_seconds gauge",
+                         "solgate_network_indexed_tip_slot gauge",
+                         "solgate_blocks_served_total counter",
+                         "solgate_blocks_cache_bytes gauge",
+                         "solgate_blocks_cache_entries gauge",
+                         "solgate_blocks_cache_evictions_total counter",
+                         "solgate_blocks_cache_store_failures_total counter",
+                         "solgate_blocks_tier_answers_total counter",
+                         "solgate_blocks_unauthorized_total counter",
+                         "solgate_blocks_rate_limited_total counter",
+                         "solgate_blocks_peer_fetches_total counter",
+                         "solgate_blocks_peer_failures_total counter",
+                         "solgate_blocks_peer_copies_total counter",
+                         "solgate_blocks_peer_requests_total counter",
+                         "solgate_blocks_queue_depth gauge",
+                         "solgate_blocks_queue_in_flight gauge",
+                         "solgate_blocks_queue_oldest_wait_seconds gauge",
+                         "solgate_blocks_long_term_retrievals_total counter",
+                         "solgate_blocks_long_term_failures_total counter",
+                         "solgate_blocks_queue_dropped_total counter",
+                         "solgate_blocks_queue_full_total counter",
+                         "solgate_blocks_allowance_counted_total counter",
+                         "solgate_blocks_allowance_refusals_total counter",
+                         "solgate_blocks_repeats_total counter"}));
+}
+
+TEST(StatusRenderMetrics, EscapesLabelValues) {
+    TestNetwork net(1, Mainnet());
+    CordonByOperator(net.network.slot(0), "say \"hi\" \\ then\nleave",
+                     kNowWall);
+    std::string m = RenderMetrics({&net.network}, 0);
+
+    EXPECT_TRUE(HasLine(m, "solgate_upstream_cordoned{network=\"mainnet\","
+                           "upstream=\"up-0\",reason=\"say \\\"hi\\\" \\\\ "
+                           "then\\nleave\"} 1")) << m;
+}
+
+TEST(StatusRenderMetrics, EveryLineFollowsTheTextFormat) {
+    TestNetwork mainnet(2, Mainnet());
+    NamedNetwork devnet("devnet", 2);
+    CordonByOperator(mainnet.network.slot(1), "quote \" and \\ and\nnewline",
+                     kNowWall);
+    CordonByPollerForLag(devnet.network.slot(0), 4000, kNowWall);
+    mainnet.network.slot(0).processed = 18446744073709551615ull;
+    std::string m = RenderMetrics({&mainnet.network, &devnet.network}, 0);
+
+    ASSERT_FALSE(m.empty());
+    EXPECT_EQ(m.back(), '\n');
+    size_t samples = 0;
+    for (const auto& line : Lines(m)) {
+        if (line.rfind("#", 0) == 0) {
+            EXPECT_TRUE(std::regex_match(line, CommentLine())) << line;
+        } else {
+            EXPECT_TRUE(std::regex_match(line, SampleLine())) << line;
+            samples++;
+        }
+    }
+    // Per upstream: 10 single-sample families and 2 x 5 poll methods;
+    // per network: 3 counters, 3 lane families x 2 axes for lane "all"
+    // (no group lanes formed) and the indexed tip.
+    EXPECT_EQ(samples, 4u * (10 + 2 * kPollMethodCount) + 2u * 10);
+    EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot{network=\"mainnet\","
+                           "upstream=\"up-0\"} 18446744073709551615"));
+}
+
+TEST(StatusRenderMetrics, SkipsUnboundNetworks) {
+    Network unbound("devnet", NetworkSettings{});
+    unbound.AddUpstream({"lonely", {"http://10.0.2.1/", "", "", ""}});
+    std::string m = RenderMetrics({&unbound}, 0);
+
+    for (const auto& line : Lines(m)) {
+        EXPECT_EQ(line[0], '#') << line;
+    }
+    EXPECT_NE(m.find("# TYPE solgate_upstream_latest_slot gauge\n"),
+              std::string::npos);
+}
+
+}  // namespace
+}  // namespace solgate
