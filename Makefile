@@ -21,7 +21,6 @@ DEB_PACKAGES := build-essential pkg-config nginx nginx-dev \
 	libtest-base-perl libwww-perl libjson-pp-perl curl wrk libnginx-mod-http-lua lua-cjson
 
 CORE_SRCS  := $(wildcard libcore/src/*/*.cpp)
-CORE_HDRS  := $(wildcard libcore/src/*/*.h) libcore/include/solgate/solgate.h
 CORE_OBJS  := $(patsubst libcore/src/%.cpp,$(BUILD)/libcore/%.o,$(CORE_SRCS))
 CORE_LIB   := $(BUILD)/modules/libsolgate_core.so
 CORE_FLAGS := -std=c++17 -fPIC -fvisibility=hidden -fvisibility-inlines-hidden \
@@ -38,7 +37,7 @@ SIM_SRCS   := $(wildcard tools/solana-sim/src/*.cpp tools/solana-sim/src/*.h)
 
 GTEST_BIN  := $(BUILD)/test/libcore_tests
 GTEST_SRCS := $(wildcard libcore/test/*/*.cpp)
-GTEST_HDRS := $(wildcard libcore/test/*/*.h)
+GTEST_OBJS := $(patsubst libcore/test/%.cpp,$(BUILD)/test/libcore/%.o,$(GTEST_SRCS))
 CMOCKA_BIN := $(BUILD)/test/module_tests
 CMOCKA_SRCS := $(wildcard ngx_module/test/*.c)
 
@@ -66,9 +65,10 @@ $(BUILD)/.deps-ok: Makefile
 
 # --- libcore --------------------------------------------------------------
 
-$(BUILD)/libcore/%.o: libcore/src/%.cpp $(CORE_HDRS) | $(BUILD)/.deps-ok
+# -MMD: each object depends on the headers it includes (the .d files).
+$(BUILD)/libcore/%.o: libcore/src/%.cpp | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) $(CORE_FLAGS) -c $< -o $@
+	$(CXX) $(CXXFLAGS) $(CORE_FLAGS) -MMD -MP -c $< -o $@
 
 $(CORE_LIB): $(CORE_OBJS)
 	@mkdir -p $(dir $@)
@@ -102,10 +102,15 @@ $(SIM): $(SIM_SRCS) | $(BUILD)/.deps-ok
 
 # --- tests ----------------------------------------------------------------
 
-$(GTEST_BIN): $(GTEST_SRCS) $(GTEST_HDRS) $(CORE_OBJS)
+# One object per test file, so a change rebuilds only what it touches.
+$(BUILD)/test/libcore/%.o: libcore/test/%.cpp | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -std=c++17 -Ilibcore/include -Ilibcore/src -Ilibcore/test $(WARN) \
-	  -o $@ $(GTEST_SRCS) $(CORE_OBJS) -lgtest -lgtest_main -lyajl -luv -lcurl -lcrypto -llmdb -lpthread
+	$(CXX) $(CXXFLAGS) -std=c++17 -Ilibcore/include -Ilibcore/src -Ilibcore/test $(WARN) -MMD -MP -c $< -o $@
+
+$(GTEST_BIN): $(GTEST_OBJS) $(CORE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -o $@ $(GTEST_OBJS) $(CORE_OBJS) \
+	  -lgtest -lgtest_main -lyajl -luv -lcurl -lcrypto -llmdb -lpthread
 
 $(CMOCKA_BIN): $(CMOCKA_SRCS) $(wildcard ngx_module/src/*.[ch]) $(NGX_BUILD)/Makefile
 	@mkdir -p $(dir $@)
@@ -116,6 +121,8 @@ $(CMOCKA_BIN): $(CMOCKA_SRCS) $(wildcard ngx_module/src/*.[ch]) $(NGX_BUILD)/Mak
 	  -I$(NGX_BUILD) -Ingx_module/src -Ilibcore/include \
 	  -o $@ $(CMOCKA_SRCS) ngx_module/src/ngx_http_solgate_parse.c \
 	  ngx_module/src/ngx_http_solgate_body.c -lcmocka
+
+-include $(CORE_OBJS:.o=.d) $(GTEST_OBJS:.o=.d)
 
 unit-test: $(GTEST_BIN) $(CMOCKA_BIN)
 	$(GTEST_BIN) --gtest_brief=1
