@@ -217,7 +217,7 @@ plain
 --- config
 --- must_die
 --- error_log
-invalid state_poller_debounce "soon", it must be a time up to 60s
+"state_poller_debounce" directive invalid value
 
 
 
@@ -227,7 +227,7 @@ invalid state_poller_debounce "soon", it must be a time up to 60s
 --- config
 --- must_die
 --- error_log
-invalid max_finalized_slot_lag "-1", it must be a number of slots (0 disables the filter)
+"max_finalized_slot_lag" directive invalid number
 
 
 
@@ -238,7 +238,7 @@ invalid max_finalized_slot_lag "-1", it must be a number of slots (0 disables th
 --- config
 --- must_die
 --- error_log
-invalid value "maybe" in "enforce_block_availability", it must be "on" or "off"
+invalid value "maybe" in "enforce_block_availability" directive, it must be "on" or "off"
 
 
 
@@ -314,7 +314,7 @@ upstream "a": the first server of upstream block "local_node" is a unix socket, 
     location / { solgate_pass mainnet; }
 --- must_die
 --- error_log
-solgate_blocks "mainnet" needs "region", "cache", "state", "api_key" and "plan"
+solgate_blocks "mainnet" has no "state"
 
 
 
@@ -479,3 +479,57 @@ solgate_blocks "mainnet" has a "peer" but no "peer_token"
 --- must_die
 --- error_log
 peer_token must be at least 16 bytes
+
+
+
+=== TEST 37: state_poller_debounce above the limit, named with where the network is
+--- http_config
+    solgate_network mainnet { state_poller_debounce 61s; upstream a http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log eval
+qr/state_poller_debounce of network "mainnet" must be at most 60s in \S+nginx\.conf:\d+/
+
+
+
+=== TEST 38: a cluster given twice
+--- http_config
+    solgate_network mainnet { cluster devnet; cluster testnet; upstream a http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log
+"cluster" directive is duplicate
+
+
+
+=== TEST 39: an invalid network name
+--- http_config
+    solgate_network "main net" { upstream a http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log
+invalid network name "main net": may contain only letters, digits, '-', '_' and '.'
+
+
+
+=== TEST 40: solgate_blocks names the missing api_key
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+    solgate_blocks mainnet { region us; cache $TEST_NGINX_SERVROOT/blocks; state $TEST_NGINX_SERVROOT/state; plan $http_x_plan; }
+--- config
+    location / { solgate_pass mainnet; }
+--- must_die
+--- error_log
+solgate_blocks "mainnet" has no "api_key"
+
+
+
+=== TEST 41: a region given twice
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+    solgate_blocks mainnet { region us; region eu; }
+--- config
+    location / { solgate_pass mainnet; }
+--- must_die
+--- error_log
+"region" directive is duplicate

@@ -1,18 +1,21 @@
 /*
- * The access phase: read the JSON-RPC body, let libcore decide, then
- * either answer locally or choose the upstream proxy_pass sends it to.
+ * The access phase: read the JSON-RPC body, hand it to libcore, then
+ * either send libcore's answer or point proxy_pass at the upstream it
+ * picked.
  *
  * Failover: solgate_proxy.conf sends 502/503/504 (and transport errors,
  * which proxy reports as 502/504) to a named location that runs this
- * handler again.  The context survives that redirect, so the next attempt
- * goes to an upstream not tried yet; when none is left the client gets one
- * JSON-RPC error.
+ * handler again.  The context survives that redirect, and libcore's
+ * request remembers the upstreams already tried, so the next attempt goes
+ * to another one; when none is left the client gets libcore's answer.
  */
 
 #include "ngx_http_solgate_module.h"
 
 
 static void ngx_http_solgate_body_handler(ngx_http_request_t *r);
+static ngx_int_t ngx_http_solgate_retry(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
 static ngx_int_t ngx_http_solgate_route(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 static ngx_int_t ngx_http_solgate_attempt(ngx_http_request_t *r,
@@ -23,10 +26,8 @@ static ngx_int_t ngx_http_solgate_answer(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, sg_route_t *route);
 static ngx_int_t ngx_http_solgate_reject_method(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
-static ngx_int_t ngx_http_solgate_body_bytes(ngx_http_request_t *r,
-    u_char **data, size_t *len);
-static ngx_int_t ngx_http_solgate_selector(ngx_http_request_t *r,
-    ngx_http_solgate_network_t *network, ngx_str_t *selector);
+static ngx_int_t ngx_http_solgate_selector_sources(ngx_http_request_t *r,
+    sg_selector_sources_t *sources);
 static ngx_uint_t ngx_http_solgate_last_status(ngx_http_request_t *r);
 
 
@@ -54,22 +55,7 @@ ngx_http_solgate_access_handler(ngx_http_request_t *r)
 
     if (ctx != NULL && ctx->rpc != NULL) {
         /* back from the retry redirect: the last attempt failed */
-        if (ctx->peer_attempt) {
-            rc = ngx_http_solgate_blocks_retry(r, ctx);
-
-            if (rc == NGX_DECLINED) {
-                if (ctx->peer_attempt) {
-                    return NGX_DECLINED;    /* the next region */
-                }
-
-                rc = NGX_HTTP_BAD_GATEWAY;  /* no source after a region */
-            }
-
-            ngx_http_finalize_request(r, rc);
-            return NGX_DONE;
-        }
-
-        rc = ngx_http_solgate_attempt(r, ctx);
+        rc = ngx_http_solgate_retry(r, ctx);
 
         if (rc == NGX_DECLINED) {
             return NGX_DECLINED;
@@ -132,29 +118,43 @@ ngx_http_solgate_body_handler(ngx_http_request_t *r)
 }
 
 
+/* NGX_DECLINED to forward to the next attempt, else what to finalize with */
+static ngx_int_t
+ngx_http_solgate_retry(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
+{
+    ngx_int_t  rc;
+
+    if (!ctx->peer_attempt) {
+        return ngx_http_solgate_attempt(r, ctx);
+    }
+
+    rc = ngx_http_solgate_blocks_retry(r, ctx);
+
+    if (rc == NGX_DECLINED && !ctx->peer_attempt) {
+        return NGX_HTTP_BAD_GATEWAY;    /* no source after a region */
+    }
+
+    return rc;                          /* the next region, or an answer */
+}
+
+
 /* NGX_DECLINED to forward, else what to finalize the request with */
 static ngx_int_t
 ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 {
-    size_t       len;
-    u_char      *data;
-    sg_str_t     use;
-    ngx_int_t    rc;
-    ngx_str_t    selector;
-    sg_route_t   route;
+    size_t                 len;
+    u_char                *data;
+    ngx_int_t              rc;
+    sg_route_t             route;
+    sg_selector_sources_t  sources;
 
     if (ngx_http_solgate_body_bytes(r, &data, &len) != NGX_OK
-        || ngx_http_solgate_selector(r, ctx->network, &selector) != NGX_OK)
+        || ngx_http_solgate_selector_sources(r, &sources) != NGX_OK)
     {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    use.data = (char *) selector.data;
-    use.len = selector.len;
-
-    ctx->rpc = sg_request_parse((char *) data, len);
-
-    if (ctx->rpc == NULL) {
+    if (sg_request_parse((char *) data, len, &ctx->rpc) != SG_OK) {
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
                       "solgate: could not parse the request (out of memory)");
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -168,7 +168,7 @@ ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         }
     }
 
-    if (sg_request_route(ctx->rpc, ctx->network->core, use,
+    if (sg_request_route(ctx->rpc, ctx->network->core, &sources,
                          (int64_t) ngx_current_msec, &route)
         != SG_OK)
     {
@@ -190,35 +190,25 @@ ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 static ngx_int_t
 ngx_http_solgate_attempt(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 {
-    int                           all_cordoned, rc;
-    size_t                        picked;
+    int                           rc;
+    sg_pick_t                     pick;
     ngx_http_solgate_network_t   *network;
     ngx_http_solgate_upstream_t  *upstreams;
 
     network = ctx->network;
     upstreams = network->upstreams.elts;
 
-    if (ctx->tried == NULL) {
-        ctx->tried = ngx_pcalloc(r->pool, network->upstreams.nelts);
-        if (ctx->tried == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-    }
+    rc = sg_request_pick(ctx->rpc, (int64_t) ngx_current_msec, &pick);
 
-    rc = sg_network_pick(network->core, ctx->rpc, ctx->tried, &picked,
-                         &all_cordoned);
-
-    if (rc == SG_ERROR) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    if (rc == SG_DECLINED) {
+    if (rc == SG_NONE) {
         return ngx_http_solgate_fail_all(r, ctx);
     }
 
-    /* at most one line per worker every 10 s: it lasts a whole outage */
-    if (all_cordoned && ngx_time() - network->all_cordoned_logged >= 10) {
-        network->all_cordoned_logged = ngx_time();
+    if (rc != SG_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (pick.warn_all_cordoned) {
         ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
                       "solgate: every upstream of network \"%V\" is "
                       "cordoned, routing to all of them", &network->name);
@@ -228,17 +218,15 @@ ngx_http_solgate_attempt(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
                       "solgate: upstream \"%V\" failed (status %ui), "
                       "retrying on \"%V\"", &ctx->upstream->id,
-                      ngx_http_solgate_last_status(r), &upstreams[picked].id);
+                      ngx_http_solgate_last_status(r),
+                      &upstreams[pick.upstream].id);
     }
 
-    ctx->tried[picked] = 1;
-    ctx->upstream = &upstreams[picked];
-    ctx->upstream_index = picked;
-    ctx->attempts++;
+    ctx->upstream = &upstreams[pick.upstream];
 
-    ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
-                   "solgate access handler: attempt %ui to \"%V\"",
-                   ctx->attempts, &ctx->upstream->id);
+    ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
+                   "solgate access handler: attempt to \"%V\"",
+                   &ctx->upstream->id);
 
     return NGX_DECLINED;
 }
@@ -247,23 +235,15 @@ ngx_http_solgate_attempt(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 static ngx_int_t
 ngx_http_solgate_fail_all(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 {
-    u_char      *p, msg[128];
-    sg_route_t   route;
+    sg_route_t  route;
 
     ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
-                  "solgate: all %ui upstream(s) of network \"%V\" failed, "
-                  "last \"%V\" with status %ui", ctx->attempts,
-                  &ctx->network->name, &ctx->upstream->id,
-                  ngx_http_solgate_last_status(r));
+                  "solgate: all %uz upstream(s) of network \"%V\" failed, "
+                  "last \"%V\" with status %ui",
+                  sg_request_attempts(ctx->rpc), &ctx->network->name,
+                  &ctx->upstream->id, ngx_http_solgate_last_status(r));
 
-    p = ngx_snprintf(msg, sizeof(msg),
-                     "Internal error: no upstream could serve the request "
-                     "(%ui tried)", ctx->attempts);
-
-    if (sg_request_fail(ctx->rpc, NGX_HTTP_BAD_GATEWAY, -32603, (char *) msg,
-                        p - msg, &route)
-        != SG_OK)
-    {
+    if (sg_request_fail(ctx->rpc, &route) != SG_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
@@ -287,229 +267,64 @@ static ngx_int_t
 ngx_http_solgate_reject_method(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx)
 {
-    size_t   len;
-    u_char  *body;
-
-    static const char  message[] =
-        "Invalid request: JSON-RPC requests must be sent with POST";
+    sg_str_t  body;
 
     if (ngx_http_discard_request_body(r) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    body = ngx_pnalloc(r->pool, sizeof(message) + 64);
-    if (body == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    len = sg_write_error((char *) body, sizeof(message) + 64, -32600,
-                         message, sizeof(message) - 1);
+    body = sg_status_answer(NGX_HTTP_NOT_ALLOWED);
 
     ctx->answered = 1;
 
-    return ngx_http_solgate_send_json(r, NGX_HTTP_NOT_ALLOWED, body, len);
-}
-
-
-/* The headers of a JSON answer Solgate writes itself, sent. */
-ngx_int_t
-ngx_http_solgate_send_json_header(ngx_http_request_t *r, ngx_uint_t status,
-    off_t length)
-{
-    r->headers_out.status = status;
-    r->headers_out.content_length_n = length;
-    ngx_str_set(&r->headers_out.content_type,
-                "application/json; charset=utf-8");
-    r->headers_out.content_type_len = sizeof("application/json") - 1;
-    r->headers_out.content_type_lowcase = NULL;
-
-    return ngx_http_send_header(r);
-}
-
-
-/* body points at memory that lives as long as the request */
-ngx_int_t
-ngx_http_solgate_send_json(ngx_http_request_t *r, ngx_uint_t status,
-    u_char *body, size_t len)
-{
-    ngx_int_t     rc;
-    ngx_buf_t    *b;
-    ngx_chain_t   out;
-
-    rc = ngx_http_solgate_send_json_header(r, status, (off_t) len);
-
-    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
-        return rc;
-    }
-
-    b = ngx_calloc_buf(r->pool);
-    if (b == NULL) {
-        return NGX_ERROR;
-    }
-
-    b->pos = body;
-    b->last = body + len;
-    b->memory = 1;
-    b->last_buf = 1;
-    b->last_in_chain = 1;
-
-    out.buf = b;
-    out.next = NULL;
-
-    return ngx_http_output_filter(r, &out);
-}
-
-
-/* The request body as one contiguous range, read back from a temp file
- * when nginx spilled it there. */
-static ngx_int_t
-ngx_http_solgate_body_bytes(ngx_http_request_t *r, u_char **data,
-    size_t *len)
-{
-    off_t                      size;
-    ssize_t                    n;
-    ngx_buf_t                 *b;
-    ngx_chain_t               *cl;
-    ngx_http_request_body_t   *rb;
-
-    rb = r->request_body;
-
-    if (rb == NULL || rb->bufs == NULL) {
-        *data = (u_char *) "";
-        *len = 0;
-        return NGX_OK;
-    }
-
-    b = rb->bufs->buf;
-
-    if (rb->bufs->next == NULL && ngx_buf_in_memory(b)) {
-        *data = b->pos;
-        *len = b->last - b->pos;
-        return NGX_OK;
-    }
-
-    size = 0;
-
-    for (cl = rb->bufs; cl; cl = cl->next) {
-        size += ngx_buf_size(cl->buf);
-    }
-
-    *data = ngx_pnalloc(r->pool, (size_t) size + 1);
-    if (*data == NULL) {
-        return NGX_ERROR;
-    }
-
-    n = ngx_http_solgate_chain_copy(rb->bufs, *data, (size_t) size);
-
-    if (n != (ssize_t) size) {
-        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
-                      "solgate: could not read the request body "
-                      "(%O bytes)", size);
-        return NGX_ERROR;
-    }
-
-    *len = (size_t) size;
-
-    return NGX_OK;
+    return ngx_http_solgate_send_json(r, NGX_HTTP_NOT_ALLOWED,
+                                      (u_char *) body.data, body.len);
 }
 
 
 /*
- * The request's use-upstream selector: the X-Solgate-Use-Upstream header
- * (or X-ERPC-Use-Upstream), else ?use-upstream=, else the network's
- * use_upstream_default.  Empty when there is none.
+ * Where the request may name its use-upstream selector; libcore applies
+ * the precedence and the network's default.
  */
 static ngx_int_t
-ngx_http_solgate_selector(ngx_http_request_t *r,
-    ngx_http_solgate_network_t *network, ngx_str_t *selector)
+ngx_http_solgate_selector_sources(ngx_http_request_t *r,
+    sg_selector_sources_t *sources)
 {
-    u_char            *dst, *src;
-    ngx_str_t          raw;
-    ngx_table_elt_t   *h;
+    ngx_int_t         rc;
+    ngx_str_t         query;
+    ngx_table_elt_t  *found[2];
 
-    static ngx_str_t   headers[] = {
+    static ngx_str_t  headers[] = {
         ngx_string("X-Solgate-Use-Upstream"),
         ngx_string("X-ERPC-Use-Upstream")
     };
 
-    h = ngx_http_solgate_find_headers(r, headers, 2);
+    ngx_memzero(sources, sizeof(sg_selector_sources_t));
 
-    if (h != NULL) {
-        *selector = h->value;
-        return NGX_OK;
+    ngx_http_solgate_find_headers(r, headers, found, 2);
+
+    if (found[0] != NULL) {
+        sources->header = ngx_http_solgate_sg_str(&found[0]->value);
+        sources->has_header = 1;
     }
 
-    if (ngx_http_arg(r, (u_char *) "use-upstream", 12, &raw) == NGX_OK) {
-        selector->data = ngx_pnalloc(r->pool, raw.len + 1);
-        if (selector->data == NULL) {
-            return NGX_ERROR;
-        }
-
-        src = raw.data;
-        dst = selector->data;
-        ngx_unescape_uri(&dst, &src, raw.len, NGX_UNESCAPE_URI);
-        selector->len = dst - selector->data;
-        return NGX_OK;
+    if (found[1] != NULL) {
+        sources->erpc_header = ngx_http_solgate_sg_str(&found[1]->value);
+        sources->has_erpc_header = 1;
     }
 
-    *selector = network->use_upstream_default;
+    rc = ngx_http_solgate_query_arg(r, "use-upstream", 0, &query);
+
+    if (rc == NGX_ERROR) {
+        return NGX_ERROR;
+    }
+
+    if (rc == NGX_OK) {
+        sources->query = ngx_http_solgate_sg_str(&query);
+        sources->has_query = 1;
+    }
 
     return NGX_OK;
-}
-
-
-ngx_table_elt_t *
-ngx_http_solgate_find_header(ngx_http_request_t *r, ngx_str_t *name)
-{
-    return ngx_http_solgate_find_headers(r, name, 1);
-}
-
-
-/* The request header with the first of names[] that is present, in one
- * pass over the headers. */
-ngx_table_elt_t *
-ngx_http_solgate_find_headers(ngx_http_request_t *r, ngx_str_t *names,
-    ngx_uint_t n)
-{
-    ngx_uint_t        i, k;
-    ngx_list_part_t  *part;
-    ngx_table_elt_t  *h, *found;
-    ngx_uint_t        found_rank;
-
-    found = NULL;
-    found_rank = n;
-
-    part = &r->headers_in.headers.part;
-    h = part->elts;
-
-    for (i = 0; /* void */; i++) {
-
-        if (i >= part->nelts) {
-            if (part->next == NULL) {
-                return found;
-            }
-
-            part = part->next;
-            h = part->elts;
-            i = 0;
-        }
-
-        for (k = 0; k < found_rank; k++) {
-            if (h[i].key.len == names[k].len
-                && ngx_strncasecmp(h[i].key.data, names[k].data,
-                                   names[k].len) == 0)
-            {
-                found = &h[i];
-                found_rank = k;
-
-                if (k == 0) {
-                    return found;
-                }
-
-                break;
-            }
-        }
-    }
 }
 
 

@@ -14,17 +14,15 @@ static ngx_int_t ngx_http_solgate_cordon_action(ngx_http_request_t *r,
     ngx_uint_t cordon);
 static ngx_http_solgate_network_t *ngx_http_solgate_admin_network(
     ngx_http_request_t *r, ngx_http_solgate_main_conf_t *smcf);
-static ngx_int_t ngx_http_solgate_arg(ngx_http_request_t *r, char *name,
-    ngx_str_t *value);
-static ngx_int_t ngx_http_solgate_send_text(ngx_http_request_t *r,
-    ngx_uint_t status, char *content_type, u_char *text, size_t len);
-static ngx_int_t ngx_http_solgate_send_rendered(ngx_http_request_t *r,
-    char *content_type, char *text, size_t len);
 static ngx_int_t ngx_http_solgate_admin_reply(ngx_http_request_t *r,
     ngx_uint_t status, const char *fmt, ...);
 static ngx_uint_t ngx_http_solgate_uri_ends_with(ngx_http_request_t *r,
     const char *suffix);
-static void ngx_http_solgate_free_text(void *data);
+
+
+static ngx_str_t  ngx_http_solgate_admin_type = ngx_string("application/json");
+static ngx_str_t  ngx_http_solgate_metrics_type =
+    ngx_string("text/plain; version=0.0.4");
 
 
 char *
@@ -54,8 +52,7 @@ ngx_http_solgate_metrics(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 static ngx_int_t
 ngx_http_solgate_admin_handler(ngx_http_request_t *r)
 {
-    size_t                         len;
-    char                          *text;
+    sg_text_t                      text;
     ngx_int_t                      rc;
     ngx_http_solgate_main_conf_t  *smcf;
 
@@ -72,10 +69,16 @@ ngx_http_solgate_admin_handler(ngx_http_request_t *r)
 
         smcf = ngx_http_get_module_main_conf(r, ngx_http_solgate_module);
 
-        text = sg_render_state(smcf->cores.elts, smcf->cores.nelts, &len);
+        if (sg_status_render_state(smcf->cores.elts, smcf->cores.nelts,
+                                   (int64_t) ngx_current_msec,
+                                   ngx_http_solgate_wall_ms(), &text)
+            != SG_OK)
+        {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
 
-        return ngx_http_solgate_send_rendered(r, "application/json", text,
-                                              len);
+        return ngx_http_solgate_send_text(r, &ngx_http_solgate_admin_type,
+                                          &text);
     }
 
     if (ngx_http_solgate_uri_ends_with(r, "/cordon")) {
@@ -95,8 +98,7 @@ ngx_http_solgate_admin_handler(ngx_http_request_t *r)
 static ngx_int_t
 ngx_http_solgate_metrics_handler(ngx_http_request_t *r)
 {
-    size_t                         len;
-    char                          *text;
+    sg_text_t                      text;
     ngx_int_t                      rc;
     ngx_http_solgate_main_conf_t  *smcf;
 
@@ -111,11 +113,15 @@ ngx_http_solgate_metrics_handler(ngx_http_request_t *r)
 
     smcf = ngx_http_get_module_main_conf(r, ngx_http_solgate_module);
 
-    text = sg_render_metrics(smcf->cores.elts, smcf->cores.nelts, &len);
+    if (sg_status_render_metrics(smcf->cores.elts, smcf->cores.nelts,
+                                 (int64_t) ngx_current_msec, &text)
+        != SG_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
 
-    return ngx_http_solgate_send_rendered(r,
-                                          "text/plain; version=0.0.4",
-                                          text, len);
+    return ngx_http_solgate_send_text(r, &ngx_http_solgate_metrics_type,
+                                      &text);
 }
 
 
@@ -124,6 +130,7 @@ ngx_http_solgate_cordon_action(ngx_http_request_t *r, ngx_uint_t cordon)
 {
     int                            rc;
     sg_str_t                       id, reason;
+    ngx_int_t                      found;
     ngx_str_t                      upstream, text;
     ngx_http_solgate_network_t    *network;
     ngx_http_solgate_main_conf_t  *smcf;
@@ -141,26 +148,35 @@ ngx_http_solgate_cordon_action(ngx_http_request_t *r, ngx_uint_t cordon)
                                             "name the network: network=NAME");
     }
 
-    if (ngx_http_solgate_arg(r, "upstream", &upstream) != NGX_OK
-        || upstream.len == 0)
-    {
+    found = ngx_http_solgate_query_arg(r, "upstream", 1, &upstream);
+
+    if (found == NGX_ERROR) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (found != NGX_OK || upstream.len == 0) {
         return ngx_http_solgate_admin_reply(r, NGX_HTTP_BAD_REQUEST,
                                             "missing upstream=ID");
     }
 
-    if (ngx_http_solgate_arg(r, "reason", &text) != NGX_OK) {
+    found = ngx_http_solgate_query_arg(r, "reason", 1, &text);
+
+    if (found == NGX_ERROR) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (found != NGX_OK) {
         ngx_str_null(&text);
     }
 
-    id.data = (char *) upstream.data;
-    id.len = upstream.len;
-    reason.data = (char *) text.data;
-    reason.len = text.len;
+    id = ngx_http_solgate_sg_str(&upstream);
+    reason = ngx_http_solgate_sg_str(&text);
 
-    rc = cordon ? sg_network_cordon(network->core, id, reason)
+    rc = cordon ? sg_network_cordon(network->core, id, reason,
+                                    ngx_http_solgate_wall_ms())
                 : sg_network_uncordon(network->core, id);
 
-    if (rc == SG_DECLINED) {
+    if (rc == SG_NOT_FOUND) {
         return ngx_http_solgate_admin_reply(r, NGX_HTTP_NOT_FOUND,
                                             "no upstream \"%V\" in network "
                                             "\"%V\"", &upstream,
@@ -191,7 +207,9 @@ ngx_http_solgate_admin_network(ngx_http_request_t *r,
     ngx_str_t                     name;
     ngx_http_solgate_network_t  **networks;
 
-    if (ngx_http_solgate_arg(r, "network", &name) == NGX_OK && name.len) {
+    if (ngx_http_solgate_query_arg(r, "network", 1, &name) == NGX_OK
+        && name.len)
+    {
         return ngx_http_solgate_find_network(smcf, &name);
     }
 
@@ -202,37 +220,6 @@ ngx_http_solgate_admin_network(ngx_http_request_t *r,
     networks = smcf->networks.elts;
 
     return networks[0];
-}
-
-
-/* A query argument, URL-decoded into request memory. */
-static ngx_int_t
-ngx_http_solgate_arg(ngx_http_request_t *r, char *name, ngx_str_t *value)
-{
-    u_char     *dst, *src, *plain;
-    ngx_str_t   raw;
-
-    if (ngx_http_arg(r, (u_char *) name, ngx_strlen(name), &raw) != NGX_OK) {
-        return NGX_DECLINED;
-    }
-
-    plain = ngx_pnalloc(r->pool, raw.len * 2);
-    if (plain == NULL) {
-        return NGX_ERROR;
-    }
-
-    /* '+' is a space in a query string; "%2B" is a '+', so decode after */
-    for (src = raw.data, dst = plain; src < raw.data + raw.len; src++) {
-        *dst++ = (*src == '+') ? ' ' : *src;
-    }
-
-    src = plain;
-    value->data = plain + raw.len;
-    dst = value->data;
-    ngx_unescape_uri(&dst, &src, raw.len, NGX_UNESCAPE_URI);
-    value->len = dst - value->data;
-
-    return NGX_OK;
 }
 
 
@@ -265,68 +252,8 @@ ngx_http_solgate_admin_reply(ngx_http_request_t *r, ngx_uint_t status,
     *p++ = '"';
     *p++ = '}';
 
-    return ngx_http_solgate_send_text(r, status, "application/json", body,
-                                      p - body);
-}
-
-
-static ngx_int_t
-ngx_http_solgate_send_rendered(ngx_http_request_t *r, char *content_type,
-    char *text, size_t len)
-{
-    ngx_pool_cleanup_t  *cln;
-
-    if (text == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    cln = ngx_pool_cleanup_add(r->pool, 0);
-    if (cln == NULL) {
-        sg_text_free(text);
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    cln->handler = ngx_http_solgate_free_text;
-    cln->data = text;
-
-    return ngx_http_solgate_send_text(r, NGX_HTTP_OK, content_type,
-                                      (u_char *) text, len);
-}
-
-
-static ngx_int_t
-ngx_http_solgate_send_text(ngx_http_request_t *r, ngx_uint_t status,
-    char *content_type, u_char *text, size_t len)
-{
-    ngx_int_t     rc;
-    ngx_buf_t    *b;
-    ngx_chain_t   out;
-
-    r->headers_out.status = status;
-    r->headers_out.content_length_n = len;
-    r->headers_out.content_type.data = (u_char *) content_type;
-    r->headers_out.content_type.len = ngx_strlen(content_type);
-    r->headers_out.content_type_len = r->headers_out.content_type.len;
-
-    rc = ngx_http_send_header(r);
-
-    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
-        return rc;
-    }
-
-    b = ngx_create_temp_buf(r->pool, len);
-    if (b == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    b->last = ngx_cpymem(b->pos, text, len);
-    b->last_buf = 1;
-    b->last_in_chain = 1;
-
-    out.buf = b;
-    out.next = NULL;
-
-    return ngx_http_output_filter(r, &out);
+    return ngx_http_solgate_send(r, status, &ngx_http_solgate_admin_type, body,
+                                 p - body);
 }
 
 
@@ -340,8 +267,3 @@ ngx_http_solgate_uri_ends_with(ngx_http_request_t *r, const char *suffix)
 }
 
 
-static void
-ngx_http_solgate_free_text(void *data)
-{
-    sg_text_free(data);
-}

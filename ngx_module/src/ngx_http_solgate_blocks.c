@@ -7,55 +7,106 @@
  */
 
 #include "ngx_http_solgate_module.h"
+#include "ngx_http_solgate_parse.h"
 
 
 #define NGX_HTTP_SOLGATE_MIN_PEER_TOKEN 16    /* kMinPeerTokenBytes */
 
 
-static char *ngx_http_solgate_blocks_directive(ngx_conf_t *cf,
-    ngx_command_t *dummy, void *conf);
-static char *ngx_http_solgate_blocks_region(ngx_conf_t *cf, void *target,
-    ngx_str_t *value);
-static char *ngx_http_solgate_blocks_cache(ngx_conf_t *cf, void *target,
-    ngx_str_t *value);
-static char *ngx_http_solgate_blocks_state(ngx_conf_t *cf, void *target,
-    ngx_str_t *value);
-static char *ngx_http_solgate_blocks_peer(ngx_conf_t *cf, void *target,
-    ngx_str_t *value);
+static char *ngx_http_solgate_blocks_region(ngx_conf_t *cf,
+    ngx_command_t *cmd, void *conf);
+static char *ngx_http_solgate_blocks_cache(ngx_conf_t *cf,
+    ngx_command_t *cmd, void *conf);
+static char *ngx_http_solgate_blocks_state(ngx_conf_t *cf,
+    ngx_command_t *cmd, void *conf);
+static char *ngx_http_solgate_blocks_peer(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
 static char *ngx_http_solgate_blocks_peer_token(ngx_conf_t *cf,
-    void *target, ngx_str_t *value);
+    ngx_command_t *cmd, void *conf);
 static char *ngx_http_solgate_blocks_long_term(ngx_conf_t *cf,
-    void *target, ngx_str_t *value);
-static char *ngx_http_solgate_blocks_api_key(ngx_conf_t *cf, void *target,
-    ngx_str_t *value);
-static char *ngx_http_solgate_blocks_plan(ngx_conf_t *cf, void *target,
-    ngx_str_t *value);
+    ngx_command_t *cmd, void *conf);
 static char *ngx_http_solgate_blocks_plan_define(ngx_conf_t *cf,
-    void *target, ngx_str_t *value);
-static char *ngx_http_solgate_blocks_variable(ngx_conf_t *cf,
-    ngx_str_t *value, ngx_http_complex_value_t **cv);
+    ngx_command_t *cmd, void *conf);
+static char *ngx_http_solgate_blocks_missing(ngx_conf_t *cf,
+    ngx_http_solgate_blocks_t *blocks);
+static ngx_int_t ngx_http_solgate_init_peer(ngx_conf_t *cf,
+    ngx_http_solgate_upstream_t *peer, ngx_str_t *id, ngx_str_t *url,
+    ngx_http_solgate_url_t *parsed);
 static ngx_int_t ngx_http_solgate_blocks_zone(ngx_conf_t *cf,
     ngx_http_solgate_blocks_t *blocks);
-static ngx_int_t ngx_http_solgate_blocks_init_zone(ngx_shm_zone_t *shm_zone,
-    void *data);
+static ngx_int_t ngx_http_solgate_bind_blocks(void *owner, void *shared,
+    ngx_uint_t fresh, char *err, size_t err_size);
 static ngx_int_t ngx_http_solgate_blocks_path(ngx_conf_t *cf,
     ngx_http_solgate_blocks_t *b, ngx_str_t *dir);
 static void ngx_http_solgate_blocks_free_core(void *data);
 
 
-static ngx_http_solgate_block_cmd_t  ngx_http_solgate_blocks_cmds[] = {
-    { ngx_string("region"), 1, 1, ngx_http_solgate_blocks_region, 0 },
-    { ngx_string("cache"), 1, 2, ngx_http_solgate_blocks_cache, 0 },
-    { ngx_string("state"), 1, 1, ngx_http_solgate_blocks_state, 0 },
-    { ngx_string("peer"), 2, 3, ngx_http_solgate_blocks_peer, 0 },
-    { ngx_string("peer_token"), 1, 1, ngx_http_solgate_blocks_peer_token, 0 },
-    { ngx_string("long_term_storage"), 1, 8,
-      ngx_http_solgate_blocks_long_term, 0 },
-    { ngx_string("api_key"), 1, 1, ngx_http_solgate_blocks_api_key, 0 },
-    { ngx_string("plan"), 1, 1, ngx_http_solgate_blocks_plan, 0 },
-    { ngx_string("plan_define"), 2, 8, ngx_http_solgate_blocks_plan_define,
-      0 },
-    { ngx_null_string, 0, 0, NULL, 0 }
+static ngx_command_t  ngx_http_solgate_blocks_commands[] = {
+
+    { ngx_string("region"),
+      NGX_CONF_TAKE1,
+      ngx_http_solgate_blocks_region,
+      0,
+      0,
+      NULL },
+
+    { ngx_string("cache"),
+      NGX_CONF_TAKE12,
+      ngx_http_solgate_blocks_cache,
+      0,
+      0,
+      NULL },
+
+    { ngx_string("state"),
+      NGX_CONF_TAKE1,
+      ngx_http_solgate_blocks_state,
+      0,
+      0,
+      NULL },
+
+    { ngx_string("peer"),
+      NGX_CONF_TAKE23,
+      ngx_http_solgate_blocks_peer,
+      0,
+      0,
+      NULL },
+
+    { ngx_string("peer_token"),
+      NGX_CONF_TAKE1,
+      ngx_http_solgate_blocks_peer_token,
+      0,
+      0,
+      NULL },
+
+    { ngx_string("long_term_storage"),
+      NGX_CONF_1MORE,
+      ngx_http_solgate_blocks_long_term,
+      0,
+      0,
+      NULL },
+
+    { ngx_string("api_key"),
+      NGX_CONF_TAKE1,
+      ngx_http_set_complex_value_slot,
+      0,
+      offsetof(ngx_http_solgate_blocks_t, api_key),
+      NULL },
+
+    { ngx_string("plan"),
+      NGX_CONF_TAKE1,
+      ngx_http_set_complex_value_slot,
+      0,
+      offsetof(ngx_http_solgate_blocks_t, plan),
+      NULL },
+
+    { ngx_string("plan_define"),
+      NGX_CONF_2MORE,
+      ngx_http_solgate_blocks_plan_define,
+      0,
+      0,
+      NULL },
+
+      ngx_null_command
 };
 
 
@@ -67,8 +118,8 @@ ngx_http_solgate_blocks_block(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     char                        *rv;
     ngx_str_t                   *value;
     ngx_uint_t                   i;
-    ngx_conf_t                   save;
     sg_blocks_conf_t             core_conf;
+    ngx_pool_cleanup_t          *cln;
     ngx_http_solgate_blocks_t   *blocks, **slot, **existing;
 
     value = cf->args->elts;
@@ -86,14 +137,23 @@ ngx_http_solgate_blocks_block(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     blocks = ngx_pcalloc(cf->pool, sizeof(ngx_http_solgate_blocks_t));
-    if (blocks == NULL) {
+    cln = ngx_pool_cleanup_add(cf->pool, 0);
+    if (blocks == NULL || cln == NULL) {
         return NGX_CONF_ERROR;
     }
 
+    /*
+     * set by ngx_pcalloc():
+     *
+     *     blocks->api_key = NULL;
+     *     blocks->plan = NULL;
+     *     blocks->network = NULL;
+     *     blocks->shm_zone = NULL;
+     */
+
     blocks->network_name = value[1];
     blocks->max_size = NGX_CONF_UNSET;
-    blocks->conf_file = cf->conf_file->file.name;
-    blocks->conf_line = cf->conf_file->line;
+    ngx_http_solgate_conf_here(cf, &blocks->at);
 
     if (ngx_array_init(&blocks->peers, cf->pool, 2,
                        sizeof(ngx_http_solgate_upstream_t))
@@ -111,42 +171,28 @@ ngx_http_solgate_blocks_block(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return NGX_CONF_ERROR;
     }
 
-    save = *cf;
-    cf->handler = ngx_http_solgate_blocks_directive;
-    cf->handler_conf = (char *) blocks;
+    cln->handler = ngx_http_solgate_blocks_free_core;
+    cln->data = blocks->core;
 
-    rv = ngx_conf_parse(cf, NULL);
-
-    *cf = save;
-
+    rv = ngx_http_solgate_conf_block(cf, ngx_http_solgate_blocks_commands,
+                                     "solgate_blocks", blocks);
     if (rv != NGX_CONF_OK) {
-        sg_blocks_free(blocks->core);
         return rv;
     }
 
     if (blocks->peers.nelts && blocks->peer_token.len == 0) {
-        sg_blocks_free(blocks->core);
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "solgate_blocks \"%V\" has a \"peer\" but no "
                            "\"peer_token\"", &blocks->network_name);
         return NGX_CONF_ERROR;
     }
 
-    if (blocks->region.len == 0 || blocks->cache_dir.len == 0
-        || blocks->state_dir.len == 0 || blocks->api_key == NULL
-        || blocks->plan == NULL)
-    {
-        sg_blocks_free(blocks->core);
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "solgate_blocks \"%V\" needs \"region\", "
-                           "\"cache\", \"state\", \"api_key\" and \"plan\"",
-                           &blocks->network_name);
+    if (ngx_http_solgate_blocks_missing(cf, blocks) != NGX_CONF_OK) {
         return NGX_CONF_ERROR;
     }
 
     slot = ngx_array_push(&smcf->blocks);
     if (slot == NULL) {
-        sg_blocks_free(blocks->core);
         return NGX_CONF_ERROR;
     }
 
@@ -156,22 +202,45 @@ ngx_http_solgate_blocks_block(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 }
 
 
+/* Names the first required directive the block lacks. */
 static char *
-ngx_http_solgate_blocks_directive(ngx_conf_t *cf, ngx_command_t *dummy,
-    void *conf)
+ngx_http_solgate_blocks_missing(ngx_conf_t *cf,
+    ngx_http_solgate_blocks_t *blocks)
 {
-    return ngx_http_solgate_block_directive(cf, ngx_http_solgate_blocks_cmds,
-                                            "solgate_blocks", conf, NULL);
+    char  *missing;
+
+    missing = blocks->region.len == 0 ? "region"
+              : blocks->cache_dir.len == 0 ? "cache"
+              : blocks->state_dir.len == 0 ? "state"
+              : blocks->api_key == NULL ? "api_key"
+              : blocks->plan == NULL ? "plan"
+              : NULL;
+
+    if (missing == NULL) {
+        return NGX_CONF_OK;
+    }
+
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                       "solgate_blocks \"%V\" has no \"%s\"",
+                       &blocks->network_name, missing);
+    return NGX_CONF_ERROR;
 }
 
 
 static char *
-ngx_http_solgate_blocks_region(ngx_conf_t *cf, void *target,
-    ngx_str_t *value)
+ngx_http_solgate_blocks_region(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf)
 {
-    ngx_http_solgate_blocks_t *blocks = target;
+    ngx_http_solgate_blocks_t *blocks = conf;
 
+    ngx_str_t   *value;
     const char  *err;
+
+    if (blocks->region.len) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
 
     err = ngx_http_solgate_check_id(value[1].data, value[1].len);
     if (err != NULL) {
@@ -187,16 +256,17 @@ ngx_http_solgate_blocks_region(ngx_conf_t *cf, void *target,
 
 
 static char *
-ngx_http_solgate_blocks_cache(ngx_conf_t *cf, void *target, ngx_str_t *value)
+ngx_http_solgate_blocks_cache(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
-    ngx_http_solgate_blocks_t *blocks = target;
+    ngx_http_solgate_blocks_t *blocks = conf;
 
-    ngx_str_t  size;
+    ngx_str_t  *value, size;
 
     if (blocks->cache_dir.len) {
         return "is duplicate";
     }
 
+    value = cf->args->elts;
     blocks->cache_dir = value[1];
 
     if (ngx_conf_full_name(cf->cycle, &blocks->cache_dir, 0) != NGX_OK) {
@@ -227,14 +297,17 @@ ngx_http_solgate_blocks_cache(ngx_conf_t *cf, void *target, ngx_str_t *value)
 
 
 static char *
-ngx_http_solgate_blocks_state(ngx_conf_t *cf, void *target, ngx_str_t *value)
+ngx_http_solgate_blocks_state(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
-    ngx_http_solgate_blocks_t *blocks = target;
+    ngx_http_solgate_blocks_t *blocks = conf;
+
+    ngx_str_t  *value;
 
     if (blocks->state_dir.len) {
         return "is duplicate";
     }
 
+    value = cf->args->elts;
     blocks->state_dir = value[1];
 
     if (ngx_conf_full_name(cf->cycle, &blocks->state_dir, 0) != NGX_OK) {
@@ -251,16 +324,18 @@ ngx_http_solgate_blocks_state(ngx_conf_t *cf, void *target, ngx_str_t *value)
  * the background.
  */
 static char *
-ngx_http_solgate_blocks_peer(ngx_conf_t *cf, void *target, ngx_str_t *value)
+ngx_http_solgate_blocks_peer(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
-    ngx_http_solgate_blocks_t *blocks = target;
+    ngx_http_solgate_blocks_t *blocks = conf;
 
-    char                          err[160];
-    sg_str_t                      name, url;
+    char                          err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    ngx_str_t                    *value;
     ngx_uint_t                    i, copy;
     const char                   *msg;
     ngx_http_solgate_url_t        parsed;
     ngx_http_solgate_upstream_t  *peer;
+
+    value = cf->args->elts;
 
     msg = ngx_http_solgate_check_id(value[1].data, value[1].len);
     if (msg != NULL) {
@@ -311,19 +386,15 @@ ngx_http_solgate_blocks_peer(ngx_conf_t *cf, void *target, ngx_str_t *value)
         return NGX_CONF_ERROR;
     }
 
-    if (ngx_http_solgate_init_upstream(cf, peer, &value[1], &value[2],
-                                       &parsed)
+    if (ngx_http_solgate_init_peer(cf, peer, &value[1], &value[2], &parsed)
         != NGX_OK)
     {
         return NGX_CONF_ERROR;
     }
 
-    name.data = (char *) peer->id.data;
-    name.len = peer->id.len;
-    url.data = (char *) peer->url.data;
-    url.len = peer->url.len;
-
-    if (sg_blocks_add_peer(blocks->core, name, url, copy, err, sizeof(err))
+    if (sg_blocks_add_peer(blocks->core, ngx_http_solgate_sg_str(&peer->id),
+                           ngx_http_solgate_sg_str(&peer->url), (int) copy,
+                           err, sizeof(err))
         != SG_OK)
     {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s", err);
@@ -334,15 +405,54 @@ ngx_http_solgate_blocks_peer(ngx_conf_t *cf, void *target, ngx_str_t *value)
 }
 
 
-static char *
-ngx_http_solgate_blocks_peer_token(ngx_conf_t *cf, void *target,
-    ngx_str_t *value)
+/*
+ * Another region's gateway from its name and URL: proxy_pass gets the URL
+ * with a path ("/" added when it has none, so the client's own URI is
+ * never sent), and the Host header is the URL's authority.
+ */
+static ngx_int_t
+ngx_http_solgate_init_peer(ngx_conf_t *cf, ngx_http_solgate_upstream_t *peer,
+    ngx_str_t *id, ngx_str_t *url, ngx_http_solgate_url_t *parsed)
 {
-    ngx_http_solgate_blocks_t *blocks = target;
+    u_char  *p;
+
+    ngx_memzero(peer, sizeof(ngx_http_solgate_upstream_t));
+
+    peer->id = *id;
+    peer->url = *url;
+    peer->host.data = (u_char *) parsed->authority;
+    peer->host.len = parsed->authority_len;
+    peer->authority = peer->host;
+    ngx_http_solgate_conf_here(cf, &peer->at);
+
+    if (parsed->path_len == 0) {
+        p = ngx_pnalloc(cf->pool, url->len + 1);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        peer->url.data = p;
+        peer->url.len = ngx_cpymem(p, url->data, url->len) - p;
+        peer->url.data[peer->url.len++] = '/';
+    }
+
+    return NGX_OK;
+}
+
+
+static char *
+ngx_http_solgate_blocks_peer_token(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf)
+{
+    ngx_http_solgate_blocks_t *blocks = conf;
+
+    ngx_str_t  *value;
 
     if (blocks->peer_token.len) {
         return "is duplicate";
     }
+
+    value = cf->args->elts;
 
     if (value[1].len < NGX_HTTP_SOLGATE_MIN_PEER_TOKEN) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
@@ -364,16 +474,19 @@ ngx_http_solgate_blocks_peer_token(ngx_conf_t *cf, void *target,
  * through nginx: URLs name reachable hosts, not upstream blocks).
  */
 static char *
-ngx_http_solgate_blocks_long_term(ngx_conf_t *cf, void *target,
-    ngx_str_t *value)
+ngx_http_solgate_blocks_long_term(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf)
 {
-    ngx_http_solgate_blocks_t *blocks = target;
+    ngx_http_solgate_blocks_t *blocks = conf;
 
-    char                     err[160];
-    sg_str_t                 url;
+    int                      rc;
+    char                     err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    ngx_str_t               *value;
     ngx_uint_t               i;
     const char              *msg;
     ngx_http_solgate_url_t   parsed;
+
+    value = cf->args->elts;
 
     for (i = 1; i < cf->args->nelts; i++) {
         msg = ngx_http_solgate_parse_url(value[i].data, value[i].len,
@@ -385,67 +498,12 @@ ngx_http_solgate_blocks_long_term(ngx_conf_t *cf, void *target,
             return NGX_CONF_ERROR;
         }
 
-        url.data = (char *) value[i].data;
-        url.len = value[i].len;
-
-        if (sg_blocks_add_long_term(blocks->core, url, err, sizeof(err))
-            != SG_OK)
-        {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s", err);
-            return NGX_CONF_ERROR;
+        rc = sg_blocks_add_long_term(blocks->core,
+                                     ngx_http_solgate_sg_str(&value[i]), err,
+                                     sizeof(err));
+        if (rc != SG_OK) {
+            return ngx_http_solgate_conf_failed(cf, rc, err);
         }
-    }
-
-    return NGX_CONF_OK;
-}
-
-
-static char *
-ngx_http_solgate_blocks_api_key(ngx_conf_t *cf, void *target,
-    ngx_str_t *value)
-{
-    ngx_http_solgate_blocks_t *blocks = target;
-
-    if (blocks->api_key != NULL) {
-        return "is duplicate";
-    }
-
-    return ngx_http_solgate_blocks_variable(cf, &value[1], &blocks->api_key);
-}
-
-
-static char *
-ngx_http_solgate_blocks_plan(ngx_conf_t *cf, void *target, ngx_str_t *value)
-{
-    ngx_http_solgate_blocks_t *blocks = target;
-
-    if (blocks->plan != NULL) {
-        return "is duplicate";
-    }
-
-    return ngx_http_solgate_blocks_variable(cf, &value[1], &blocks->plan);
-}
-
-
-static char *
-ngx_http_solgate_blocks_variable(ngx_conf_t *cf, ngx_str_t *value,
-    ngx_http_complex_value_t **cv)
-{
-    ngx_http_compile_complex_value_t   ccv;
-
-    *cv = ngx_palloc(cf->pool, sizeof(ngx_http_complex_value_t));
-    if (*cv == NULL) {
-        return NGX_CONF_ERROR;
-    }
-
-    ngx_memzero(&ccv, sizeof(ngx_http_compile_complex_value_t));
-
-    ccv.cf = cf;
-    ccv.value = value;
-    ccv.complex_value = *cv;
-
-    if (ngx_http_compile_complex_value(&ccv) != NGX_OK) {
-        return NGX_CONF_ERROR;
     }
 
     return NGX_CONF_OK;
@@ -454,33 +512,35 @@ ngx_http_solgate_blocks_variable(ngx_conf_t *cf, ngx_str_t *value,
 
 /* plan_define NAME tier=... getblock_rate=... ...: checked by libcore */
 static char *
-ngx_http_solgate_blocks_plan_define(ngx_conf_t *cf, void *target,
-    ngx_str_t *value)
+ngx_http_solgate_blocks_plan_define(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf)
 {
-    ngx_http_solgate_blocks_t *blocks = target;
+    ngx_http_solgate_blocks_t *blocks = conf;
 
-    char         err[160];
-    sg_str_t     name, args[8];
+    int          rc;
+    char         err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    sg_str_t    *args;
+    ngx_str_t   *value;
     ngx_uint_t   i, n;
 
+    value = cf->args->elts;
     n = cf->args->nelts - 2;
 
-    for (i = 0; i < n; i++) {
-        args[i].data = (char *) value[i + 2].data;
-        args[i].len = value[i + 2].len;
-    }
-
-    name.data = (char *) value[1].data;
-    name.len = value[1].len;
-
-    if (sg_blocks_define_plan(blocks->core, name, args, n, err, sizeof(err))
-        != SG_OK)
-    {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s", err);
+    args = ngx_palloc(cf->temp_pool, n * sizeof(sg_str_t));
+    if (args == NULL) {
         return NGX_CONF_ERROR;
     }
 
-    return NGX_CONF_OK;
+    for (i = 0; i < n; i++) {
+        args[i] = ngx_http_solgate_sg_str(&value[i + 2]);
+    }
+
+    rc = sg_blocks_define_plan(blocks->core,
+                               ngx_http_solgate_sg_str(&value[1]), args, n,
+                               err, sizeof(err));
+
+    return rc == SG_OK ? NGX_CONF_OK
+                       : ngx_http_solgate_conf_failed(cf, rc, err);
 }
 
 
@@ -494,7 +554,6 @@ ngx_http_solgate_blocks_build(ngx_conf_t *cf,
 {
     ngx_uint_t                    i;
     sg_blocks_conf_t              conf;
-    ngx_pool_cleanup_t           *cln;
     ngx_http_solgate_blocks_t   **blocks, *b;
 
     blocks = smcf->blocks.elts;
@@ -502,37 +561,25 @@ ngx_http_solgate_blocks_build(ngx_conf_t *cf,
     for (i = 0; i < smcf->blocks.nelts; i++) {
         b = blocks[i];
 
-        cln = ngx_pool_cleanup_add(cf->pool, 0);
-        if (cln == NULL) {
-            return NGX_ERROR;
-        }
-
-        cln->handler = ngx_http_solgate_blocks_free_core;
-        cln->data = b->core;
-
         b->network = ngx_http_solgate_find_network(smcf, &b->network_name);
 
         if (b->network == NULL) {
             ngx_log_error(NGX_LOG_EMERG, cf->log, 0,
                           "solgate_blocks names unknown network \"%V\" "
                           "(no solgate_network \"%V\" block) in %V:%ui",
-                          &b->network_name, &b->network_name, &b->conf_file,
-                          b->conf_line);
+                          &b->network_name, &b->network_name, &b->at.file,
+                          b->at.line);
             return NGX_ERROR;
         }
 
         b->network->blocks = b;
 
-        conf.region.data = (char *) b->region.data;
-        conf.region.len = b->region.len;
-        conf.cache_dir.data = (char *) b->cache_dir.data;
-        conf.cache_dir.len = b->cache_dir.len;
-        conf.state_dir.data = (char *) b->state_dir.data;
-        conf.state_dir.len = b->state_dir.len;
+        conf.region = ngx_http_solgate_sg_str(&b->region);
+        conf.cache_dir = ngx_http_solgate_sg_str(&b->cache_dir);
+        conf.state_dir = ngx_http_solgate_sg_str(&b->state_dir);
         conf.max_size = b->max_size == NGX_CONF_UNSET ? 0
                                                       : (uint64_t) b->max_size;
-        conf.peer_token.data = (char *) b->peer_token.data;
-        conf.peer_token.len = b->peer_token.len;
+        conf.peer_token = ngx_http_solgate_sg_str(&b->peer_token);
 
         if (sg_blocks_attach(b->core, b->network->core, &conf) != SG_OK) {
             return NGX_ERROR;
@@ -582,8 +629,8 @@ ngx_http_solgate_blocks_path(ngx_conf_t *cf, ngx_http_solgate_blocks_t *b,
 
     path->name.data = name;
     path->name.len = dir->len;
-    path->conf_file = b->conf_file.data;
-    path->line = b->conf_line;
+    path->conf_file = b->at.file.data;
+    path->line = b->at.line;
 
     return ngx_add_path(cf, &path);
 }
@@ -599,81 +646,43 @@ ngx_http_solgate_blocks_free_core(void *data)
 static ngx_int_t
 ngx_http_solgate_blocks_zone(ngx_conf_t *cf, ngx_http_solgate_blocks_t *b)
 {
-    size_t           size;
-    ngx_str_t        name;
-    ngx_shm_zone_t  *shm_zone;
-
-    name.len = sizeof("solgate_blocks_") - 1 + b->network_name.len;
-    name.data = ngx_pnalloc(cf->pool, name.len);
-    if (name.data == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_sprintf(name.data, "solgate_blocks_%V", &b->network_name);
+    size_t  size;
 
     /* the slab pool's headers (a page descriptor per 4k page) come on top */
     size = sg_blocks_shared_size(b->core);
-    shm_zone = ngx_shared_memory_add(cf, &name, size + size / 64 + 64 * 1024,
-                                     &ngx_http_solgate_module);
-    if (shm_zone == NULL) {
-        return NGX_ERROR;
-    }
 
-    shm_zone->init = ngx_http_solgate_blocks_init_zone;
-    shm_zone->data = b;
-    b->shm_zone = shm_zone;
+    b->shm_zone = ngx_http_solgate_zone_add(cf, "solgate_blocks_",
+                                            &b->network_name,
+                                            size + size / 64 + 64 * 1024, b,
+                                            size,
+                                            ngx_http_solgate_bind_blocks);
 
-    return NGX_OK;
+    return b->shm_zone ? NGX_OK : NGX_ERROR;
 }
 
 
 /* As for the network zone, a reload keeps the counters and the keys. */
 static ngx_int_t
-ngx_http_solgate_blocks_init_zone(ngx_shm_zone_t *shm_zone, void *data)
+ngx_http_solgate_bind_blocks(void *owner, void *shared, ngx_uint_t fresh,
+    char *err, size_t err_size)
 {
-    int                         fresh;
-    char                        err[160];
-    void                       *shared;
-    ngx_slab_pool_t            *shpool;
-    ngx_http_solgate_blocks_t  *b;
+    ngx_http_solgate_blocks_t *b = owner;
 
-    b = shm_zone->data;
-    shpool = (ngx_slab_pool_t *) shm_zone->shm.addr;
-
-    if (data != NULL || shm_zone->shm.exists) {
-        shared = shpool->data;
-        fresh = 0;
-
-    } else {
-        shared = ngx_slab_calloc(shpool, sg_blocks_shared_size(b->core));
-        if (shared == NULL) {
-            return NGX_ERROR;
-        }
-
-        shpool->data = shared;
-        fresh = 1;
-    }
-
-    if (sg_blocks_bind(b->core, shared, fresh, err, sizeof(err)) != SG_OK) {
-        ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
-                      "solgate_blocks \"%V\": %s", &b->network_name, err);
-        return NGX_ERROR;
-    }
-
-    return NGX_OK;
+    return sg_blocks_bind(b->core, shared, (int) fresh, err, err_size)
+           == SG_OK ? NGX_OK : NGX_ERROR;
 }
 
 
 /*
  * In each worker: open the cache and its LMDB index (never before fork).
- * The first worker also reconciles the
- * cache directory with the index.  A cache that cannot be opened is
- * logged and left out: getBlock is then served by the other sources.
+ * The first worker also reconciles the cache directory with the index.  A
+ * cache that cannot be opened is logged and left out: getBlock is then
+ * served by the other sources.
  */
 ngx_int_t
 ngx_http_solgate_blocks_start(ngx_cycle_t *cycle)
 {
-    char                           err[256];
+    char                           err[NGX_HTTP_SOLGATE_ERR_SIZE];
     ngx_uint_t                     i;
     ngx_http_solgate_blocks_t    **blocks, *b;
     ngx_http_solgate_main_conf_t  *smcf;

@@ -18,7 +18,6 @@ static ngx_int_t ngx_http_solgate_blocks_peer_attempt(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, sg_blocks_decision_t *d);
 static ngx_int_t ngx_http_solgate_blocks_value(ngx_http_request_t *r,
     ngx_http_complex_value_t *cv, sg_str_t *out);
-static int64_t ngx_http_solgate_wall_ms(void);
 
 
 /*
@@ -388,15 +387,4 @@ ngx_http_solgate_blocks_value(ngx_http_request_t *r,
     out->len = value.len;
 
     return NGX_OK;
-}
-
-
-static int64_t
-ngx_http_solgate_wall_ms(void)
-{
-    ngx_time_t  *tp;
-
-    tp = ngx_timeofday();
-
-    return (int64_t) tp->sec * 1000 + tp->msec;
 }

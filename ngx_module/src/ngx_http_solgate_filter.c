@@ -10,16 +10,12 @@
 #include "ngx_http_solgate_module.h"
 
 
-#define NGX_HTTP_SOLGATE_ERROR_MAX  256
-
-
 static ngx_int_t ngx_http_solgate_header_filter(ngx_http_request_t *r);
 static ngx_int_t ngx_http_solgate_error_header(ngx_http_request_t *r);
 static ngx_int_t ngx_http_solgate_body_filter(ngx_http_request_t *r,
     ngx_chain_t *in);
 static ngx_int_t ngx_http_solgate_error_body(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
-static ngx_str_t ngx_http_solgate_error_message(ngx_uint_t status);
 
 
 static ngx_http_output_header_filter_pt  ngx_http_next_header_filter;
@@ -144,7 +140,6 @@ ngx_http_solgate_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
     }
 
     if (ctx->rewrite_error) {
-        /* the HTML page is dropped; one JSON body replaces it */
         return ngx_http_solgate_error_body(r, ctx);
     }
 
@@ -160,13 +155,12 @@ ngx_http_solgate_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 }
 
 
+/* The HTML page is dropped; libcore's JSON-RPC error replaces it. */
 static ngx_int_t
 ngx_http_solgate_error_body(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 {
-    int           code;
-    size_t        len;
+    sg_str_t      body;
     ngx_buf_t    *b;
-    ngx_str_t     message;
     ngx_chain_t   out;
 
     if (ctx->rewrite_sent) {
@@ -175,22 +169,16 @@ ngx_http_solgate_error_body(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 
     ctx->rewrite_sent = 1;
 
-    b = ngx_create_temp_buf(r->pool, NGX_HTTP_SOLGATE_ERROR_MAX);
+    body = sg_status_answer(r->headers_out.status);
+
+    b = ngx_calloc_buf(r->pool);
     if (b == NULL) {
         return NGX_ERROR;
     }
 
-    code = r->headers_out.status < NGX_HTTP_INTERNAL_SERVER_ERROR
-           ? -32600 : -32603;
-    message = ngx_http_solgate_error_message(r->headers_out.status);
-
-    len = sg_write_error((char *) b->pos, NGX_HTTP_SOLGATE_ERROR_MAX, code,
-                         (char *) message.data, message.len);
-    if (len == 0) {
-        return NGX_ERROR;
-    }
-
-    b->last = b->pos + len;
+    b->pos = (u_char *) body.data;
+    b->last = b->pos + body.len;
+    b->memory = 1;
     b->last_buf = 1;
     b->last_in_chain = 1;
 
@@ -198,29 +186,4 @@ ngx_http_solgate_error_body(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
     out.next = NULL;
 
     return ngx_http_next_body_filter(r, &out);
-}
-
-
-static ngx_str_t
-ngx_http_solgate_error_message(ngx_uint_t status)
-{
-    static ngx_str_t  too_large =
-        ngx_string("Invalid request: body larger than client_max_body_size");
-    static ngx_str_t  timeout =
-        ngx_string("Invalid request: timed out reading the request body");
-    static ngx_str_t  bad_request = ngx_string("Invalid request");
-    static ngx_str_t  internal = ngx_string("Internal error");
-
-    switch (status) {
-
-    case NGX_HTTP_REQUEST_ENTITY_TOO_LARGE:
-        return too_large;
-
-    case NGX_HTTP_REQUEST_TIME_OUT:
-        return timeout;
-
-    default:
-        return status < NGX_HTTP_INTERNAL_SERVER_ERROR ? bad_request
-                                                       : internal;
-    }
 }

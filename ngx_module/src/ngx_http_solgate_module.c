@@ -1,19 +1,12 @@
 /*
  * Solgate: Solana JSON-RPC routing for nginx.  This file holds the module
- * tables, configuration, variables and the per-request context.
+ * tables, the main and location configuration, solgate_pass, and the
+ * process hooks that start and stop the poller thread.
  */
 
 #include "ngx_http_solgate_module.h"
 
 
-typedef struct {
-    ngx_str_t                  name;
-    ngx_http_get_variable_pt   get;
-    uintptr_t                  data;
-} ngx_http_solgate_var_t;
-
-
-static ngx_int_t ngx_http_solgate_add_variables(ngx_conf_t *cf);
 static ngx_int_t ngx_http_solgate_init(ngx_conf_t *cf);
 static ngx_int_t ngx_http_solgate_init_module(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_solgate_init_process(ngx_cycle_t *cycle);
@@ -27,13 +20,6 @@ static char *ngx_http_solgate_pass(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static ngx_int_t ngx_http_solgate_resolve_pass_refs(ngx_conf_t *cf,
     ngx_http_solgate_main_conf_t *smcf);
-static ngx_int_t ngx_http_solgate_upstream_variable(ngx_http_request_t *r,
-    ngx_http_variable_value_t *v, uintptr_t data);
-static ngx_int_t ngx_http_solgate_request_variable(ngx_http_request_t *r,
-    ngx_http_variable_value_t *v, uintptr_t data);
-static ngx_int_t ngx_http_solgate_peer_token_variable(ngx_http_request_t *r,
-    ngx_http_variable_value_t *v, uintptr_t data);
-static void ngx_http_solgate_cleanup_ctx(void *data);
 
 
 static ngx_command_t  ngx_http_solgate_commands[] = {
@@ -113,51 +99,6 @@ ngx_module_t  ngx_http_solgate_module = {
     NULL,                                  /* exit master */
     NGX_MODULE_V1_PADDING
 };
-
-
-static ngx_http_solgate_var_t  ngx_http_solgate_vars[] = {
-
-    { ngx_string("solgate_upstream_url"), ngx_http_solgate_upstream_variable,
-      offsetof(ngx_http_solgate_upstream_t, url) },
-
-    { ngx_string("solgate_upstream_host"), ngx_http_solgate_upstream_variable,
-      offsetof(ngx_http_solgate_upstream_t, host) },
-
-    { ngx_string("solgate_upstream"), ngx_http_solgate_upstream_variable,
-      offsetof(ngx_http_solgate_upstream_t, id) },
-
-    { ngx_string("solgate_method"), ngx_http_solgate_request_variable,
-      (uintptr_t) sg_request_method },
-
-    { ngx_string("solgate_lane"), ngx_http_solgate_request_variable,
-      (uintptr_t) sg_request_lane },
-
-    { ngx_string("solgate_peer_token"), ngx_http_solgate_peer_token_variable,
-      0 },
-
-    { ngx_null_string, NULL, 0 }
-};
-
-
-static ngx_int_t
-ngx_http_solgate_add_variables(ngx_conf_t *cf)
-{
-    ngx_http_variable_t     *var;
-    ngx_http_solgate_var_t  *v;
-
-    for (v = ngx_http_solgate_vars; v->name.len; v++) {
-        /* a retry picks another upstream: never serve a cached value */
-        var = ngx_http_add_variable(cf, &v->name, NGX_HTTP_VAR_NOCACHEABLE);
-        if (var == NULL) {
-            return NGX_ERROR;
-        }
-
-        var->get_handler = v->get;
-        var->data = v->data;
-    }
-
-    return NGX_OK;
-}
 
 
 static ngx_int_t
@@ -324,8 +265,7 @@ ngx_http_solgate_pass(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     ref->name = value[1];
     ref->target = &slcf->network;
-    ref->conf_file = cf->conf_file->file.name;
-    ref->conf_line = cf->conf_file->line;
+    ngx_http_solgate_conf_here(cf, &ref->at);
 
     return NGX_CONF_OK;
 }
@@ -347,8 +287,8 @@ ngx_http_solgate_resolve_pass_refs(ngx_conf_t *cf,
             ngx_log_error(NGX_LOG_EMERG, cf->log, 0,
                           "solgate_pass names unknown network \"%V\" "
                           "(no solgate_network \"%V\" block) in %V:%ui",
-                          &ref[i].name, &ref[i].name, &ref[i].conf_file,
-                          ref[i].conf_line);
+                          &ref[i].name, &ref[i].name, &ref[i].at.file,
+                          ref[i].at.line);
             return NGX_ERROR;
         }
     }
@@ -381,163 +321,4 @@ ngx_http_solgate_exit_process(ngx_cycle_t *cycle)
     /* the poller thread uses the cache too: it stops first */
     ngx_http_solgate_poller_stop(cycle);
     ngx_http_solgate_blocks_stop(cycle);
-}
-
-
-/*
- * The context of the request, also after an internal redirect has cleared
- * r->ctx: it is recovered from the pool cleanup that frees it (the realip
- * pattern).
- */
-ngx_http_solgate_ctx_t *
-ngx_http_solgate_get_ctx(ngx_http_request_t *r)
-{
-    ngx_pool_cleanup_t      *cln;
-    ngx_http_solgate_ctx_t  *ctx;
-
-    ctx = ngx_http_get_module_ctx(r, ngx_http_solgate_module);
-
-    if (ctx != NULL || !r->internal) {
-        return ctx;
-    }
-
-    for (cln = r->pool->cleanup; cln; cln = cln->next) {
-        if (cln->handler == ngx_http_solgate_cleanup_ctx) {
-            ctx = cln->data;
-            ngx_http_set_ctx(r, ctx, ngx_http_solgate_module);
-            return ctx;
-        }
-    }
-
-    return NULL;
-}
-
-
-ngx_http_solgate_ctx_t *
-ngx_http_solgate_create_ctx(ngx_http_request_t *r)
-{
-    ngx_pool_cleanup_t      *cln;
-    ngx_http_solgate_ctx_t  *ctx;
-
-    cln = ngx_pool_cleanup_add(r->pool, sizeof(ngx_http_solgate_ctx_t));
-    if (cln == NULL) {
-        return NULL;
-    }
-
-    ctx = cln->data;
-    ngx_memzero(ctx, sizeof(ngx_http_solgate_ctx_t));
-
-    cln->handler = ngx_http_solgate_cleanup_ctx;
-    ngx_http_set_ctx(r, ctx, ngx_http_solgate_module);
-
-    return ctx;
-}
-
-
-static void
-ngx_http_solgate_cleanup_ctx(void *data)
-{
-    ngx_http_solgate_ctx_t  *ctx = data;
-
-    if (ctx->capture != NULL) {
-        sg_capture_free(ctx->capture);   /* a response cut short */
-        ctx->capture = NULL;
-    }
-
-    if (ctx->block_call != NULL) {
-        sg_block_call_free(ctx->block_call);
-        ctx->block_call = NULL;
-    }
-
-    if (ctx->rpc != NULL) {
-        sg_request_free(ctx->rpc);
-        ctx->rpc = NULL;
-    }
-}
-
-
-static ngx_int_t
-ngx_http_solgate_upstream_variable(ngx_http_request_t *r,
-    ngx_http_variable_value_t *v, uintptr_t data)
-{
-    ngx_str_t               *field;
-    ngx_http_solgate_ctx_t  *ctx;
-
-    ctx = ngx_http_solgate_get_ctx(r);
-
-    if (ctx == NULL || ctx->upstream == NULL) {
-        v->not_found = 1;
-        return NGX_OK;
-    }
-
-    field = (ngx_str_t *) ((u_char *) ctx->upstream + data);
-
-    v->data = field->data;
-    v->len = field->len;
-    v->valid = 1;
-    v->no_cacheable = 1;
-    v->not_found = 0;
-
-    return NGX_OK;
-}
-
-
-/*
- * A string libcore keeps for the request ($solgate_method, $solgate_lane):
- * data is the libcore accessor.  It lives as long as the sg_request_t.
- */
-static ngx_int_t
-ngx_http_solgate_request_variable(ngx_http_request_t *r,
-    ngx_http_variable_value_t *v, uintptr_t data)
-{
-    sg_str_t                (*get)(const sg_request_t *req);
-    sg_str_t                  value;
-    ngx_http_solgate_ctx_t   *ctx;
-
-    ctx = ngx_http_solgate_get_ctx(r);
-
-    if (ctx == NULL || ctx->rpc == NULL) {
-        v->not_found = 1;
-        return NGX_OK;
-    }
-
-    get = (sg_str_t (*)(const sg_request_t *)) data;
-    value = get(ctx->rpc);
-
-    v->data = (u_char *) value.data;
-    v->len = value.len;
-    v->valid = 1;
-    v->no_cacheable = 1;
-    v->not_found = 0;
-
-    return NGX_OK;
-}
-
-
-/* $solgate_peer_token: sent as X-Solgate-Peer when the attempt asks
- * another region's gateway; empty (no header) otherwise. */
-static ngx_int_t
-ngx_http_solgate_peer_token_variable(ngx_http_request_t *r,
-    ngx_http_variable_value_t *v, uintptr_t data)
-{
-    ngx_http_solgate_ctx_t     *ctx;
-    ngx_http_solgate_blocks_t  *b;
-
-    ctx = ngx_http_solgate_get_ctx(r);
-
-    if (ctx == NULL || !ctx->peer_attempt) {
-        v->not_found = 1;
-        return NGX_OK;
-    }
-
-    /* a block with peers always has a token (checked at configuration) */
-    b = ctx->network->blocks;
-
-    v->data = b->peer_token.data;
-    v->len = b->peer_token.len;
-    v->valid = 1;
-    v->no_cacheable = 1;
-    v->not_found = 0;
-
-    return NGX_OK;
 }

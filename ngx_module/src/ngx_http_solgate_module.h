@@ -1,6 +1,11 @@
 /*
- * Solgate: structures shared by the module's files, and their prototypes
+ * Solgate: the structures the module's files share, and their prototypes
  * grouped by the file that defines them.
+ *
+ * The module translates between nginx and libcore (solgate.h): it reads
+ * directives, requests and responses, hands them to libcore, and carries
+ * out what libcore decided.  Decisions, limits, defaults and the answers
+ * Solgate writes are libcore's.
  */
 
 #ifndef NGX_HTTP_SOLGATE_MODULE_H
@@ -12,40 +17,32 @@
 
 #include <solgate/solgate.h>
 
-#include "ngx_http_solgate_parse.h"
+
+/* Room for a message from libcore about a directive. */
+#define NGX_HTTP_SOLGATE_ERR_SIZE  512
 
 
-#define NGX_HTTP_SOLGATE_MAX_UPSTREAMS  256
-#define NGX_HTTP_SOLGATE_DEFAULT_ZONE   (1024 * 1024)
-
-
-typedef char *(*ngx_http_solgate_setter_pt)(ngx_conf_t *cf, void *target,
-    ngx_str_t *value);
-
-/* A directive inside a solgate_* block (they are parsed by hand). */
+/* Where a directive or block was written, for errors found after it. */
 typedef struct {
-    ngx_str_t                    name;
-    ngx_uint_t                   min_args;   /* after the directive name */
-    ngx_uint_t                   max_args;
-    ngx_http_solgate_setter_pt   set;
-    unsigned                     settings:1; /* target is the settings */
-} ngx_http_solgate_block_cmd_t;
+    ngx_str_t                    file;
+    ngx_uint_t                   line;
+} ngx_http_solgate_conf_at_t;
 
 
+/* What proxy_pass needs of an upstream or of another region's gateway. */
 typedef struct {
     ngx_str_t                    id;
-    ngx_str_t                    url;       /* with a path, for proxy_pass */
+    ngx_str_t                    url;       /* with a path */
     ngx_str_t                    host;      /* the Host header to send */
-    ngx_str_t                    tags;      /* "k:v,k:v" as configured */
-    ngx_str_t                    methods;   /* "getBlock|getTransaction" */
-    ngx_str_t                    ignore_methods;
+    ngx_str_t                    authority; /* an upstream {} name or address */
+    ngx_http_solgate_conf_at_t   at;
 } ngx_http_solgate_upstream_t;
 
 
 /*
  * Slot-tracking settings.  Unset values (NGX_CONF_UNSET*) take the value of
- * solgate_network_defaults, then the built-in default; an explicit "off" or
- * 0 is a value and is kept.
+ * solgate_network_defaults, then libcore's default; an explicit "off" or 0
+ * is a value and is kept.
  */
 typedef struct {
     ngx_msec_t                   debounce;
@@ -56,19 +53,15 @@ typedef struct {
 
 typedef struct ngx_http_solgate_blocks_s  ngx_http_solgate_blocks_t;
 
+/* A solgate_network block. */
 typedef struct {
     ngx_str_t                    name;
-    sg_network_conf_t            conf;      /* cluster, commitment, ... */
-    ngx_str_t                    use_upstream_default;  /* "" for none */
-    ngx_http_solgate_settings_t  settings;
+    sg_network_t                *core;      /* built as the block is read */
     ngx_array_t                  upstreams; /* ngx_http_solgate_upstream_t */
+    ngx_http_solgate_settings_t  settings;
     ngx_shm_zone_t              *shm_zone;
-    sg_network_t                *core;      /* built after the http block */
     ngx_http_solgate_blocks_t   *blocks;    /* its solgate_blocks, if any */
-    time_t                       all_cordoned_logged;  /* this worker's */
-
-    ngx_str_t                    conf_file; /* where it was defined */
-    ngx_uint_t                   conf_line;
+    ngx_http_solgate_conf_at_t   at;
 } ngx_http_solgate_network_t;
 
 
@@ -86,9 +79,7 @@ struct ngx_http_solgate_blocks_s {
     ngx_array_t                  peers;     /* ngx_http_solgate_upstream_t */
     sg_blocks_t                 *core;
     ngx_shm_zone_t              *shm_zone;
-
-    ngx_str_t                    conf_file;
-    ngx_uint_t                   conf_line;
+    ngx_http_solgate_conf_at_t   at;
 };
 
 
@@ -96,8 +87,7 @@ struct ngx_http_solgate_blocks_s {
 typedef struct {
     ngx_str_t                    name;
     ngx_http_solgate_network_t **target;
-    ngx_str_t                    conf_file;
-    ngx_uint_t                   conf_line;
+    ngx_http_solgate_conf_at_t   at;
 } ngx_http_solgate_pass_ref_t;
 
 
@@ -120,20 +110,17 @@ typedef struct {
 /*
  * Per-request state.  It must survive the internal redirect to the retry
  * location, which clears r->ctx, so it is found again through its pool
- * cleanup (see ngx_http_solgate_get_ctx).
+ * cleanup (see ngx_http_solgate_get_ctx).  The attempts themselves (which
+ * upstreams were tried) are kept by libcore in the request.
  */
 typedef struct {
     ngx_http_solgate_network_t  *network;
     sg_request_t                *rpc;
-    u_char                      *tried;     /* one flag per upstream */
     ngx_http_solgate_upstream_t *upstream;  /* the current attempt's */
-    ngx_uint_t                   upstream_index;
-    ngx_uint_t                   attempts;
     ngx_int_t                    status;    /* returned on re-entry */
 
     sg_response_t               *response;  /* getSlot rewrite or harvest */
     ngx_chain_t                 *held;      /* getSlot answer being read */
-    size_t                       held_size;
 
     sg_block_call_t             *block_call;     /* Cube Runner's call */
     sg_capture_t                *capture;        /* copy into the cache */
@@ -147,25 +134,44 @@ typedef struct {
 } ngx_http_solgate_ctx_t;
 
 
+/*
+ * A shared memory zone of the module: libcore's table for a network or a
+ * solgate_blocks, bound to the zone (kept across reloads) by `bind`.
+ */
+typedef ngx_int_t (*ngx_http_solgate_zone_bind_pt)(void *owner, void *shared,
+    ngx_uint_t fresh, char *err, size_t err_size);
+
+typedef struct {
+    void                          *owner;
+    size_t                         shared_size;
+    ngx_http_solgate_zone_bind_pt  bind;
+} ngx_http_solgate_zone_t;
+
+
 extern ngx_module_t  ngx_http_solgate_module;
 
 
-/* ngx_http_solgate_module.c */
-ngx_http_solgate_ctx_t *ngx_http_solgate_get_ctx(ngx_http_request_t *r);
-ngx_http_solgate_ctx_t *ngx_http_solgate_create_ctx(ngx_http_request_t *r);
+/* ngx_http_solgate_conf.c */
+char *ngx_http_solgate_conf_block(ngx_conf_t *cf, ngx_command_t *cmds,
+    const char *block, void *conf);
+char *ngx_http_solgate_conf_failed(ngx_conf_t *cf, int rc, const char *err);
+sg_str_t ngx_http_solgate_sg_str(ngx_str_t *s);
+void ngx_http_solgate_conf_here(ngx_conf_t *cf,
+    ngx_http_solgate_conf_at_t *at);
+ngx_int_t ngx_http_solgate_copy_info(ngx_conf_t *cf,
+    ngx_http_solgate_upstream_t *upstream, sg_upstream_info_t *info);
+
+/* ngx_http_solgate_zone.c */
+ngx_shm_zone_t *ngx_http_solgate_zone_add(ngx_conf_t *cf, const char *prefix,
+    ngx_str_t *name, size_t size, void *owner, size_t shared_size,
+    ngx_http_solgate_zone_bind_pt bind);
 
 /* ngx_http_solgate_network.c */
-char *ngx_http_solgate_block_directive(ngx_conf_t *cf,
-    ngx_http_solgate_block_cmd_t *cmds, const char *block, void *target,
-    ngx_http_solgate_settings_t *settings);
 char *ngx_http_solgate_network_block(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 char *ngx_http_solgate_defaults_block(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 void ngx_http_solgate_init_settings(ngx_http_solgate_settings_t *settings);
-ngx_int_t ngx_http_solgate_init_upstream(ngx_conf_t *cf,
-    ngx_http_solgate_upstream_t *upstream, ngx_str_t *id, ngx_str_t *url,
-    ngx_http_solgate_url_t *parsed);
 ngx_http_solgate_network_t *ngx_http_solgate_find_network(
     ngx_http_solgate_main_conf_t *smcf, ngx_str_t *name);
 ngx_int_t ngx_http_solgate_build_cores(ngx_conf_t *cf,
@@ -178,6 +184,39 @@ ngx_int_t ngx_http_solgate_blocks_build(ngx_conf_t *cf,
     ngx_http_solgate_main_conf_t *smcf);
 ngx_int_t ngx_http_solgate_blocks_start(ngx_cycle_t *cycle);
 void ngx_http_solgate_blocks_stop(ngx_cycle_t *cycle);
+
+/* ngx_http_solgate_ctx.c */
+ngx_http_solgate_ctx_t *ngx_http_solgate_get_ctx(ngx_http_request_t *r);
+ngx_http_solgate_ctx_t *ngx_http_solgate_create_ctx(ngx_http_request_t *r);
+
+/* ngx_http_solgate_variables.c */
+ngx_int_t ngx_http_solgate_add_variables(ngx_conf_t *cf);
+
+/* ngx_http_solgate_request.c */
+ngx_int_t ngx_http_solgate_body_bytes(ngx_http_request_t *r, u_char **data,
+    size_t *len);
+ngx_table_elt_t *ngx_http_solgate_find_header(ngx_http_request_t *r,
+    ngx_str_t *name);
+void ngx_http_solgate_find_headers(ngx_http_request_t *r, ngx_str_t *names,
+    ngx_table_elt_t **found, ngx_uint_t n);
+ngx_int_t ngx_http_solgate_query_arg(ngx_http_request_t *r, char *name,
+    ngx_uint_t plus_is_space, ngx_str_t *value);
+int64_t ngx_http_solgate_wall_ms(void);
+
+/* ngx_http_solgate_send.c */
+ngx_int_t ngx_http_solgate_send(ngx_http_request_t *r, ngx_uint_t status,
+    ngx_str_t *content_type, u_char *body, size_t len);
+ngx_int_t ngx_http_solgate_send_json(ngx_http_request_t *r,
+    ngx_uint_t status, u_char *body, size_t len);
+ngx_int_t ngx_http_solgate_send_json_header(ngx_http_request_t *r,
+    ngx_uint_t status, off_t length);
+ngx_int_t ngx_http_solgate_send_text(ngx_http_request_t *r,
+    ngx_str_t *content_type, sg_text_t *text);
+
+/* ngx_http_solgate_access.c */
+ngx_int_t ngx_http_solgate_access_handler(ngx_http_request_t *r);
+
+/* ngx_http_solgate_blocks_serve.c */
 ngx_int_t ngx_http_solgate_blocks_route(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 ngx_int_t ngx_http_solgate_blocks_retry(ngx_http_request_t *r,
@@ -187,10 +226,11 @@ ngx_int_t ngx_http_solgate_blocks_header(ngx_http_request_t *r,
 void ngx_http_solgate_blocks_body(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in);
 
-/* ngx_http_solgate_poller.c */
-ngx_int_t ngx_http_solgate_poller_start(ngx_cycle_t *cycle);
-ngx_int_t ngx_http_solgate_poller_reload(ngx_cycle_t *cycle);
-void ngx_http_solgate_poller_stop(ngx_cycle_t *cycle);
+/* ngx_http_solgate_filter.c */
+ngx_int_t ngx_http_solgate_filter_init(ngx_conf_t *cf);
+ngx_int_t ngx_http_solgate_next_header_filter(ngx_http_request_t *r);
+ngx_int_t ngx_http_solgate_next_body_filter(ngx_http_request_t *r,
+    ngx_chain_t *in);
 
 /* ngx_http_solgate_response.c */
 ngx_int_t ngx_http_solgate_response_header(ngx_http_request_t *r,
@@ -198,27 +238,15 @@ ngx_int_t ngx_http_solgate_response_header(ngx_http_request_t *r,
 ngx_int_t ngx_http_solgate_response_body(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in);
 
+/* ngx_http_solgate_poller.c */
+ngx_int_t ngx_http_solgate_poller_start(ngx_cycle_t *cycle);
+ngx_int_t ngx_http_solgate_poller_reload(ngx_cycle_t *cycle);
+void ngx_http_solgate_poller_stop(ngx_cycle_t *cycle);
+
 /* ngx_http_solgate_admin.c */
 char *ngx_http_solgate_admin(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 char *ngx_http_solgate_metrics(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
-
-/* ngx_http_solgate_access.c */
-ngx_int_t ngx_http_solgate_access_handler(ngx_http_request_t *r);
-ngx_int_t ngx_http_solgate_send_json(ngx_http_request_t *r,
-    ngx_uint_t status, u_char *body, size_t len);
-ngx_int_t ngx_http_solgate_send_json_header(ngx_http_request_t *r,
-    ngx_uint_t status, off_t length);
-ngx_table_elt_t *ngx_http_solgate_find_header(ngx_http_request_t *r,
-    ngx_str_t *name);
-ngx_table_elt_t *ngx_http_solgate_find_headers(ngx_http_request_t *r,
-    ngx_str_t *names, ngx_uint_t n);
-
-/* ngx_http_solgate_filter.c */
-ngx_int_t ngx_http_solgate_filter_init(ngx_conf_t *cf);
-ngx_int_t ngx_http_solgate_next_header_filter(ngx_http_request_t *r);
-ngx_int_t ngx_http_solgate_next_body_filter(ngx_http_request_t *r,
-    ngx_chain_t *in);
 
 /* ngx_http_solgate_body.c */
 ssize_t ngx_http_solgate_chain_copy(ngx_chain_t *in, u_char *dst,

@@ -51,13 +51,11 @@ ngx_http_solgate_poller_start(ngx_cycle_t *cycle)
 
     ngx_http_solgate_log_level = cycle->log->log_level;
 
-    ngx_http_solgate_poller = sg_poller_start(smcf->cores.elts,
-                                              smcf->cores.nelts,
-                                              (uint32_t) ngx_pid,
-                                              ngx_http_solgate_poller_log,
-                                              NULL, err, sizeof(err));
-
-    if (ngx_http_solgate_poller == NULL) {
+    if (sg_poller_start(smcf->cores.elts, smcf->cores.nelts,
+                        (uint32_t) ngx_pid, ngx_http_solgate_poller_log, NULL,
+                        &ngx_http_solgate_poller, err, sizeof(err))
+        != SG_OK)
+    {
         /* routing still works; it just has no slot views to go by */
         ngx_log_error(NGX_LOG_ALERT, cycle->log, 0,
                       "solgate: the poller thread did not start: %s", err);

@@ -34,10 +34,7 @@ ngx_http_solgate_response_header(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    ctx->response = sg_response_new(ctx->network->core, ctx->rpc,
-                                    ctx->upstream_index);
-
-    if (ctx->response == NULL) {
+    if (sg_response_new(ctx->rpc, &ctx->response) != SG_OK) {
         return ngx_http_solgate_next_header_filter(r);
     }
 
@@ -105,7 +102,7 @@ ngx_http_solgate_harvest(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx,
                    && sg_response_feed(ctx->response, (char *) b->pos,
                                        b->last - b->pos,
                                        (int64_t) ngx_current_msec)
-                      == SG_OK)
+                      != SG_AGAIN)
         {
             ctx->harvest_done = 1;
         }
@@ -160,28 +157,27 @@ static ngx_int_t
 ngx_http_solgate_send_slot_answer(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx)
 {
-    uint64_t      from, to;
-    sg_str_t      corrected;
-    ngx_int_t     rc;
-    ngx_buf_t    *held;
-    ngx_chain_t   out;
+    ngx_int_t         rc;
+    ngx_buf_t        *held;
+    ngx_chain_t       out;
+    sg_correction_t   fix;
 
     held = ctx->held->buf;
     ctx->held = NULL;
 
     if (sg_response_rewrite(ctx->response, (char *) held->pos,
                             held->last - held->pos, (int64_t) ngx_current_msec,
-                            &corrected, &from, &to)
+                            &fix)
         == SG_OK)
     {
         ngx_log_debug3(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
                        "solgate: upstream returned older slot than we know, "
                        "falling back to highest known slot: "
                        "knownHighestSlot=%uL responseSlot=%uL upstreamId=%V",
-                       to, from, &ctx->upstream->id);
+                       fix.to, fix.from, &ctx->upstream->id);
 
-        held->pos = (u_char *) corrected.data;
-        held->last = held->pos + corrected.len;
+        held->pos = (u_char *) fix.body.data;
+        held->last = held->pos + fix.body.len;
     }
 
     held->last_buf = 1;

@@ -1,13 +1,28 @@
 /*
  * Solgate core: the C ABI between the nginx module and the C++ core.
  *
- * Rules of this boundary:
- * - plain C types only; strings are (pointer, length) pairs, never
- *   NUL-terminated unless said so;
- * - handles are opaque and freed by the function named beside them;
- * - no function throws, calls back into nginx, or keeps a pointer the
- *   caller passed in after it returns (unless said so);
- * - functions that can fail return SG_OK or a negative SG_ code.
+ * The module translates between nginx and these calls; the core decides.
+ *
+ * Conventions, the same for every function:
+ * - Names are by object: sg_network_*, sg_request_*, sg_response_*,
+ *   sg_poller_*, sg_status_*, sg_blocks_*, sg_block_call_*, sg_capture_*.
+ *   The object comes first, then the inputs, then the clocks (now_ms:
+ *   monotonic, comparable across processes; wall_ms: UTC), then the
+ *   outputs, then (err, err_size).
+ * - A function that can fail returns an int from sg_status_e.  Where a
+ *   message is possible it takes a caller-provided (err, err_size) buffer
+ *   and writes a NUL-terminated, nginx-style message into it (lowercase,
+ *   no full stop, the bad token quoted); err may be NULL.
+ * - Strings are (pointer, length) pairs, never NUL-terminated unless said
+ *   so.  Strings handed out are owned by the object named beside them and
+ *   live as long as it does.
+ * - Handles are opaque.  Every sg_*_free accepts NULL.
+ * - No function throws (each is noexcept at the boundary), calls back
+ *   into nginx, or keeps a pointer the caller passed in after it returns
+ *   (unless said so).  On an internal failure (out of memory) each fails
+ *   the way its comment says: closed (SG_ERROR, the module answers 500 or
+ *   refuses the configuration) or open (the request goes on without what
+ *   the call would have added).
  */
 
 #ifndef SOLGATE_SOLGATE_H
@@ -18,6 +33,9 @@
 
 #ifdef __cplusplus
 extern "C" {
+#define SG_NOEXCEPT noexcept
+#else
+#define SG_NOEXCEPT
 #endif
 
 #if defined(SOLGATE_BUILDING_CORE)
@@ -26,153 +44,188 @@ extern "C" {
 #define SG_API
 #endif
 
-#define SG_OK          0
-#define SG_ERROR      -1     /* internal failure, e.g. out of memory */
-#define SG_DECLINED   -2     /* input not recognised / nothing to do */
+
+typedef enum {
+    SG_OK        =  0,
+    SG_ERROR     = -1,   /* internal failure: out of memory, a caught bug */
+    SG_INVALID   = -2,   /* the input is refused; err says why */
+    SG_NOT_FOUND = -3,   /* no item by that name (an upstream id) */
+    SG_NONE      = -4,   /* nothing to give: no upstream left, no change */
+    SG_AGAIN     = -5    /* more input is wanted */
+} sg_status_e;
 
 typedef struct {
     const char  *data;
     size_t       len;
 } sg_str_t;
 
+/* Text the core allocated (malloc); release with sg_text_free. */
+typedef struct {
+    char        *data;   /* NUL-terminated */
+    size_t       len;
+} sg_text_t;
 
-/* Clusters and their genesis hashes */
+SG_API void sg_text_free(sg_text_t *text) SG_NOEXCEPT;
 
-typedef enum {
-    SG_CLUSTER_MAINNET_BETA = 0,
-    SG_CLUSTER_DEVNET,
-    SG_CLUSTER_TESTNET,
-    SG_CLUSTER_CUSTOM
-} sg_cluster_t;
-
-/* SG_OK, or SG_DECLINED for a name that is not a cluster */
-SG_API int sg_cluster_parse(const char *name, size_t len, sg_cluster_t *out);
-SG_API sg_str_t sg_cluster_name(sg_cluster_t cluster);
-/* empty for SG_CLUSTER_CUSTOM: a custom cluster's hash is not known */
-SG_API sg_str_t sg_cluster_genesis_hash(sg_cluster_t cluster);
+/* Build information, for the startup log line: a static string. */
+SG_API const char *sg_version(void) SG_NOEXCEPT;
 
 
-/* Commitment levels; legacy names map to the current three */
+/* Defaults and limits of the configuration, defined here once. */
 
-typedef enum {
-    SG_COMMITMENT_NONE = 0,
-    SG_COMMITMENT_PROCESSED,
-    SG_COMMITMENT_CONFIRMED,
-    SG_COMMITMENT_FINALIZED
-} sg_commitment_t;
-
-SG_API int sg_commitment_parse(const char *name, size_t len,
-    sg_commitment_t *out);
-SG_API sg_str_t sg_commitment_name(sg_commitment_t commitment);
+#define SG_DEFAULT_DEBOUNCE_MS         400    /* state_poller_debounce */
+#define SG_MAX_DEBOUNCE_MS             60000
+#define SG_DEFAULT_MAX_FINALIZED_LAG   100    /* max_finalized_slot_lag */
+#define SG_MAX_UPSTREAMS               256    /* per network */
 
 
-/* A network: settings, upstreams and their shared state */
+/*
+ * A network: a Solana cluster's settings and upstreams, built while nginx
+ * reads the solgate_network block, then bound to its shared zone.
+ */
 
 typedef struct sg_network_s  sg_network_t;
 
+/* What proxy_pass needs of an upstream (or another region's gateway). */
 typedef struct {
-    sg_cluster_t     cluster;
-    sg_commitment_t  default_commitment;  /* NONE: Solana's own default */
-    uint32_t         debounce_ms;         /* state_poller_debounce */
-    int64_t          max_finalized_slot_lag;  /* 0: filter disabled */
-    int              enforce_block_availability;
-} sg_network_conf_t;
+    sg_str_t     id;
+    sg_str_t     url;        /* the configured URL, "/" added without path */
+    sg_str_t     host;       /* the Host header to send */
+    sg_str_t     authority;  /* host[:port] of the URL */
+} sg_upstream_info_t;
 
-/* How the poller reaches an upstream (see HttpTarget in libcore). */
+/* The settings nginx merges from the network and solgate_network_defaults */
 typedef struct {
-    sg_str_t         id;
-    sg_str_t         poll_url;
-    sg_str_t         host_header;   /* may be empty */
-    sg_str_t         connect_to;    /* curl CONNECT_TO entry, may be empty */
-    sg_str_t         tags;          /* "k:v,k:v", may be empty */
-    sg_str_t         methods;       /* "getBlock|getTransaction", may be empty */
-    sg_str_t         ignore_methods;
-} sg_upstream_conf_t;
+    uint32_t     debounce_ms;             /* state_poller_debounce */
+    int64_t      max_finalized_slot_lag;  /* 0: consensus filter off */
+    int          enforce_block_availability;
+} sg_network_settings_t;
 
-SG_API sg_network_t *sg_network_new(const char *name, size_t name_len,
-    const sg_network_conf_t *conf);
-SG_API void sg_network_free(sg_network_t *net);
-SG_API int sg_network_add_upstream(sg_network_t *net,
-    const sg_upstream_conf_t *upstream);
+/* SG_INVALID for a bad name.  Fails closed. */
+SG_API int sg_network_new(sg_str_t name, sg_network_t **out, char *err,
+    size_t err_size) SG_NOEXCEPT;
+SG_API void sg_network_free(sg_network_t *net) SG_NOEXCEPT;
 
-/* NULL when `text` is a valid use-upstream selector, else a message (a
- * static buffer of the calling thread). */
-SG_API const char *sg_selector_check(const char *text, size_t len);
+/* cluster NAME, commitment LEVEL, use_upstream_default SELECTOR: each once;
+ * SG_INVALID with the message for a bad or repeated value. */
+SG_API int sg_network_set_cluster(sg_network_t *net, sg_str_t value,
+    char *err, size_t err_size) SG_NOEXCEPT;
+SG_API int sg_network_set_commitment(sg_network_t *net, sg_str_t value,
+    char *err, size_t err_size) SG_NOEXCEPT;
+SG_API int sg_network_set_default_selector(sg_network_t *net,
+    sg_str_t value, char *err, size_t err_size) SG_NOEXCEPT;
+
+/*
+ * upstream ID URL [host=] [tags=] [methods=] [ignore_methods=]: args are
+ * the directive's arguments after its name.  On SG_OK *info describes the
+ * new upstream (strings owned by net); SG_INVALID with the message.
+ */
+SG_API int sg_network_add_upstream(sg_network_t *net, const sg_str_t *args,
+    size_t nargs, sg_upstream_info_t *info, char *err, size_t err_size)
+    SG_NOEXCEPT;
+
+/*
+ * The upstream's URL names an nginx upstream {} block whose first server
+ * is `address` ("127.0.0.1:8899"): the poller, which does not go through
+ * nginx, connects there.  is_unix: that server is a unix socket, which the
+ * poller cannot reach (SG_INVALID with the message).
+ */
+SG_API int sg_network_reach_through_block(sg_network_t *net, size_t upstream,
+    sg_str_t address, int is_unix, char *err, size_t err_size) SG_NOEXCEPT;
+
+/* Once the http block is read: the merged settings; SG_INVALID when the
+ * network is incomplete (no upstream) or a setting is out of range. */
+SG_API int sg_network_configure(sg_network_t *net,
+    const sg_network_settings_t *settings, char *err, size_t err_size)
+    SG_NOEXCEPT;
 
 /* Bytes of shared memory a network's state takes. */
-SG_API size_t sg_network_shared_size(void);
+SG_API size_t sg_network_shared_size(void) SG_NOEXCEPT;
+
 /*
  * Attaches the network to its shared state.  `fresh` memory is set up;
- * reused memory keeps the state of upstreams still configured (by id).
- * now_ms is the monotonic clock.  On failure writes a message into err.
+ * reused memory (a reload) keeps the state of upstreams still configured
+ * (by id).  Fails closed.
  */
 SG_API int sg_network_bind(sg_network_t *net, void *shared, int fresh,
-    int64_t now_ms, char *err, size_t err_size);
+    int64_t now_ms, char *err, size_t err_size) SG_NOEXCEPT;
+
+/* Operator actions: SG_NOT_FOUND for an unknown upstream id.  A reason is
+ * kept as printable ASCII; an empty one says "cordoned by the operator". */
+SG_API int sg_network_cordon(sg_network_t *net, sg_str_t id, sg_str_t reason,
+    int64_t wall_ms) SG_NOEXCEPT;
+SG_API int sg_network_uncordon(sg_network_t *net, sg_str_t id) SG_NOEXCEPT;
 
 
 /* One HTTP request body: a JSON-RPC call or a batch of them */
 
 typedef struct sg_request_s  sg_request_t;
 
+/* Where a request may name its use-upstream selector; the core applies the
+ * precedence (header, X-ERPC alias, query, the network's default). */
+typedef struct {
+    sg_str_t     header;         /* X-Solgate-Use-Upstream */
+    sg_str_t     erpc_header;    /* X-ERPC-Use-Upstream */
+    sg_str_t     query;          /* ?use-upstream=, URL-decoded */
+    int          has_header;
+    int          has_erpc_header;
+    int          has_query;
+} sg_selector_sources_t;
+
 typedef enum {
     SG_ROUTE_FORWARD = 0,    /* send the body to an upstream */
     SG_ROUTE_ANSWER          /* answer with http_status and body */
-} sg_route_kind_t;
+} sg_route_kind_e;
 
 typedef struct {
-    sg_route_kind_t  kind;
-    unsigned         http_status;
-    sg_str_t         body;           /* owned by the request */
+    int          kind;           /* sg_route_kind_e */
+    unsigned     http_status;
+    sg_str_t     body;           /* owned by the request */
 } sg_route_t;
 
+typedef struct {
+    size_t       upstream;       /* index in configuration order */
+    int          warn_all_cordoned;  /* log that every upstream is out */
+} sg_pick_t;
+
 /*
- * Parses a request body.  Never fails on bad input: a body that is not
+ * Parses a request body.  Never refuses bad input: a body that is not
  * valid JSON-RPC yields a request whose route is the matching error
- * answer.  NULL only when memory ran out.
+ * answer.  Fails closed (SG_ERROR: out of memory).
  */
-SG_API sg_request_t *sg_request_parse(const char *body, size_t len);
-SG_API void sg_request_free(sg_request_t *req);
+SG_API int sg_request_parse(const char *body, size_t len, sg_request_t **out)
+    SG_NOEXCEPT;
+SG_API void sg_request_free(sg_request_t *req) SG_NOEXCEPT;
 
-/*
- * Decides whether to answer locally or forward, for the request's
- * use-upstream selector (empty: none).  now_ms is the monotonic clock.
- * SG_OK or SG_ERROR.
- */
+/* Answer locally or forward, against net (which must outlive req).
+ * Fails closed. */
 SG_API int sg_request_route(sg_request_t *req, const sg_network_t *net,
-    sg_str_t selector, int64_t now_ms, sg_route_t *out);
-
-/* The request's lane: "all", a group's name, or "" when it has none. */
-SG_API sg_str_t sg_request_lane(const sg_request_t *req);
+    const sg_selector_sources_t *sources, int64_t now_ms, sg_route_t *out)
+    SG_NOEXCEPT;
 
 /*
- * The upstream (index in configuration order) for the next attempt, among
- * those the request's selector and method allow, never one marked in
- * tried[].  SG_DECLINED when none is left.  *all_cordoned is set when
- * every allowed upstream was cordoned and the pick ignored cordons.
- * Call after sg_request_route.
+ * The upstream for the next attempt, never one tried before for this
+ * request.  SG_NONE when none is left.  Call after sg_request_route said
+ * forward.  Fails closed.
  */
-SG_API int sg_network_pick(const sg_network_t *net, const sg_request_t *req,
-    const unsigned char *tried, size_t *picked, int *all_cordoned);
+SG_API int sg_request_pick(sg_request_t *req, int64_t now_ms, sg_pick_t *out)
+    SG_NOEXCEPT;
 
-/*
- * The answer given when no upstream could serve the request: one JSON-RPC
- * error per call (an array for a batch), each echoing its call's id.
- */
-SG_API int sg_request_fail(sg_request_t *req, unsigned http_status,
-    int code, const char *message, size_t message_len, sg_route_t *out);
+/* The answer when every attempt failed: HTTP 502, one JSON-RPC error per
+ * call.  Fails closed. */
+SG_API int sg_request_fail(sg_request_t *req, sg_route_t *out) SG_NOEXCEPT;
 
-/* "getSlot" for a single call, "batch" for a batch, "" when unreadable */
-SG_API sg_str_t sg_request_method(const sg_request_t *req);
-/* number of calls (1 for a single call, N for a batch, 0 if unreadable) */
-SG_API size_t sg_request_call_count(const sg_request_t *req);
+/* Attempts made so far (picks), for the log. */
+SG_API size_t sg_request_attempts(const sg_request_t *req) SG_NOEXCEPT;
 
-/*
- * Writes a standalone JSON-RPC error envelope into buf (id null), for errors
- * raised before the body could be read (413, 408, ...).  Returns the length
- * written, or 0 when buf is too small.
- */
-SG_API size_t sg_write_error(char *buf, size_t size, int code,
-    const char *message, size_t message_len);
+/* $solgate_method: "getSlot" for a single call, "batch", "" unreadable. */
+SG_API sg_str_t sg_request_method(const sg_request_t *req) SG_NOEXCEPT;
+/* $solgate_lane: "all", a group's name, or "" when it has none. */
+SG_API sg_str_t sg_request_lane(const sg_request_t *req) SG_NOEXCEPT;
+
+/* The JSON-RPC error body for an HTTP error status nginx answers itself
+ * (413, 408, 405, other 4xx, 5xx), id null: static memory. */
+SG_API sg_str_t sg_status_answer(unsigned http_status) SG_NOEXCEPT;
 
 
 /* The response path of a forwarded request */
@@ -182,53 +235,59 @@ typedef struct sg_response_s  sg_response_t;
 typedef enum {
     SG_RESPONSE_REWRITE = 1,   /* collect the (small) body, then rewrite */
     SG_RESPONSE_HARVEST        /* feed the body while it streams through */
-} sg_response_kind_t;
+} sg_response_kind_e;
 
-/* NULL when the response needs nothing (or memory ran out). */
-SG_API sg_response_t *sg_response_new(const sg_network_t *net,
-    const sg_request_t *req, size_t upstream);
-SG_API sg_response_kind_t sg_response_kind(const sg_response_t *resp);
-/* HARVEST: SG_OK once nothing more is needed, SG_DECLINED for more. */
-SG_API int sg_response_feed(sg_response_t *resp, const char *data,
-    size_t len, int64_t now_ms);
-SG_API void sg_response_finish(sg_response_t *resp, int64_t now_ms);
+typedef struct {
+    sg_str_t     body;           /* owned by the response */
+    uint64_t     from;           /* the slot the upstream answered */
+    uint64_t     to;             /* the slot Solgate answers */
+} sg_correction_t;
+
 /*
- * REWRITE: SG_OK with the corrected body in *out (owned by resp) and the
- * slots before and after; SG_DECLINED to send the body unchanged.
+ * What the response of the request's current attempt needs: SG_OK with
+ * *out, SG_NONE when nothing (batches, other methods).  Fails open.
  */
+SG_API int sg_response_new(const sg_request_t *req, sg_response_t **out)
+    SG_NOEXCEPT;
+SG_API void sg_response_free(sg_response_t *resp) SG_NOEXCEPT;
+SG_API int sg_response_kind(const sg_response_t *resp) SG_NOEXCEPT;
+/* HARVEST: SG_OK once nothing more is needed, SG_AGAIN for more.  Fails
+ * open (SG_OK: stop feeding; the response itself is unaffected). */
+SG_API int sg_response_feed(sg_response_t *resp, const char *data,
+    size_t len, int64_t now_ms) SG_NOEXCEPT;
+/* HARVEST: the body ended.  Fails open. */
+SG_API void sg_response_finish(sg_response_t *resp, int64_t now_ms)
+    SG_NOEXCEPT;
+/* REWRITE: SG_OK with the corrected body, SG_NONE to send the body as it
+ * is.  Fails open (SG_NONE). */
 SG_API int sg_response_rewrite(sg_response_t *resp, const char *body,
-    size_t len, int64_t now_ms, sg_str_t *out, uint64_t *from, uint64_t *to);
-SG_API void sg_response_free(sg_response_t *resp);
+    size_t len, int64_t now_ms, sg_correction_t *out) SG_NOEXCEPT;
 
 
 /* The poller thread (one per worker process) */
 
 typedef struct sg_poller_s  sg_poller_t;
 
-/* level uses nginx's numbering (NGX_LOG_ERR 4 ... NGX_LOG_DEBUG 8) */
+/* level uses nginx's numbering (NGX_LOG_ERR 4 ... NGX_LOG_DEBUG 8); runs
+ * on the poller thread. */
 typedef void (*sg_log_pt)(void *user, int level, const char *line,
     size_t len);
 
-SG_API sg_poller_t *sg_poller_start(sg_network_t *const *nets, size_t n,
-    uint32_t pid, sg_log_pt log, void *user, char *err, size_t err_size);
+/* Starts the thread over the networks (bound, outliving it).  Fails
+ * closed: no thread is left behind. */
+SG_API int sg_poller_start(sg_network_t *const *nets, size_t n, uint32_t pid,
+    sg_log_pt log, void *user, sg_poller_t **out, char *err, size_t err_size)
+    SG_NOEXCEPT;
 /* Stops and joins the thread; no thread, fd or timer is left behind. */
-SG_API void sg_poller_stop(sg_poller_t *poller);
+SG_API void sg_poller_stop(sg_poller_t *poller) SG_NOEXCEPT;
 
 
-/* Operator actions and status */
+/* Status: GET /solgate/state (JSON) and /metrics (Prometheus text) */
 
-/* SG_DECLINED for an unknown upstream id */
-SG_API int sg_network_cordon(sg_network_t *net, sg_str_t id,
-    sg_str_t reason);
-SG_API int sg_network_uncordon(sg_network_t *net, sg_str_t id);
-
-/* malloc'd text for GET /solgate/state (JSON) and for /metrics
- * (Prometheus); free with sg_text_free.  NULL when memory ran out. */
-SG_API char *sg_render_state(sg_network_t *const *nets, size_t n,
-    size_t *len);
-SG_API char *sg_render_metrics(sg_network_t *const *nets, size_t n,
-    size_t *len);
-SG_API void sg_text_free(char *text);
+SG_API int sg_status_render_state(sg_network_t *const *nets, size_t n,
+    int64_t now_ms, int64_t wall_ms, sg_text_t *out) SG_NOEXCEPT;
+SG_API int sg_status_render_metrics(sg_network_t *const *nets, size_t n,
+    int64_t now_ms, sg_text_t *out) SG_NOEXCEPT;
 
 
 /* Cube Runner: getBlock from the region cache, the ledger, other regions */
@@ -257,7 +316,7 @@ SG_API void sg_blocks_free(sg_blocks_t *blocks);
 /* copy: copy what the peer holds in the background (else only ask it) */
 SG_API int sg_blocks_add_peer(sg_blocks_t *blocks, sg_str_t name,
     sg_str_t url, int copy, char *err, size_t err_size);
-/* plan_define NAME ARGS...; an nginx-style message in err on SG_DECLINED */
+/* plan_define NAME ARGS...; an nginx-style message in err on SG_INVALID */
 SG_API int sg_blocks_define_plan(sg_blocks_t *blocks, sg_str_t name,
     const sg_str_t *args, size_t nargs, char *err, size_t err_size);
 /* long_term_storage URL: a JSON-RPC endpoint holding every block */
@@ -327,14 +386,6 @@ SG_API void sg_capture_commit(sg_blocks_t *blocks, sg_capture_t *capture,
     int64_t wall_ms);
 /* Abandons a capture (a response cut short). */
 SG_API void sg_capture_free(sg_capture_t *capture);
-
-/* The region's cache summary (JSON, malloc'd; free with sg_text_free). */
-SG_API char *sg_blocks_render_summary(sg_blocks_t *blocks, int64_t wall_ms,
-    size_t *len);
-
-
-/* Build information, for the startup log line */
-SG_API const char *sg_version(void);
 
 #ifdef __cplusplus
 }

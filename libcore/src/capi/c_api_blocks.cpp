@@ -30,7 +30,6 @@ namespace {
 using solgate::BlockDecision;
 
 using solgate::capi::RunReporting;
-using solgate::capi::ToMallocText;
 using solgate::capi::ToStr;
 using solgate::capi::View;
 
@@ -112,7 +111,7 @@ void sg_blocks_free(sg_blocks_t* blocks) { delete blocks; }
 
 int sg_blocks_add_peer(sg_blocks_t* blocks, sg_str_t name, sg_str_t url,
                        int copy, char* err, size_t err_size) {
-    return RunReporting(err, err_size, SG_DECLINED, [&](std::string* error) {
+    return RunReporting(err, err_size, SG_INVALID, [&](std::string* error) {
         auto& conf = blocks->service->mutable_conf();
         if (conf.peers.size() >= solgate::kMaxBlockPeers) {
             *error = "too many peers (at most " +
@@ -128,7 +127,7 @@ int sg_blocks_add_peer(sg_blocks_t* blocks, sg_str_t name, sg_str_t url,
 int sg_blocks_define_plan(sg_blocks_t* blocks, sg_str_t name,
                           const sg_str_t* args, size_t nargs, char* err,
                           size_t err_size) {
-    return RunReporting(err, err_size, SG_DECLINED, [&](std::string* error) {
+    return RunReporting(err, err_size, SG_INVALID, [&](std::string* error) {
         std::vector<std::string_view> list;
         for (size_t i = 0; i < nargs; i++) {
             list.push_back(View(args[i]));
@@ -151,7 +150,7 @@ int sg_blocks_define_plan(sg_blocks_t* blocks, sg_str_t name,
 
 int sg_blocks_add_long_term(sg_blocks_t* blocks, sg_str_t url, char* err,
                             size_t err_size) {
-    return RunReporting(err, err_size, SG_DECLINED, [&](std::string* error) {
+    return RunReporting(err, err_size, SG_INVALID, [&](std::string* error) {
         auto& urls = blocks->service->mutable_conf().long_term_urls;
         if (urls.size() >= 8) {
             *error = "too many long_term_storage URLs (at most 8)";
@@ -194,7 +193,7 @@ int sg_blocks_decide(sg_blocks_t* blocks, const sg_request_t* req,
     try {
         auto state = std::make_unique<sg_block_call_s>();
         state->decision = blocks->service->Decide(
-            req->parsed, View(api_key), View(plan), View(peer_token), now_ms,
+            req->request.parsed(), View(api_key), View(plan), View(peer_token), now_ms,
             wall_ms, &state->call);
         Export(*blocks->service, state.get(), out);
         *call = out->action == SG_BLOCKS_PASS ? nullptr : state.release();
@@ -249,7 +248,7 @@ sg_capture_t* sg_blocks_capture_start(sg_blocks_t* blocks,
 
 int sg_capture_write(sg_capture_t* capture, const char* data, size_t len) {
     try {
-        return capture->capture->Write(data, len) ? SG_OK : SG_DECLINED;
+        return capture->capture->Write(data, len) ? SG_OK : SG_INVALID;
     } catch (...) {
         return SG_ERROR;
     }
@@ -265,14 +264,5 @@ void sg_capture_commit(sg_blocks_t* blocks, sg_capture_t* capture,
 }
 
 void sg_capture_free(sg_capture_t* capture) { delete capture; }
-
-char* sg_blocks_render_summary(sg_blocks_t* blocks, int64_t wall_ms,
-                               size_t* len) {
-    try {
-        return ToMallocText(blocks->service->RenderSummary(wall_ms), len);
-    } catch (...) {
-        return nullptr;
-    }
-}
 
 }  // extern "C"

@@ -1,10 +1,11 @@
-// What the extern "C" shims share: string conversions, error text for the
-// caller's buffer, and a wrapper that turns a failing step into a status.
+// What the extern "C" shims share: string conversions, the caller's error
+// buffer, and the guards that keep every exception inside libcore.
 #pragma once
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,35 +16,67 @@ namespace solgate::capi {
 inline sg_str_t ToStr(std::string_view s) { return {s.data(), s.size()}; }
 
 inline std::string_view View(sg_str_t s) {
-    return s.len ? std::string_view(s.data, s.len) : std::string_view();
+    return s.len && s.data ? std::string_view(s.data, s.len)
+                           : std::string_view();
 }
 
-// Copies as much of message as fits, NUL-terminated.
-inline void CopyError(const std::string& message, char* err,
-                      size_t err_size) {
-    if (err_size > 0) {
+// Copies as much of message as fits, NUL-terminated; err may be NULL.
+inline void CopyError(std::string_view message, char* err,
+                      size_t err_size) noexcept {
+    if (err != nullptr && err_size > 0) {
         size_t n = std::min(message.size(), err_size - 1);
         std::memcpy(err, message.data(), n);
         err[n] = '\0';
     }
 }
 
-// text as a malloc'd NUL-terminated copy (free with sg_text_free).
-inline char* ToMallocText(const std::string& text, size_t* len) {
-    char* out = static_cast<char*>(std::malloc(text.size() + 1));
-    if (out != nullptr) {
-        std::memcpy(out, text.data(), text.size());
-        out[text.size()] = '\0';
-        *len = text.size();
+// text as malloc'd NUL-terminated memory in *out (sg_text_free releases it).
+inline int ToText(const std::string& text, sg_text_t* out) noexcept {
+    char* data = static_cast<char*>(std::malloc(text.size() + 1));
+    if (data == nullptr) {
+        return SG_ERROR;
     }
-    return out;
+    std::memcpy(data, text.data(), text.size());
+    data[text.size()] = '\0';
+    *out = sg_text_t{data, text.size()};
+    return SG_OK;
 }
 
-// Runs step(&error), which returns false with a message on failure: SG_OK,
-// or `failure` with the message in err; SG_ERROR ("out of memory") when it
-// throws, so no exception crosses into C.
+// The body of an export that has no message to give: its status, or
+// `on_throw` when it throws (fail closed: SG_ERROR; fail open: the status
+// that lets the request go on).
+template <typename Body>
+int Guard(int on_throw, Body&& body) noexcept {
+    try {
+        return body();
+    } catch (...) {
+        return on_throw;
+    }
+}
+
+// A configuration step: it returns nullopt, or the message for `nginx -t`
+// (SG_INVALID). Throwing is SG_ERROR, "out of memory".
 template <typename Step>
-int RunReporting(char* err, size_t err_size, int failure, Step&& step) {
+int Configure(char* err, size_t err_size, Step&& step) noexcept {
+    try {
+        std::optional<std::string> message = step();
+        if (message) {
+            CopyError(*message, err, err_size);
+            return SG_INVALID;
+        }
+        return SG_OK;
+    } catch (...) {
+        CopyError("out of memory", err, err_size);
+        return SG_ERROR;
+    }
+}
+
+// A step that returns false with a message on failure: SG_OK, or
+// `failure` with the message in err; SG_ERROR ("out of memory") when it
+// throws.
+template <typename Step>
+int RunReporting(char* err, size_t err_size, int failure,
+                 Step&& step) noexcept {
     try {
         std::string error;
         if (step(&error)) {

@@ -4,12 +4,13 @@
 #include <string>
 
 #include "routing/network.h"
-#include "routing/route_plan.h"
-#include "rpc/rpc_request.h"
+#include "routing/routed_request.h"
 
 struct sg_request_s {
-    solgate::RpcRequest parsed;
-    solgate::RoutePlan plan;
+    explicit sg_request_s(solgate::RpcRequest parsed)
+        : request(std::move(parsed)) {}
+
+    solgate::RoutedRequest request;
     std::string answer;  // backs sg_route_t::body
 };
 

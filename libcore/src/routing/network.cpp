@@ -1,12 +1,12 @@
 #include "routing/network.h"
 
 #include <algorithm>
-
 #include <cstring>
 
+#include "routing/selector.h"
+#include "rpc/cluster.h"
 #include "slots/lane_name.h"
 #include "slots/lanes.h"
-#include "routing/selector.h"
 #include "slots/served_tip.h"
 
 namespace solgate {
@@ -19,6 +19,129 @@ void Network::AddUpstream(UpstreamConf upstream) {
         upstream.poll.user_agent = std::string("solgate-poller/") + sg_version();
     }
     upstreams_.push_back(std::move(upstream));
+}
+
+namespace {
+
+std::string Quoted(std::string_view text) {
+    return "\"" + std::string(text) + "\"";
+}
+
+std::string Duplicate(std::string_view directive) {
+    return Quoted(directive) + " directive is duplicate";
+}
+
+}  // namespace
+
+std::optional<std::string> Network::SetCluster(std::string_view name) {
+    if (cluster_set_) {
+        return Duplicate("cluster");
+    }
+    auto cluster = ParseCluster(name);
+    if (!cluster) {
+        return "invalid cluster " + Quoted(name) + ", it must be " +
+               ClusterChoices();
+    }
+    settings_.cluster = *cluster;
+    cluster_set_ = true;
+    return std::nullopt;
+}
+
+std::optional<std::string> Network::SetCommitment(std::string_view level) {
+    if (commitment_set_) {
+        return Duplicate("commitment");
+    }
+    auto commitment = ParseCommitment(level);
+    if (!commitment) {
+        return "invalid commitment " + Quoted(level) + ", it must be " +
+               CommitmentChoices();
+    }
+    settings_.default_commitment = *commitment;
+    commitment_set_ = true;
+    return std::nullopt;
+}
+
+std::optional<std::string> Network::SetDefaultSelector(std::string_view text) {
+    if (default_selector_set_) {
+        return Duplicate("use_upstream_default");
+    }
+    std::string error;
+    if (!text.empty() && !Selector::Parse(text, &error)) {
+        return "invalid use_upstream_default " + Quoted(text) + ": " + error;
+    }
+    settings_.default_selector = std::string(text);
+    default_selector_set_ = true;
+    return std::nullopt;
+}
+
+std::optional<std::string> Network::AddUpstreamArgs(
+    const std::vector<std::string_view>& args, size_t* index) {
+    auto check_new = [this](std::string_view id) -> std::optional<std::string> {
+        if (FindUpstream(id)) {
+            return "duplicate upstream " + Quoted(id) + " in network " +
+                   Quoted(name_);
+        }
+        if (upstreams_.size() >= kMaxUpstreams) {
+            return "too many upstreams in network " + Quoted(name_) +
+                   ", the maximum is " + std::to_string(kMaxUpstreams);
+        }
+        return std::nullopt;
+    };
+    conf::UpstreamArgs parsed;
+    if (auto error = conf::ParseUpstreamArgs(args, check_new, &parsed)) {
+        return error;
+    }
+    UpstreamConf upstream;
+    upstream.id = std::move(parsed.id);
+    upstream.proxy = std::move(parsed.target);
+    upstream.poll.url = upstream.proxy.url;
+    upstream.poll.host_header = upstream.proxy.host;
+    upstream.tags = std::move(parsed.tags);
+    upstream.methods = std::move(parsed.methods);
+    upstream.ignore_methods = std::move(parsed.ignore_methods);
+    *index = upstreams_.size();
+    AddUpstream(std::move(upstream));
+    return std::nullopt;
+}
+
+std::optional<std::string> Network::ReachThroughBlock(size_t i,
+                                                      std::string_view address,
+                                                      bool is_unix) {
+    UpstreamConf& u = upstreams_[i];
+    if (is_unix) {
+        return "upstream " + Quoted(u.id) +
+               ": the first server of upstream block " +
+               Quoted(u.proxy.authority) +
+               " is a unix socket, which the state poller cannot reach; "
+               "list a TCP server first";
+    }
+    u.poll.connect_to = "::" + std::string(address);
+    if (u.proxy.host != u.proxy.authority) {
+        u.poll.url = (u.proxy.https ? "https://" : "http://") + u.proxy.host +
+                     u.proxy.path;
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> Network::Configure(uint32_t debounce_ms,
+                                              int64_t max_finalized_slot_lag,
+                                              bool enforce_block_availability) {
+    if (upstreams_.empty()) {
+        return "solgate_network " + Quoted(name_) + " has no \"upstream\"";
+    }
+    if (debounce_ms > SG_MAX_DEBOUNCE_MS) {
+        return "state_poller_debounce of network " + Quoted(name_) +
+               " must be at most " + std::to_string(SG_MAX_DEBOUNCE_MS / 1000) +
+               "s";
+    }
+    if (max_finalized_slot_lag < 0) {
+        return "max_finalized_slot_lag of network " + Quoted(name_) +
+               " must not be negative";
+    }
+    settings_.debounce_ms = debounce_ms;
+    settings_.max_finalized_slot_lag = max_finalized_slot_lag;
+    settings_.enforce_block_availability = enforce_block_availability;
+    return std::nullopt;
 }
 
 std::optional<size_t> Network::FindUpstream(std::string_view id) const {
@@ -263,6 +386,42 @@ void Network::RefreshLanes(int64_t now_ms) const {
             }
         }
         refresh(&lane, voters);
+    }
+}
+
+bool Network::TakeAllCordonedWarning(int64_t now_ms) const {
+    if (all_cordoned_warned_ms_ &&
+        now_ms - *all_cordoned_warned_ms_ < kAllCordonedWarnMs) {
+        return false;
+    }
+    all_cordoned_warned_ms_ = now_ms;
+    return true;
+}
+
+void Network::OperatorCordon(size_t i, std::string_view reason,
+                             int64_t wall_ms) const {
+    UpstreamSlot& s = slot(i);
+    // Operators type reasons into URLs: keep printable ASCII only, so the
+    // reason is always valid in JSON and in Prometheus labels.
+    std::string text(reason);
+    for (char& c : text) {
+        if (c < 0x20 || c > 0x7e) c = '?';
+    }
+    s.cordon_note.Write(text.empty() ? "cordoned by the operator" : text);
+    CordonState next{CordonOwner::kOperator, CordonCause::kOperator, wall_ms};
+    for (auto owner :
+         {CordonOwner::kNone, CordonOwner::kPoller, CordonOwner::kOperator}) {
+        if (s.SwapCordon(owner, next)) {
+            s.cordon_events.fetch_add(1);
+            break;
+        }
+    }
+}
+
+void Network::OperatorUncordon(size_t i) const {
+    UpstreamSlot& s = slot(i);
+    for (auto owner : {CordonOwner::kOperator, CordonOwner::kPoller}) {
+        s.SwapCordon(owner, CordonState{});
     }
 }
 

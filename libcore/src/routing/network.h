@@ -8,7 +8,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "conf/upstream_args.h"
 #include "slots/shared_state.h"
+#include "rpc/cluster.h"
 #include "solgate/solgate.h"
 #include "runtime/transport.h"
 
@@ -19,13 +21,18 @@ class BlockService;
 // Health threshold of the spec: a compile-time constant, not a setting.
 constexpr uint64_t kMaxShredInsertSlotLag = 100;
 constexpr uint32_t kPollIntervalMs = 400;
+// A whole outage would fill the log with "every upstream is cordoned".
+constexpr int64_t kAllCordonedWarnMs = 10000;
 
 struct NetworkSettings {
     sg_cluster_t cluster = SG_CLUSTER_CUSTOM;
     sg_commitment_t default_commitment = SG_COMMITMENT_NONE;
-    uint32_t debounce_ms = 400;
-    int64_t max_finalized_slot_lag = 100;  // 0: consensus filter disabled
+    uint32_t debounce_ms = SG_DEFAULT_DEBOUNCE_MS;
+    int64_t max_finalized_slot_lag =
+        SG_DEFAULT_MAX_FINALIZED_LAG;  // 0: consensus filter disabled
     bool enforce_block_availability = true;
+    // use_upstream_default: the selector of requests that send none.
+    std::string default_selector;
     // Cube Runner serves blocks for this network: the poller also learns
     // each upstream's ledger window (getFirstAvailableBlock).
     bool track_ledger_window = false;
@@ -42,6 +49,7 @@ struct UpstreamConf {
 
     std::string id;
     HttpTarget poll;
+    conf::ProxyTarget proxy;                  // where proxy_pass sends it
     std::vector<std::string> tags;            // "key:value"
     std::vector<std::string> methods;         // served only these (globs)
     std::vector<std::string> ignore_methods;  // never these (globs)
@@ -67,6 +75,25 @@ public:
         : name_(std::move(name)), settings_(settings) {}
 
     void AddUpstream(UpstreamConf upstream);
+
+    // Configuration as nginx reads it; each returns nullopt, or the message
+    // `nginx -t` prints. Settings given twice are refused.
+    std::optional<std::string> SetCluster(std::string_view name);
+    std::optional<std::string> SetCommitment(std::string_view level);
+    std::optional<std::string> SetDefaultSelector(std::string_view text);
+    // upstream ID URL [options]; *index is the new upstream's.
+    std::optional<std::string> AddUpstreamArgs(
+        const std::vector<std::string_view>& args, size_t* index);
+    // Upstream i's URL names an nginx upstream block whose first server is
+    // `address`: the poller connects there, naming the real host in its URL
+    // (so TLS sends the right server name). A unix socket is refused.
+    std::optional<std::string> ReachThroughBlock(size_t i,
+                                                 std::string_view address,
+                                                 bool is_unix);
+    // The settings once nginx has merged them; checks the network is whole.
+    std::optional<std::string> Configure(uint32_t debounce_ms,
+                                         int64_t max_finalized_slot_lag,
+                                         bool enforce_block_availability);
 
     // Attaches to the shared table: `fresh` memory is initialised; reused
     // memory (a reload) keeps the state of upstreams whose id is still
@@ -127,6 +154,15 @@ public:
                                bool* all_cordoned,
                                const std::vector<unsigned char>* allowed =
                                    nullptr) const;
+    // Whether this process should log now that every upstream is cordoned:
+    // at most once per kAllCordonedWarnMs.
+    bool TakeAllCordonedWarning(int64_t now_ms) const;
+
+    // The operator's cordon replaces the poller's and is never lifted by
+    // the poller; the reason is kept as printable ASCII.
+    void OperatorCordon(size_t i, std::string_view reason,
+                        int64_t wall_ms) const;
+    void OperatorUncordon(size_t i) const;
 
 private:
     std::string name_;
@@ -135,7 +171,12 @@ private:
     std::vector<size_t> slot_of_;
     NetworkShared* shared_ = nullptr;
     bool has_method_filters_ = false;
+    bool cluster_set_ = false;
+    bool commitment_set_ = false;
+    bool default_selector_set_ = false;
     BlockService* blocks_ = nullptr;
+    // Per process: copied into each worker at fork.
+    mutable std::optional<int64_t> all_cordoned_warned_ms_;
     // Only touched by the worker's event loop thread, never the poller.
     mutable std::unordered_map<std::string, std::vector<unsigned char>>
         serving_sets_;

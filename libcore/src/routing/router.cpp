@@ -156,27 +156,6 @@ RouteDecision RouteRequest(const RpcRequest& request, const Network& network,
     return decision;
 }
 
-std::string FailRequest(const RpcRequest& request, int code,
-                        std::string_view message) {
-    std::string out;
-    if (request.shape != RpcRequest::Shape::kBatch) {
-        std::string_view id = request.calls.empty()
-                                  ? std::string_view()
-                                  : request.calls[0].id_raw;
-        AppendErrorEnvelope(out, id, code, message);
-        return out;
-    }
-    out.push_back('[');
-    for (size_t i = 0; i < request.calls.size(); i++) {
-        if (i > 0) {
-            out.push_back(',');
-        }
-        AppendErrorEnvelope(out, request.calls[i].id_raw, code, message);
-    }
-    out.push_back(']');
-    return out;
-}
-
 std::string_view RequestMethodName(const RpcRequest& request) {
     switch (request.shape) {
     case RpcRequest::Shape::kSingle:

@@ -6,6 +6,7 @@
 
 #include "routing/network.h"
 #include "routing/route_plan.h"
+#include "rpc/answers.h"
 #include "rpc/rpc_request.h"
 
 namespace solgate {
@@ -26,11 +27,6 @@ struct RouteDecision {
 // merging that Solgate does not do yet.
 RouteDecision RouteRequest(const RpcRequest& request, const Network& network,
                            const RoutePlan& plan, int64_t now_ms);
-
-// The answer when no upstream could serve the request: `code` and
-// `message` for every call, each with its own id.
-std::string FailRequest(const RpcRequest& request, int code,
-                        std::string_view message);
 
 // "getSlot", "batch", or "" for an unreadable body.
 std::string_view RequestMethodName(const RpcRequest& request);

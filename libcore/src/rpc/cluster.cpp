@@ -1,6 +1,7 @@
 #include "rpc/cluster.h"
 
 #include <array>
+#include <vector>
 
 namespace solgate {
 namespace {
@@ -24,7 +25,32 @@ constexpr std::array<ClusterFacts, 4> kClusters{{
 constexpr std::array<std::string_view, 4> kCommitmentNames{
     "", "processed", "confirmed", "finalized"};
 
+// "a", "b" or "c"
+template <typename Names>
+std::string Choices(const Names& names) {
+    std::string out;
+    for (size_t i = 0; i < names.size(); i++) {
+        out += i == 0 ? "" : i + 1 == names.size() ? " or " : ", ";
+        out += "\"" + std::string(names[i]) + "\"";
+    }
+    return out;
+}
+
 }  // namespace
+
+std::string ClusterChoices() {
+    std::vector<std::string_view> names;
+    for (const auto& facts : kClusters) {
+        names.push_back(facts.name);
+    }
+    return Choices(names);
+}
+
+std::string CommitmentChoices() {
+    std::vector<std::string_view> names(kCommitmentNames.begin() + 1,
+                                        kCommitmentNames.end());
+    return Choices(names);
+}
 
 std::optional<sg_cluster_t> ParseCluster(std::string_view name) {
     for (const auto& facts : kClusters) {

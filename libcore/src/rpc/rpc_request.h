@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "solgate/solgate.h"
+#include "rpc/cluster.h"
 
 namespace solgate {
 

@@ -10,9 +10,11 @@
 #include <string>
 #include <string_view>
 
+#include "solgate/solgate.h"
+
 namespace solgate {
 
-constexpr size_t kMaxUpstreams = 256;
+constexpr size_t kMaxUpstreams = SG_MAX_UPSTREAMS;
 constexpr size_t kMaxLanes = 16;
 constexpr size_t kLaneKeyCapacity = 24;   // "grp:" + 16 hex digits
 constexpr size_t kLaneNameCapacity = 64;

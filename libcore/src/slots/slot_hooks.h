@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "routing/network.h"
-#include "solgate/solgate.h"
+#include "rpc/cluster.h"
 
 namespace solgate {
 

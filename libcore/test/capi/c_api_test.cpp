@@ -1,73 +1,374 @@
-// The C ABI shims: parse, route, pick, cordon, names.
+// The C ABI as the nginx module uses it: building a network from its
+// directives, routing a request through it, the failover attempts, the
+// response hooks, the operator's cordons and the status texts; and what
+// every export does with NULL arguments and bad input.
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "solgate/solgate.h"
-#include "support/fakes.h"
 
-namespace solgate {
 namespace {
 
-TEST(CApi, ParseRouteAndFree) {
-    const char body[] = R"({"jsonrpc":"2.0","id":1,"method":"getGenesisHash"})";
-    sg_request_t* req = sg_request_parse(body, sizeof(body) - 1);
-    ASSERT_NE(req, nullptr);
-    sg_network_conf_t conf{SG_CLUSTER_MAINNET_BETA, SG_COMMITMENT_NONE, 400,
-                           100, 1};
-    sg_network_t* net = sg_network_new("m", 1, &conf);
-    sg_upstream_conf_t up{{"a", 1}, {"http://x/", 9}, {"", 0}, {"", 0},
-                          {"family:x", 8}, {"", 0}, {"", 0}};
-    ASSERT_EQ(sg_network_add_upstream(net, &up), SG_OK);
-    auto shared = std::make_unique<char[]>(sg_network_shared_size());
-    char err[64];
-    ASSERT_EQ(sg_network_bind(net, shared.get(), 1, 0, err, sizeof(err)), SG_OK);
+sg_str_t S(const char* text) { return {text, std::strlen(text)}; }
+
+std::string Text(sg_str_t s) { return std::string(s.data, s.len); }
+
+// A network built the way the module builds one, bound to its own memory.
+class CNetwork {
+public:
+    explicit CNetwork(std::initializer_list<std::vector<const char*>> upstreams,
+                      const char* cluster = "mainnet-beta") {
+        char err[256];
+        EXPECT_EQ(sg_network_new(S("mainnet"), &net_, err, sizeof(err)), SG_OK);
+        EXPECT_EQ(sg_network_set_cluster(net_, S(cluster), err, sizeof(err)),
+                  SG_OK);
+        for (const auto& words : upstreams) {
+            std::vector<sg_str_t> args;
+            for (const char* w : words) {
+                args.push_back(S(w));
+            }
+            sg_upstream_info_t info;
+            EXPECT_EQ(sg_network_add_upstream(net_, args.data(), args.size(),
+                                              &info, err, sizeof(err)),
+                      SG_OK)
+                << err;
+        }
+        sg_network_settings_t settings{SG_DEFAULT_DEBOUNCE_MS,
+                                       SG_DEFAULT_MAX_FINALIZED_LAG, 1};
+        EXPECT_EQ(sg_network_configure(net_, &settings, err, sizeof(err)),
+                  SG_OK)
+            << err;
+        shared_ = std::make_unique<char[]>(sg_network_shared_size());
+        EXPECT_EQ(sg_network_bind(net_, shared_.get(), 1, 0, err, sizeof(err)),
+                  SG_OK);
+    }
+    ~CNetwork() { sg_network_free(net_); }
+
+    sg_network_t* get() { return net_; }
+
+private:
+    sg_network_t* net_ = nullptr;
+    std::unique_ptr<char[]> shared_;
+};
+
+sg_request_t* Parse(const char* body) {
+    sg_request_t* req = nullptr;
+    EXPECT_EQ(sg_request_parse(body, std::strlen(body), &req), SG_OK);
+    return req;
+}
+
+const sg_selector_sources_t kNoSelector{};
+
+TEST(CApi, LocalAnswerOwnedByTheRequest) {
+    CNetwork net({{"a", "http://x"}});
+    sg_request_t* req =
+        Parse(R"({"jsonrpc":"2.0","id":1,"method":"getGenesisHash"})");
     sg_route_t route;
-    ASSERT_EQ(sg_request_route(req, net, {"", 0}, 0, &route), SG_OK);
+    ASSERT_EQ(sg_request_route(req, net.get(), &kNoSelector, 0, &route), SG_OK);
     EXPECT_EQ(route.kind, SG_ROUTE_ANSWER);
     EXPECT_EQ(route.http_status, 200u);
-    std::string answer(route.body.data, route.body.len);
-    EXPECT_NE(answer.find("5eykt4"), std::string::npos);
-    sg_str_t method = sg_request_method(req);
-    EXPECT_EQ(std::string(method.data, method.len), "getGenesisHash");
-    EXPECT_EQ(sg_request_call_count(req), 1u);
-    size_t picked = 9;
-    int all_cordoned = 1;
-    ASSERT_EQ(sg_network_pick(net, req, nullptr, &picked, &all_cordoned), SG_OK);
-    EXPECT_EQ(picked, 0u);
-    EXPECT_EQ(all_cordoned, 0);
-    unsigned char tried[1] = {1};
-    EXPECT_EQ(sg_network_pick(net, req, tried, &picked, &all_cordoned),
-              SG_DECLINED);
-    EXPECT_EQ(sg_network_cordon(net, {"a", 1}, {"maintenance", 11}), SG_OK);
-    EXPECT_EQ(sg_network_cordon(net, {"zz", 2}, {"", 0}), SG_DECLINED);
-    EXPECT_EQ(sg_network_uncordon(net, {"a", 1}), SG_OK);
+    EXPECT_NE(Text(route.body).find("5eykt4"), std::string::npos);
+    EXPECT_EQ(Text(sg_request_method(req)), "getGenesisHash");
+    EXPECT_EQ(Text(sg_request_lane(req)), "all");
     sg_request_free(req);
+}
+
+TEST(CApi, AttemptsNeverRepeatAnUpstreamThenFailAll) {
+    CNetwork net({{"a", "http://x"}, {"b", "http://y"}});
+    sg_request_t* req = Parse(R"({"jsonrpc":"2.0","id":7,"method":"getBalance"})");
+    sg_route_t route;
+    ASSERT_EQ(sg_request_route(req, net.get(), &kNoSelector, 0, &route), SG_OK);
+    ASSERT_EQ(route.kind, SG_ROUTE_FORWARD);
+    sg_pick_t first, second, third;
+    ASSERT_EQ(sg_request_pick(req, 0, &first), SG_OK);
+    ASSERT_EQ(sg_request_pick(req, 0, &second), SG_OK);
+    EXPECT_NE(first.upstream, second.upstream);
+    EXPECT_EQ(first.warn_all_cordoned, 0);
+    EXPECT_EQ(sg_request_pick(req, 0, &third), SG_NONE);
+    ASSERT_EQ(sg_request_fail(req, &route), SG_OK);
+    EXPECT_EQ(route.kind, SG_ROUTE_ANSWER);
+    EXPECT_EQ(route.http_status, 502u);
+    EXPECT_EQ(Text(route.body),
+              R"x({"jsonrpc":"2.0","error":{"code":-32603,"message":)x"
+              R"x("Internal error: no upstream could serve the request )x"
+              R"x((2 tried)"},"id":7})x");
+    sg_request_free(req);
+}
+
+TEST(CApi, EveryUpstreamCordonedWarnsOncePerInterval) {
+    CNetwork net({{"a", "http://x"}});
+    ASSERT_EQ(sg_network_cordon(net.get(), S("a"), S("maintenance"), 5), SG_OK);
+    auto pick_warns = [&](int64_t now_ms) {
+        sg_request_t* req = Parse(R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})");
+        sg_route_t route;
+        EXPECT_EQ(sg_request_route(req, net.get(), &kNoSelector, now_ms, &route),
+                  SG_OK);
+        sg_pick_t pick;
+        EXPECT_EQ(sg_request_pick(req, now_ms, &pick), SG_OK);
+        sg_request_free(req);
+        return pick.warn_all_cordoned;
+    };
+    EXPECT_EQ(pick_warns(1000), 1);
+    EXPECT_EQ(pick_warns(2000), 0);
+    EXPECT_EQ(pick_warns(1000 + 10000), 1);
+    EXPECT_EQ(sg_network_cordon(net.get(), S("zz"), S(""), 0), SG_NOT_FOUND);
+    EXPECT_EQ(sg_network_uncordon(net.get(), S("a")), SG_OK);
+    EXPECT_EQ(sg_network_uncordon(net.get(), S("zz")), SG_NOT_FOUND);
+}
+
+TEST(CApi, SelectorPrecedence) {
+    CNetwork net({{"a", "http://x"}, {"b", "http://y"}});
+    auto picked = [&](const sg_selector_sources_t& from) {
+        sg_request_t* req = Parse(R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})");
+        sg_route_t route;
+        EXPECT_EQ(sg_request_route(req, net.get(), &from, 0, &route), SG_OK);
+        std::string out;
+        if (route.kind == SG_ROUTE_ANSWER) {
+            out = "answer";
+        } else {
+            sg_pick_t pick;
+            EXPECT_EQ(sg_request_pick(req, 0, &pick), SG_OK);
+            out = pick.upstream == 0 ? "a" : "b";
+        }
+        sg_request_free(req);
+        return out;
+    };
+    sg_selector_sources_t from{};
+    from.query = S("b");
+    from.has_query = 1;
+    EXPECT_EQ(picked(from), "b");
+    from.erpc_header = S("a");
+    from.has_erpc_header = 1;
+    EXPECT_EQ(picked(from), "a");   // the alias beats the query
+    from.header = S("b");
+    from.has_header = 1;
+    EXPECT_EQ(picked(from), "b");   // the header beats both
+    from.header = S("nothing-matches");
+    EXPECT_EQ(picked(from), "answer");
+}
+
+TEST(CApi, ResponseHooksForTheCurrentAttempt) {
+    CNetwork net({{"a", "http://x"}});
+    sg_request_t* req = Parse(R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})");
+    sg_response_t* resp = nullptr;
+    sg_route_t route;
+    ASSERT_EQ(sg_request_route(req, net.get(), &kNoSelector, 0, &route), SG_OK);
+    EXPECT_EQ(sg_response_new(req, &resp), SG_NONE);   // nothing picked yet
+    sg_pick_t pick;
+    ASSERT_EQ(sg_request_pick(req, 0, &pick), SG_OK);
+    ASSERT_EQ(sg_response_new(req, &resp), SG_OK);
+    EXPECT_EQ(sg_response_kind(resp), SG_RESPONSE_REWRITE);
+    sg_correction_t fixed;
+    const char answer[] = R"({"jsonrpc":"2.0","result":5,"id":1})";
+    // No slot views yet: the answer stands.
+    EXPECT_EQ(sg_response_rewrite(resp, answer, sizeof(answer) - 1, 0, &fixed),
+              SG_NONE);
+    sg_response_free(resp);
+    sg_request_free(req);
+
+    req = Parse(R"({"jsonrpc":"2.0","id":1,"method":"getBalance","params":["x"]})");
+    ASSERT_EQ(sg_request_route(req, net.get(), &kNoSelector, 0, &route), SG_OK);
+    ASSERT_EQ(sg_request_pick(req, 0, &pick), SG_OK);
+    ASSERT_EQ(sg_response_new(req, &resp), SG_OK);
+    EXPECT_EQ(sg_response_kind(resp), SG_RESPONSE_HARVEST);
+    const char part1[] = R"({"jsonrpc":"2.0","result":{"con)";
+    const char part2[] = R"(text":{"slot":77},"value":1},"id":1})";
+    EXPECT_EQ(sg_response_feed(resp, part1, sizeof(part1) - 1, 0), SG_AGAIN);
+    EXPECT_EQ(sg_response_feed(resp, part2, sizeof(part2) - 1, 0), SG_OK);
+    sg_response_finish(resp, 0);
+    sg_response_free(resp);
+    sg_request_free(req);
+
+    req = Parse(R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"}])");
+    ASSERT_EQ(sg_request_route(req, net.get(), &kNoSelector, 0, &route), SG_OK);
+    ASSERT_EQ(sg_request_pick(req, 0, &pick), SG_OK);
+    EXPECT_EQ(sg_response_new(req, &resp), SG_NONE);   // batches: nothing
+    EXPECT_EQ(resp, nullptr);
+    sg_request_free(req);
+}
+
+TEST(CApi, StatusAnswers) {
+    EXPECT_EQ(Text(sg_status_answer(413)),
+              R"({"jsonrpc":"2.0","error":{"code":-32600,"message":)"
+              R"("Invalid request: body larger than client_max_body_size"},)"
+              R"("id":null})");
+    EXPECT_EQ(Text(sg_status_answer(405)),
+              R"({"jsonrpc":"2.0","error":{"code":-32600,"message":)"
+              R"("Invalid request: JSON-RPC requests must be sent with POST"},)"
+              R"("id":null})");
+    EXPECT_NE(Text(sg_status_answer(408)).find("timed out reading"),
+              std::string::npos);
+    EXPECT_NE(Text(sg_status_answer(404)).find(R"(-32600,"message":"Invalid request"})"),
+              std::string::npos);
+    EXPECT_NE(Text(sg_status_answer(503)).find(R"(-32603,"message":"Internal error"})"),
+              std::string::npos);
+}
+
+TEST(CApi, StatusTextsAreOwnedAndFreed) {
+    CNetwork net({{"a", "http://x"}});
+    sg_network_t* nets[] = {net.get()};
+    sg_text_t state{}, metrics{};
+    ASSERT_EQ(sg_status_render_state(nets, 1, 0, 0, &state), SG_OK);
+    ASSERT_EQ(sg_status_render_metrics(nets, 1, 0, &metrics), SG_OK);
+    EXPECT_EQ(state.data[0], '{');
+    EXPECT_EQ(std::strlen(state.data), state.len);
+    EXPECT_NE(std::string(metrics.data, metrics.len).find("solgate_"),
+              std::string::npos);
+    sg_text_free(&state);
+    sg_text_free(&metrics);
+    EXPECT_EQ(state.data, nullptr);
+    sg_text_free(&state);   // twice is harmless
+    sg_text_free(nullptr);
+}
+
+TEST(CApi, ConfigurationMessages) {
+    char err[256];
+    sg_network_t* net = nullptr;
+    EXPECT_EQ(sg_network_new(S("a b"), &net, err, sizeof(err)), SG_INVALID);
+    EXPECT_EQ(net, nullptr);
+    EXPECT_STREQ(err, "invalid network name \"a b\": may contain only letters, "
+                      "digits, '-', '_' and '.'");
+    ASSERT_EQ(sg_network_new(S("m"), &net, err, sizeof(err)), SG_OK);
+    EXPECT_EQ(sg_network_set_cluster(net, S("mainnet"), err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_STREQ(err, "invalid cluster \"mainnet\", it must be \"mainnet-beta\", "
+                      "\"devnet\", \"testnet\" or \"custom\"");
+    EXPECT_EQ(sg_network_set_cluster(net, S("devnet"), err, sizeof(err)), SG_OK);
+    EXPECT_EQ(sg_network_set_cluster(net, S("devnet"), err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_STREQ(err, "\"cluster\" directive is duplicate");
+    EXPECT_EQ(sg_network_set_commitment(net, S("max"), err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_STREQ(err, "invalid commitment \"max\", it must be \"processed\", "
+                      "\"confirmed\" or \"finalized\"");
+    EXPECT_EQ(sg_network_set_default_selector(net, S("a |"), err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_STREQ(err, "invalid use_upstream_default \"a |\": missing pattern "
+                      "after '|' at position 3");
+    sg_network_settings_t settings{400, 100, 1};
+    EXPECT_EQ(sg_network_configure(net, &settings, err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_STREQ(err, "solgate_network \"m\" has no \"upstream\"");
+    sg_str_t args[] = {S("a"), S("http://x"), S("weight=2")};
+    sg_upstream_info_t info;
+    EXPECT_EQ(sg_network_add_upstream(net, args, 3, &info, err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_STREQ(err, "invalid parameter \"weight=2\" in upstream \"a\", "
+                      "expected \"host=\", \"tags=\", \"methods=\" or "
+                      "\"ignore_methods=\"");
+    ASSERT_EQ(sg_network_add_upstream(net, args, 2, &info, err, sizeof(err)),
+              SG_OK);
+    EXPECT_EQ(Text(info.id), "a");
+    EXPECT_EQ(Text(info.url), "http://x/");
+    EXPECT_EQ(Text(info.host), "x");
+    EXPECT_EQ(Text(info.authority), "x");
+    EXPECT_EQ(sg_network_add_upstream(net, args, 2, &info, err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_STREQ(err, "duplicate upstream \"a\" in network \"m\"");
+    EXPECT_EQ(sg_network_reach_through_block(net, 0, S("/tmp/s"), 1, err,
+                                             sizeof(err)),
+              SG_INVALID);
+    EXPECT_STREQ(err, "upstream \"a\": the first server of upstream block \"x\" "
+                      "is a unix socket, which the state poller cannot reach; "
+                      "list a TCP server first");
+    settings.debounce_ms = SG_MAX_DEBOUNCE_MS + 1;
+    EXPECT_EQ(sg_network_configure(net, &settings, err, sizeof(err)),
+              SG_INVALID);
+    settings.debounce_ms = SG_MAX_DEBOUNCE_MS;
+    EXPECT_EQ(sg_network_configure(net, &settings, err, sizeof(err)), SG_OK);
     sg_network_free(net);
 }
 
-TEST(CApi, WriteErrorFitsOrFails) {
-    char buf[128];
-    size_t n = sg_write_error(buf, sizeof(buf), -32600, "too large", 9);
-    ASSERT_GT(n, 0u);
-    EXPECT_EQ(std::string(buf, n),
-              R"({"jsonrpc":"2.0","error":{"code":-32600,"message":)"
-              R"("too large"},"id":null})");
-    EXPECT_EQ(sg_write_error(buf, 10, -32600, "too large", 9), 0u);
+TEST(CApi, ShortErrorBuffersAreCutAndTerminated) {
+    char err[8];
+    sg_network_t* net = nullptr;
+    EXPECT_EQ(sg_network_new(S("a b"), &net, err, sizeof(err)), SG_INVALID);
+    EXPECT_STREQ(err, "invalid");
+    EXPECT_EQ(sg_network_new(S("a b"), &net, nullptr, 0), SG_INVALID);
 }
 
-TEST(CApi, ParseNames) {
-    sg_cluster_t cluster;
-    EXPECT_EQ(sg_cluster_parse("devnet", 6, &cluster), SG_OK);
-    EXPECT_EQ(cluster, SG_CLUSTER_DEVNET);
-    EXPECT_EQ(sg_cluster_parse("dev", 3, &cluster), SG_DECLINED);
-    sg_commitment_t level;
-    EXPECT_EQ(sg_commitment_parse("confirmed", 9, &level), SG_OK);
-    EXPECT_EQ(level, SG_COMMITMENT_CONFIRMED);
-    EXPECT_STRNE(sg_version(), "");
+TEST(CApi, NullArgumentsAreRefusedNotFollowed) {
+    char err[64];
+    sg_route_t route;
+    sg_pick_t pick;
+    sg_upstream_info_t info;
+    sg_correction_t fixed;
+    sg_text_t text;
+    sg_network_t* net = nullptr;
+    sg_request_t* req = nullptr;
+    sg_response_t* resp = nullptr;
+    sg_poller_t* poller = nullptr;
+    sg_network_settings_t settings{400, 100, 1};
+
+    EXPECT_EQ(sg_network_new(S("m"), nullptr, err, sizeof(err)), SG_INVALID);
+    EXPECT_EQ(sg_network_set_cluster(nullptr, S("devnet"), err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_EQ(sg_network_set_commitment(nullptr, S("processed"), err,
+                                        sizeof(err)),
+              SG_INVALID);
+    EXPECT_EQ(sg_network_set_default_selector(nullptr, S("a"), err,
+                                              sizeof(err)),
+              SG_INVALID);
+    EXPECT_EQ(sg_network_add_upstream(nullptr, nullptr, 0, &info, err,
+                                      sizeof(err)),
+              SG_INVALID);
+    EXPECT_EQ(sg_network_configure(nullptr, &settings, err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_EQ(sg_network_bind(nullptr, nullptr, 1, 0, err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_EQ(sg_network_cordon(nullptr, S("a"), S(""), 0), SG_INVALID);
+    EXPECT_EQ(sg_network_uncordon(nullptr, S("a")), SG_INVALID);
+    EXPECT_EQ(sg_network_reach_through_block(nullptr, 0, S("x"), 0, err,
+                                             sizeof(err)),
+              SG_INVALID);
+
+    EXPECT_EQ(sg_request_parse(nullptr, 5, &req), SG_INVALID);
+    EXPECT_EQ(sg_request_parse("{}", 2, nullptr), SG_INVALID);
+    EXPECT_EQ(sg_request_route(nullptr, net, &kNoSelector, 0, &route),
+              SG_INVALID);
+    EXPECT_EQ(sg_request_pick(nullptr, 0, &pick), SG_INVALID);
+    EXPECT_EQ(sg_request_fail(nullptr, &route), SG_INVALID);
+    EXPECT_EQ(Text(sg_request_method(nullptr)), "");
+    EXPECT_EQ(Text(sg_request_lane(nullptr)), "");
+
+    EXPECT_EQ(sg_response_new(nullptr, &resp), SG_INVALID);
+    EXPECT_EQ(sg_response_kind(nullptr), SG_INVALID);
+    EXPECT_EQ(sg_response_feed(nullptr, "x", 1, 0), SG_OK);   // stop feeding
+    sg_response_finish(nullptr, 0);
+    EXPECT_EQ(sg_response_rewrite(nullptr, "x", 1, 0, &fixed), SG_NONE);
+
+    EXPECT_EQ(sg_poller_start(nullptr, 1, 1, nullptr, nullptr, &poller, err,
+                              sizeof(err)),
+              SG_INVALID);
+    EXPECT_EQ(poller, nullptr);
+    EXPECT_EQ(sg_status_render_state(nullptr, 1, 0, 0, &text), SG_INVALID);
+    EXPECT_EQ(sg_status_render_metrics(nullptr, 0, 0, nullptr), SG_INVALID);
+
+    sg_network_free(nullptr);
+    sg_request_free(nullptr);
+    sg_response_free(nullptr);
+    sg_poller_stop(nullptr);
 }
+
+TEST(CApi, BadBodiesAreAnsweredNeverRefused) {
+    CNetwork net({{"a", "http://x"}});
+    for (const char* body : {"", "{", "[]", "null", "{\"jsonrpc\":\"2.0\"}"}) {
+        sg_request_t* req = nullptr;
+        ASSERT_EQ(sg_request_parse(body, std::strlen(body), &req), SG_OK);
+        sg_route_t route;
+        ASSERT_EQ(sg_request_route(req, net.get(), &kNoSelector, 0, &route),
+                  SG_OK);
+        EXPECT_EQ(route.kind, SG_ROUTE_ANSWER) << body;
+        EXPECT_NE(Text(route.body).find("\"error\""), std::string::npos);
+        sg_request_free(req);
+    }
+}
+
+TEST(CApi, Version) { EXPECT_STRNE(sg_version(), ""); }
 
 }  // namespace
-}  // namespace solgate

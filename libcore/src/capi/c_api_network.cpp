@@ -1,0 +1,175 @@
+// The extern "C" shims of a network: its configuration, its shared zone,
+// the operator's cordons. Configuration calls fail closed (nginx refuses
+// the configuration); the operator's calls fail closed too (500).
+#include <new>
+#include <string>
+#include <vector>
+
+#include "capi/c_api_util.h"
+#include "capi/c_handles.h"
+#include "conf/conf_words.h"
+#include "solgate/solgate.h"
+
+namespace {
+
+using solgate::capi::Configure;
+using solgate::capi::CopyError;
+using solgate::capi::Guard;
+using solgate::capi::RunReporting;
+using solgate::capi::ToStr;
+using solgate::capi::View;
+
+std::vector<std::string_view> Views(const sg_str_t* args, size_t n) {
+    std::vector<std::string_view> out;
+    out.reserve(n);
+    for (size_t i = 0; i < n; i++) {
+        out.push_back(View(args[i]));
+    }
+    return out;
+}
+
+void Describe(const solgate::UpstreamConf& u, sg_upstream_info_t* info) {
+    info->id = ToStr(u.id);
+    info->url = ToStr(u.proxy.url);
+    info->host = ToStr(u.proxy.host);
+    info->authority = ToStr(u.proxy.authority);
+}
+
+}  // namespace
+
+extern "C" {
+
+int sg_network_new(sg_str_t name, sg_network_t** out, char* err,
+                   size_t err_size) noexcept {
+    if (out == nullptr) {
+        return SG_INVALID;
+    }
+    *out = nullptr;
+    return Configure(err, err_size, [&]() -> std::optional<std::string> {
+        if (auto bad = solgate::conf::CheckName(View(name))) {
+            return "invalid network name \"" + std::string(View(name)) +
+                   "\": " + std::string(*bad);
+        }
+        *out = new sg_network_s{
+            solgate::Network(std::string(View(name)), {})};
+        return std::nullopt;
+    });
+}
+
+void sg_network_free(sg_network_t* net) noexcept { delete net; }
+
+int sg_network_set_cluster(sg_network_t* net, sg_str_t value, char* err,
+                           size_t err_size) noexcept {
+    if (net == nullptr) {
+        return SG_INVALID;
+    }
+    return Configure(err, err_size,
+                     [&] { return net->network.SetCluster(View(value)); });
+}
+
+int sg_network_set_commitment(sg_network_t* net, sg_str_t value, char* err,
+                              size_t err_size) noexcept {
+    if (net == nullptr) {
+        return SG_INVALID;
+    }
+    return Configure(err, err_size,
+                     [&] { return net->network.SetCommitment(View(value)); });
+}
+
+int sg_network_set_default_selector(sg_network_t* net, sg_str_t value,
+                                    char* err, size_t err_size) noexcept {
+    if (net == nullptr) {
+        return SG_INVALID;
+    }
+    return Configure(err, err_size, [&] {
+        return net->network.SetDefaultSelector(View(value));
+    });
+}
+
+int sg_network_add_upstream(sg_network_t* net, const sg_str_t* args,
+                            size_t nargs, sg_upstream_info_t* info, char* err,
+                            size_t err_size) noexcept {
+    if (net == nullptr || (args == nullptr && nargs > 0) || info == nullptr) {
+        return SG_INVALID;
+    }
+    return Configure(err, err_size, [&]() -> std::optional<std::string> {
+        size_t index = 0;
+        if (auto error =
+                net->network.AddUpstreamArgs(Views(args, nargs), &index)) {
+            return error;
+        }
+        Describe(net->network.upstream(index), info);
+        return std::nullopt;
+    });
+}
+
+int sg_network_reach_through_block(sg_network_t* net, size_t upstream,
+                                   sg_str_t address, int is_unix, char* err,
+                                   size_t err_size) noexcept {
+    if (net == nullptr || upstream >= net->network.size()) {
+        return SG_INVALID;
+    }
+    return Configure(err, err_size, [&] {
+        return net->network.ReachThroughBlock(upstream, View(address),
+                                              is_unix != 0);
+    });
+}
+
+int sg_network_configure(sg_network_t* net,
+                         const sg_network_settings_t* settings, char* err,
+                         size_t err_size) noexcept {
+    if (net == nullptr || settings == nullptr) {
+        return SG_INVALID;
+    }
+    return Configure(err, err_size, [&] {
+        return net->network.Configure(settings->debounce_ms,
+                                      settings->max_finalized_slot_lag,
+                                      settings->enforce_block_availability != 0);
+    });
+}
+
+size_t sg_network_shared_size(void) noexcept {
+    return sizeof(solgate::NetworkShared);
+}
+
+int sg_network_bind(sg_network_t* net, void* shared, int fresh,
+                    int64_t now_ms, char* err, size_t err_size) noexcept {
+    if (net == nullptr || shared == nullptr) {
+        CopyError("no network or no shared memory", err, err_size);
+        return SG_INVALID;
+    }
+    return RunReporting(err, err_size, SG_ERROR, [&](std::string* error) {
+        return net->network.Bind(shared, fresh != 0, now_ms, error);
+    });
+}
+
+int sg_network_cordon(sg_network_t* net, sg_str_t id, sg_str_t reason,
+                      int64_t wall_ms) noexcept {
+    if (net == nullptr || !net->network.bound()) {
+        return SG_INVALID;
+    }
+    return Guard(SG_ERROR, [&] {
+        auto index = net->network.FindUpstream(View(id));
+        if (!index) {
+            return SG_NOT_FOUND;
+        }
+        net->network.OperatorCordon(*index, View(reason), wall_ms);
+        return SG_OK;
+    });
+}
+
+int sg_network_uncordon(sg_network_t* net, sg_str_t id) noexcept {
+    if (net == nullptr || !net->network.bound()) {
+        return SG_INVALID;
+    }
+    return Guard(SG_ERROR, [&] {
+        auto index = net->network.FindUpstream(View(id));
+        if (!index) {
+            return SG_NOT_FOUND;
+        }
+        net->network.OperatorUncordon(*index);
+        return SG_OK;
+    });
+}
+
+}  // extern "C"

@@ -1,0 +1,128 @@
+// The extern "C" shims of a client request: parse, route, the attempts and
+// the answers Solgate writes itself. They fail closed: a request Solgate
+// could not judge is answered 500, never forwarded.
+#include <new>
+#include <string>
+
+#include "capi/c_api_util.h"
+#include "capi/c_handles.h"
+#include "routing/router.h"
+#include "rpc/answers.h"
+#include "solgate/solgate.h"
+
+namespace {
+
+using solgate::capi::Guard;
+using solgate::capi::ToStr;
+using solgate::capi::View;
+
+std::optional<std::string_view> Source(int present, sg_str_t value) {
+    if (!present) {
+        return std::nullopt;
+    }
+    return View(value);
+}
+
+sg_route_t Answer(unsigned status, const std::string& body) {
+    return sg_route_t{SG_ROUTE_ANSWER, status, ToStr(body)};
+}
+
+// Said when even the answer could not be built.
+constexpr std::string_view kInternalErrorBody =
+    R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":null})";
+
+}  // namespace
+
+extern "C" {
+
+int sg_request_parse(const char* body, size_t len,
+                     sg_request_t** out) noexcept {
+    if (out == nullptr || (body == nullptr && len > 0)) {
+        return SG_INVALID;
+    }
+    *out = nullptr;
+    return Guard(SG_ERROR, [&] {
+        *out = new sg_request_s(solgate::ParseRpcRequest(body, len));
+        return SG_OK;
+    });
+}
+
+void sg_request_free(sg_request_t* req) noexcept { delete req; }
+
+int sg_request_route(sg_request_t* req, const sg_network_t* net,
+                     const sg_selector_sources_t* sources, int64_t now_ms,
+                     sg_route_t* out) noexcept {
+    if (req == nullptr || net == nullptr || sources == nullptr ||
+        out == nullptr) {
+        return SG_INVALID;
+    }
+    return Guard(SG_ERROR, [&] {
+        solgate::SelectorSources from{
+            Source(sources->has_header, sources->header),
+            Source(sources->has_erpc_header, sources->erpc_header),
+            Source(sources->has_query, sources->query)};
+        solgate::RouteDecision decision =
+            req->request.Route(net->network, from, now_ms);
+        if (decision.forward) {
+            *out = sg_route_t{SG_ROUTE_FORWARD, 0, {nullptr, 0}};
+            return SG_OK;
+        }
+        req->answer = std::move(decision.answer);
+        *out = Answer(decision.http_status, req->answer);
+        return SG_OK;
+    });
+}
+
+int sg_request_pick(sg_request_t* req, int64_t now_ms,
+                    sg_pick_t* out) noexcept {
+    if (req == nullptr || out == nullptr) {
+        return SG_INVALID;
+    }
+    return Guard(SG_ERROR, [&] {
+        auto attempt = req->request.NextAttempt(now_ms);
+        if (!attempt) {
+            return SG_NONE;
+        }
+        *out = sg_pick_t{attempt->upstream, attempt->warn_all_cordoned ? 1 : 0};
+        return SG_OK;
+    });
+}
+
+int sg_request_fail(sg_request_t* req, sg_route_t* out) noexcept {
+    if (req == nullptr || out == nullptr) {
+        return SG_INVALID;
+    }
+    return Guard(SG_ERROR, [&] {
+        req->answer = req->request.AllFailedAnswer();
+        *out = Answer(solgate::kAllFailedHttpStatus, req->answer);
+        return SG_OK;
+    });
+}
+
+size_t sg_request_attempts(const sg_request_t* req) noexcept {
+    return req == nullptr ? 0 : req->request.attempts();
+}
+
+sg_str_t sg_request_method(const sg_request_t* req) noexcept {
+    if (req == nullptr) {
+        return ToStr("");
+    }
+    return ToStr(solgate::RequestMethodName(req->request.parsed()));
+}
+
+sg_str_t sg_request_lane(const sg_request_t* req) noexcept {
+    if (req == nullptr) {
+        return ToStr("");
+    }
+    return ToStr(req->request.plan().lane_name);
+}
+
+sg_str_t sg_status_answer(unsigned http_status) noexcept {
+    try {
+        return ToStr(solgate::StatusAnswer(http_status));
+    } catch (...) {
+        return ToStr(kInternalErrorBody);
+    }
+}
+
+}  // extern "C"

@@ -1,0 +1,95 @@
+// The extern "C" shims of a forwarded request's response: the getSlot
+// rewrite and the context.slot harvest. They fail open: a failure here
+// leaves the upstream's answer as it is.
+#include <memory>
+#include <new>
+#include <string>
+
+#include "capi/c_api_util.h"
+#include "capi/c_handles.h"
+#include "slots/response_hook.h"
+#include "solgate/solgate.h"
+
+struct sg_response_s {
+    std::unique_ptr<solgate::ResponseHook> hook;
+    std::string rewritten;  // backs sg_correction_t::body
+};
+
+namespace {
+
+using solgate::capi::Guard;
+using solgate::capi::ToStr;
+
+}  // namespace
+
+extern "C" {
+
+int sg_response_new(const sg_request_t* req, sg_response_t** out) noexcept {
+    if (req == nullptr || out == nullptr) {
+        return SG_INVALID;
+    }
+    *out = nullptr;
+    return Guard(SG_NONE, [&] {
+        const solgate::RoutedRequest& r = req->request;
+        if (r.network() == nullptr || !r.upstream()) {
+            return SG_NONE;
+        }
+        auto hook = solgate::ResponseHook::For(*r.network(), r.parsed(),
+                                               r.plan(), *r.upstream());
+        if (!hook) {
+            return SG_NONE;
+        }
+        *out = new sg_response_s{std::move(hook), {}};
+        return SG_OK;
+    });
+}
+
+void sg_response_free(sg_response_t* resp) noexcept { delete resp; }
+
+int sg_response_kind(const sg_response_t* resp) noexcept {
+    if (resp == nullptr) {
+        return SG_INVALID;
+    }
+    return resp->hook->kind() == solgate::ResponseHook::Kind::kRewriteSlot
+               ? SG_RESPONSE_REWRITE
+               : SG_RESPONSE_HARVEST;
+}
+
+int sg_response_feed(sg_response_t* resp, const char* data, size_t len,
+                     int64_t now_ms) noexcept {
+    if (resp == nullptr || (data == nullptr && len > 0)) {
+        return SG_OK;
+    }
+    return Guard(SG_OK, [&] {
+        return resp->hook->Feed(data, len, now_ms) ? SG_OK : SG_AGAIN;
+    });
+}
+
+void sg_response_finish(sg_response_t* resp, int64_t now_ms) noexcept {
+    if (resp == nullptr) {
+        return;
+    }
+    Guard(SG_OK, [&] {
+        resp->hook->Finish(now_ms);
+        return SG_OK;
+    });
+}
+
+int sg_response_rewrite(sg_response_t* resp, const char* body, size_t len,
+                        int64_t now_ms, sg_correction_t* out) noexcept {
+    if (resp == nullptr || out == nullptr || (body == nullptr && len > 0)) {
+        return SG_NONE;
+    }
+    return Guard(SG_NONE, [&] {
+        auto correction = resp->hook->Rewrite({body, len}, now_ms);
+        if (!correction) {
+            return SG_NONE;
+        }
+        resp->rewritten = std::move(correction->body);
+        *out = sg_correction_t{ToStr(resp->rewritten), correction->from,
+                               correction->to};
+        return SG_OK;
+    });
+}
+
+}  // extern "C"

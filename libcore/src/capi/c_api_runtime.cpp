@@ -1,0 +1,112 @@
+// The extern "C" shims of what runs beside the requests: the poller thread
+// and the operator's views (state JSON, metrics), plus the text and version
+// helpers. Starting the poller fails closed (no thread is left behind);
+// rendering fails closed (the module answers 500).
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "capi/c_api_util.h"
+#include "capi/c_handles.h"
+#include "runtime/poller_job.h"
+#include "solgate/solgate.h"
+#include "status/status_render.h"
+
+struct sg_poller_s {
+    std::unique_ptr<solgate::PollerThread> thread;
+};
+
+namespace {
+
+using solgate::Network;
+using solgate::capi::CopyError;
+using solgate::capi::Guard;
+using solgate::capi::ToText;
+
+std::vector<const Network*> Networks(sg_network_t* const* nets, size_t n) {
+    std::vector<const Network*> out;
+    for (size_t i = 0; i < n; i++) {
+        if (nets[i] != nullptr) {
+            out.push_back(&nets[i]->network);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+extern "C" {
+
+void sg_text_free(sg_text_t* text) noexcept {
+    if (text != nullptr) {
+        std::free(text->data);
+        *text = sg_text_t{nullptr, 0};
+    }
+}
+
+const char* sg_version(void) noexcept { return SOLGATE_VERSION; }
+
+int sg_poller_start(sg_network_t* const* nets, size_t n, uint32_t pid,
+                    sg_log_pt log, void* user, sg_poller_t** out, char* err,
+                    size_t err_size) noexcept {
+    if (out == nullptr || log == nullptr || (nets == nullptr && n > 0)) {
+        CopyError("no networks, log or result", err, err_size);
+        return SG_INVALID;
+    }
+    *out = nullptr;
+    try {
+        solgate::LogSink sink = [log, user](int level,
+                                            const std::string& line) {
+            log(user, level, line.data(), line.size());
+        };
+        std::string error;
+        auto thread = solgate::StartPoller(Networks(nets, n), pid,
+                                           std::move(sink), &error);
+        if (!thread) {
+            CopyError(error, err, err_size);
+            return SG_ERROR;
+        }
+        *out = new sg_poller_s{std::move(thread)};
+        return SG_OK;
+    } catch (...) {
+        CopyError("out of memory", err, err_size);
+        return SG_ERROR;
+    }
+}
+
+void sg_poller_stop(sg_poller_t* poller) noexcept {
+    if (poller == nullptr) {
+        return;
+    }
+    try {
+        poller->thread->Stop();
+    } catch (...) {
+    }
+    delete poller;
+}
+
+int sg_status_render_state(sg_network_t* const* nets, size_t n,
+                           int64_t now_ms, int64_t wall_ms,
+                           sg_text_t* out) noexcept {
+    if (out == nullptr || (nets == nullptr && n > 0)) {
+        return SG_INVALID;
+    }
+    return Guard(SG_ERROR, [&] {
+        return ToText(
+            solgate::RenderState(Networks(nets, n), now_ms, wall_ms), out);
+    });
+}
+
+int sg_status_render_metrics(sg_network_t* const* nets, size_t n,
+                             int64_t now_ms, sg_text_t* out) noexcept {
+    if (out == nullptr || (nets == nullptr && n > 0)) {
+        return SG_INVALID;
+    }
+    return Guard(SG_ERROR, [&] {
+        return ToText(solgate::RenderMetrics(Networks(nets, n), now_ms), out);
+    });
+}
+
+}  // extern "C"

@@ -1,0 +1,117 @@
+#include "conf/conf_words.h"
+
+namespace solgate::conf {
+namespace {
+
+bool IsWordChar(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+}
+
+bool IsMethodChar(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '_' || c == '*';
+}
+
+}  // namespace
+
+std::optional<std::string_view> CheckName(std::string_view name) {
+    if (name.empty() || name.size() > kMaxNameLength) {
+        return "must be 1 to 64 characters long";
+    }
+    for (char c : name) {
+        if (!IsWordChar(c)) {
+            return "may contain only letters, digits, '-', '_' and '.'";
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string_view> ParseHttpUrl(std::string_view url,
+                                             HttpUrl* out) {
+    *out = HttpUrl{};
+    constexpr std::string_view kHttps = "https://";
+    constexpr std::string_view kHttp = "http://";
+    size_t start;
+    if (url.substr(0, kHttps.size()) == kHttps) {
+        out->https = true;
+        start = kHttps.size();
+    } else if (url.substr(0, kHttp.size()) == kHttp) {
+        start = kHttp.size();
+    } else {
+        return "must start with \"http://\" or \"https://\"";
+    }
+    for (size_t i = start; i < url.size(); i++) {
+        unsigned char c = static_cast<unsigned char>(url[i]);
+        if (c <= ' ' || c == 0x7f || c == '#') {
+            return "contains a space, a control character or '#'";
+        }
+    }
+    size_t end = start;
+    for (; end < url.size() && url[end] != '/' && url[end] != '?'; end++) {
+        if (url[end] == '@') {
+            return "must not contain credentials before the host";
+        }
+    }
+    if (end == start) {
+        return "has no host";
+    }
+    if (end < url.size() && url[end] == '?') {
+        return "must have a path before the query, as in \"/?key=...\"";
+    }
+    out->authority = url.substr(start, end - start);
+    out->path = url.substr(end);
+    return std::nullopt;
+}
+
+std::optional<std::string_view> CheckTags(std::string_view tags) {
+    size_t key_len = 0;
+    size_t value_len = 0;
+    bool in_value = false;
+    for (size_t i = 0; i <= tags.size(); i++) {
+        if (i == tags.size() || tags[i] == ',') {
+            if (!in_value || key_len == 0 || value_len == 0) {
+                return "must be a list of key:value pairs, as in "
+                       "\"family:archive,region:us\"";
+            }
+            key_len = 0;
+            value_len = 0;
+            in_value = false;
+            continue;
+        }
+        if (tags[i] == ':') {
+            if (in_value) {
+                return "has a pair with more than one ':'";
+            }
+            in_value = true;
+            continue;
+        }
+        if (!IsWordChar(tags[i])) {
+            return "may contain only letters, digits, '-', '_' and '.' "
+                   "around ':' and ','";
+        }
+        (in_value ? value_len : key_len)++;
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string_view> CheckMethods(std::string_view methods) {
+    size_t run = 0;
+    for (size_t i = 0; i <= methods.size(); i++) {
+        if (i == methods.size() || methods[i] == '|') {
+            if (run == 0) {
+                return "has an empty method name";
+            }
+            run = 0;
+            continue;
+        }
+        if (!IsMethodChar(methods[i])) {
+            return "method names may contain only letters, digits, '_' and "
+                   "'*', joined by '|'";
+        }
+        run++;
+    }
+    return std::nullopt;
+}
+
+}  // namespace solgate::conf

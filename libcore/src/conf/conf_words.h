@@ -1,0 +1,38 @@
+// The words of Solgate's nginx.conf blocks that libcore checks: names
+// (networks, upstreams, peers, regions), upstream URLs, tags and method
+// lists. Each check returns nullopt when the word is valid, else a short
+// lowercase message that the caller puts after the word it quotes, as in
+// `invalid upstream id "a b": may contain only letters, digits, ...`.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace solgate::conf {
+
+// Names are 1 to kMaxNameLength of [A-Za-z0-9-_.]: they appear in metrics
+// labels, JSON keys and log lines, which must never need escaping.
+constexpr size_t kMaxNameLength = 64;
+
+std::optional<std::string_view> CheckName(std::string_view name);
+
+// An http:// or https:// URL as operators write them: host[:port] (an
+// address or an nginx `upstream {}` block name), then an optional path
+// with a query ("/v1/KEY?x=1"). No credentials, spaces, control
+// characters or fragments.
+struct HttpUrl {
+    bool https = false;
+    std::string_view authority;  // host[:port]
+    std::string_view path;       // from the first '/', may be empty
+};
+
+std::optional<std::string_view> ParseHttpUrl(std::string_view url,
+                                             HttpUrl* out);
+
+// "k:v,k:v": each key and value a non-empty word, one ':' per pair.
+std::optional<std::string_view> CheckTags(std::string_view tags);
+
+// "getBlock|getTransaction|get*": method names or globs joined by '|'.
+std::optional<std::string_view> CheckMethods(std::string_view methods);
+
+}  // namespace solgate::conf

@@ -1,0 +1,109 @@
+#include "conf/upstream_args.h"
+
+namespace solgate::conf {
+namespace {
+
+std::string Quoted(std::string_view text) {
+    return "\"" + std::string(text) + "\"";
+}
+
+std::vector<std::string> Split(std::string_view list, char separator) {
+    std::vector<std::string> items;
+    while (!list.empty()) {
+        size_t end = list.find(separator);
+        items.emplace_back(list.substr(0, end));
+        list = end == std::string_view::npos ? std::string_view()
+                                             : list.substr(end + 1);
+    }
+    return items;
+}
+
+// key=VALUE when option starts with key=; nullopt otherwise.
+std::optional<std::string_view> OptionValue(std::string_view option,
+                                            std::string_view key) {
+    if (option.substr(0, key.size()) != key) {
+        return std::nullopt;
+    }
+    return option.substr(key.size());
+}
+
+std::optional<std::string> ParseOption(std::string_view option,
+                                       UpstreamArgs* out) {
+    std::string in = " in upstream " + Quoted(out->id);
+    if (auto host = OptionValue(option, "host=")) {
+        if (host->empty()) {
+            return "empty \"host=\"" + in;
+        }
+        out->target.host = std::string(*host);
+        return std::nullopt;
+    }
+    if (auto tags = OptionValue(option, "tags=")) {
+        if (auto bad = CheckTags(*tags)) {
+            return "invalid tags " + Quoted(*tags) + in + ": " +
+                   std::string(*bad);
+        }
+        out->tags = Split(*tags, ',');
+        return std::nullopt;
+    }
+    for (auto [key, list] :
+         {std::pair{"methods=", &out->methods},
+          std::pair{"ignore_methods=", &out->ignore_methods}}) {
+        if (auto methods = OptionValue(option, key)) {
+            if (auto bad = CheckMethods(*methods)) {
+                return "invalid method list " + Quoted(*methods) + in +
+                       ": " + std::string(*bad);
+            }
+            *list = Split(*methods, '|');
+            return std::nullopt;
+        }
+    }
+    return "invalid parameter " + Quoted(option) + in +
+           ", expected \"host=\", \"tags=\", \"methods=\" or "
+           "\"ignore_methods=\"";
+}
+
+}  // namespace
+
+ProxyTarget MakeProxyTarget(std::string_view url, const HttpUrl& parsed) {
+    ProxyTarget target;
+    target.url = std::string(url);
+    if (parsed.path.empty()) {
+        target.url += '/';
+    }
+    target.authority = std::string(parsed.authority);
+    target.host = target.authority;
+    target.path = parsed.path.empty() ? "/" : std::string(parsed.path);
+    target.https = parsed.https;
+    return target;
+}
+
+std::optional<std::string> ParseUpstreamArgs(
+    const std::vector<std::string_view>& args, const NewIdCheck& check_new,
+    UpstreamArgs* out) {
+    *out = UpstreamArgs{};
+    if (args.size() < 2) {
+        return "\"upstream\" needs an id and a URL";
+    }
+    if (auto bad = CheckName(args[0])) {
+        return "invalid upstream id " + Quoted(args[0]) + ": " +
+               std::string(*bad);
+    }
+    if (auto refused = check_new(args[0])) {
+        return refused;
+    }
+    HttpUrl url;
+    if (auto bad = ParseHttpUrl(args[1], &url)) {
+        return "invalid upstream URL " + Quoted(args[1]) + ": " +
+               std::string(*bad);
+    }
+    out->id = std::string(args[0]);
+    out->target = MakeProxyTarget(args[1], url);
+    for (size_t i = 2; i < args.size(); i++) {
+        if (auto bad = ParseOption(args[i], out)) {
+            return bad;
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace solgate::conf

@@ -1,0 +1,61 @@
+// One request body through routing, from the access phase to its last
+// failover attempt: the parse, the plan against the network, the upstreams
+// tried so far. It lives as long as the nginx request does (across the
+// internal redirect to the retry location).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "routing/network.h"
+#include "routing/route_plan.h"
+#include "routing/router.h"
+#include "routing/selector_sources.h"
+#include "rpc/rpc_request.h"
+
+namespace solgate {
+
+class RoutedRequest {
+public:
+    explicit RoutedRequest(RpcRequest parsed) : parsed_(std::move(parsed)) {}
+
+    const RpcRequest& parsed() const { return parsed_; }
+    // nullptr before Route.
+    const Network* network() const { return network_; }
+    const RoutePlan& plan() const { return plan_; }
+
+    // Plans the route against `network` (which must outlive this request)
+    // for the selector the sources name, and decides: forward it, or the
+    // answer to give here.
+    RouteDecision Route(const Network& network, const SelectorSources& sources,
+                        int64_t now_ms);
+
+    struct Attempt {
+        size_t upstream;
+        // Every allowed upstream is cordoned (the pick ignored cordons) and
+        // this process has not said so for a while: log it.
+        bool warn_all_cordoned;
+    };
+    // The upstream for the next attempt, never one tried before for this
+    // request; nullopt when none is left. Only after Route said forward.
+    std::optional<Attempt> NextAttempt(int64_t now_ms);
+
+    // The upstream of the current attempt, if one was picked.
+    std::optional<size_t> upstream() const { return upstream_; }
+    size_t attempts() const { return attempts_; }
+
+    // The answer (kAllFailedHttpStatus) when every attempt failed.
+    std::string AllFailedAnswer() const;
+
+private:
+    RpcRequest parsed_;
+    const Network* network_ = nullptr;
+    RoutePlan plan_;
+    std::vector<unsigned char> tried_;
+    std::optional<size_t> upstream_;
+    size_t attempts_ = 0;
+};
+
+}  // namespace solgate

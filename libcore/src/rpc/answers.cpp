@@ -1,0 +1,77 @@
+#include "rpc/answers.h"
+
+#include "json/json_writer.h"
+
+namespace solgate {
+namespace {
+
+struct StatusText {
+    unsigned status;
+    int code;
+    std::string_view message;
+};
+
+// Statuses with their own words; the rest fall into the classes below.
+constexpr StatusText kStatusTexts[] = {
+    {405, kInvalidRequest,
+     "Invalid request: JSON-RPC requests must be sent with POST"},
+    {408, kInvalidRequest,
+     "Invalid request: timed out reading the request body"},
+    {413, kInvalidRequest,
+     "Invalid request: body larger than client_max_body_size"},
+};
+
+std::string ErrorBody(int code, std::string_view message) {
+    std::string out;
+    AppendErrorEnvelope(out, {}, code, message);
+    return out;
+}
+
+}  // namespace
+
+std::string_view StatusAnswer(unsigned http_status) {
+    static const std::string kClientError =
+        ErrorBody(kInvalidRequest, "Invalid request");
+    static const std::string kServerError =
+        ErrorBody(kInternalError, "Internal error");
+    static const std::string kSpecific[] = {
+        ErrorBody(kStatusTexts[0].code, kStatusTexts[0].message),
+        ErrorBody(kStatusTexts[1].code, kStatusTexts[1].message),
+        ErrorBody(kStatusTexts[2].code, kStatusTexts[2].message),
+    };
+    for (size_t i = 0; i < std::size(kStatusTexts); i++) {
+        if (kStatusTexts[i].status == http_status) {
+            return kSpecific[i];
+        }
+    }
+    return http_status < 500 ? kClientError : kServerError;
+}
+
+std::string FailRequest(const RpcRequest& request, int code,
+                        std::string_view message) {
+    std::string out;
+    if (request.shape != RpcRequest::Shape::kBatch) {
+        std::string_view id = request.calls.empty()
+                                  ? std::string_view()
+                                  : request.calls[0].id_raw;
+        AppendErrorEnvelope(out, id, code, message);
+        return out;
+    }
+    out.push_back('[');
+    for (size_t i = 0; i < request.calls.size(); i++) {
+        if (i > 0) {
+            out.push_back(',');
+        }
+        AppendErrorEnvelope(out, request.calls[i].id_raw, code, message);
+    }
+    out.push_back(']');
+    return out;
+}
+
+std::string AllFailedAnswer(const RpcRequest& request, size_t attempts) {
+    return FailRequest(request, kInternalError,
+                       "Internal error: no upstream could serve the request (" +
+                           std::to_string(attempts) + " tried)");
+}
+
+}  // namespace solgate

@@ -1,0 +1,133 @@
+// A network as nginx configures it: names, upstream lines, upstream
+// blocks, settings; and the operator's cordons.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "routing/network.h"
+#include "support/fakes.h"
+
+namespace solgate {
+namespace {
+
+using testing::TestNetwork;
+
+TEST(NetworkConf, UpstreamLinesBecomeProxyAndPollTargets) {
+    Network n("mainnet", {});
+    size_t i = 9;
+    ASSERT_FALSE(n.AddUpstreamArgs({"a", "http://sol_a"}, &i));
+    EXPECT_EQ(i, 0u);
+    ASSERT_FALSE(n.AddUpstreamArgs({"v", "https://vendor_pool/v1/KEY",
+                                    "host=rpc.vendor.example",
+                                    "tags=family:vendor"},
+                                   &i));
+    EXPECT_EQ(i, 1u);
+    const UpstreamConf& a = n.upstream(0);
+    EXPECT_EQ(a.proxy.url, "http://sol_a/");
+    EXPECT_EQ(a.poll.url, "http://sol_a/");
+    EXPECT_EQ(a.poll.host_header, "sol_a");
+    EXPECT_EQ(a.poll.user_agent.rfind("solgate-poller/", 0), 0u);
+    const UpstreamConf& v = n.upstream(1);
+    EXPECT_EQ(v.tags, std::vector<std::string>{"family:vendor"});
+    EXPECT_EQ(v.poll.host_header, "rpc.vendor.example");
+    EXPECT_TRUE(v.poll.connect_to.empty());
+}
+
+TEST(NetworkConf, ThroughAnUpstreamBlockThePollerNamesTheRealHost) {
+    Network n("mainnet", {});
+    size_t i;
+    ASSERT_FALSE(n.AddUpstreamArgs({"a", "http://sol_a"}, &i));
+    ASSERT_FALSE(n.AddUpstreamArgs({"v", "https://vendor_pool/v1/KEY",
+                                    "host=rpc.vendor.example"},
+                                   &i));
+    ASSERT_FALSE(n.ReachThroughBlock(0, "127.0.0.1:8899", false));
+    ASSERT_FALSE(n.ReachThroughBlock(1, "10.1.1.1:443", false));
+    EXPECT_EQ(n.upstream(0).poll.connect_to, "::127.0.0.1:8899");
+    EXPECT_EQ(n.upstream(0).poll.url, "http://sol_a/");   // host is the block
+    EXPECT_EQ(n.upstream(1).poll.connect_to, "::10.1.1.1:443");
+    EXPECT_EQ(n.upstream(1).poll.url, "https://rpc.vendor.example/v1/KEY");
+    EXPECT_EQ(n.upstream(1).proxy.url, "https://vendor_pool/v1/KEY");
+    EXPECT_EQ(n.ReachThroughBlock(0, "unix:/tmp/x", true),
+              "upstream \"a\": the first server of upstream block \"sol_a\" is "
+              "a unix socket, which the state poller cannot reach; list a TCP "
+              "server first");
+}
+
+TEST(NetworkConf, DuplicatesAndTheUpstreamLimit) {
+    Network n("m", {});
+    size_t i;
+    ASSERT_FALSE(n.AddUpstreamArgs({"a", "http://x"}, &i));
+    EXPECT_EQ(n.AddUpstreamArgs({"a", "http://y"}, &i),
+              "duplicate upstream \"a\" in network \"m\"");
+    for (size_t k = 1; k < kMaxUpstreams; k++) {
+        ASSERT_FALSE(n.AddUpstreamArgs({"u" + std::to_string(k), "http://x"}, &i));
+    }
+    EXPECT_EQ(n.AddUpstreamArgs({"one-more", "http://x"}, &i),
+              "too many upstreams in network \"m\", the maximum is 256");
+    EXPECT_EQ(n.size(), kMaxUpstreams);
+}
+
+TEST(NetworkConf, SettingsOnceAndInRange) {
+    Network n("m", {});
+    EXPECT_EQ(n.Configure(400, 100, true),
+              "solgate_network \"m\" has no \"upstream\"");
+    size_t i;
+    ASSERT_FALSE(n.AddUpstreamArgs({"a", "http://x"}, &i));
+    EXPECT_FALSE(n.SetCluster("testnet"));
+    EXPECT_EQ(n.SetCluster("devnet"), "\"cluster\" directive is duplicate");
+    EXPECT_EQ(n.settings().cluster, SG_CLUSTER_TESTNET);
+    EXPECT_FALSE(n.SetCommitment("confirmed"));
+    EXPECT_EQ(n.SetCommitment("finalized"),
+              "\"commitment\" directive is duplicate");
+    EXPECT_EQ(n.settings().default_commitment, SG_COMMITMENT_CONFIRMED);
+    EXPECT_FALSE(n.SetDefaultSelector(""));   // "": no default selector
+    EXPECT_EQ(n.SetDefaultSelector("a"),
+              "\"use_upstream_default\" directive is duplicate");
+    EXPECT_EQ(n.Configure(60001, 100, true),
+              "state_poller_debounce of network \"m\" must be at most 60s");
+    EXPECT_EQ(n.Configure(400, -1, true),
+              "max_finalized_slot_lag of network \"m\" must not be negative");
+    EXPECT_FALSE(n.Configure(2000, 0, false));
+    EXPECT_EQ(n.settings().debounce_ms, 2000u);
+    EXPECT_EQ(n.settings().max_finalized_slot_lag, 0);
+    EXPECT_FALSE(n.settings().enforce_block_availability);
+    EXPECT_EQ(n.GuardMargin(), 7u);
+}
+
+TEST(NetworkConf, DefaultsComeFromTheCAbi) {
+    NetworkSettings s;
+    EXPECT_EQ(s.debounce_ms, static_cast<uint32_t>(SG_DEFAULT_DEBOUNCE_MS));
+    EXPECT_EQ(s.max_finalized_slot_lag, SG_DEFAULT_MAX_FINALIZED_LAG);
+    EXPECT_TRUE(s.enforce_block_availability);
+    EXPECT_EQ(kMaxUpstreams, static_cast<size_t>(SG_MAX_UPSTREAMS));
+}
+
+TEST(OperatorCordon, ReplacesThePollersAndKeepsAPrintableReason) {
+    TestNetwork t(2);
+    Network& n = t.network;
+    n.slot(0).SwapCordon(CordonOwner::kNone,
+                         {CordonOwner::kPoller, CordonCause::kShredLag, 1});
+    n.OperatorCordon(0, "disk\x01" "full \xff", 42);
+    CordonState s = n.slot(0).Cordon();
+    EXPECT_EQ(s.owner, CordonOwner::kOperator);
+    EXPECT_EQ(s.cause, CordonCause::kOperator);
+    EXPECT_EQ(s.since_wall_ms, 42);
+    EXPECT_EQ(n.slot(0).cordon_note.Read(), "disk?full ?");
+    EXPECT_EQ(n.slot(0).cordon_events.load(), 1u);
+    n.OperatorCordon(1, "", 43);
+    EXPECT_EQ(n.slot(1).cordon_note.Read(), "cordoned by the operator");
+    n.OperatorUncordon(0);
+    EXPECT_EQ(n.slot(0).Cordon().owner, CordonOwner::kNone);
+    EXPECT_TRUE(n.Cordoned(1));
+}
+
+TEST(AllCordonedWarning, AtMostOncePerInterval) {
+    TestNetwork t(1);
+    EXPECT_TRUE(t.network.TakeAllCordonedWarning(5000));
+    EXPECT_FALSE(t.network.TakeAllCordonedWarning(5000 + kAllCordonedWarnMs - 1));
+    EXPECT_TRUE(t.network.TakeAllCordonedWarning(5000 + kAllCordonedWarnMs));
+}
+
+}  // namespace
+}  // namespace solgate

@@ -1,0 +1,166 @@
+/*
+ * What the module reads from a client request for libcore: the body as one
+ * range of bytes, request headers, URL-decoded query arguments; and the
+ * wall clock libcore is given with them.
+ */
+
+#include "ngx_http_solgate_module.h"
+
+
+/*
+ * The request body as one contiguous range, read back from a temp file
+ * when nginx spilled it there.
+ */
+ngx_int_t
+ngx_http_solgate_body_bytes(ngx_http_request_t *r, u_char **data,
+    size_t *len)
+{
+    off_t                      size;
+    ssize_t                    n;
+    ngx_buf_t                 *b;
+    ngx_chain_t               *cl;
+    ngx_http_request_body_t   *rb;
+
+    rb = r->request_body;
+
+    if (rb == NULL || rb->bufs == NULL) {
+        *data = (u_char *) "";
+        *len = 0;
+        return NGX_OK;
+    }
+
+    b = rb->bufs->buf;
+
+    if (rb->bufs->next == NULL && ngx_buf_in_memory(b)) {
+        *data = b->pos;
+        *len = b->last - b->pos;
+        return NGX_OK;
+    }
+
+    size = 0;
+
+    for (cl = rb->bufs; cl; cl = cl->next) {
+        size += ngx_buf_size(cl->buf);
+    }
+
+    *data = ngx_pnalloc(r->pool, (size_t) size + 1);
+    if (*data == NULL) {
+        return NGX_ERROR;
+    }
+
+    n = ngx_http_solgate_chain_copy(rb->bufs, *data, (size_t) size);
+
+    if (n != (ssize_t) size) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "solgate: could not read the request body "
+                      "(%O bytes)", size);
+        return NGX_ERROR;
+    }
+
+    *len = (size_t) size;
+
+    return NGX_OK;
+}
+
+
+/* The first request header called `name` (case-insensitive), or NULL. */
+ngx_table_elt_t *
+ngx_http_solgate_find_header(ngx_http_request_t *r, ngx_str_t *name)
+{
+    ngx_table_elt_t  *found;
+
+    ngx_http_solgate_find_headers(r, name, &found, 1);
+
+    return found;
+}
+
+
+/* found[k]: the first header called names[k], or NULL; one pass. */
+void
+ngx_http_solgate_find_headers(ngx_http_request_t *r, ngx_str_t *names,
+    ngx_table_elt_t **found, ngx_uint_t n)
+{
+    ngx_uint_t        i, k, missing;
+    ngx_list_part_t  *part;
+    ngx_table_elt_t  *h;
+
+    for (k = 0; k < n; k++) {
+        found[k] = NULL;
+    }
+
+    missing = n;
+    part = &r->headers_in.headers.part;
+    h = part->elts;
+
+    for (i = 0; missing; i++) {
+
+        if (i >= part->nelts) {
+            if (part->next == NULL) {
+                return;
+            }
+
+            part = part->next;
+            h = part->elts;
+            i = 0;
+        }
+
+        for (k = 0; k < n; k++) {
+            if (found[k] == NULL
+                && h[i].key.len == names[k].len
+                && ngx_strncasecmp(h[i].key.data, names[k].data,
+                                   names[k].len) == 0)
+            {
+                found[k] = &h[i];
+                missing--;
+                break;
+            }
+        }
+    }
+}
+
+
+/*
+ * A query argument, URL-decoded into request memory; plus_is_space: '+'
+ * is a space (form encoding), while "%2B" stays a '+'.  NGX_DECLINED when
+ * the argument is absent.
+ */
+ngx_int_t
+ngx_http_solgate_query_arg(ngx_http_request_t *r, char *name,
+    ngx_uint_t plus_is_space, ngx_str_t *value)
+{
+    u_char     *dst, *src, *plain;
+    ngx_str_t   raw;
+
+    if (ngx_http_arg(r, (u_char *) name, ngx_strlen(name), &raw) != NGX_OK) {
+        return NGX_DECLINED;
+    }
+
+    plain = ngx_pnalloc(r->pool, raw.len * 2 + 1);
+    if (plain == NULL) {
+        return NGX_ERROR;
+    }
+
+    /* decode after the '+' pass, so "%2B" is a '+' */
+    for (src = raw.data, dst = plain; src < raw.data + raw.len; src++) {
+        *dst++ = (plus_is_space && *src == '+') ? ' ' : *src;
+    }
+
+    src = plain;
+    value->data = plain + raw.len;
+    dst = value->data;
+    ngx_unescape_uri(&dst, &src, raw.len, NGX_UNESCAPE_URI);
+    value->len = dst - value->data;
+
+    return NGX_OK;
+}
+
+
+int64_t
+ngx_http_solgate_wall_ms(void)
+{
+    ngx_time_t  *tp;
+
+    tp = ngx_timeofday();
+
+    return (int64_t) tp->sec * 1000 + tp->msec;
+}

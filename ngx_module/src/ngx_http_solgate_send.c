@@ -1,0 +1,116 @@
+/*
+ * Answers the module sends itself: libcore's JSON answers, the admin and
+ * metrics texts.  One sender puts a body that lives as long as the request
+ * into one buffer; the JSON header sender is shared with the cache hits,
+ * whose body is a file.
+ */
+
+#include "ngx_http_solgate_module.h"
+
+
+static void ngx_http_solgate_free_text(void *data);
+
+
+static ngx_str_t  ngx_http_solgate_json_type =
+    ngx_string("application/json; charset=utf-8");
+
+
+/* body points at memory that lives as long as the request */
+ngx_int_t
+ngx_http_solgate_send(ngx_http_request_t *r, ngx_uint_t status,
+    ngx_str_t *content_type, u_char *body, size_t len)
+{
+    u_char       *semicolon;
+    ngx_int_t     rc;
+    ngx_buf_t    *b;
+    ngx_chain_t   out;
+
+    r->headers_out.status = status;
+    r->headers_out.content_length_n = (off_t) len;
+    r->headers_out.content_type = *content_type;
+    r->headers_out.content_type_lowcase = NULL;
+
+    /* the type without its parameters, as charset and gzip match it */
+    semicolon = ngx_strlchr(content_type->data,
+                            content_type->data + content_type->len, ';');
+    r->headers_out.content_type_len = semicolon
+                                      ? (size_t) (semicolon
+                                                  - content_type->data)
+                                      : content_type->len;
+
+    rc = ngx_http_send_header(r);
+
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
+        return rc;
+    }
+
+    b = ngx_calloc_buf(r->pool);
+    if (b == NULL) {
+        return NGX_ERROR;
+    }
+
+    b->pos = body;
+    b->last = body + len;
+    b->memory = 1;
+    b->last_buf = (r == r->main) ? 1 : 0;
+    b->last_in_chain = 1;
+
+    out.buf = b;
+    out.next = NULL;
+
+    return ngx_http_output_filter(r, &out);
+}
+
+
+ngx_int_t
+ngx_http_solgate_send_json(ngx_http_request_t *r, ngx_uint_t status,
+    u_char *body, size_t len)
+{
+    return ngx_http_solgate_send(r, status, &ngx_http_solgate_json_type, body,
+                                 len);
+}
+
+
+/* The headers of a JSON answer whose body the caller sends. */
+ngx_int_t
+ngx_http_solgate_send_json_header(ngx_http_request_t *r, ngx_uint_t status,
+    off_t length)
+{
+    r->headers_out.status = status;
+    r->headers_out.content_length_n = length;
+    r->headers_out.content_type = ngx_http_solgate_json_type;
+    r->headers_out.content_type_len = sizeof("application/json") - 1;
+    r->headers_out.content_type_lowcase = NULL;
+
+    return ngx_http_send_header(r);
+}
+
+
+/* A text libcore rendered: released with the request. */
+ngx_int_t
+ngx_http_solgate_send_text(ngx_http_request_t *r, ngx_str_t *content_type,
+    sg_text_t *text)
+{
+    sg_text_t           *owned;
+    ngx_pool_cleanup_t  *cln;
+
+    cln = ngx_pool_cleanup_add(r->pool, sizeof(sg_text_t));
+    if (cln == NULL) {
+        sg_text_free(text);
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    owned = cln->data;
+    *owned = *text;
+    cln->handler = ngx_http_solgate_free_text;
+
+    return ngx_http_solgate_send(r, NGX_HTTP_OK, content_type,
+                                 (u_char *) owned->data, owned->len);
+}
+
+
+static void
+ngx_http_solgate_free_text(void *data)
+{
+    sg_text_free(data);
+}

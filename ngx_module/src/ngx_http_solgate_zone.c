@@ -1,0 +1,106 @@
+/*
+ * The module's shared memory zones: one per network (its upstreams' slot
+ * views, health, cordons, leases, lanes) and one per solgate_blocks (Cube
+ * Runner's counters, keys and queues).  Each holds one table that libcore
+ * lays out; on reload the old zone's table is kept (as limit_req keeps its
+ * tree) and libcore matches it to the new configuration.
+ */
+
+#include "ngx_http_solgate_module.h"
+
+
+static ngx_int_t ngx_http_solgate_zone_init(ngx_shm_zone_t *shm_zone,
+    void *data);
+
+
+/* Adds the zone PREFIX+NAME of `size` bytes holding owner's table. */
+ngx_shm_zone_t *
+ngx_http_solgate_zone_add(ngx_conf_t *cf, const char *prefix,
+    ngx_str_t *name, size_t size, void *owner, size_t shared_size,
+    ngx_http_solgate_zone_bind_pt bind)
+{
+    size_t                    n;
+    ngx_str_t                 zone_name;
+    ngx_shm_zone_t           *shm_zone;
+    ngx_http_solgate_zone_t  *zone;
+
+    n = ngx_strlen(prefix);
+
+    zone_name.len = n + name->len;
+    zone_name.data = ngx_pnalloc(cf->pool, zone_name.len);
+    zone = ngx_palloc(cf->pool, sizeof(ngx_http_solgate_zone_t));
+    if (zone_name.data == NULL || zone == NULL) {
+        return NULL;
+    }
+
+    ngx_memcpy(ngx_cpymem(zone_name.data, prefix, n), name->data, name->len);
+
+    shm_zone = ngx_shared_memory_add(cf, &zone_name, size,
+                                     &ngx_http_solgate_module);
+    if (shm_zone == NULL) {
+        return NULL;
+    }
+
+    if (shm_zone->data != NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "shared memory zone \"%V\" is already in use",
+                           &zone_name);
+        return NULL;
+    }
+
+    zone->owner = owner;
+    zone->shared_size = shared_size;
+    zone->bind = bind;
+
+    shm_zone->init = ngx_http_solgate_zone_init;
+    shm_zone->data = zone;
+
+    return shm_zone;
+}
+
+
+static ngx_int_t
+ngx_http_solgate_zone_init(ngx_shm_zone_t *shm_zone, void *data)
+{
+    char                      err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    size_t                    len;
+    void                     *shared;
+    ngx_uint_t                fresh;
+    ngx_slab_pool_t          *shpool;
+    ngx_http_solgate_zone_t  *zone;
+
+    zone = shm_zone->data;
+    shpool = (ngx_slab_pool_t *) shm_zone->shm.addr;
+
+    if (data != NULL || shm_zone->shm.exists) {
+        shared = shpool->data;
+        fresh = 0;
+
+    } else {
+        shared = ngx_slab_calloc(shpool, zone->shared_size);
+        if (shared == NULL) {
+            return NGX_ERROR;
+        }
+
+        shpool->data = shared;
+        fresh = 1;
+
+        len = sizeof(" in solgate zone \"\"") + shm_zone->shm.name.len;
+
+        shpool->log_ctx = ngx_slab_alloc(shpool, len);
+        if (shpool->log_ctx == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_sprintf(shpool->log_ctx, " in solgate zone \"%V\"%Z",
+                    &shm_zone->shm.name);
+    }
+
+    if (zone->bind(zone->owner, shared, fresh, err, sizeof(err)) != NGX_OK) {
+        ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                      "solgate zone \"%V\": %s", &shm_zone->shm.name, err);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
