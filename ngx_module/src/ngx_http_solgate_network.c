@@ -13,12 +13,11 @@
 #define NGX_HTTP_SOLGATE_DEFAULT_ZONE  (1024 * 1024)
 
 
-static char *ngx_http_solgate_set_cluster(ngx_conf_t *cf, ngx_command_t *cmd,
+typedef int (*ngx_http_solgate_core_set_pt)(sg_network_t *net,
+    sg_str_t value, char *err, size_t err_size);
+
+static char *ngx_http_solgate_set_word(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
-static char *ngx_http_solgate_set_commitment(ngx_conf_t *cf,
-    ngx_command_t *cmd, void *conf);
-static char *ngx_http_solgate_set_default_selector(ngx_conf_t *cf,
-    ngx_command_t *cmd, void *conf);
 static char *ngx_http_solgate_set_zone(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_solgate_add_upstream(ngx_conf_t *cf,
@@ -39,6 +38,15 @@ static void ngx_http_solgate_free_core(void *data);
 static ngx_conf_num_bounds_t  ngx_http_solgate_lag_bounds = {
     ngx_conf_check_num_bounds, 0, -1
 };
+
+
+/* the libcore setter of each one-word directive, in cmd->post */
+static ngx_http_solgate_core_set_pt  ngx_http_solgate_set_cluster =
+    sg_network_set_cluster;
+static ngx_http_solgate_core_set_pt  ngx_http_solgate_set_commitment =
+    sg_network_set_commitment;
+static ngx_http_solgate_core_set_pt  ngx_http_solgate_set_default_selector =
+    sg_network_set_default_selector;
 
 
 #define NGX_HTTP_SOLGATE_SETTINGS(base)                                      \
@@ -70,17 +78,17 @@ static ngx_command_t  ngx_http_solgate_network_commands[] = {
 
     { ngx_string("cluster"),
       NGX_CONF_TAKE1,
-      ngx_http_solgate_set_cluster,
+      ngx_http_solgate_set_word,
       0,
       0,
-      NULL },
+      &ngx_http_solgate_set_cluster },
 
     { ngx_string("commitment"),
       NGX_CONF_TAKE1,
-      ngx_http_solgate_set_commitment,
+      ngx_http_solgate_set_word,
       0,
       0,
-      NULL },
+      &ngx_http_solgate_set_commitment },
 
     { ngx_string("zone"),
       NGX_CONF_TAKE1,
@@ -91,10 +99,10 @@ static ngx_command_t  ngx_http_solgate_network_commands[] = {
 
     { ngx_string("use_upstream_default"),
       NGX_CONF_TAKE1,
-      ngx_http_solgate_set_default_selector,
+      ngx_http_solgate_set_word,
       0,
       0,
-      NULL },
+      &ngx_http_solgate_set_default_selector },
 
     { ngx_string("upstream"),
       NGX_CONF_TAKE2|NGX_CONF_TAKE3|NGX_CONF_TAKE4|NGX_CONF_TAKE5
@@ -245,62 +253,22 @@ ngx_http_solgate_find_network(ngx_http_solgate_main_conf_t *smcf,
 }
 
 
+/* A one-word directive libcore checks and keeps (cmd->post: its setter). */
 static char *
-ngx_http_solgate_set_cluster(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+ngx_http_solgate_set_word(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_solgate_network_t *network = conf;
 
-    int         rc;
-    char        err[NGX_HTTP_SOLGATE_ERR_SIZE];
-    ngx_str_t  *value;
+    int                            rc;
+    char                           err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    ngx_str_t                     *value;
+    ngx_http_solgate_core_set_pt  *set;
 
     value = cf->args->elts;
+    set = cmd->post;
 
-    rc = sg_network_set_cluster(network->core,
-                                ngx_http_solgate_sg_str(&value[1]), err,
-                                sizeof(err));
-
-    return rc == SG_OK ? NGX_CONF_OK
-                       : ngx_http_solgate_conf_failed(cf, rc, err);
-}
-
-
-static char *
-ngx_http_solgate_set_commitment(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf)
-{
-    ngx_http_solgate_network_t *network = conf;
-
-    int         rc;
-    char        err[NGX_HTTP_SOLGATE_ERR_SIZE];
-    ngx_str_t  *value;
-
-    value = cf->args->elts;
-
-    rc = sg_network_set_commitment(network->core,
-                                   ngx_http_solgate_sg_str(&value[1]), err,
-                                   sizeof(err));
-
-    return rc == SG_OK ? NGX_CONF_OK
-                       : ngx_http_solgate_conf_failed(cf, rc, err);
-}
-
-
-static char *
-ngx_http_solgate_set_default_selector(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf)
-{
-    ngx_http_solgate_network_t *network = conf;
-
-    int         rc;
-    char        err[NGX_HTTP_SOLGATE_ERR_SIZE];
-    ngx_str_t  *value;
-
-    value = cf->args->elts;
-
-    rc = sg_network_set_default_selector(network->core,
-                                         ngx_http_solgate_sg_str(&value[1]),
-                                         err, sizeof(err));
+    rc = (*set)(network->core, ngx_http_solgate_sg_str(&value[1]), err,
+                sizeof(err));
 
     return rc == SG_OK ? NGX_CONF_OK
                        : ngx_http_solgate_conf_failed(cf, rc, err);

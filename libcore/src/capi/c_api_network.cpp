@@ -28,6 +28,17 @@ std::vector<std::string_view> Views(const sg_str_t* args, size_t n) {
     return out;
 }
 
+// A one-word setting of the network, checked and kept by `set`.
+int SetWord(sg_network_t* net, sg_str_t value, char* err, size_t err_size,
+            std::optional<std::string> (solgate::Network::*set)(
+                std::string_view)) noexcept {
+    if (net == nullptr) {
+        return SG_INVALID;
+    }
+    return Configure(err, err_size,
+                     [&] { return (net->network.*set)(View(value)); });
+}
+
 void Describe(const solgate::UpstreamConf& u, sg_upstream_info_t* info) {
     info->id = ToStr(u.id);
     info->url = ToStr(u.proxy.url);
@@ -60,30 +71,19 @@ void sg_network_free(sg_network_t* net) noexcept { delete net; }
 
 int sg_network_set_cluster(sg_network_t* net, sg_str_t value, char* err,
                            size_t err_size) noexcept {
-    if (net == nullptr) {
-        return SG_INVALID;
-    }
-    return Configure(err, err_size,
-                     [&] { return net->network.SetCluster(View(value)); });
+    return SetWord(net, value, err, err_size, &solgate::Network::SetCluster);
 }
 
 int sg_network_set_commitment(sg_network_t* net, sg_str_t value, char* err,
                               size_t err_size) noexcept {
-    if (net == nullptr) {
-        return SG_INVALID;
-    }
-    return Configure(err, err_size,
-                     [&] { return net->network.SetCommitment(View(value)); });
+    return SetWord(net, value, err, err_size,
+                   &solgate::Network::SetCommitment);
 }
 
 int sg_network_set_default_selector(sg_network_t* net, sg_str_t value,
                                     char* err, size_t err_size) noexcept {
-    if (net == nullptr) {
-        return SG_INVALID;
-    }
-    return Configure(err, err_size, [&] {
-        return net->network.SetDefaultSelector(View(value));
-    });
+    return SetWord(net, value, err, err_size,
+                   &solgate::Network::SetDefaultSelector);
 }
 
 int sg_network_add_upstream(sg_network_t* net, const sg_str_t* args,
