@@ -417,9 +417,9 @@ void BlockService::CountServed(const BlockCall& call, int source,
 std::optional<uint64_t> BlockService::LedgerFirst() const {
     std::optional<uint64_t> first;
     for (size_t i = 0; i < network_->size(); i++) {
-        uint64_t plus1 = network_->slot(i).first_available_plus1.load();
-        if (plus1 != 0 && !network_->Cordoned(i)) {
-            first = std::min(first.value_or(UINT64_MAX), plus1 - 1);
+        std::optional<uint64_t> window = network_->slots().FirstAvailable(i);
+        if (window && !network_->Cordoned(i)) {
+            first = std::min(first.value_or(UINT64_MAX), *window);
         }
     }
     return first;

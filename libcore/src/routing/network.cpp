@@ -153,107 +153,37 @@ std::optional<size_t> Network::FindUpstream(std::string_view id) const {
     return std::nullopt;
 }
 
-static bool SlotHasId(const UpstreamSlot& slot, std::string_view id) {
-    return std::strncmp(slot.id, std::string(id).c_str(), kIdCapacity) == 0;
-}
-
 bool Network::Bind(void* memory, bool fresh, int64_t now_ms,
                    std::string* error) {
-    auto* shared = static_cast<NetworkShared*>(memory);
-    if (fresh || shared->magic != NetworkShared::kMagic ||
-        shared->layout != NetworkShared::kLayout) {
-        std::memset(memory, 0, sizeof(NetworkShared));
-        shared->magic = NetworkShared::kMagic;
-        shared->layout = NetworkShared::kLayout;
+    std::vector<std::string> ids;
+    for (const UpstreamConf& u : upstreams_) {
+        ids.push_back(u.id);
     }
-
-    std::vector<bool> claimed(kMaxUpstreams, false);
-    slot_of_.assign(upstreams_.size(), kMaxUpstreams);
-
-    // Keep the state of ids configured before.
-    for (size_t i = 0; i < upstreams_.size(); i++) {
-        for (size_t s = 0; s < kMaxUpstreams; s++) {
-            UpstreamSlot& slot = shared->slots[s];
-            if (!claimed[s] && slot.use.load() != UpstreamSlot::kFree &&
-                SlotHasId(slot, upstreams_[i].id)) {
-                slot.use.store(UpstreamSlot::kBound);
-                // its URL may have changed: check the cluster again
-                slot.genesis.store(
-                    static_cast<uint32_t>(GenesisCheck::kUnchecked));
-                slot_of_[i] = s;
-                claimed[s] = true;
-                break;
-            }
-        }
-    }
-
-    // Retire the slots of ids no longer configured; an old worker may still
-    // poll them until it exits, so they are reused only once its lease ran
-    // out.
-    for (size_t s = 0; s < kMaxUpstreams; s++) {
-        UpstreamSlot& slot = shared->slots[s];
-        if (!claimed[s] && slot.use.load() == UpstreamSlot::kBound) {
-            slot.use.store(UpstreamSlot::kRetired);
-        }
-    }
-
-    for (size_t i = 0; i < upstreams_.size(); i++) {
-        if (slot_of_[i] != kMaxUpstreams) {
-            continue;
-        }
-        for (size_t s = 0; s < kMaxUpstreams; s++) {
-            UpstreamSlot& slot = shared->slots[s];
-            uint32_t use = slot.use.load();
-            bool reusable =
-                use == UpstreamSlot::kFree ||
-                (use == UpstreamSlot::kRetired &&
-                 Lease::Unpack(slot.lease.load()).expires_ms <= now_ms);
-            if (!claimed[s] && reusable) {
-                slot.Reset(upstreams_[i].id);
-                slot_of_[i] = s;
-                claimed[s] = true;
-                break;
-            }
-        }
-        if (slot_of_[i] == kMaxUpstreams) {
-            *error = "no free upstream slot in the shared zone: too many "
-                     "upstreams were replaced since the last restart";
-            return false;
-        }
-    }
-
-    // A lane whose members are no longer all configured is stale.
-    auto stale = [&](const LaneShared& lane) {
-        for (size_t s = 0; s < kMaxUpstreams; s++) {
-            if (lane.HasMember(s) && !claimed[s]) {
-                return true;
-            }
-        }
+    state_ = ShmNetworkState::Bind(memory, fresh, ids, now_ms, error);
+    if (!state_) {
         return false;
-    };
-    for (LaneShared& lane : shared->lanes) {
-        if (lane.state.load() == LaneShared::kReady && stale(lane)) {
-            // plain memory shared across processes, reset while unused
-            std::memset(static_cast<void*>(lane.axes), 0, sizeof(lane.axes));
-            lane.state.store(LaneShared::kFree);
-        }
     }
-    std::strcpy(shared->all.name, "all");
-
-    shared_ = shared;
+    stores_ = NetworkStores{state_.get(), state_.get(), state_.get(),
+                            state_.get()};
     return true;
+}
+
+void Network::UseStores(const NetworkStores& stores) {
+    if (stores.slots != nullptr) stores_.slots = stores.slots;
+    if (stores.cordons != nullptr) stores_.cordons = stores.cordons;
+    if (stores.leases != nullptr) stores_.leases = stores.leases;
+    if (stores.tips != nullptr) stores_.tips = stores.tips;
 }
 
 Tips Network::CurrentTips() const {
     std::vector<uint64_t> processed(upstreams_.size());
     std::vector<uint64_t> finalized(upstreams_.size());
     Tips tips;
+    const SlotStore& views = slots();
     for (size_t i = 0; i < upstreams_.size(); i++) {
-        const UpstreamSlot& s = slot(i);
-        processed[i] = s.processed.load(std::memory_order_relaxed);
-        finalized[i] = s.finalized.load(std::memory_order_relaxed);
-        tips.indexed = std::max(tips.indexed,
-                                s.shred.load(std::memory_order_relaxed));
+        processed[i] = views.View(i, kSlotProcessed);
+        finalized[i] = views.View(i, kSlotFinalized);
+        tips.indexed = std::max(tips.indexed, views.View(i, kSlotShred));
     }
     tips.processed = ServedTip(std::move(processed));
     tips.finalized = ServedTip(std::move(finalized));
@@ -320,72 +250,46 @@ SelectorGroup Network::ResolveSelector(std::string_view text) const {
                        group.matched.size() < upstreams_.size();
     if (lane_worthy) {
         std::vector<std::string> ids;
-        std::vector<size_t> slots;
         for (size_t i : group.matched) {
             ids.push_back(upstreams_[i].id);
-            slots.push_back(slot_of_[i]);
         }
         std::string name = LaneName(ids);
-        group.lane = FindOrCreateLane(*shared_, LaneKey(ids), name, slots);
-        if (group.lane != nullptr) {
+        group.lane = tips().FindOrCreateLane(LaneKey(ids), name, group.matched);
+        if (group.lane) {
             group.lane_name = std::move(name);
         }
     }
     // A lane-worthy group past the cap stays uncached, so it gets a lane as
     // soon as one is free again.
     if (selector_groups_.size() < kCachedSelectors &&
-        !(lane_worthy && group.lane == nullptr)) {
+        !(lane_worthy && !group.lane)) {
         selector_groups_.emplace(std::string(text), group);
     }
     return group;
 }
 
-std::optional<size_t> Network::ConfigIndexOfSlot(size_t slot) const {
-    for (size_t i = 0; i < slot_of_.size(); i++) {
-        if (slot_of_[i] == slot) {
-            return i;
-        }
-    }
-    return std::nullopt;
-}
-
-uint64_t Network::PickTip(LaneShared* lane, const std::vector<size_t>& voters,
-                          LaneAxis axis, int64_t now_ms) const {
+uint64_t Network::PickTip(std::optional<LaneId> lane,
+                          const std::vector<size_t>& voters, LaneAxis axis,
+                          int64_t now_ms) const {
+    SlotAxis view = axis == kAxisProcessed ? kSlotProcessed : kSlotFinalized;
     std::vector<uint64_t> heads;
     heads.reserve(voters.size());
     for (size_t i : voters) {
-        const UpstreamSlot& s = slot(i);
-        heads.push_back(axis == kAxisProcessed ? s.processed.load()
-                                               : s.finalized.load());
+        heads.push_back(slots().View(i, view));
     }
-    if (lane == nullptr) {
+    if (!lane) {
         return ServedTip(std::move(heads));
     }
-    return PickLaneAxis(lane->axes[axis], heads, axis == kAxisFinalized, now_ms);
+    return PickLaneAxis(tips().Axis(*lane, axis), heads,
+                        axis == kAxisFinalized, now_ms);
 }
 
 void Network::RefreshLanes(int64_t now_ms) const {
-    std::vector<size_t> everyone(upstreams_.size());
-    for (size_t i = 0; i < everyone.size(); i++) {
-        everyone[i] = i;
-    }
-    auto refresh = [&](LaneShared* lane, const std::vector<size_t>& voters) {
+    for (const LaneInfo& lane : tips().Lanes()) {
         for (size_t axis = 0; axis < kAxisCount; axis++) {
-            PickTip(lane, voters, static_cast<LaneAxis>(axis), now_ms);
+            PickTip(lane.id, lane.members, static_cast<LaneAxis>(axis),
+                    now_ms);
         }
-    };
-    refresh(&shared_->all, everyone);
-    for (LaneShared& lane : shared_->lanes) {
-        if (lane.state.load(std::memory_order_acquire) != LaneShared::kReady) {
-            continue;
-        }
-        std::vector<size_t> voters;
-        for (size_t i = 0; i < upstreams_.size(); i++) {
-            if (lane.HasMember(slot_of_[i])) {
-                voters.push_back(i);
-            }
-        }
-        refresh(&lane, voters);
     }
 }
 
@@ -400,33 +304,32 @@ bool Network::TakeAllCordonedWarning(int64_t now_ms) const {
 
 void Network::OperatorCordon(size_t i, std::string_view reason,
                              int64_t wall_ms) const {
-    UpstreamSlot& s = slot(i);
     // Operators type reasons into URLs: keep printable ASCII only, so the
     // reason is always valid in JSON and in Prometheus labels.
     std::string text(reason);
     for (char& c : text) {
         if (c < 0x20 || c > 0x7e) c = '?';
     }
-    s.cordon_note.Write(text.empty() ? "cordoned by the operator" : text);
+    cordons().SetCordonNote(i, text.empty() ? "cordoned by the operator"
+                                            : text);
     CordonState next{CordonOwner::kOperator, CordonCause::kOperator, wall_ms};
     for (auto owner :
          {CordonOwner::kNone, CordonOwner::kPoller, CordonOwner::kOperator}) {
-        if (s.SwapCordon(owner, next)) {
-            s.cordon_events.fetch_add(1);
+        if (cordons().SwapCordon(i, owner, next)) {
+            record(i).cordon_events.fetch_add(1);
             break;
         }
     }
 }
 
 void Network::OperatorUncordon(size_t i) const {
-    UpstreamSlot& s = slot(i);
     for (auto owner : {CordonOwner::kOperator, CordonOwner::kPoller}) {
-        s.SwapCordon(owner, CordonState{});
+        cordons().SwapCordon(i, owner, CordonState{});
     }
 }
 
 bool Network::Cordoned(size_t i) const {
-    return slot(i).Cordon().owner != CordonOwner::kNone;
+    return cordons().Cordon(i).owner != CordonOwner::kNone;
 }
 
 std::optional<size_t> Network::Pick(const unsigned char* tried,
@@ -471,7 +374,7 @@ std::optional<size_t> Network::Pick(const unsigned char* tried,
     if (min_context_slot) {
         std::vector<uint64_t> processed;
         for (size_t i : open) {
-            processed.push_back(slot(i).processed.load());
+            processed.push_back(slots().View(i, kSlotProcessed));
         }
         std::vector<size_t> reached;
         for (size_t k : FilterByMinContextSlot(processed, *min_context_slot)) {
@@ -480,7 +383,7 @@ std::optional<size_t> Network::Pick(const unsigned char* tried,
         open = std::move(reached);
     }
 
-    uint64_t turn = shared_->rr_turn.fetch_add(1, std::memory_order_relaxed);
+    uint64_t turn = counters().rr_turn.fetch_add(1, std::memory_order_relaxed);
     return open[turn % open.size()];
 }
 

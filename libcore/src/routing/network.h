@@ -3,13 +3,14 @@
 // worker; the shared table it points into lives in the network's zone.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "conf/upstream_args.h"
-#include "slots/shared_state.h"
+#include "slots/shm_network_state.h"
 #include "rpc/cluster.h"
 #include "solgate/solgate.h"
 #include "runtime/transport.h"
@@ -59,8 +60,18 @@ struct UpstreamConf {
 struct SelectorGroup {
     std::string error;            // set when the selector is malformed
     std::vector<size_t> matched;  // upstream indices it matches
-    LaneShared* lane = nullptr;   // its lane, when it forms one
+    std::optional<LaneId> lane;   // its lane, when it forms one
     std::string lane_name;
+};
+
+// The stores a bound network's routing and poller go through. Bind makes
+// them the shared memory zone's; fleet mode (or a test) may put others in
+// front with UseStores, without routing noticing.
+struct NetworkStores {
+    SlotStore* slots = nullptr;
+    CordonStore* cordons = nullptr;
+    LeaseStore* leases = nullptr;
+    TipStore* tips = nullptr;
 };
 
 struct Tips {
@@ -112,9 +123,23 @@ public:
     const UpstreamConf& upstream(size_t i) const { return upstreams_[i]; }
     std::optional<size_t> FindUpstream(std::string_view id) const;
 
-    NetworkShared& shared() const { return *shared_; }
-    UpstreamSlot& slot(size_t i) const { return shared_->slots[slot_of_[i]]; }
-    bool bound() const { return shared_ != nullptr; }
+    bool bound() const { return state_ != nullptr; }
+    // The shared state, through its stores (bound networks only).
+    SlotStore& slots() const { return *stores_.slots; }
+    CordonStore& cordons() const { return *stores_.cordons; }
+    LeaseStore& leases() const { return *stores_.leases; }
+    TipStore& tips() const { return *stores_.tips; }
+    // After Bind: other stores in front of the zone's (they must outlive
+    // this network; a null member keeps the zone's).
+    void UseStores(const NetworkStores& stores);
+    // What stays per host: the poller's schedule and the counters the
+    // metrics read (the table in the network's zone).
+    UpstreamRecord& record(size_t i) const { return state_->record(i); }
+    NetworkShared& counters() const { return state_->table(); }
+    // Whether upstream i's record is still its own after a reload.
+    bool OwnsRecord(size_t i) const {
+        return state_->Owns(i, upstreams_[i].id);
+    }
 
     // Stateless tips over every upstream (for tests and diagnostics).
     Tips CurrentTips() const;
@@ -128,14 +153,13 @@ public:
     std::vector<unsigned char> ServingSet(std::string_view method) const;
     bool has_method_filters() const { return has_method_filters_; }
 
-    LaneShared& all_lane() const { return shared_->all; }
     // Re-picks the network-wide lane and every lane, so their gauges stay
     // current without traffic (the poller calls it every tick).
     void RefreshLanes(int64_t now_ms) const;
-    // Served tip of `lane` (nullptr: stateless) over `voters` on one axis.
-    uint64_t PickTip(LaneShared* lane, const std::vector<size_t>& voters,
-                     LaneAxis axis, int64_t now_ms) const;
-    std::optional<size_t> ConfigIndexOfSlot(size_t slot) const;
+    // Served tip of `lane` (nullopt: stateless) over `voters` on one axis.
+    uint64_t PickTip(std::optional<LaneId> lane,
+                     const std::vector<size_t>& voters, LaneAxis axis,
+                     int64_t now_ms) const;
 
     // Resolves a (non-empty) selector: parses it, matches the upstreams and
     // forms its lane. Depends only on the text and the configuration, so
@@ -168,8 +192,8 @@ private:
     std::string name_;
     NetworkSettings settings_;
     std::vector<UpstreamConf> upstreams_;
-    std::vector<size_t> slot_of_;
-    NetworkShared* shared_ = nullptr;
+    std::unique_ptr<ShmNetworkState> state_;
+    NetworkStores stores_;
     bool has_method_filters_ = false;
     bool cluster_set_ = false;
     bool commitment_set_ = false;

@@ -47,9 +47,8 @@ void KeepLedgerHolders(const Network& network, const RpcRequest& request,
     std::vector<unsigned char> holders = plan.allowed;
     bool any = false;
     for (size_t i : plan.serving) {
-        uint64_t plus1 = network.slot(i).first_available_plus1.load(
-            std::memory_order_relaxed);
-        if (plus1 != 0 && slot < plus1 - 1) {
+        std::optional<uint64_t> first = network.slots().FirstAvailable(i);
+        if (first && slot < *first) {
             holders[i] = 0;
         }
         any = any || holders[i];
@@ -95,7 +94,7 @@ RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
         for (size_t i = 0; i < network.size(); i++) {
             plan.matched[i] = i;
         }
-        plan.lane = &network.all_lane();
+        plan.lane = kAllLane;
         plan.lane_name = "all";
     }
 
@@ -160,13 +159,14 @@ Tips PlanTips(const Network& network, const RoutePlan& plan, int64_t now_ms) {
     if (plan.serving.size() < plan.matched.size()) {
         tips.processed = std::min(
             tips.processed,
-            network.PickTip(nullptr, plan.serving, kAxisProcessed, now_ms));
+            network.PickTip(std::nullopt, plan.serving, kAxisProcessed, now_ms));
         tips.finalized = std::min(
             tips.finalized,
-            network.PickTip(nullptr, plan.serving, kAxisFinalized, now_ms));
+            network.PickTip(std::nullopt, plan.serving, kAxisFinalized, now_ms));
     }
     for (size_t i : plan.serving) {
-        tips.indexed = std::max(tips.indexed, network.slot(i).shred.load());
+        tips.indexed = std::max(tips.indexed,
+                                network.slots().View(i, kSlotShred));
     }
     return tips;
 }

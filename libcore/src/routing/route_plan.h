@@ -17,7 +17,7 @@ struct RoutePlan {
     std::vector<size_t> matched;   // match the selector: vote on the tip
     std::vector<size_t> serving;   // of those, serve the method(s)
     std::vector<unsigned char> allowed;  // by upstream index: may receive it
-    LaneShared* lane = nullptr;    // nullptr: the stateless subset pick
+    std::optional<LaneId> lane;    // nullopt: the stateless subset pick
     std::string lane_name;         // "all", a group's name, or "" (no lane)
     // Set when the request cannot be routed at all.
     std::optional<RpcError> error;

@@ -33,7 +33,7 @@ std::optional<RoutedRequest::Attempt> RoutedRequest::NextAttempt(
         return std::nullopt;
     }
     if (all_cordoned) {
-        network_->shared().all_cordoned_fallbacks.fetch_add(
+        network_->counters().all_cordoned_fallbacks.fetch_add(
             1, std::memory_order_relaxed);
     }
     tried_[*index] = 1;

@@ -55,7 +55,7 @@ std::optional<RpcError> GuardError(const RpcCall& call, RouteContext& ctx) {
     if (!BlockUnavailable(slot, ctx.PlanTips(), network.GuardMargin())) {
         return std::nullopt;
     }
-    network.shared().guard_rejections.fetch_add(1, std::memory_order_relaxed);
+    network.counters().guard_rejections.fetch_add(1, std::memory_order_relaxed);
     return RpcError{kBlockNotAvailable,
                     "Block not available for slot " + std::to_string(slot)};
 }

@@ -1,13 +1,13 @@
 // Served tips per lane: the majority pick over a lane's voters, kept from
 // jumping backwards by a regression guard, held up by a floor on the
-// finalized axis, and timed by an advance-age anchor.
+// finalized axis, and timed by an advance-age anchor. What a lane
+// remembers between picks is in its LaneAxisMemory (tip_store.h).
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 #include <vector>
 
-#include "slots/shared_state.h"
+#include "slots/tip_store.h"
 
 namespace solgate {
 
@@ -18,13 +18,8 @@ constexpr int64_t kLaneGuardDisarmMs = 60000;
 
 // One axis of a lane: the tip to serve given the voters' heads. Updates the
 // lane's memory (guard, floor, anchor, gauges).
-uint64_t PickLaneAxis(LaneAxisState& state, const std::vector<uint64_t>& heads,
-                      bool finalized, int64_t now_ms);
-
-// The lane keyed `key`, created with `name` and `member_slots` when it does
-// not exist; nullptr when the network already has kMaxLanes lanes.
-LaneShared* FindOrCreateLane(NetworkShared& shared, std::string_view key,
-                             std::string_view name,
-                             const std::vector<size_t>& member_slots);
+uint64_t PickLaneAxis(LaneAxisMemory& memory,
+                      const std::vector<uint64_t>& heads, bool finalized,
+                      int64_t now_ms);
 
 }  // namespace solgate

@@ -63,7 +63,7 @@ void ResponseHook::Finish(int64_t now_ms) {
 }
 
 void ResponseHook::Harvested(int64_t now_ms) {
-    HarvestContextSlot(network_.slot(upstream_), commitment_, scanner_->slot(),
+    HarvestContextSlot(network_, upstream_, commitment_, scanner_->slot(),
                        now_ms);
 }
 
@@ -73,7 +73,7 @@ std::optional<ResponseHook::Correction> ResponseHook::Rewrite(
     if (!answer) {
         return std::nullopt;  // an error or something unexpected: untouched
     }
-    NetworkShared& shared = network_.shared();
+    TipStore& tips = network_.tips();
     // The memory of answered slots is network-wide, so only requests
     // without a selector use it: a group may rightly be behind the rest.
     bool processed = (commitment_ == SG_COMMITMENT_PROCESSED ||
@@ -81,15 +81,15 @@ std::optional<ResponseHook::Correction> ResponseHook::Rewrite(
                      !plan_.has_selector;
     uint64_t corrected = CorrectGetSlot(
         commitment_, answer->slot, PlanTips(network_, plan_, now_ms),
-        processed ? shared.processed_answered.load() : 0);
+        processed ? tips.Answered() : 0);
     if (processed) {
-        SuggestSlot(shared.processed_answered, corrected,
-                    shared.answered_rollbacks);
+        tips.SuggestAnswered(corrected);
     }
     if (corrected == answer->slot) {
         return std::nullopt;
     }
-    shared.getslot_corrections.fetch_add(1, std::memory_order_relaxed);
+    network_.counters().getslot_corrections.fetch_add(
+        1, std::memory_order_relaxed);
     return Correction{ReplaceSlot(body, *answer, corrected), answer->slot,
                       corrected};
 }

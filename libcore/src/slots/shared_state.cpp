@@ -79,15 +79,15 @@ bool SuggestSlot(std::atomic<uint64_t>& view, uint64_t value,
     }
 }
 
-bool UpstreamSlot::SuggestProcessed(uint64_t value) {
+bool UpstreamRecord::SuggestProcessed(uint64_t value) {
     return SuggestSlot(processed, value, large_rollbacks);
 }
 
-bool UpstreamSlot::SuggestFinalized(uint64_t value) {
+bool UpstreamRecord::SuggestFinalized(uint64_t value) {
     return SuggestSlot(finalized, value, large_rollbacks);
 }
 
-bool UpstreamSlot::SuggestShred(uint64_t value) {
+bool UpstreamRecord::SuggestShred(uint64_t value) {
     return SuggestSlot(shred, value, large_rollbacks);
 }
 
@@ -106,11 +106,11 @@ static CordonState UnpackCordon(uint64_t word) {
     return s;
 }
 
-CordonState UpstreamSlot::Cordon() const {
+CordonState UpstreamRecord::Cordon() const {
     return UnpackCordon(cordon.load(std::memory_order_acquire));
 }
 
-bool UpstreamSlot::SwapCordon(CordonOwner expected, const CordonState& next) {
+bool UpstreamRecord::SwapCordon(CordonOwner expected, const CordonState& next) {
     uint64_t current = cordon.load(std::memory_order_acquire);
     for (;;) {
         if (UnpackCordon(current).owner != expected) {
@@ -123,7 +123,7 @@ bool UpstreamSlot::SwapCordon(CordonOwner expected, const CordonState& next) {
     }
 }
 
-void UpstreamSlot::Reset(std::string_view new_id) {
+void UpstreamRecord::Reset(std::string_view new_id) {
     // Only the master touches a slot being (re)bound, before workers fork
     // or while the slot is free: plain stores are enough.
     processed.store(0);

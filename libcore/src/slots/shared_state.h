@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "slots/slot_types.h"
 #include "solgate/solgate.h"
 
 namespace solgate {
@@ -20,21 +21,6 @@ constexpr size_t kLaneKeyCapacity = 24;   // "grp:" + 16 hex digits
 constexpr size_t kLaneNameCapacity = 64;
 constexpr size_t kIdCapacity = 65;         // 64 characters and a NUL
 constexpr size_t kReasonCapacity = 192;
-
-// A backwards jump of at most this many slots is sampling noise between
-// nodes and is ignored; a larger one is accepted and counted.
-constexpr uint64_t kToleratedSlotRollback = 1024;
-
-enum class CordonOwner : uint32_t { kNone = 0, kPoller = 1, kOperator = 2 };
-enum class CordonCause : uint32_t {
-    kNone = 0,
-    kUnhealthy = 1,   // getHealth failed
-    kShredLag = 2,    // ingestion lag above the threshold
-    kGenesis = 3,     // the upstream serves another cluster
-    kOperator = 4,
-};
-enum class HealthOutcome : uint32_t { kUnknown = 0, kOk = 1, kFailed = 2 };
-enum class GenesisCheck : uint32_t { kUnchecked = 0, kMatches = 1, kDiffers = 2 };
 
 enum PollMethod : size_t {
     kPollGetHealth = 0,
@@ -57,13 +43,7 @@ struct SharedText {
     std::string Read() const;
 };
 
-struct CordonState {
-    CordonOwner owner = CordonOwner::kNone;
-    CordonCause cause = CordonCause::kNone;
-    int64_t since_wall_ms = 0;
-};
-
-struct UpstreamSlot {
+struct UpstreamRecord {
     enum Use : uint32_t { kFree = 0, kBound = 1, kRetired = 2 };
 
     std::atomic<uint32_t> use;
@@ -114,8 +94,6 @@ struct UpstreamSlot {
     void Reset(std::string_view new_id);
 };
 
-enum LaneAxis : size_t { kAxisProcessed = 0, kAxisFinalized, kAxisCount };
-std::string_view LaneAxisName(LaneAxis axis);
 
 // What a lane remembers per axis between picks.
 struct LaneAxisState {
@@ -162,17 +140,7 @@ struct NetworkShared {
     std::atomic<uint64_t> lane_cap_misses;  // lane-worthy groups past the cap
     LaneShared all;                          // the network-wide lane
     LaneShared lanes[kMaxLanes];
-    UpstreamSlot slots[kMaxUpstreams];
-};
-
-// Lease: which process polls an upstream. Claimed by compare-and-swap;
-// expires on its own, so a crashed worker's lease passes to another.
-struct Lease {
-    uint32_t pid = 0;
-    int64_t expires_ms = 0;
-
-    static Lease Unpack(uint64_t word);
-    uint64_t Pack() const;
+    UpstreamRecord slots[kMaxUpstreams];
 };
 
 // Renews the lease when `pid` holds it, or takes it when it has expired.

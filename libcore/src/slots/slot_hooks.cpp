@@ -38,15 +38,17 @@ bool BlockUnavailable(uint64_t slot, const Tips& tips, uint64_t margin) {
            slot - tips.indexed > margin;
 }
 
-void HarvestContextSlot(UpstreamSlot& slot, sg_commitment_t commitment,
-                        uint64_t context_slot, int64_t now_ms) {
-    slot.harvested.fetch_add(1, std::memory_order_relaxed);
+void HarvestContextSlot(const Network& network, size_t upstream,
+                        sg_commitment_t commitment, uint64_t context_slot,
+                        int64_t now_ms) {
+    SlotStore& views = network.slots();
+    network.record(upstream).harvested.fetch_add(1, std::memory_order_relaxed);
     if (commitment == SG_COMMITMENT_FINALIZED &&
-        slot.SuggestFinalized(context_slot)) {
-        slot.finalized_seen_ms.store(now_ms, std::memory_order_relaxed);
+        views.Suggest(upstream, kSlotFinalized, context_slot)) {
+        views.MarkTrafficSeen(upstream, kSlotFinalized, now_ms);
     }
-    if (slot.SuggestProcessed(context_slot)) {
-        slot.processed_seen_ms.store(now_ms, std::memory_order_relaxed);
+    if (views.Suggest(upstream, kSlotProcessed, context_slot)) {
+        views.MarkTrafficSeen(upstream, kSlotProcessed, now_ms);
     }
 }
 

@@ -31,8 +31,9 @@ bool BlockUnavailable(uint64_t slot, const Tips& tips, uint64_t margin);
 // Feeds a context.slot seen in live traffic to the upstream's views:
 // finalized feeds both views, weaker commitments the latest one. A view
 // counts as traffic-fresh only when it accepted the value.
-void HarvestContextSlot(UpstreamSlot& slot, sg_commitment_t commitment,
-                        uint64_t context_slot, int64_t now_ms);
+void HarvestContextSlot(const Network& network, size_t upstream,
+                        sg_commitment_t commitment, uint64_t context_slot,
+                        int64_t now_ms);
 
 // Methods whose result is the RpcResponse envelope with context.slot.
 bool IsEnvelopeMethod(std::string_view method);

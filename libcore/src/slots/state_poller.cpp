@@ -44,14 +44,15 @@ constexpr const char* kRecoveredReason =
 
 }  // namespace
 
-uint64_t IngestionLag(const UpstreamSlot& slot) {
-    uint64_t shred = slot.shred.load(std::memory_order_relaxed);
-    uint64_t processed = slot.processed.load(std::memory_order_relaxed);
+uint64_t IngestionLag(const Network& network, size_t i) {
+    uint64_t shred = network.slots().View(i, kSlotShred);
+    uint64_t processed = network.slots().View(i, kSlotProcessed);
     return shred > processed && processed > 0 ? shred - processed : 0;
 }
 
-std::string CordonReason(const UpstreamSlot& slot) {
-    switch (slot.Cordon().cause) {
+std::string CordonReason(const Network& network, size_t i) {
+    const CordonStore& cordons = network.cordons();
+    switch (cordons.Cordon(i).cause) {
     case CordonCause::kNone:
         return "";
     case CordonCause::kUnhealthy:
@@ -60,11 +61,11 @@ std::string CordonReason(const UpstreamSlot& slot) {
         return Format("svm state poller: shred-insert lag %llu slots exceeds "
                       "threshold %llu (node ingests shreds but does not "
                       "replay them)",
-                      static_cast<unsigned long long>(slot.cordon_lag.load()),
+                      static_cast<unsigned long long>(cordons.CordonLag(i)),
                       static_cast<unsigned long long>(kMaxShredInsertSlotLag));
     case CordonCause::kGenesis:
     case CordonCause::kOperator:
-        return slot.cordon_note.Read();
+        return cordons.CordonNote(i);
     }
     return "";
 }
@@ -73,7 +74,9 @@ UpstreamPoller::UpstreamPoller(const Network& network, size_t index,
                                Transport& transport, Clock& clock, LogSink log)
     : network_(network),
       index_(index),
-      slot_(network.slot(index)),
+      record_(network.record(index)),
+      views_(network.slots()),
+      cordons_(network.cordons()),
       transport_(transport),
       clock_(clock),
       log_(std::move(log)) {}
@@ -84,11 +87,11 @@ std::string UpstreamPoller::Describe() const {
 }
 
 bool UpstreamPoller::TrafficFresh(int64_t now) const {
-    auto fresh = [&](const std::atomic<int64_t>& seen) {
-        int64_t t = seen.load(std::memory_order_relaxed);
+    auto fresh = [&](SlotAxis axis) {
+        int64_t t = views_.TrafficSeenMs(index_, axis);
         return t > 0 && now - t < network_.settings().debounce_ms;
     };
-    return fresh(slot_.processed_seen_ms) && fresh(slot_.finalized_seen_ms);
+    return fresh(kSlotProcessed) && fresh(kSlotFinalized);
 }
 
 void UpstreamPoller::Tick() {
@@ -96,7 +99,7 @@ void UpstreamPoller::Tick() {
         return;  // the previous fan-out is still out
     }
     int64_t now = clock_.MonotonicMs();
-    int64_t last = slot_.last_fanout_ms.load(std::memory_order_relaxed);
+    int64_t last = record_.last_fanout_ms.load(std::memory_order_relaxed);
     if (last != 0 && now - last + kTickJitterMs < network_.settings().debounce_ms) {
         return;  // inside the debounce window: no RPC at all
     }
@@ -107,15 +110,14 @@ void UpstreamPoller::Tick() {
                                Describe().c_str(), kPollIntervalMs,
                                network_.settings().debounce_ms));
     }
-    slot_.last_fanout_ms.store(now, std::memory_order_relaxed);
+    record_.last_fanout_ms.store(now, std::memory_order_relaxed);
 
     pending_ = 1;  // held until every call below is issued
     Call(kPollGetHealth, RequestBody("getHealth"), [this](const HttpResult& r) {
         bool healthy = ReplyHealthy(r);
-        auto before = slot_.health.exchange(static_cast<uint32_t>(
-            healthy ? HealthOutcome::kOk : HealthOutcome::kFailed));
-        if (!healthy &&
-            before != static_cast<uint32_t>(HealthOutcome::kFailed)) {
+        HealthOutcome before = views_.ExchangeHealth(
+            index_, healthy ? HealthOutcome::kOk : HealthOutcome::kFailed);
+        if (!healthy && before != HealthOutcome::kFailed) {
             log_(kLogWarn, Format("svm state poller: getHealth failed: %s %s",
                                   Describe().c_str(),
                                   DescribeFailure(r).c_str()));
@@ -124,29 +126,29 @@ void UpstreamPoller::Tick() {
     Call(kPollGetMaxShredInsertSlot, RequestBody("getMaxShredInsertSlot"),
          [this](const HttpResult& r) {
              if (auto v = ReplyU64(r)) {
-                 slot_.SuggestShred(*v);
+                 views_.Suggest(index_, kSlotShred, *v);
              }
          });
 
     // Live traffic that keeps both views fresh stands in for the two
     // getSlot calls, at most kMaxGateSkips ticks in a row.
-    if (TrafficFresh(now) && slot_.gate_skips.load() < kMaxGateSkips) {
-        slot_.gate_skips.fetch_add(1);
-        slot_.gate_skipped_ticks.fetch_add(1);
+    if (TrafficFresh(now) && record_.gate_skips.load() < kMaxGateSkips) {
+        record_.gate_skips.fetch_add(1);
+        record_.gate_skipped_ticks.fetch_add(1);
     } else {
-        slot_.gate_skips.store(0);
+        record_.gate_skips.store(0);
         Call(kPollGetSlotProcessed,
              RequestBody("getSlot", "[{\"commitment\":\"processed\"}]"),
              [this](const HttpResult& r) {
                  if (auto v = ReplyU64(r)) {
-                     slot_.SuggestProcessed(*v);
+                     views_.Suggest(index_, kSlotProcessed, *v);
                  }
              });
         Call(kPollGetSlotFinalized,
              RequestBody("getSlot", "[{\"commitment\":\"finalized\"}]"),
              [this](const HttpResult& r) {
                  if (auto v = ReplyU64(r)) {
-                     slot_.SuggestFinalized(*v);
+                     views_.Suggest(index_, kSlotFinalized, *v);
                  }
              });
     }
@@ -155,7 +157,7 @@ void UpstreamPoller::Tick() {
 
     std::string_view expected = GenesisHash(network_.settings().cluster);
     if (!expected.empty() &&
-        slot_.genesis.load() == static_cast<uint32_t>(GenesisCheck::kUnchecked)) {
+        views_.Genesis(index_) == GenesisCheck::kUnchecked) {
         Call(kPollGetGenesisHash, RequestBody("getGenesisHash"),
              [this, expected](const HttpResult& r) {
                  auto hash = ReplyString(r);
@@ -163,17 +165,15 @@ void UpstreamPoller::Tick() {
                      return;  // asked again at the next fan-out
                  }
                  if (*hash == expected) {
-                     slot_.genesis.store(
-                         static_cast<uint32_t>(GenesisCheck::kMatches));
+                     views_.SetGenesis(index_, GenesisCheck::kMatches);
                      return;
                  }
-                 slot_.cordon_note.Write(Format(
+                 cordons_.SetCordonNote(index_, Format(
                      "svm state poller: genesis hash %s is not %s's (%s)",
                      hash->c_str(),
                      std::string(ClusterName(network_.settings().cluster)).c_str(),
                      std::string(expected).c_str()));
-                 slot_.genesis.store(
-                     static_cast<uint32_t>(GenesisCheck::kDiffers));
+                 views_.SetGenesis(index_, GenesisCheck::kDiffers);
              });
     }
     CallDone();
@@ -183,18 +183,18 @@ void UpstreamPoller::PollLedgerWindow(int64_t now) {
     if (!network_.settings().track_ledger_window) {
         return;
     }
-    int64_t last = slot_.first_available_polled_ms.load();
+    int64_t last = record_.first_available_polled_ms.load();
     if (last != 0 && now - last < kFirstAvailablePollMs) {
         return;
     }
-    slot_.first_available_polled_ms.store(now);
+    record_.first_available_polled_ms.store(now);
     Call(kPollGetFirstAvailableBlock, RequestBody("getFirstAvailableBlock"),
          [this, now](const HttpResult& r) {
              if (auto v = ReplyU64(r)) {
-                 slot_.first_available_plus1.store(*v + 1);
+                 views_.SetFirstAvailable(index_, *v);
              } else {
                  // asked again in kFirstAvailableRetryMs, not every tick
-                 slot_.first_available_polled_ms.store(
+                 record_.first_available_polled_ms.store(
                      now - kFirstAvailablePollMs + kFirstAvailableRetryMs);
              }
          });
@@ -203,14 +203,14 @@ void UpstreamPoller::PollLedgerWindow(int64_t now) {
 void UpstreamPoller::Call(PollMethod method, std::string body,
                           std::function<void(const HttpResult&)> on_reply) {
     pending_++;
-    slot_.polls[method].fetch_add(1, std::memory_order_relaxed);
+    record_.polls[method].fetch_add(1, std::memory_order_relaxed);
     transport_.Post(network_.upstream(index_).poll, std::move(body),
                     kPollTimeoutMs,
                     [this, method, on_reply](HttpResult reply) {
                         bool ok = reply.transport_error == 0 &&
                                   reply.http_status == 200;
                         if (!ok) {
-                            slot_.poll_errors[method].fetch_add(1);
+                            record_.poll_errors[method].fetch_add(1);
                         }
                         on_reply(reply);
                         CallDone();
@@ -224,13 +224,11 @@ void UpstreamPoller::CallDone() {
 }
 
 void UpstreamPoller::Evaluate() {
-    uint64_t lag = IngestionLag(slot_);
-    bool health_failed = slot_.health.load() ==
-                         static_cast<uint32_t>(HealthOutcome::kFailed);
-    bool genesis_differs = slot_.genesis.load() ==
-                           static_cast<uint32_t>(GenesisCheck::kDiffers);
+    uint64_t lag = IngestionLag(network_, index_);
+    bool health_failed = views_.Health(index_) == HealthOutcome::kFailed;
+    bool genesis_differs = views_.Genesis(index_) == GenesisCheck::kDiffers;
     bool lagging = lag > kMaxShredInsertSlotLag;
-    CordonState current = slot_.Cordon();
+    CordonState current = cordons_.Cordon(index_);
 
     if (health_failed || lagging || genesis_differs) {
         if (current.owner != CordonOwner::kNone) {
@@ -239,27 +237,29 @@ void UpstreamPoller::Evaluate() {
         CordonCause cause = genesis_differs ? CordonCause::kGenesis
                             : health_failed ? CordonCause::kUnhealthy
                                             : CordonCause::kShredLag;
-        slot_.cordon_lag.store(lag);
-        if (!slot_.SwapCordon(CordonOwner::kNone,
+        cordons_.SetCordonLag(index_, lag);
+        if (!cordons_.SwapCordon(index_, CordonOwner::kNone,
                               {CordonOwner::kPoller, cause, clock_.WallMs()})) {
             return;  // an operator got there first
         }
-        slot_.cordon_events.fetch_add(1);
+        record_.cordon_events.fetch_add(1);
         log_(kLogWarn,
              Format("svm upstream unhealthy; cordoning out of rotation: %s "
                     "shredInsertSlot=%llu shredInsertSlotLag=%llu "
                     "latestSlot=%llu reason=\"%s\"",
                     Describe().c_str(),
-                    static_cast<unsigned long long>(slot_.shred.load()),
+                    static_cast<unsigned long long>(
+                        views_.View(index_, kSlotShred)),
                     static_cast<unsigned long long>(lag),
-                    static_cast<unsigned long long>(slot_.processed.load()),
-                    CordonReason(slot_).c_str()));
+                    static_cast<unsigned long long>(
+                        views_.View(index_, kSlotProcessed)),
+                    CordonReason(network_, index_).c_str()));
         return;
     }
 
     // Only the poller's own cordon is lifted, never an operator's.
     if (current.owner == CordonOwner::kPoller &&
-        slot_.SwapCordon(CordonOwner::kPoller, CordonState{})) {
+        cordons_.SwapCordon(index_, CordonOwner::kPoller, CordonState{})) {
         log_(kLogInfo,
              Format("svm upstream recovered; uncordoning: %s "
                     "shredInsertSlotLag=%llu reason=\"%s\"",
@@ -279,7 +279,7 @@ NetworkPoller::NetworkPoller(const Network& network, Transport& transport,
 
 NetworkPoller::~NetworkPoller() {
     for (size_t i = 0; i < network_.size(); i++) {
-        ReleaseLease(network_.slot(i).lease, pid_);
+        network_.leases().ReleaseLease(i, pid_);
     }
 }
 
@@ -287,14 +287,12 @@ void NetworkPoller::Tick() {
     int64_t now = clock_.MonotonicMs();
     network_.RefreshLanes(now);
     for (size_t i = 0; i < upstreams_.size(); i++) {
-        UpstreamSlot& slot = network_.slot(i);
-        // An old worker draining after a reload must not poll into a slot
-        // that the new configuration gave to another upstream.
-        if (slot.use.load() != UpstreamSlot::kBound ||
-            std::string_view(slot.id) != network_.upstream(i).id) {
+        // An old worker draining after a reload must not poll into a
+        // record that the new configuration gave to another upstream.
+        if (!network_.OwnsRecord(i)) {
             continue;
         }
-        if (ClaimLease(slot.lease, pid_, now, kLeaseTtlMs)) {
+        if (network_.leases().ClaimLease(i, pid_, now, kLeaseTtlMs)) {
             upstreams_[i]->Tick();
         }
     }

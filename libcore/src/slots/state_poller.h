@@ -25,10 +25,10 @@ constexpr int64_t kLeaseTtlMs = 2000;
 // slack a 400 ms debounce would skip every other tick.
 constexpr int64_t kTickJitterMs = 20;
 
-// The reason text of an upstream's current cordon ("" when none).
-std::string CordonReason(const UpstreamSlot& slot);
+// The reason text of upstream i's current cordon ("" when none).
+std::string CordonReason(const Network& network, size_t i);
 // ingestion lag = shred watermark - processed slot; negative reads as 0.
-uint64_t IngestionLag(const UpstreamSlot& slot);
+uint64_t IngestionLag(const Network& network, size_t i);
 
 class UpstreamPoller {
 public:
@@ -50,7 +50,9 @@ private:
 
     const Network& network_;
     size_t index_;
-    UpstreamSlot& slot_;
+    UpstreamRecord& record_;  // this host's schedule and counters
+    SlotStore& views_;
+    CordonStore& cordons_;
     Transport& transport_;
     Clock& clock_;
     LogSink log_;

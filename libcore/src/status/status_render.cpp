@@ -33,25 +33,11 @@ uint64_t Load(const std::atomic<uint64_t>& value) {
     return value.load(std::memory_order_relaxed);
 }
 
-HealthOutcome Health(const UpstreamSlot& slot) {
-    return static_cast<HealthOutcome>(
-        slot.health.load(std::memory_order_relaxed));
-}
-
-GenesisCheck Genesis(const UpstreamSlot& slot) {
-    return static_cast<GenesisCheck>(
-        slot.genesis.load(std::memory_order_relaxed));
-}
-
 // A cold upstream (nothing polled yet) counts as healthy.
-bool Healthy(const UpstreamSlot& slot) {
-    return Health(slot) != HealthOutcome::kFailed &&
-           IngestionLag(slot) <= kMaxShredInsertSlotLag &&
-           Genesis(slot) != GenesisCheck::kDiffers;
-}
-
-bool IsCordoned(const UpstreamSlot& slot) {
-    return slot.Cordon().owner != CordonOwner::kNone;
+bool Healthy(const Network& network, size_t i) {
+    return network.slots().Health(i) != HealthOutcome::kFailed &&
+           IngestionLag(network, i) <= kMaxShredInsertSlotLag &&
+           network.slots().Genesis(i) != GenesisCheck::kDiffers;
 }
 
 // --- JSON of GET /solgate/state ---------------------------------------------
@@ -137,23 +123,23 @@ std::string_view CordonOwnerName(CordonOwner owner) {
     }
 }
 
-void AppendCordon(std::string& out, const UpstreamSlot& slot) {
-    CordonState cordon = slot.Cordon();
+void AppendCordon(std::string& out, const Network& network, size_t i) {
+    CordonState cordon = network.cordons().Cordon(i);
     if (cordon.owner == CordonOwner::kNone) {
         out += "null";
         return;
     }
     JsonObject o(out);
     o.String("by", CordonOwnerName(cordon.owner));
-    o.String("reason", CordonReason(slot));
+    o.String("reason", CordonReason(network, i));
     o.String("since", FormatUtc(cordon.since_wall_ms));
     o.Close();
 }
 
 // null when no process holds the lease (pid 0, or expired).
-void AppendLease(std::string& out, const UpstreamSlot& slot,
+void AppendLease(std::string& out, const Network& network, size_t i,
                  int64_t now_mono_ms) {
-    Lease lease = Lease::Unpack(slot.lease.load(std::memory_order_relaxed));
+    Lease lease = network.leases().LeaseHolder(i);
     if (lease.pid == 0 || lease.expires_ms <= now_mono_ms) {
         out += "null";
         return;
@@ -165,9 +151,8 @@ void AppendLease(std::string& out, const UpstreamSlot& slot,
 }
 
 // How long ago live traffic last fed a view; null when it never did.
-void AppendAge(JsonObject& o, std::string_view key,
-               const std::atomic<int64_t>& seen_ms, int64_t now_mono_ms) {
-    int64_t seen = seen_ms.load(std::memory_order_relaxed);
+void AppendAge(JsonObject& o, std::string_view key, int64_t seen,
+               int64_t now_mono_ms) {
     if (seen == 0) {
         o.Null(key);
     } else {
@@ -175,11 +160,14 @@ void AppendAge(JsonObject& o, std::string_view key,
     }
 }
 
-void AppendTrafficAges(std::string& out, const UpstreamSlot& slot,
+void AppendTrafficAges(std::string& out, const Network& network, size_t i,
                        int64_t now_mono_ms) {
+    const SlotStore& views = network.slots();
     JsonObject o(out);
-    AppendAge(o, "processed", slot.processed_seen_ms, now_mono_ms);
-    AppendAge(o, "finalized", slot.finalized_seen_ms, now_mono_ms);
+    AppendAge(o, "processed", views.TrafficSeenMs(i, kSlotProcessed),
+              now_mono_ms);
+    AppendAge(o, "finalized", views.TrafficSeenMs(i, kSlotFinalized),
+              now_mono_ms);
     o.Close();
 }
 
@@ -194,25 +182,26 @@ void AppendPollCounts(std::string& out,
 
 void AppendUpstream(std::string& out, const Network& network, size_t i,
                     int64_t now_mono_ms) {
-    const UpstreamSlot& slot = network.slot(i);
+    const SlotStore& views = network.slots();
+    const UpstreamRecord& record = network.record(i);
     JsonObject o(out);
     o.String("id", network.upstream(i).id);
-    o.Uint("processed_slot", Load(slot.processed));
-    o.Uint("finalized_slot", Load(slot.finalized));
-    o.Uint("shred_insert_slot", Load(slot.shred));
-    o.Uint("ingestion_lag_slots", IngestionLag(slot));
-    o.String("health", HealthName(Health(slot)));
-    o.Bool("healthy", Healthy(slot));
-    o.String("genesis", GenesisName(Genesis(slot)));
-    AppendCordon(o.Key("cordon"), slot);
-    AppendLease(o.Key("lease"), slot, now_mono_ms);
-    AppendTrafficAges(o.Key("traffic_seen_ms_ago"), slot, now_mono_ms);
-    AppendPollCounts(o.Key("polls"), slot.polls);
-    AppendPollCounts(o.Key("poll_errors"), slot.poll_errors);
-    o.Uint("large_rollbacks", Load(slot.large_rollbacks));
-    o.Uint("cordon_events", Load(slot.cordon_events));
-    o.Uint("gate_skipped_ticks", Load(slot.gate_skipped_ticks));
-    o.Uint("harvested", Load(slot.harvested));
+    o.Uint("processed_slot", views.View(i, kSlotProcessed));
+    o.Uint("finalized_slot", views.View(i, kSlotFinalized));
+    o.Uint("shred_insert_slot", views.View(i, kSlotShred));
+    o.Uint("ingestion_lag_slots", IngestionLag(network, i));
+    o.String("health", HealthName(views.Health(i)));
+    o.Bool("healthy", Healthy(network, i));
+    o.String("genesis", GenesisName(views.Genesis(i)));
+    AppendCordon(o.Key("cordon"), network, i);
+    AppendLease(o.Key("lease"), network, i, now_mono_ms);
+    AppendTrafficAges(o.Key("traffic_seen_ms_ago"), network, i, now_mono_ms);
+    AppendPollCounts(o.Key("polls"), record.polls);
+    AppendPollCounts(o.Key("poll_errors"), record.poll_errors);
+    o.Uint("large_rollbacks", Load(record.large_rollbacks));
+    o.Uint("cordon_events", Load(record.cordon_events));
+    o.Uint("gate_skipped_ticks", Load(record.gate_skipped_ticks));
+    o.Uint("harvested", Load(record.harvested));
     o.Close();
 }
 
@@ -403,7 +392,7 @@ void AppendNetwork(std::string& out, const Network& network,
     o.Bool("enforce_block_availability", settings.enforce_block_availability);
     AppendTips(o.Key("tips"), network.CurrentTips());
     o.Uint("guard_margin", network.GuardMargin());
-    AppendNetworkCounters(o.Key("counters"), network.shared());
+    AppendNetworkCounters(o.Key("counters"), network.counters());
     AppendUpstreams(o.Key("upstreams"), network, now_mono_ms);
     if (network.blocks() != nullptr && network.blocks()->bound()) {
         AppendBlocks(o.Key("blocks"), *network.blocks(), now_mono_ms,
@@ -482,33 +471,33 @@ void AppendFamily(std::string& out, const Family& family,
     }
 }
 
-// One sample per upstream: {network, upstream} = value(slot).
-SampleWriter PerUpstream(uint64_t (*value)(const UpstreamSlot&)) {
+// One sample per upstream: {network, upstream} = value(network, i).
+SampleWriter PerUpstream(uint64_t (*value)(const Network&, size_t)) {
     return [value](std::string& out, std::string_view name,
                    const Network& network, int64_t) {
         for (size_t i = 0; i < network.size(); i++) {
             AppendSample(out, name,
                          {{"network", network.name()},
                           {"upstream", network.upstream(i).id}},
-                         value(network.slot(i)));
+                         value(network, i));
         }
     };
 }
 
 // One sample per upstream and poll method, from one counter array.
 SampleWriter PerPollMethod(
-    const std::atomic<uint64_t> (UpstreamSlot::*counts)[kPollMethodCount]) {
+    const std::atomic<uint64_t> (UpstreamRecord::*counts)[kPollMethodCount]) {
     return [counts](std::string& out, std::string_view name,
                     const Network& network, int64_t) {
         for (size_t i = 0; i < network.size(); i++) {
-            const UpstreamSlot& slot = network.slot(i);
+            const UpstreamRecord& record = network.record(i);
             for (size_t m = 0; m < kPollMethodCount; m++) {
                 auto method = static_cast<PollMethod>(m);
                 AppendSample(out, name,
                              {{"network", network.name()},
                               {"upstream", network.upstream(i).id},
                               {"method", PollMethodName(method)}},
-                             Load((slot.*counts)[m]));
+                             Load((record.*counts)[m]));
             }
         }
     };
@@ -519,7 +508,7 @@ SampleWriter PerNetwork(uint64_t (*value)(const NetworkShared&)) {
     return [value](std::string& out, std::string_view name,
                    const Network& network, int64_t) {
         AppendSample(out, name, {{"network", network.name()}},
-                     value(network.shared()));
+                     value(network.counters()));
     };
 }
 
@@ -644,9 +633,8 @@ std::string QueueFull(const QueueStats& s) {
 void AppendCordonedSamples(std::string& out, std::string_view name,
                            const Network& network, int64_t) {
     for (size_t i = 0; i < network.size(); i++) {
-        const UpstreamSlot& slot = network.slot(i);
-        bool cordoned = IsCordoned(slot);
-        std::string reason = cordoned ? CordonReason(slot) : std::string();
+        bool cordoned = network.Cordoned(i);
+        std::string reason = cordoned ? CordonReason(network, i) : std::string();
         AppendSample(out, name,
                      {{"network", network.name()},
                       {"upstream", network.upstream(i).id},
@@ -655,46 +643,39 @@ void AppendCordonedSamples(std::string& out, std::string_view name,
     }
 }
 
-// Every lane of the network: "all" and the groups that requests formed.
-std::vector<const LaneShared*> Lanes(const Network& network) {
-    std::vector<const LaneShared*> lanes{&network.all_lane()};
-    for (const LaneShared& lane : network.shared().lanes) {
-        if (lane.state.load(std::memory_order_acquire) == LaneShared::kReady) {
-            lanes.push_back(&lane);
-        }
-    }
-    return lanes;
-}
+using LaneGauges = LaneAxisMemory::Gauges;
 
-// One sample per lane and axis: {network, lane, axis} = value(axis state).
-SampleWriter PerLaneAxis(std::string (*value)(const LaneAxisState&, int64_t)) {
+// One sample per lane ("all" and the groups requests formed) and axis:
+// {network, lane, axis} = value(gauges).
+SampleWriter PerLaneAxis(std::string (*value)(const LaneGauges&, int64_t)) {
     return [value](std::string& out, std::string_view name,
                    const Network& network, int64_t now_ms) {
-        for (const LaneShared* lane : Lanes(network)) {
+        for (const LaneInfo& lane : network.tips().Lanes()) {
             for (size_t a = 0; a < kAxisCount; a++) {
                 auto axis = static_cast<LaneAxis>(a);
-                AppendSampleText(out, name,
-                                 {{"network", network.name()},
-                                  {"lane", lane->name},
-                                  {"axis", LaneAxisName(axis)}},
-                                 value(lane->axes[a], now_ms));
+                AppendSampleText(
+                    out, name,
+                    {{"network", network.name()},
+                     {"lane", lane.name},
+                     {"axis", LaneAxisName(axis)}},
+                    value(network.tips().Axis(lane.id, axis).Read(), now_ms));
             }
         }
     };
 }
 
-std::string LaneServed(const LaneAxisState& axis, int64_t) {
-    return std::to_string(Load(axis.served));
+std::string LaneServed(const LaneGauges& axis, int64_t) {
+    return std::to_string(axis.served);
 }
 
-std::string LaneLag(const LaneAxisState& axis, int64_t) {
-    uint64_t served = Load(axis.served);
-    uint64_t head = Load(axis.max_head);
-    return std::to_string(head > served ? head - served : 0);
+std::string LaneLag(const LaneGauges& axis, int64_t) {
+    return std::to_string(axis.max_head > axis.served
+                              ? axis.max_head - axis.served
+                              : 0);
 }
 
-std::string LaneAdvanceAge(const LaneAxisState& axis, int64_t now_ms) {
-    int64_t anchor = axis.anchor_ms.load(std::memory_order_relaxed);
+std::string LaneAdvanceAge(const LaneGauges& axis, int64_t now_ms) {
+    int64_t anchor = axis.anchor_ms;
     if (anchor == 0) {
         return "0";
     }
@@ -710,18 +691,30 @@ void AppendIndexedTipSamples(std::string& out, std::string_view name,
                  network.CurrentTips().indexed);
 }
 
-uint64_t ProcessedSlot(const UpstreamSlot& s) { return Load(s.processed); }
-uint64_t FinalizedSlot(const UpstreamSlot& s) { return Load(s.finalized); }
-uint64_t ShredSlot(const UpstreamSlot& s) { return Load(s.shred); }
-uint64_t HealthyValue(const UpstreamSlot& s) { return Healthy(s) ? 1 : 0; }
-uint64_t CordonEvents(const UpstreamSlot& s) { return Load(s.cordon_events); }
-uint64_t LargeRollbacks(const UpstreamSlot& s) {
-    return Load(s.large_rollbacks);
+uint64_t ProcessedSlot(const Network& n, size_t i) {
+    return n.slots().View(i, kSlotProcessed);
 }
-uint64_t GateSkippedTicks(const UpstreamSlot& s) {
-    return Load(s.gate_skipped_ticks);
+uint64_t FinalizedSlot(const Network& n, size_t i) {
+    return n.slots().View(i, kSlotFinalized);
 }
-uint64_t Harvested(const UpstreamSlot& s) { return Load(s.harvested); }
+uint64_t ShredSlot(const Network& n, size_t i) {
+    return n.slots().View(i, kSlotShred);
+}
+uint64_t HealthyValue(const Network& n, size_t i) {
+    return Healthy(n, i) ? 1 : 0;
+}
+uint64_t CordonEvents(const Network& n, size_t i) {
+    return Load(n.record(i).cordon_events);
+}
+uint64_t LargeRollbacks(const Network& n, size_t i) {
+    return Load(n.record(i).large_rollbacks);
+}
+uint64_t GateSkippedTicks(const Network& n, size_t i) {
+    return Load(n.record(i).gate_skipped_ticks);
+}
+uint64_t Harvested(const Network& n, size_t i) {
+    return Load(n.record(i).harvested);
+}
 
 uint64_t GetSlotCorrections(const NetworkShared& n) {
     return Load(n.getslot_corrections);
@@ -766,10 +759,10 @@ const std::vector<Family>& Families() {
          PerUpstream(LargeRollbacks)},
         {"solgate_upstream_poll_requests_total", "counter",
          "State poller requests sent to the upstream, by method.",
-         PerPollMethod(&UpstreamSlot::polls)},
+         PerPollMethod(&UpstreamRecord::polls)},
         {"solgate_upstream_poll_errors_total", "counter",
          "State poller requests to the upstream that failed, by method.",
-         PerPollMethod(&UpstreamSlot::poll_errors)},
+         PerPollMethod(&UpstreamRecord::poll_errors)},
         {"solgate_upstream_traffic_gate_skips_total", "counter",
          "Poll ticks that skipped getSlot because live traffic was fresh.",
          PerUpstream(GateSkippedTicks)},

@@ -49,8 +49,8 @@ protected:
           service(rig.service()) {
         EXPECT_EQ(rig.error(), "");
         for (size_t i = 0; i < 2; i++) {
-            net.network.slot(i).SuggestProcessed(5000);
-            net.network.slot(i).SuggestFinalized(4968);
+            net.network.record(i).SuggestProcessed(5000);
+            net.network.record(i).SuggestFinalized(4968);
         }
     }
 
@@ -63,7 +63,7 @@ protected:
 
     void LedgerWindow(uint64_t first) {
         for (size_t i = 0; i < 2; i++) {
-            net.network.slot(i).first_available_plus1.store(first + 1);
+            net.network.record(i).first_available_plus1.store(first + 1);
         }
     }
 

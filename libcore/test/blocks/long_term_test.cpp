@@ -56,8 +56,8 @@ protected:
           rig(net.network, "solgate-lts", TwoStoragesAndASmallArchivePlan()),
           service(rig.service()) {
         EXPECT_EQ(rig.error(), "");
-        net.network.slot(0).first_available_plus1.store(4001);
-        net.network.slot(0).SuggestFinalized(5000);
+        net.network.record(0).first_available_plus1.store(4001);
+        net.network.record(0).SuggestFinalized(5000);
         retriever = std::make_unique<LongTermRetriever>(
             *service, transport, clock, [](int, const std::string&) {}, 7);
     }

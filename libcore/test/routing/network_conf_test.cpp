@@ -106,19 +106,19 @@ TEST(NetworkConf, DefaultsComeFromTheCAbi) {
 TEST(OperatorCordon, ReplacesThePollersAndKeepsAPrintableReason) {
     TestNetwork t(2);
     Network& n = t.network;
-    n.slot(0).SwapCordon(CordonOwner::kNone,
+    n.record(0).SwapCordon(CordonOwner::kNone,
                          {CordonOwner::kPoller, CordonCause::kShredLag, 1});
     n.OperatorCordon(0, "disk\x01" "full \xff", 42);
-    CordonState s = n.slot(0).Cordon();
+    CordonState s = n.record(0).Cordon();
     EXPECT_EQ(s.owner, CordonOwner::kOperator);
     EXPECT_EQ(s.cause, CordonCause::kOperator);
     EXPECT_EQ(s.since_wall_ms, 42);
-    EXPECT_EQ(n.slot(0).cordon_note.Read(), "disk?full ?");
-    EXPECT_EQ(n.slot(0).cordon_events.load(), 1u);
+    EXPECT_EQ(n.record(0).cordon_note.Read(), "disk?full ?");
+    EXPECT_EQ(n.record(0).cordon_events.load(), 1u);
     n.OperatorCordon(1, "", 43);
-    EXPECT_EQ(n.slot(1).cordon_note.Read(), "cordoned by the operator");
+    EXPECT_EQ(n.record(1).cordon_note.Read(), "cordoned by the operator");
     n.OperatorUncordon(0);
-    EXPECT_EQ(n.slot(0).Cordon().owner, CordonOwner::kNone);
+    EXPECT_EQ(n.record(0).Cordon().owner, CordonOwner::kNone);
     EXPECT_TRUE(n.Cordoned(1));
 }
 

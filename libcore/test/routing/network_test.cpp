@@ -11,9 +11,9 @@ using testing::TestNetwork;
 TEST(Network, TipsFollowTheMajorityAndIndexedIsMax) {
     TestNetwork t(3);
     auto& n = t.network;
-    n.slot(0).processed = 100; n.slot(1).processed = 110; n.slot(2).processed = 90;
-    n.slot(0).finalized = 60;  n.slot(1).finalized = 70;
-    n.slot(0).shred = 101;     n.slot(1).shred = 112;    n.slot(2).shred = 95;
+    n.record(0).processed = 100; n.record(1).processed = 110; n.record(2).processed = 90;
+    n.record(0).finalized = 60;  n.record(1).finalized = 70;
+    n.record(0).shred = 101;     n.record(1).shred = 112;    n.record(2).shred = 95;
     Tips tips = n.CurrentTips();
     EXPECT_EQ(tips.processed, 100u);
     EXPECT_EQ(tips.finalized, 60u);
@@ -37,7 +37,7 @@ TEST(Network, PickRotatesSkipsCordonedAndTried) {
     EXPECT_EQ(n.Pick(nullptr, std::nullopt, &all), 0u);
     EXPECT_EQ(n.Pick(nullptr, std::nullopt, &all), 1u);
     EXPECT_EQ(n.Pick(nullptr, std::nullopt, &all), 2u);
-    n.slot(1).SwapCordon(CordonOwner::kNone,
+    n.record(1).SwapCordon(CordonOwner::kNone,
                          {CordonOwner::kPoller, CordonCause::kUnhealthy, 1});
     for (int i = 0; i < 6; i++) {
         EXPECT_NE(n.Pick(nullptr, std::nullopt, &all), 1u);
@@ -56,7 +56,7 @@ TEST(Network, PickRotatesSkipsCordonedAndTried) {
 TEST(Network, AllCordonedFallsBackToAll) {
     TestNetwork t(2);
     for (size_t i = 0; i < 2; i++) {
-        t.network.slot(i).SwapCordon(
+        t.network.record(i).SwapCordon(
             CordonOwner::kNone, {CordonOwner::kPoller, CordonCause::kShredLag, 1});
     }
     bool all = false;
@@ -67,7 +67,7 @@ TEST(Network, AllCordonedFallsBackToAll) {
 TEST(Network, MinContextSlotPrefersUpstreamsThatReachedIt) {
     TestNetwork t(3);
     auto& n = t.network;
-    n.slot(0).processed = 100; n.slot(1).processed = 300; n.slot(2).processed = 200;
+    n.record(0).processed = 100; n.record(1).processed = 300; n.record(2).processed = 200;
     bool all = false;
     for (int i = 0; i < 4; i++) {
         EXPECT_EQ(n.Pick(nullptr, 250, &all), 1u);
@@ -84,22 +84,22 @@ TEST(Network, RebindKeepsStateByIdAndRetiresRemoved) {
     first.AddUpstream({"a", {}});
     first.AddUpstream({"b", {}});
     ASSERT_TRUE(first.Bind(shared.get(), true, 0, &error));
-    first.slot(1).processed = 777;
-    ClaimLease(first.slot(0).lease, 42, 0, 2000);  // "a" polled until 2000
+    first.record(1).processed = 777;
+    ClaimLease(first.record(0).lease, 42, 0, 2000);  // "a" polled until 2000
 
     Network second("m", {});
     second.AddUpstream({"c", {}});
     second.AddUpstream({"b", {}});
     ASSERT_TRUE(second.Bind(shared.get(), false, 100, &error));
-    EXPECT_EQ(second.slot(1).processed.load(), 777u);  // "b" kept its view
-    EXPECT_EQ(std::string(second.slot(0).id), "c");
-    EXPECT_EQ(second.slot(0).processed.load(), 0u);
-    EXPECT_EQ(shared->slots[0].use.load(), UpstreamSlot::kRetired);  // "a"
+    EXPECT_EQ(second.record(1).processed.load(), 777u);  // "b" kept its view
+    EXPECT_EQ(std::string(second.record(0).id), "c");
+    EXPECT_EQ(second.record(0).processed.load(), 0u);
+    EXPECT_EQ(shared->slots[0].use.load(), UpstreamRecord::kRetired);  // "a"
 
     Network third("m", {});
     third.AddUpstream({"a", {}});  // came back while retired: same state
     ASSERT_TRUE(third.Bind(shared.get(), false, 200, &error));
-    EXPECT_EQ(&third.slot(0), &shared->slots[0]);
+    EXPECT_EQ(&third.record(0), &shared->slots[0]);
 }
 
 TEST(Network, RetiredSlotReusedOnlyAfterLeaseExpires) {
@@ -111,7 +111,7 @@ TEST(Network, RetiredSlotReusedOnlyAfterLeaseExpires) {
             n.AddUpstream({"u" + std::to_string(i), {}});
         }
         ASSERT_TRUE(n.Bind(shared.get(), true, 0, &error));
-        ClaimLease(n.slot(0).lease, 42, 0, 2000);
+        ClaimLease(n.record(0).lease, 42, 0, 2000);
     }
     Network n("m", {});
     for (size_t i = 1; i < kMaxUpstreams; i++) {

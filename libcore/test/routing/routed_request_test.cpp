@@ -67,7 +67,7 @@ TEST(RoutedRequest, EachUpstreamAtMostOnceThenTheAllFailedAnswer) {
 TEST(RoutedRequest, AllCordonedIsCountedAndWarnedOnce) {
     TestNetwork t(2);
     for (size_t i = 0; i < 2; i++) {
-        t.network.slot(i).SwapCordon(
+        t.network.record(i).SwapCordon(
             CordonOwner::kNone, {CordonOwner::kPoller, CordonCause::kUnhealthy, 1});
     }
     int warnings = 0;
@@ -79,7 +79,7 @@ TEST(RoutedRequest, AllCordonedIsCountedAndWarnedOnce) {
         warnings += attempt->warn_all_cordoned ? 1 : 0;
     }
     EXPECT_EQ(warnings, 1);
-    EXPECT_EQ(t.network.shared().all_cordoned_fallbacks.load(), 3u);
+    EXPECT_EQ(t.network.counters().all_cordoned_fallbacks.load(), 3u);
 }
 
 TEST(RoutedRequest, ABadSelectorIsAnsweredHere) {

@@ -140,8 +140,8 @@ TEST_F(GuardTest, FailsOpenWhileTheFrontierIsUnknown) {
 }
 
 TEST_F(GuardTest, RejectsBeyondFrontierPlusMargin) {
-    net.network.slot(0).shred = 1000;
-    net.network.slot(1).shred = 990;  // the frontier is the pool's max
+    net.network.record(0).shred = 1000;
+    net.network.record(1).shred = 990;  // the frontier is the pool's max
     EXPECT_TRUE(GetBlock(1000).forward);
     EXPECT_TRUE(GetBlock(1003).forward);  // margin 3 at 400 ms
     auto d = GetBlock(1004);
@@ -149,14 +149,14 @@ TEST_F(GuardTest, RejectsBeyondFrontierPlusMargin) {
     EXPECT_EQ(d.answer, R"({"jsonrpc":"2.0","error":{"code":-32004,)"
                         R"("message":"Block not available for slot 1004"},)"
                         R"("id":5})");
-    EXPECT_EQ(net.network.shared().guard_rejections.load(), 1u);
+    EXPECT_EQ(net.network.counters().guard_rejections.load(), 1u);
 }
 
 TEST(Guard, MarginWidensWithTheDebounce) {
     NetworkSettings s = Cluster(SG_CLUSTER_MAINNET_BETA);
     s.debounce_ms = 2000;
     testing::TestNetwork net(1, s);
-    net.network.slot(0).shred = 1000;
+    net.network.record(0).shred = 1000;
     auto get_block = [&](uint64_t slot) {
         std::string body = R"({"jsonrpc":"2.0","id":1,"method":"getBlock",)"
                            R"("params":[)" + std::to_string(slot) + "]}";
@@ -170,7 +170,7 @@ TEST(Guard, OffForwardsEverything) {
     NetworkSettings s = Cluster(SG_CLUSTER_MAINNET_BETA);
     s.enforce_block_availability = false;
     testing::TestNetwork net(1, s);
-    net.network.slot(0).shred = 1000;
+    net.network.record(0).shred = 1000;
     std::string body = R"({"jsonrpc":"2.0","id":1,"method":"getConfirmedBlock",)"
                        R"("params":[5000]})";
     EXPECT_TRUE(RouteOn(net.network, body).forward);

@@ -3,6 +3,7 @@
 #include "support/fakes.h"
 #include "slots/lane_name.h"
 #include "slots/lanes.h"
+#include "slots/shm_network_state.h"
 #include "routing/route_plan.h"
 #include "routing/router.h"
 
@@ -11,49 +12,57 @@ namespace {
 
 TEST(PickLaneAxis, MajorityOnOddAndEvenPoolsIgnoringZeros) {
     LaneAxisState s{};
-    EXPECT_EQ(PickLaneAxis(s, {100, 90, 95}, false, 1), 95u);
+    ShmLaneAxis s_memory(s);
+    EXPECT_EQ(PickLaneAxis(s_memory, {100, 90, 95}, false, 1), 95u);
     LaneAxisState e{};
-    EXPECT_EQ(PickLaneAxis(e, {100, 90, 95, 80}, false, 1), 90u);
+    ShmLaneAxis e_memory(e);
+    EXPECT_EQ(PickLaneAxis(e_memory, {100, 90, 95, 80}, false, 1), 90u);
     LaneAxisState z{};
-    EXPECT_EQ(PickLaneAxis(z, {0, 100, 0}, false, 1), 100u);
+    ShmLaneAxis z_memory(z);
+    EXPECT_EQ(PickLaneAxis(z_memory, {0, 100, 0}, false, 1), 100u);
     LaneAxisState none{};
-    EXPECT_EQ(PickLaneAxis(none, {0, 0}, false, 1), 0u);
+    ShmLaneAxis none_memory(none);
+    EXPECT_EQ(PickLaneAxis(none_memory, {0, 0}, false, 1), 0u);
 }
 
 TEST(PickLaneAxis, RegressionGuardHoldsLastGoodThenDisarms) {
     LaneAxisState s{};
-    EXPECT_EQ(PickLaneAxis(s, {5000, 5000, 5000}, false, 1000), 5000u);
+    ShmLaneAxis s_memory(s);
+    EXPECT_EQ(PickLaneAxis(s_memory, {5000, 5000, 5000}, false, 1000), 5000u);
     // Two of three swapped to a fork 2000 slots back: the pick falls more
     // than 1024 below max(second-highest head, last good).
-    EXPECT_EQ(PickLaneAxis(s, {5001, 3000, 3000}, false, 2000), 5000u);
+    EXPECT_EQ(PickLaneAxis(s_memory, {5001, 3000, 3000}, false, 2000), 5000u);
     // capped at the highest live head
-    EXPECT_EQ(PickLaneAxis(s, {4900, 3000, 3000}, false, 3000), 4900u);
+    EXPECT_EQ(PickLaneAxis(s_memory, {4900, 3000, 3000}, false, 3000), 4900u);
     // a minute later the lane accepts the new pick
-    EXPECT_EQ(PickLaneAxis(s, {4900, 3000, 3000}, false, 2000 + 60000), 3000u);
-    EXPECT_EQ(PickLaneAxis(s, {4900, 3001, 3001}, false, 2000 + 60001), 3001u);
+    EXPECT_EQ(PickLaneAxis(s_memory, {4900, 3000, 3000}, false, 2000 + 60000), 3000u);
+    EXPECT_EQ(PickLaneAxis(s_memory, {4900, 3001, 3001}, false, 2000 + 60001), 3001u);
 }
 
 TEST(PickLaneAxis, SmallDropsAreServedAsTheyAre) {
     LaneAxisState s{};
-    PickLaneAxis(s, {5000, 5000, 5000}, false, 1);
-    EXPECT_EQ(PickLaneAxis(s, {5000, 4000, 4000}, false, 2), 4000u);  // 1000
+    ShmLaneAxis s_memory(s);
+    PickLaneAxis(s_memory, {5000, 5000, 5000}, false, 1);
+    EXPECT_EQ(PickLaneAxis(s_memory, {5000, 4000, 4000}, false, 2), 4000u);  // 1000
 }
 
 TEST(PickLaneAxis, FinalizedFloorNeverLowers) {
     LaneAxisState s{};
-    EXPECT_EQ(PickLaneAxis(s, {900, 900, 900}, true, 1), 900u);
-    EXPECT_EQ(PickLaneAxis(s, {880, 880, 880}, true, 2), 900u);
-    EXPECT_EQ(PickLaneAxis(s, {0, 0, 0}, true, 3), 900u);
-    EXPECT_EQ(PickLaneAxis(s, {950, 950, 950}, true, 4), 950u);
+    ShmLaneAxis s_memory(s);
+    EXPECT_EQ(PickLaneAxis(s_memory, {900, 900, 900}, true, 1), 900u);
+    EXPECT_EQ(PickLaneAxis(s_memory, {880, 880, 880}, true, 2), 900u);
+    EXPECT_EQ(PickLaneAxis(s_memory, {0, 0, 0}, true, 3), 900u);
+    EXPECT_EQ(PickLaneAxis(s_memory, {950, 950, 950}, true, 4), 950u);
 }
 
 TEST(PickLaneAxis, AdvanceAgeAnchorMovesOnlyForward) {
     LaneAxisState s{};
-    PickLaneAxis(s, {100, 100}, false, 1000);
+    ShmLaneAxis s_memory(s);
+    PickLaneAxis(s_memory, {100, 100}, false, 1000);
     EXPECT_EQ(s.anchor_ms.load(), 1000);
-    PickLaneAxis(s, {100, 100}, false, 5000);
+    PickLaneAxis(s_memory, {100, 100}, false, 5000);
     EXPECT_EQ(s.anchor_ms.load(), 1000);
-    PickLaneAxis(s, {101, 101}, false, 6000);
+    PickLaneAxis(s_memory, {101, 101}, false, 6000);
     EXPECT_EQ(s.anchor_ms.load(), 6000);
     EXPECT_EQ(s.max_head.load(), 101u);
 }
@@ -78,9 +87,9 @@ protected:
         std::string error;
         network.Bind(shared.get(), true, 0, &error);
         for (size_t i = 0; i < 4; i++) {
-            network.slot(i).processed = i < 2 ? 1000 + i : 2000 + i;
-            network.slot(i).finalized = i < 2 ? 960 + i : 1960 + i;
-            network.slot(i).shred = i < 2 ? 1003 : 2005;
+            network.record(i).processed = i < 2 ? 1000 + i : 2000 + i;
+            network.record(i).finalized = i < 2 ? 960 + i : 1960 + i;
+            network.record(i).shred = i < 2 ? 1003 : 2005;
         }
     }
 
@@ -98,16 +107,17 @@ protected:
 
 TEST_F(LanePlanTest, NoSelectorIsTheNetworkWideLane) {
     RoutePlan p = Plan("getSlot", "");
-    EXPECT_EQ(p.lane, &network.all_lane());
+    EXPECT_EQ(p.lane, kAllLane);
     EXPECT_EQ(p.lane_name, "all");
     EXPECT_EQ(p.matched.size(), 4u);
 }
 
 TEST_F(LanePlanTest, SimpleSelectorOnAProperSubsetFormsANamedLane) {
     RoutePlan p = Plan("getSlot", "family:edge");
-    ASSERT_NE(p.lane, nullptr);
+    ASSERT_TRUE(p.lane);
     EXPECT_EQ(p.lane_name, "edge");
-    EXPECT_EQ(std::string(p.lane->key), LaneKey({"edge-1", "edge-2"}));
+    EXPECT_EQ(std::string(shared->lanes[*p.lane - 1].key),
+              LaneKey({"edge-1", "edge-2"}));
     // the same upstreams through another selector share the lane
     RoutePlan q = Plan("getSlot", "edge-*");
     EXPECT_EQ(q.lane, p.lane);
@@ -120,15 +130,15 @@ TEST_F(LanePlanTest, SimpleSelectorOnAProperSubsetFormsANamedLane) {
 
 TEST_F(LanePlanTest, NoLaneForOneMatchAllMatchedOrComplexSelectors) {
     RoutePlan one = Plan("getSlot", "edge-1");
-    EXPECT_EQ(one.lane, nullptr);
+    EXPECT_FALSE(one.lane);
     EXPECT_EQ(one.lane_name, "");
     EXPECT_EQ(PlanTips(network, one, 1).processed, 2002u);
 
     RoutePlan all = Plan("getSlot", "*");
-    EXPECT_EQ(all.lane, nullptr);
+    EXPECT_FALSE(all.lane);
 
     RoutePlan complex = Plan("getSlot", "edge-1 | edge-2");
-    EXPECT_EQ(complex.lane, nullptr);
+    EXPECT_FALSE(complex.lane);
     EXPECT_EQ(complex.matched.size(), 2u);
     // the subset pick still applies, statelessly
     EXPECT_EQ(PlanTips(network, complex, 1).processed, 2002u);
@@ -136,22 +146,22 @@ TEST_F(LanePlanTest, NoLaneForOneMatchAllMatchedOrComplexSelectors) {
 
 TEST_F(LanePlanTest, TheCapLeavesGroupsWithoutALane) {
     for (size_t i = 0; i < kMaxLanes; i++) {
-        FindOrCreateLane(*shared, "grp:" + std::to_string(i), "x", {0, 1});
+        network.tips().FindOrCreateLane("grp:" + std::to_string(i), "x", {0, 1});
     }
     RoutePlan p = Plan("getSlot", "family:edge");
-    EXPECT_EQ(p.lane, nullptr);
+    EXPECT_FALSE(p.lane);
     EXPECT_EQ(p.matched.size(), 2u);
     EXPECT_EQ(shared->lane_cap_misses.load(), 1u);
     // once a lane is free again (a reload dropped a stale one), it gets one
     shared->lanes[3].state.store(LaneShared::kFree);
-    EXPECT_NE(Plan("getSlot", "family:edge").lane, nullptr);
+    EXPECT_TRUE(Plan("getSlot", "family:edge").lane);
 }
 
 TEST_F(LanePlanTest, OnlyServingUpstreamsReceiveAndCapTheTip) {
     RoutePlan p = Plan("getBlock", "");
     std::vector<unsigned char> archive_only{1, 1, 0, 0};
     EXPECT_EQ(p.allowed, archive_only);
-    EXPECT_EQ(p.lane, &network.all_lane());  // the selector's lane ...
+    EXPECT_EQ(p.lane, kAllLane);  // the selector's lane ...
     Tips tips = PlanTips(network, p, 1);
     EXPECT_EQ(tips.processed, 1000u);  // ... capped at the archive majority
     EXPECT_EQ(tips.indexed, 1003u);    // and the archives' frontier
@@ -193,7 +203,7 @@ TEST_F(LanePlanTest, SelectorErrorsAreInvalidParams) {
 
 TEST_F(LanePlanTest, ASelectorWhoseUpstreamsAreAllCordonedIsUnhealthy) {
     for (size_t i = 2; i < 4; i++) {
-        network.slot(i).SwapCordon(CordonOwner::kNone,
+        network.record(i).SwapCordon(CordonOwner::kNone,
                                    {CordonOwner::kPoller, CordonCause::kShredLag, 1});
     }
     RoutePlan p = Plan("getSlot", "family:edge");

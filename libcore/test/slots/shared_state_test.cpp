@@ -47,7 +47,7 @@ TEST(Lease, PacksLargeValues) {
 
 TEST(Cordon, SwapOnlyFromExpectedOwner) {
     testing::TestNetwork t(1);
-    UpstreamSlot& s = t.network.slot(0);
+    UpstreamRecord& s = t.network.record(0);
     EXPECT_EQ(s.Cordon().owner, CordonOwner::kNone);
     EXPECT_TRUE(s.SwapCordon(CordonOwner::kNone,
                              {CordonOwner::kOperator, CordonCause::kOperator,

@@ -57,20 +57,20 @@ TEST(BlockUnavailable, MarginAndFailOpen) {
 
 TEST(Harvest, FinalizedFeedsBothViewsWeakerOnlyLatest) {
     testing::TestNetwork net(1);
-    UpstreamSlot& s = net.network.slot(0);
-    HarvestContextSlot(s, SG_COMMITMENT_CONFIRMED, 500, 77);
+    UpstreamRecord& s = net.network.record(0);
+    HarvestContextSlot(net.network, 0, SG_COMMITMENT_CONFIRMED, 500, 77);
     EXPECT_EQ(s.processed.load(), 500u);
     EXPECT_EQ(s.finalized.load(), 0u);
     EXPECT_EQ(s.processed_seen_ms.load(), 77);
     EXPECT_EQ(s.finalized_seen_ms.load(), 0);
 
-    HarvestContextSlot(s, SG_COMMITMENT_FINALIZED, 600, 88);
+    HarvestContextSlot(net.network, 0, SG_COMMITMENT_FINALIZED, 600, 88);
     EXPECT_EQ(s.processed.load(), 600u);
     EXPECT_EQ(s.finalized.load(), 600u);
     EXPECT_EQ(s.finalized_seen_ms.load(), 88);
 
     // a value the view refuses does not make it fresh
-    HarvestContextSlot(s, SG_COMMITMENT_PROCESSED, 590, 99);
+    HarvestContextSlot(net.network, 0, SG_COMMITMENT_PROCESSED, 590, 99);
     EXPECT_EQ(s.processed.load(), 600u);
     EXPECT_EQ(s.processed_seen_ms.load(), 88);
     EXPECT_EQ(s.harvested.load(), 3u);
@@ -109,23 +109,23 @@ TEST_F(ResponseHookTest, OnlyGetSlotAndEnvelopesOfSingleCalls) {
 }
 
 TEST_F(ResponseHookTest, GetSlotAnswerRaisedToTheProcessedTip) {
-    for (size_t i = 0; i < 3; i++) net.network.slot(i).processed = 1000 + i;
+    for (size_t i = 0; i < 3; i++) net.network.record(i).processed = 1000 + i;
     auto hook = Hook(R"({"jsonrpc":"2.0","id":"a","method":"getSlot"})");
     auto c = hook->Rewrite(R"({"jsonrpc":"2.0","result":995,"id":"a"})", 0);
     ASSERT_TRUE(c);
     EXPECT_EQ(c->body, R"({"jsonrpc":"2.0","result":1001,"id":"a"})");
     EXPECT_EQ(c->from, 995u);
     EXPECT_EQ(c->to, 1001u);
-    EXPECT_EQ(net.network.shared().getslot_corrections.load(), 1u);
+    EXPECT_EQ(net.network.counters().getslot_corrections.load(), 1u);
     EXPECT_FALSE(hook->Rewrite(R"({"jsonrpc":"2.0","result":1002,"id":"a"})", 0));
     EXPECT_FALSE(hook->Rewrite(R"({"jsonrpc":"2.0","error":{"code":-32005,)"
                                R"("message":"x"},"id":"a"})", 0));
 }
 
 TEST_F(ResponseHookTest, ProcessedAnswersNeverGoBackwardsAcrossUpstreams) {
-    net.network.slot(0).processed = 1000;  // the majority tip is 990
-    net.network.slot(1).processed = 990;
-    net.network.slot(2).processed = 950;
+    net.network.record(0).processed = 1000;  // the majority tip is 990
+    net.network.record(1).processed = 990;
+    net.network.record(2).processed = 950;
     auto hook = Hook(R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})");
     EXPECT_FALSE(hook->Rewrite(R"({"jsonrpc":"2.0","result":1000,"id":1})", 0));
     auto c = hook->Rewrite(R"({"jsonrpc":"2.0","result":950,"id":1})", 0);
@@ -134,12 +134,12 @@ TEST_F(ResponseHookTest, ProcessedAnswersNeverGoBackwardsAcrossUpstreams) {
 }
 
 TEST_F(ResponseHookTest, AFarAheadAnswerDoesNotPinTheFloor) {
-    for (size_t i = 0; i < 3; i++) net.network.slot(i).processed = 1000;
-    net.network.shared().processed_answered = 90000000;  // a devnet answer
+    for (size_t i = 0; i < 3; i++) net.network.record(i).processed = 1000;
+    net.network.counters().processed_answered = 90000000;  // a devnet answer
     auto hook = Hook(R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})");
     EXPECT_FALSE(hook->Rewrite(R"({"jsonrpc":"2.0","result":1001,"id":1})", 0));
-    EXPECT_EQ(net.network.shared().processed_answered.load(), 1001u);
-    EXPECT_EQ(net.network.shared().answered_rollbacks.load(), 1u);
+    EXPECT_EQ(net.network.counters().processed_answered.load(), 1001u);
+    EXPECT_EQ(net.network.counters().answered_rollbacks.load(), 1u);
 }
 
 TEST_F(ResponseHookTest, HarvestFeedsTheAnsweringUpstream) {
@@ -149,9 +149,9 @@ TEST_F(ResponseHookTest, HarvestFeedsTheAnsweringUpstream) {
                        R"("value":1},"id":1})";
     EXPECT_FALSE(hook->Feed(body.data(), 20, 5));
     EXPECT_TRUE(hook->Feed(body.data() + 20, body.size() - 20, 5));
-    EXPECT_EQ(net.network.slot(0).finalized.load(), 4242u);
-    EXPECT_EQ(net.network.slot(0).processed.load(), 4242u);
-    EXPECT_EQ(net.network.slot(1).processed.load(), 0u);
+    EXPECT_EQ(net.network.record(0).finalized.load(), 4242u);
+    EXPECT_EQ(net.network.record(0).processed.load(), 4242u);
+    EXPECT_EQ(net.network.record(1).processed.load(), 0u);
 }
 
 TEST_F(ResponseHookTest, DefaultCommitmentRoutesTheHarvest) {
@@ -165,7 +165,7 @@ TEST_F(ResponseHookTest, DefaultCommitmentRoutesTheHarvest) {
     std::string reply = R"({"jsonrpc":"2.0","result":{"context":{"slot":7},)"
                         R"("value":1},"id":1})";
     hook->Feed(reply.data(), reply.size(), 1);
-    EXPECT_EQ(fin.network.slot(0).finalized.load(), 7u);
+    EXPECT_EQ(fin.network.record(0).finalized.load(), 7u);
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ protected:
         return s;
     }
 
-    UpstreamSlot& slot() { return net.network.slot(0); }
+    UpstreamRecord& slot() { return net.network.record(0); }
 
     // One 400 ms tick, answered by a node in the given state.
     void TickAnswered(const std::map<std::string, std::string>& node) {
@@ -66,7 +66,7 @@ protected:
 TEST_F(PollerTest, ColdPollerReadsHealthy) {
     poller.Evaluate();
     EXPECT_EQ(slot().Cordon().owner, CordonOwner::kNone);
-    EXPECT_EQ(IngestionLag(slot()), 0u);
+    EXPECT_EQ(IngestionLag(net.network, 0), 0u);
 }
 
 TEST_F(PollerTest, FirstTickFansOutFourCallsAndChecksGenesis) {
@@ -235,7 +235,7 @@ TEST_F(PollerTest, PollerResultsNeverOpenTheGate) {
 
 TEST_F(PollerTest, LagExactlyAtThresholdIsHealthy) {
     TickAnswered(Node(1000, 968, 1100));
-    EXPECT_EQ(IngestionLag(slot()), 100u);
+    EXPECT_EQ(IngestionLag(net.network, 0), 100u);
     EXPECT_EQ(slot().Cordon().owner, CordonOwner::kNone);
 }
 
@@ -244,7 +244,7 @@ TEST_F(PollerTest, LagAboveThresholdCordonsWithTheExactReason) {
     CordonState c = slot().Cordon();
     EXPECT_EQ(c.owner, CordonOwner::kPoller);
     EXPECT_EQ(c.cause, CordonCause::kShredLag);
-    EXPECT_EQ(CordonReason(slot()),
+    EXPECT_EQ(CordonReason(net.network, 0),
               "svm state poller: shred-insert lag 101 slots exceeds threshold "
               "100 (node ingests shreds but does not replay them)");
     ASSERT_EQ(Count(kLogWarn, "svm upstream unhealthy; cordoning out of rotation"), 1);
@@ -255,7 +255,7 @@ TEST_F(PollerTest, LagAboveThresholdCordonsWithTheExactReason) {
 TEST_F(PollerTest, NegativeLagReadsAsZero) {
     TickAnswered(Node(1000, 968, 1000));
     slot().processed = 1500;  // a traffic suggestion got ahead
-    EXPECT_EQ(IngestionLag(slot()), 0u);
+    EXPECT_EQ(IngestionLag(net.network, 0), 0u);
 }
 
 TEST_F(PollerTest, CordonAndUncordonAreEdgeTriggered) {
@@ -280,7 +280,7 @@ TEST_F(PollerTest, CordonAndUncordonAreEdgeTriggered) {
 
 TEST_F(PollerTest, GetHealthReasonWinsWhenBothHold) {
     TickAnswered(Node(1000, 968, 1500, /*health_ok=*/false));
-    EXPECT_EQ(CordonReason(slot()),
+    EXPECT_EQ(CordonReason(net.network, 0),
               "svm state poller: getHealth reported unhealthy");
 }
 
@@ -304,7 +304,7 @@ TEST_F(PollerTest, OperatorCordonSurvivesRecovery) {
         TickAnswered(Node(1600 + tick, 1568, 1601 + tick));
     }
     EXPECT_EQ(slot().Cordon().owner, CordonOwner::kOperator);
-    EXPECT_EQ(CordonReason(slot()), "maintenance");
+    EXPECT_EQ(CordonReason(net.network, 0), "maintenance");
     EXPECT_EQ(Count(kLogInfo, "uncordoning"), 0);
     EXPECT_EQ(Count(kLogWarn, "cordoning"), 0);
 }
@@ -314,7 +314,7 @@ TEST_F(PollerTest, GenesisMismatchCordonsAndSticks) {
     devnet["getGenesisHash"] = Result("\"EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG\"");
     TickAnswered(devnet);
     EXPECT_EQ(slot().Cordon().cause, CordonCause::kGenesis);
-    EXPECT_EQ(CordonReason(slot()),
+    EXPECT_EQ(CordonReason(net.network, 0),
               "svm state poller: genesis hash "
               "EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG is not "
               "mainnet-beta's (5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d)");
@@ -351,7 +351,7 @@ TEST(NetworkPoller, CrashedHolderIsReplacedAfterTheLeaseExpires) {
     FakeTransport t1, t2;
     auto quiet = [](int, const std::string&) {};
     NetworkPoller p2(net.network, t2, clock, quiet, 202);
-    ClaimLease(net.network.slot(0).lease, 101, clock.mono, kLeaseTtlMs);
+    ClaimLease(net.network.record(0).lease, 101, clock.mono, kLeaseTtlMs);
 
     clock.Advance(400);
     p2.Tick();

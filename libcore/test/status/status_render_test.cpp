@@ -106,14 +106,14 @@ yajl_val UpstreamAt(const Json& json, size_t n, size_t u) {
     return Index(At(NetworkAt(json, n), {"upstreams"}), u);
 }
 
-void CordonByPollerForLag(UpstreamSlot& slot, uint64_t lag, int64_t wall) {
+void CordonByPollerForLag(UpstreamRecord& slot, uint64_t lag, int64_t wall) {
     slot.cordon_lag.store(lag);
     ASSERT_TRUE(slot.SwapCordon(
         CordonOwner::kNone,
         {CordonOwner::kPoller, CordonCause::kShredLag, wall}));
 }
 
-void CordonByOperator(UpstreamSlot& slot, const std::string& note,
+void CordonByOperator(UpstreamRecord& slot, const std::string& note,
                       int64_t wall) {
     slot.cordon_note.Write(note);
     ASSERT_TRUE(slot.SwapCordon(
@@ -234,7 +234,7 @@ TEST(StatusRenderState, ColdUpstream) {
 
 TEST(StatusRenderState, PollerCordonedLaggingUpstream) {
     TestNetwork net(2, Mainnet());
-    UpstreamSlot& slot = net.network.slot(1);
+    UpstreamRecord& slot = net.network.record(1);
     slot.processed = 100;
     slot.finalized = 68;
     slot.shred = 350;
@@ -258,7 +258,7 @@ TEST(StatusRenderState, PollerCordonedLaggingUpstream) {
     EXPECT_EQ(Keys(At(u, {"cordon"})),
               (std::vector<std::string>{"by", "reason", "since"}));
     EXPECT_EQ(Str(At(u, {"cordon", "by"})), "poller");
-    EXPECT_EQ(Str(At(u, {"cordon", "reason"})), CordonReason(slot));
+    EXPECT_EQ(Str(At(u, {"cordon", "reason"})), CordonReason(net.network, 1));
     EXPECT_NE(Str(At(u, {"cordon", "reason"})).find("shred-insert lag 250"),
               std::string::npos);
     EXPECT_EQ(Str(At(u, {"cordon", "since"})), "2023-11-14T22:12:20.123Z");
@@ -271,8 +271,8 @@ TEST(StatusRenderState, PollerCordonedLaggingUpstream) {
 
 TEST(StatusRenderState, UnhealthyOrForeignUpstreamIsNotHealthy) {
     TestNetwork net(2, Mainnet());
-    net.network.slot(0).health = static_cast<uint32_t>(HealthOutcome::kFailed);
-    net.network.slot(1).genesis = static_cast<uint32_t>(GenesisCheck::kDiffers);
+    net.network.record(0).health = static_cast<uint32_t>(HealthOutcome::kFailed);
+    net.network.record(1).genesis = static_cast<uint32_t>(GenesisCheck::kDiffers);
     Json json(RenderState({&net.network}, kNowMono, kNowWall));
     ASSERT_NE(json.root(), nullptr) << json.error();
 
@@ -285,7 +285,7 @@ TEST(StatusRenderState, UnhealthyOrForeignUpstreamIsNotHealthy) {
 TEST(StatusRenderState, OperatorCordonedUpstream) {
     TestNetwork net(1, Mainnet());
     const std::string note = "disk swap \"sdb\" \\ ticket 42\nback at noon";
-    CordonByOperator(net.network.slot(0), note, 1764479068123);
+    CordonByOperator(net.network.record(0), note, 1764479068123);
 
     Json json(RenderState({&net.network}, kNowMono, kNowWall));
     ASSERT_NE(json.root(), nullptr) << json.error();
@@ -299,8 +299,8 @@ TEST(StatusRenderState, OperatorCordonedUpstream) {
 
 TEST(StatusRenderState, LeaseShownWhileHeldNullOnceExpired) {
     TestNetwork net(2, Mainnet());
-    net.network.slot(0).lease = Lease{4242, kNowMono + 1500}.Pack();
-    net.network.slot(1).lease = Lease{4243, kNowMono - 1}.Pack();
+    net.network.record(0).lease = Lease{4242, kNowMono + 1500}.Pack();
+    net.network.record(1).lease = Lease{4243, kNowMono - 1}.Pack();
 
     Json held(RenderState({&net.network}, kNowMono, kNowWall));
     ASSERT_NE(held.root(), nullptr) << held.error();
@@ -318,11 +318,11 @@ TEST(StatusRenderState, LeaseShownWhileHeldNullOnceExpired) {
 TEST(StatusRenderState, TrafficAgesCountersAndTips) {
     TestNetwork net(3, Mainnet());
     for (size_t i = 0; i < 3; i++) {
-        net.network.slot(i).processed = 1000 + i;
-        net.network.slot(i).finalized = 960 + i;
-        net.network.slot(i).shred = 1010 + i;
+        net.network.record(i).processed = 1000 + i;
+        net.network.record(i).finalized = 960 + i;
+        net.network.record(i).shred = 1010 + i;
     }
-    UpstreamSlot& slot = net.network.slot(0);
+    UpstreamRecord& slot = net.network.record(0);
     slot.processed_seen_ms = kNowMono - 250;
     slot.polls[kPollGetHealth] = 7;
     slot.polls[kPollGetGenesisHash] = 1;
@@ -400,7 +400,7 @@ std::string MetricName(const std::string& sample) {
 
 TEST(StatusRenderMetrics, UpstreamSamples) {
     TestNetwork net(2, Mainnet());
-    UpstreamSlot& slot = net.network.slot(0);
+    UpstreamRecord& slot = net.network.record(0);
     slot.processed = 100;
     slot.finalized = 68;
     slot.shred = 350;
@@ -438,16 +438,16 @@ TEST(StatusRenderMetrics, UpstreamSamples) {
                     ",method=\"getGenesisHash\""));
     EXPECT_TRUE(has("poll_errors_total", 0, "2", ",method=\"getHealth\""));
     EXPECT_TRUE(has("cordoned", 0, "1",
-                    ",reason=\"" + CordonReason(slot) + "\""));
+                    ",reason=\"" + CordonReason(net.network, 0) + "\""));
     EXPECT_TRUE(has("cordoned", 1, "0", ",reason=\"\""));
 }
 
 TEST(StatusRenderMetrics, NetworkSamples) {
     TestNetwork net(3, Mainnet());
     for (size_t i = 0; i < 3; i++) {
-        net.network.slot(i).processed = 1000 + i;
-        net.network.slot(i).finalized = 960 + i;
-        net.network.slot(i).shred = 1010 + i;
+        net.network.record(i).processed = 1000 + i;
+        net.network.record(i).finalized = 960 + i;
+        net.network.record(i).shred = 1010 + i;
     }
     net.shared->getslot_corrections = 5;
     net.shared->guard_rejections = 6;
@@ -561,7 +561,7 @@ TEST(StatusRenderMetrics, FamiliesInFixedOrder) {
 
 TEST(StatusRenderMetrics, EscapesLabelValues) {
     TestNetwork net(1, Mainnet());
-    CordonByOperator(net.network.slot(0), "say \"hi\" \\ then\nleave",
+    CordonByOperator(net.network.record(0), "say \"hi\" \\ then\nleave",
                      kNowWall);
     std::string m = RenderMetrics({&net.network}, 0);
 
@@ -573,10 +573,10 @@ TEST(StatusRenderMetrics, EscapesLabelValues) {
 TEST(StatusRenderMetrics, EveryLineFollowsTheTextFormat) {
     TestNetwork mainnet(2, Mainnet());
     NamedNetwork devnet("devnet", 2);
-    CordonByOperator(mainnet.network.slot(1), "quote \" and \\ and\nnewline",
+    CordonByOperator(mainnet.network.record(1), "quote \" and \\ and\nnewline",
                      kNowWall);
-    CordonByPollerForLag(devnet.network.slot(0), 4000, kNowWall);
-    mainnet.network.slot(0).processed = 18446744073709551615ull;
+    CordonByPollerForLag(devnet.network.record(0), 4000, kNowWall);
+    mainnet.network.record(0).processed = 18446744073709551615ull;
     std::string m = RenderMetrics({&mainnet.network, &devnet.network}, 0);
 
     ASSERT_FALSE(m.empty());

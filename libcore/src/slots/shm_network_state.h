@@ -1,0 +1,118 @@
+// A network's shared state in its nginx shared memory zone: the stores of
+// slot views, cordons, poll leases and served-tip memories over the
+// NetworkShared table (shared_state.h), which every worker maps. It is the
+// only code that knows the table's layout; routing and the poller reach
+// the state through the store interfaces.
+//
+// The table keeps one record per configured upstream id across reloads:
+// Bind matches records to the upstreams by id, retires the records of ids
+// no longer configured (reused once no process polls them), and frees the
+// lanes whose members are gone.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "slots/cordon_store.h"
+#include "slots/lease_store.h"
+#include "slots/shared_state.h"
+#include "slots/slot_store.h"
+#include "slots/tip_store.h"
+
+namespace solgate {
+
+// One axis of a lane, in shared memory.
+class ShmLaneAxis : public LaneAxisMemory {
+public:
+    explicit ShmLaneAxis(LaneAxisState& state) : state_(state) {}
+
+    uint64_t LastGood() const override;
+    void AcceptPick(uint64_t pick) override;
+    int64_t HoldingSince(int64_t now_ms) override;
+    uint64_t RaiseFloor(uint64_t served) override;
+    void MoveAnchor(uint64_t served, int64_t now_ms) override;
+    void Publish(uint64_t served) override;
+    void PublishMaxHead(uint64_t head) override;
+    Gauges Read() const override;
+
+private:
+    LaneAxisState& state_;
+};
+
+class ShmNetworkState : public SlotStore,
+                        public CordonStore,
+                        public LeaseStore,
+                        public TipStore {
+public:
+    // Binds to `memory` (sizeof(NetworkShared)) for the upstreams `ids`, in
+    // configuration order: `fresh` memory is set up; reused memory keeps
+    // the records of ids still configured. nullptr with *error set when
+    // the table has no record left for a new id.
+    static std::unique_ptr<ShmNetworkState> Bind(
+        void* memory, bool fresh, const std::vector<std::string>& ids,
+        int64_t now_ms, std::string* error);
+
+    // SlotStore
+    uint64_t View(size_t upstream, SlotAxis axis) const override;
+    bool Suggest(size_t upstream, SlotAxis axis, uint64_t value) override;
+    int64_t TrafficSeenMs(size_t upstream, SlotAxis axis) const override;
+    void MarkTrafficSeen(size_t upstream, SlotAxis axis,
+                         int64_t now_ms) override;
+    HealthOutcome Health(size_t upstream) const override;
+    HealthOutcome ExchangeHealth(size_t upstream,
+                                 HealthOutcome outcome) override;
+    GenesisCheck Genesis(size_t upstream) const override;
+    void SetGenesis(size_t upstream, GenesisCheck check) override;
+    std::optional<uint64_t> FirstAvailable(size_t upstream) const override;
+    void SetFirstAvailable(size_t upstream, uint64_t slot) override;
+
+    // CordonStore
+    CordonState Cordon(size_t upstream) const override;
+    bool SwapCordon(size_t upstream, CordonOwner expected,
+                    const CordonState& next) override;
+    uint64_t CordonLag(size_t upstream) const override;
+    void SetCordonLag(size_t upstream, uint64_t lag) override;
+    std::string CordonNote(size_t upstream) const override;
+    void SetCordonNote(size_t upstream, std::string_view note) override;
+
+    // LeaseStore: one poll lease per upstream.
+    bool ClaimLease(size_t upstream, uint32_t pid, int64_t now_ms,
+                    int64_t ttl_ms) override;
+    void ReleaseLease(size_t upstream, uint32_t pid) override;
+    Lease LeaseHolder(size_t upstream) const override;
+
+    // TipStore
+    uint64_t Answered() const override;
+    void SuggestAnswered(uint64_t slot) override;
+    LaneAxisMemory& Axis(LaneId lane, LaneAxis axis) override;
+    std::optional<LaneId> FindOrCreateLane(
+        std::string_view key, std::string_view name,
+        const std::vector<size_t>& members) override;
+    std::vector<LaneInfo> Lanes() const override;
+
+    // What stays per host whatever the store: the poller's schedule and
+    // the counters the metrics read.
+    UpstreamRecord& record(size_t upstream) const {
+        return table_->slots[record_of_[upstream]];
+    }
+    NetworkShared& table() const { return *table_; }
+    // Whether upstream i's record is still its own (an old worker draining
+    // after a reload must not poll into a record given to another id).
+    bool Owns(size_t upstream, std::string_view id) const;
+
+private:
+    ShmNetworkState(NetworkShared* table, std::vector<size_t> record_of);
+
+    LaneShared& lane(LaneId id) const;
+
+    NetworkShared* table_;
+    std::vector<size_t> record_of_;   // upstream index -> record index
+    // kAllLane, then table_->lanes[0..kMaxLanes).
+    std::vector<std::array<std::unique_ptr<ShmLaneAxis>, kAxisCount>> axes_;
+};
+
+}  // namespace solgate
