@@ -80,13 +80,14 @@ TEST(BlockAnswers, NotHeldHereIsA503ForTheAskingRegion) {
 }
 
 TEST(BlockAnswers, TierAnswerNamesTheFirstAvailableBlock) {
-    BlockDecision d = TierAnswer(CallFor(250), 4000, false);
+    BlockDecision d = TierAnswer(CallFor(12, "\"t\""), 31, false);
     EXPECT_EQ(d.http_status, 200u);
+    EXPECT_EQ(d.retry_after_s, 0u);
     EXPECT_EQ(d.body,
-              R"({"jsonrpc":"2.0","error":{"code":-32001,"message":"Block )"
-              R"(250 not available on this tier. First available block: )"
-              R"(4000","data":{"slot":250,"firstAvailableBlock":4000,)"
-              R"("reason":"tier"}},"id":7})");
+              R"({"jsonrpc":"2.0","error":{"code":-32001,"message":)"
+              R"("Block 12 not available on this tier. First available )"
+              R"(block: 31","data":{"slot":12,"firstAvailableBlock":31,)"
+              R"("reason":"tier"}},"id":"t"})");
     d = TierAnswer(CallFor(250), 0, true);
     EXPECT_NE(d.body.find(R"("firstAvailableBlock":0,)"
                           R"("reason":"no_long_term_storage")"),

@@ -38,6 +38,17 @@ sg_blocks_conf_t Settings(const char* token) {
                             Str("/unused/state"), 0, Str(token)};
 }
 
+// A new solgate_blocks (sg_blocks_new's peer_token `token`) with one peer.
+sg_blocks_t* WithAPeer(const char* token) {
+    sg_blocks_conf_t conf = Settings(token);
+    sg_blocks_t* blocks = sg_blocks_new(&conf);
+    char err[160];
+    EXPECT_EQ(sg_blocks_add_peer(blocks, Str("eu"), Str("http://eu/"), 1,
+                                 err, sizeof(err)),
+              SG_OK);
+    return blocks;
+}
+
 TEST(CApiBlocks, RefusalsCarryLibcoresMessage) {
     sg_blocks_conf_t none{};
     sg_blocks_t* blocks = sg_blocks_new(&none);
@@ -75,12 +86,8 @@ TEST(CApiBlocks, RefusalsCarryLibcoresMessage) {
 
 TEST(CApiBlocks, AttachFreezesTheConfiguration) {
     Network network;
-    sg_blocks_conf_t none{};
-    sg_blocks_t* blocks = sg_blocks_new(&none);
+    sg_blocks_t* blocks = WithAPeer("");
     char err[160];
-    ASSERT_EQ(sg_blocks_add_peer(blocks, Str("eu"), Str("http://eu/"), 1,
-                                 err, sizeof(err)),
-              SG_OK);
     sg_blocks_conf_t settings = Settings("0123456789abcdef");
     ASSERT_EQ(sg_blocks_attach(blocks, network.net, &settings), SG_OK);
     EXPECT_EQ(sg_blocks_add_peer(blocks, Str("ap"), Str("http://ap/"), 1,
@@ -111,28 +118,20 @@ TEST(CApiBlocks, AttachFreezesTheConfiguration) {
 
 TEST(CApiBlocks, AttachRefusesWhatTheBuilderRefuses) {
     Network network;
-    sg_blocks_conf_t none{};
     // A peer and no peer_token; then a peer_token too short.
-    sg_blocks_t* blocks = sg_blocks_new(&none);
-    char err[160];
-    ASSERT_EQ(sg_blocks_add_peer(blocks, Str("eu"), Str("http://eu/"), 1,
-                                 err, sizeof(err)),
-              SG_OK);
+    sg_blocks_t* blocks = WithAPeer("");
     sg_blocks_conf_t no_token = Settings("");
     EXPECT_EQ(sg_blocks_attach(blocks, network.net, &no_token), SG_ERROR);
     sg_blocks_free(blocks);
 
+    sg_blocks_conf_t none{};
     blocks = sg_blocks_new(&none);
     sg_blocks_conf_t short_token = Settings("short");
     EXPECT_EQ(sg_blocks_attach(blocks, network.net, &short_token), SG_ERROR);
     sg_blocks_free(blocks);
 
     // sg_blocks_new's token is the default attach falls back to.
-    sg_blocks_conf_t with_token = Settings("0123456789abcdef");
-    blocks = sg_blocks_new(&with_token);
-    ASSERT_EQ(sg_blocks_add_peer(blocks, Str("eu"), Str("http://eu/"), 1,
-                                 err, sizeof(err)),
-              SG_OK);
+    blocks = WithAPeer("0123456789abcdef");
     EXPECT_EQ(sg_blocks_attach(blocks, network.net, &no_token), SG_OK);
     sg_blocks_free(blocks);
 }
