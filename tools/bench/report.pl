@@ -205,7 +205,7 @@ if (%shm) {
     if ($shm{network_shared_bytes}) {
         printf "  upstream table (NetworkShared): %d bytes = %.1f KiB for %d upstream slots and %d lanes\n",
             $shm{network_shared_bytes}, $shm{network_shared_bytes} / 1024, $shm{max_upstreams}, $shm{max_lanes};
-        printf "  per upstream slot: %d bytes (UpstreamSlot); table / %d slots = %.0f bytes per upstream\n",
+        printf "  per upstream slot: %d bytes (UpstreamRecord); table / %d slots = %.0f bytes per upstream\n",
             $shm{upstream_slot_bytes}, $shm{max_upstreams}, $shm{network_shared_bytes} / $shm{max_upstreams};
         printf "  per lane: %d bytes; fixed part (counters, %d lanes + 'all'): %d bytes\n",
             $shm{lane_bytes}, $shm{max_lanes},

@@ -8,7 +8,7 @@
 int main() {
     using namespace solgate;
     std::printf("network_shared_bytes %zu\n", sizeof(NetworkShared));
-    std::printf("upstream_slot_bytes %zu\n", sizeof(UpstreamSlot));
+    std::printf("upstream_slot_bytes %zu\n", sizeof(UpstreamRecord));
     std::printf("lane_bytes %zu\n", sizeof(LaneShared));
     std::printf("max_upstreams %zu\n", kMaxUpstreams);
     std::printf("max_lanes %zu\n", kMaxLanes);

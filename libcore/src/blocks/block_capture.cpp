@@ -22,9 +22,9 @@ bool CacheableEnvelope(const EnvelopeScanner::Result& result) {
                                 result.error_code == kSlotSkippedLongTerm);
 }
 
-bool StoreAnswer(BlockService& service, const BlockCall& call,
+bool StoreAnswer(CaptureSink& sink, const BlockCall& call,
                  const std::string& body, int64_t wall_ms, std::string* why) {
-    std::unique_ptr<BlockCapture> capture = BlockCapture::Start(service, call);
+    std::unique_ptr<BlockCapture> capture = BlockCapture::Start(sink, call);
     if (capture == nullptr) {
         *why = "cannot start a capture";
         return false;
@@ -36,24 +36,24 @@ bool StoreAnswer(BlockService& service, const BlockCall& call,
     return capture->Finish(wall_ms, why);
 }
 
-std::unique_ptr<BlockCapture> BlockCapture::Start(BlockService& service,
+std::unique_ptr<BlockCapture> BlockCapture::Start(CaptureSink& sink,
                                                   const BlockCall& call) {
-    if (call.variant.empty() || service.store() == nullptr) {
+    if (call.variant.empty() || !sink.Open()) {
         return nullptr;
     }
-    std::string path = service.store()->NewTempPath();
+    std::string path = sink.NewTempPath();
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
                     0644);
     if (fd < 0) {
         return nullptr;
     }
     return std::unique_ptr<BlockCapture>(
-        new BlockCapture(service, call, fd, std::move(path)));
+        new BlockCapture(sink, call, fd, std::move(path)));
 }
 
-BlockCapture::BlockCapture(BlockService& service, const BlockCall& call,
-                           int fd, std::string path)
-    : service_(service),
+BlockCapture::BlockCapture(CaptureSink& sink, const BlockCall& call, int fd,
+                           std::string path)
+    : sink_(sink),
       slot_(call.slot),
       variant_(call.variant),
       api_key_(call.api_key),
@@ -115,7 +115,7 @@ bool BlockCapture::Finish(int64_t wall_ms, std::string* error) {
     }
     fd_ = -1;
     const EnvelopeScanner::Result& r = scanner_.result();
-    if (!service_.MakeRoom(r.total, wall_ms)) {
+    if (!sink_.MakeRoom(r.total, wall_ms)) {
         Abandon();
         *error = "cache full of blocks that must stay";
         return false;
@@ -133,18 +133,16 @@ bool BlockCapture::Finish(int64_t wall_ms, std::string* error) {
         *error = "id beyond 4 GiB";
         return false;
     }
-    if (!service_.store()->Commit(temp_path_, slot_, variant_, rec, error)) {
+    if (!sink_.Commit(temp_path_, slot_, variant_, rec, error)) {
         temp_path_.clear();   // Commit removed it
         Abandon();
-        service_.shared().store_failures.fetch_add(1);
         return false;
     }
     temp_path_.clear();
-    service_.shared().stored.fetch_add(1);
     // Only now is it known that the client received a block (or a skipped
     // slot), not an error: the receipt that repeat counts look at.
-    if (!api_key_.empty() && service_.ledger() != nullptr) {
-        service_.ledger()->NoteReceipt(api_key_, slot_, wall_ms);
+    if (!api_key_.empty()) {
+        sink_.NoteReceipt(api_key_, slot_, wall_ms);
     }
     return true;
 }

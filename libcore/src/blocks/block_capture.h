@@ -2,20 +2,48 @@
 // client: the bytes go to a temp file, the envelope scanner finds the id,
 // and a complete, cacheable answer is renamed into place and indexed. A
 // response that is cut short, malformed or not cacheable leaves nothing.
+//
+// What is captured at all is the request path's decision
+// (BlockService::StartCapture); a capture only writes what it is given
+// into a CaptureSink.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
-#include "blocks/block_service.h"
+#include "blocks/block_call.h"
 #include "json/envelope_scanner.h"
+#include "store/block_store.h"
 
 namespace solgate {
 
+// Where captures go: the region cache, and the receipts of the keys that
+// received what was captured.
+class CaptureSink {
+public:
+    virtual ~CaptureSink() = default;
+    // Whether there is a cache to write into (in this process, now).
+    virtual bool Open() const = 0;
+    // A fresh path for a capture's temp file, beside the cache.
+    virtual std::string NewTempPath() = 0;
+    // Makes room for `incoming` bytes; false when it cannot.
+    virtual bool MakeRoom(uint64_t incoming, int64_t wall_ms) = 0;
+    // Indexes the finished temp file as (slot, variant); the file is gone
+    // either way. False with the reason in *error.
+    virtual bool Commit(const std::string& temp_path, uint64_t slot,
+                        const std::string& variant, const BlockRecord& rec,
+                        std::string* error) = 0;
+    // `api_key` received the block of `slot`.
+    virtual void NoteReceipt(const std::string& api_key, uint64_t slot,
+                             int64_t wall_ms) = 0;
+};
+
 class BlockCapture {
 public:
-    // nullptr when the call is not cacheable or no temp file can be made.
-    static std::unique_ptr<BlockCapture> Start(BlockService& service,
+    // nullptr when the call is not cacheable, the sink has no cache open
+    // or no temp file can be made.
+    static std::unique_ptr<BlockCapture> Start(CaptureSink& sink,
                                                const BlockCall& call);
     ~BlockCapture();  // abandons an unfinished capture
 
@@ -30,11 +58,11 @@ public:
     bool Finish(int64_t wall_ms, std::string* error);
 
 private:
-    BlockCapture(BlockService& service, const BlockCall& call, int fd,
+    BlockCapture(CaptureSink& sink, const BlockCall& call, int fd,
                  std::string path);
     void Abandon();
 
-    BlockService& service_;
+    CaptureSink& sink_;
     uint64_t slot_;
     std::string variant_;
     std::string api_key_;   // the client that receives it ("" for none)
@@ -51,7 +79,7 @@ bool CacheableEnvelope(const EnvelopeScanner::Result& result);
 // Stores a whole answer fetched in the background (another region's copy,
 // a long-term storage retrieval) for `call`'s slot and variant. false with
 // the reason in *why when it was not stored.
-bool StoreAnswer(BlockService& service, const BlockCall& call,
+bool StoreAnswer(CaptureSink& sink, const BlockCall& call,
                  const std::string& body, int64_t wall_ms, std::string* why);
 
 }  // namespace solgate

@@ -126,7 +126,7 @@ static bool IsPlanName(std::string_view name) {
     return true;
 }
 
-static std::string Quoted(std::string_view text) {
+std::string Quoted(std::string_view text) {
     std::string q = "\"";
     q.append(text.data(), text.size());
     q += '"';

@@ -25,7 +25,7 @@ yajl_val Member(yajl_val object, const char* key) {
 }
 
 
-using Summary = std::vector<std::pair<std::string, SlotRanges>>;
+using Summary = RegionSummary;
 
 // A peer's solgateBlockSummary reply: result.variants, each a SlotRanges
 // text. Any malformed range text rejects the whole reply. Variants this
@@ -101,23 +101,23 @@ constexpr int kMaxIndexedPerTick = 8;
 
 }  // namespace
 
-BlockSync::BlockSync(BlockService& service, Transport& transport,
+BlockSync::BlockSync(const RegionSyncParts& parts, Transport& transport,
                      Clock& clock, LogSink log, uint32_t pid)
-    : service_(service),
+    : parts_(parts),
       transport_(transport),
       clock_(clock),
       log_(std::move(log)),
       pid_(pid),
-      peers_(service.conf().peers.size()) {}
+      peers_(parts.conf.peers().size()) {}
 
 BlockSync::~BlockSync() {
-    if (service_.bound()) {
-        ReleaseLease(service_.shared().copy_lease, pid_);
+    if (parts_.zone.bound()) {
+        ReleaseLease(parts_.zone.shared().copy_lease, pid_);
     }
 }
 
 void BlockSync::Tick() {
-    if (!service_.bound()) {
+    if (!parts_.zone.bound()) {
         return;
     }
     int64_t now = clock_.MonotonicMs();
@@ -135,9 +135,9 @@ HttpTarget BlocksHttpTarget(const std::string& url, size_t max_bytes) {
 
 HttpTarget BlockSync::PeerTarget(size_t peer, size_t max_bytes) const {
     HttpTarget target =
-        BlocksHttpTarget(service_.conf().peers[peer].url, max_bytes);
+        BlocksHttpTarget(parts_.conf.peers()[peer].url, max_bytes);
     target.headers.push_back(std::string(kPeerHeader) + ": " +
-                             service_.conf().peer_token);
+                             parts_.conf.peer_token());
     return target;
 }
 
@@ -165,11 +165,11 @@ void BlockSync::PollSummaries(int64_t now) {
 void BlockSync::OnSummary(size_t peer, const HttpResult& reply) {
     PeerState& state = peers_[peer];
     state.in_flight = false;
-    const std::string& name = service_.conf().peers[peer].name;
+    const std::string& name = parts_.conf.peers()[peer].name;
     Summary summary;
     std::string why;
     if (!ParseSummary(reply, &summary, &why)) {
-        service_.peer_summaries().MarkFailed(peer);
+        parts_.peers.MarkFailed(peer);
         if (!state.failing) {
             state.failing = true;
             log_(kLogWarn, "solgate blocks: region \"" + name +
@@ -177,8 +177,7 @@ void BlockSync::OnSummary(size_t peer, const HttpResult& reply) {
         }
         return;
     }
-    service_.peer_summaries().Store(peer, clock_.MonotonicMs(),
-                                    std::move(summary));
+    parts_.peers.Store(peer, clock_.MonotonicMs(), std::move(summary));
     if (state.failing) {
         state.failing = false;
         log_(kLogInfo, "solgate blocks: region \"" + name +
@@ -189,12 +188,13 @@ void BlockSync::OnSummary(size_t peer, const HttpResult& reply) {
 // --- background copy ----------------------------------------------------------
 
 void BlockSync::Copy(int64_t now) {
-    if (service_.store() == nullptr || peers_.empty()) {
+    if (!parts_.cache.Open() || peers_.empty()) {
         return;
     }
     // Renewed on every tick, also while a copy is in flight, so it does not
     // pass to another process in the middle of one.
-    if (!ClaimLease(service_.shared().copy_lease, pid_, now, kLeaseTtlMs)) {
+    if (!ClaimLease(parts_.zone.shared().copy_lease, pid_, now,
+                    kLeaseTtlMs)) {
         return;
     }
     Forget(now);
@@ -222,11 +222,12 @@ void BlockSync::Copy(int64_t now) {
 
 // "As far back as its own cache can hold": not at or above the mark.
 bool BlockSync::CacheNearlyFull() const {
-    uint64_t max_bytes = service_.conf().max_bytes;
+    uint64_t max_bytes = parts_.conf.max_bytes();
     if (max_bytes == 0) {
         return false;
     }
-    uint64_t bytes = service_.store()->GetTotals().bytes;
+    std::optional<BlockStore::Totals> totals = parts_.cache.Totals();
+    uint64_t bytes = totals ? totals->bytes : 0;
     // In 128 bits: bytes * 100 must not wrap.
     return static_cast<unsigned __int128>(bytes) * 100 >=
            static_cast<unsigned __int128>(max_bytes) * kCopyFullPercent;
@@ -247,7 +248,7 @@ void BlockSync::Forget(int64_t now) {
 }
 
 bool BlockSync::PickCandidate(int64_t now, Candidate* out) {
-    Summary local = service_.LocalSummary();
+    Summary local = parts_.local.Ranges();
     static const SlotRanges kNothing;
     auto local_of = [&local](const std::string& variant) -> const SlotRanges& {
         for (const auto& [name, ranges] : local) {
@@ -271,8 +272,8 @@ bool BlockSync::PickCandidate(int64_t now, Candidate* out) {
 
     std::vector<Summary> fresh(peers_.size());
     for (size_t p = 0; p < peers_.size(); p++) {
-        if (service_.conf().peers[p].copy) {   // copy=off: asked, not copied
-            fresh[p] = service_.peer_summaries().Fresh(p, now);
+        if (parts_.conf.peers()[p].copy) {   // copy=off: asked, not copied
+            fresh[p] = parts_.peers.Fresh(p, now);
         }
     }
     static const std::set<uint64_t> kNone;
@@ -312,7 +313,7 @@ bool BlockSync::PickCandidate(int64_t now, Candidate* out) {
         // The summary lags the index by up to a Maintain period (and by
         // what other processes stored since).
         BlockRecord record;
-        if (!service_.store()->Lookup(out->slot, out->variant, &record)) {
+        if (!parts_.cache.Lookup(out->slot, out->variant, &record)) {
             return true;
         }
         if (copied_[out->variant].insert(out->slot).second) {
@@ -349,10 +350,11 @@ void BlockSync::OnCopy(const Candidate& candidate, const HttpResult& reply) {
         call.variant = candidate.variant;
         call.source = kSourceRegion;
         call.peer = candidate.peer;
-        if (StoreAnswer(service_, call, reply.body, clock_.WallMs(), &why)) {
+        if (StoreAnswer(parts_.cache, call, reply.body, clock_.WallMs(),
+                        &why)) {
             copies_stored_++;
             if (candidate.peer < kMaxBlockPeers) {
-                service_.shared().peer_copies[candidate.peer].fetch_add(
+                parts_.zone.shared().peer_copies[candidate.peer].fetch_add(
                     1, std::memory_order_relaxed);
             }
             if (copied_[candidate.variant].insert(candidate.slot).second) {
@@ -367,7 +369,7 @@ void BlockSync::OnCopy(const Candidate& candidate, const HttpResult& reply) {
     log_(kLogDebug, "solgate blocks: copying slot " +
                         std::to_string(candidate.slot) + " " +
                         candidate.variant + " from region \"" +
-                        service_.conf().peers[candidate.peer].name +
+                        parts_.conf.peers()[candidate.peer].name +
                         "\" failed: " + why);
 }
 

@@ -5,13 +5,13 @@
 // Summaries. Every kPeerSummaryIntervalMs each configured peer is asked
 // for its summary (JSON-RPC kSummaryMethod with the kPeerHeader token), at
 // most one request in flight per peer. A good reply is stored in the
-// service's PeerSummaries, which the request path reads; any failure
+// PeerSummaries, which the request path reads; any failure
 // (transport, HTTP status, JSON-RPC error, malformed JSON or ranges) marks
 // the peer failed, so the request path skips it rather than waiting on
 // it. The log gets one WARN when a peer starts failing and one INFO when
 // it recovers.
 //
-// Background copy. Only the process holding the service's copy lease
+// Background copy. Only the process holding the zone's copy lease
 // copies, and only when it has the cache open. "Each region copies, in
 // the background, the blocks it is missing from the caches of the other
 // regions, newest first, as far back as its own cache can hold, at a
@@ -41,9 +41,12 @@
 #include <utility>
 #include <vector>
 
-#include "blocks/block_service.h"
-#include "slots/state_poller.h"
+#include "blocks/block_cache.h"
+#include "blocks/block_conf.h"
+#include "blocks/blocks_shared.h"
+#include "blocks/region_summaries.h"
 #include "runtime/transport.h"
+#include "slots/state_poller.h"
 
 namespace solgate {
 
@@ -58,10 +61,19 @@ constexpr int64_t kCopyRetryMs = 60000;
 // long-term storage): its User-Agent names it, bodies up to max_bytes.
 HttpTarget BlocksHttpTarget(const std::string& url, size_t max_bytes);
 
+// What region sync reaches of its solgate_blocks, and nothing more.
+struct RegionSyncParts {
+    const BlockServiceConf& conf;  // the peers, peer_token, max_size
+    SharedBlocks& zone;            // the copy lease, copies per peer
+    PeerSummaries& peers;          // what it learns of the other regions
+    const CacheSummary& local;     // what this region's summary lists
+    BlockCache& cache;             // what the index holds; copies go there
+};
+
 class BlockSync {
 public:
-    BlockSync(BlockService& service, Transport& transport, Clock& clock,
-              LogSink log, uint32_t pid);
+    BlockSync(const RegionSyncParts& parts, Transport& transport,
+              Clock& clock, LogSink log, uint32_t pid);
     ~BlockSync();  // releases the copy lease; pending replies are dropped
 
     BlockSync(const BlockSync&) = delete;
@@ -99,7 +111,7 @@ private:
     void Forget(int64_t now);
     HttpTarget PeerTarget(size_t peer, size_t max_bytes) const;
 
-    BlockService& service_;
+    RegionSyncParts parts_;
     Transport& transport_;
     Clock& clock_;
     LogSink log_;

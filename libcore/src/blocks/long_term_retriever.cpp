@@ -9,47 +9,41 @@
 
 namespace solgate {
 
-LongTermRetriever::LongTermRetriever(BlockService& service,
-                                     Transport& transport, Clock& clock,
-                                     LogSink log, uint32_t pid)
-    : service_(service),
+LongTermRetriever::LongTermRetriever(LongTermQueues& queues,
+                                     CaptureSink& sink, Transport& transport,
+                                     Clock& clock, LogSink log, uint32_t pid)
+    : queues_(queues),
+      sink_(sink),
       transport_(transport),
       clock_(clock),
       log_(std::move(log)),
       pid_(pid) {}
 
 LongTermRetriever::~LongTermRetriever() {
-    if (!service_.bound()) {
-        return;
-    }
-    for (size_t p = 0; p < service_.conf().plans.size(); p++) {
-        ReleaseLease(service_.shared().retrieval_lease[p], pid_);
+    for (size_t p = 0; p < queues_.conf().plans().size(); p++) {
+        queues_.ReleaseRetrievals(p, pid_);
     }
 }
 
 uint32_t LongTermRetriever::MaxInFlight(size_t plan) const {
-    double rate = service_.conf().plans[plan].retrieval_rate;
+    double rate = queues_.conf().plans()[plan].retrieval_rate;
     double n = std::ceil(rate * kRetrievalTimeoutMs / 1000.0);
     return static_cast<uint32_t>(std::clamp(n, 1.0, 1024.0));
 }
 
 void LongTermRetriever::Tick() {
-    if (!service_.bound() || service_.store() == nullptr) {
+    if (!queues_.bound() || !sink_.Open()) {
         return;
     }
     int64_t now = clock_.MonotonicMs();
-    for (size_t p = 0; p < service_.conf().plans.size(); p++) {
-        RetrievalQueueShared* queue = service_.Queue(p);
-        if (queue == nullptr ||
-            !ClaimLease(service_.shared().retrieval_lease[p], pid_, now,
-                        kLeaseTtlMs)) {
+    for (size_t p = 0; p < queues_.conf().plans().size(); p++) {
+        if (!queues_.HasQueue(p) ||
+            !queues_.ClaimRetrievals(p, pid_, now, kLeaseTtlMs)) {
             continue;
         }
-        BlockService::RepeatLookup lookup{&service_, clock_.WallMs()};
-        std::optional<Retrieval> next = NextRetrieval(
-            queue, now, service_.conf().plans[p].retrieval_rate,
-            MaxInFlight(p), kRetrievalStaleMs,
-            RepeatFn{&BlockService::RepeatCountOf, &lookup});
+        std::optional<Retrieval> next =
+            queues_.Next(p, now, clock_.WallMs(), MaxInFlight(p),
+                         kRetrievalStaleMs);
         if (next) {
             auto job = std::make_shared<Job>();
             job->plan = p;
@@ -61,7 +55,7 @@ void LongTermRetriever::Tick() {
 }
 
 void LongTermRetriever::Fetch(std::shared_ptr<Job> job) {
-    const auto& urls = service_.conf().long_term_urls;
+    const auto& urls = queues_.conf().long_term_urls();
     std::optional<std::string> body = BlockRequestBody(
         job->retrieval.slot, job->retrieval.variant, "1");
     if (!body || job->endpoint >= urls.size()) {
@@ -88,14 +82,14 @@ void LongTermRetriever::OnReply(std::shared_ptr<Job> job,
         call.slot = r.slot;
         call.variant = r.variant;
         call.source = kSourceLongTerm;
-        if (StoreAnswer(service_, call, reply.body, clock_.WallMs(), &why)) {
+        if (StoreAnswer(sink_, call, reply.body, clock_.WallMs(), &why)) {
             stored_++;
-            service_.CompleteLongTerm(job->plan, r, true,
-                                      clock_.MonotonicMs(), clock_.WallMs());
+            queues_.Complete(job->plan, r, true, clock_.MonotonicMs(),
+                             clock_.WallMs());
             return;
         }
     }
-    const auto& urls = service_.conf().long_term_urls;
+    const auto& urls = queues_.conf().long_term_urls();
     std::string url = job->endpoint < urls.size() ? urls[job->endpoint] : "";
     log_(kLogWarn, "solgate blocks: long-term storage " + url +
                        " did not return slot " + std::to_string(r.slot) +
@@ -105,8 +99,8 @@ void LongTermRetriever::OnReply(std::shared_ptr<Job> job,
         return;
     }
     failed_++;
-    service_.CompleteLongTerm(job->plan, r, false, clock_.MonotonicMs(),
-                              clock_.WallMs());
+    queues_.Complete(job->plan, r, false, clock_.MonotonicMs(),
+                     clock_.WallMs());
 }
 
 }  // namespace solgate

@@ -17,9 +17,10 @@
 #include <memory>
 #include <vector>
 
-#include "blocks/block_service.h"
-#include "slots/state_poller.h"
+#include "blocks/block_capture.h"
+#include "blocks/long_term_queues.h"
 #include "runtime/transport.h"
+#include "slots/state_poller.h"
 
 namespace solgate {
 
@@ -31,8 +32,11 @@ constexpr size_t kMaxRetrievalBytes = 64u * 1024u * 1024u;
 
 class LongTermRetriever {
 public:
-    LongTermRetriever(BlockService& service, Transport& transport,
-                      Clock& clock, LogSink log, uint32_t pid);
+    // Takes blocks out of `queues` and stores what storage returns into
+    // `sink` (the region cache).
+    LongTermRetriever(LongTermQueues& queues, CaptureSink& sink,
+                      Transport& transport, Clock& clock, LogSink log,
+                      uint32_t pid);
     ~LongTermRetriever();  // releases the leases; late replies are dropped
 
     LongTermRetriever(const LongTermRetriever&) = delete;
@@ -57,7 +61,8 @@ private:
     // rate when storage is slow (rate x timeout), at least one.
     uint32_t MaxInFlight(size_t plan) const;
 
-    BlockService& service_;
+    LongTermQueues& queues_;
+    CaptureSink& sink_;
     Transport& transport_;
     Clock& clock_;
     LogSink log_;

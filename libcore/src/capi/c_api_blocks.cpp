@@ -1,17 +1,25 @@
 // The extern "C" shims of Cube Runner. As in c_api.cpp, every entry point
-// catches everything; failures return SG_ERROR (or NULL).
+// catches everything; failures return SG_ERROR (or NULL). They translate
+// and nothing more: what is valid is BlockConfBuilder's to say, what is
+// answered and what is cached BlockService's.
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "blocks/block_capture.h"
+#include "blocks/block_conf.h"
 #include "blocks/block_service.h"
 #include "capi/c_api_util.h"
 #include "capi/c_handles.h"
 #include "solgate/solgate.h"
 
+// Configured between sg_blocks_new and sg_blocks_attach (the builder),
+// served from then on (the service).
 struct sg_blocks_s {
+    std::unique_ptr<solgate::BlockConfBuilder> builder;
+    std::string default_peer_token;   // sg_blocks_new's
     std::unique_ptr<solgate::BlockService> service;
 };
 
@@ -63,14 +71,56 @@ void Export(const solgate::BlockService& service, sg_block_call_s* call,
         out->action = SG_BLOCKS_LEDGER;
         return;
     case BlockDecision::kPeer: {
-        const solgate::BlockPeer& peer = service.conf().peers[d.peer];
+        const solgate::BlockPeer& peer = service.conf().peers()[d.peer];
         out->action = SG_BLOCKS_PEER;
         out->peer_url = ToStr(peer.url);
         out->peer_name = ToStr(peer.name);
-        out->peer_token = ToStr(service.conf().peer_token);
+        out->peer_token = ToStr(service.conf().peer_token());
         return;
     }
     }
+}
+
+// One configuration step: its message in *error when it refuses, or
+// because the block is already attached (and frozen).
+template <typename Step>
+bool Configure(sg_blocks_t* blocks, std::string* error, Step&& step) {
+    if (blocks->builder == nullptr) {
+        *error = "solgate_blocks is already attached";
+        return false;
+    }
+    std::optional<std::string> bad = step(*blocks->builder);
+    if (bad) {
+        *error = std::move(*bad);
+        return false;
+    }
+    return true;
+}
+
+bool Attached(const sg_blocks_t* blocks, std::string* error) {
+    if (blocks->service == nullptr) {
+        *error = "not attached to a network";
+        return false;
+    }
+    return true;
+}
+
+// The settings sg_blocks_attach brings, then the frozen configuration.
+std::optional<solgate::BlockServiceConf> Freeze(
+    solgate::BlockConfBuilder& builder, const sg_blocks_conf_t& conf,
+    const std::string& default_token) {
+    std::string_view token = conf.peer_token.len > 0 ? View(conf.peer_token)
+                                                     : default_token;
+    solgate::BlockServiceConf frozen;
+    if (builder.Region(View(conf.region)) ||
+        builder.Cache(View(conf.cache_dir)) ||
+        builder.State(View(conf.state_dir)) ||
+        builder.MaxSize(conf.max_size) ||
+        (!token.empty() && builder.PeerToken(token)) ||
+        builder.Build(&frozen)) {
+        return std::nullopt;
+    }
+    return frozen;
 }
 
 }  // namespace
@@ -79,11 +129,10 @@ extern "C" {
 
 sg_blocks_t* sg_blocks_new(const sg_blocks_conf_t* conf) {
     try {
-        solgate::BlockServiceConf c;
-        c.peer_token = std::string(View(conf->peer_token));
-        auto* blocks = new sg_blocks_s;
-        blocks->service = std::make_unique<solgate::BlockService>(std::move(c));
-        return blocks;
+        auto blocks = std::make_unique<sg_blocks_s>();
+        blocks->builder = std::make_unique<solgate::BlockConfBuilder>();
+        blocks->default_peer_token = std::string(View(conf->peer_token));
+        return blocks.release();
     } catch (...) {
         return nullptr;
     }
@@ -92,15 +141,17 @@ sg_blocks_t* sg_blocks_new(const sg_blocks_conf_t* conf) {
 int sg_blocks_attach(sg_blocks_t* blocks, sg_network_t* net,
                      const sg_blocks_conf_t* conf) {
     try {
-        solgate::BlockServiceConf& c = blocks->service->mutable_conf();
-        c.region = std::string(View(conf->region));
-        c.cache_dir = std::string(View(conf->cache_dir));
-        c.state_dir = std::string(View(conf->state_dir));
-        c.max_bytes = conf->max_size;
-        if (conf->peer_token.len > 0) {
-            c.peer_token = std::string(View(conf->peer_token));
+        if (blocks->builder == nullptr) {
+            return SG_ERROR;
         }
-        blocks->service->Attach(net->network);
+        std::optional<solgate::BlockServiceConf> frozen =
+            Freeze(*blocks->builder, *conf, blocks->default_peer_token);
+        if (!frozen) {
+            return SG_ERROR;
+        }
+        blocks->service = std::make_unique<solgate::BlockService>(
+            std::move(*frozen), net->network);
+        blocks->builder.reset();
         return SG_OK;
     } catch (...) {
         return SG_ERROR;
@@ -112,15 +163,9 @@ void sg_blocks_free(sg_blocks_t* blocks) { delete blocks; }
 int sg_blocks_add_peer(sg_blocks_t* blocks, sg_str_t name, sg_str_t url,
                        int copy, char* err, size_t err_size) {
     return RunReporting(err, err_size, SG_INVALID, [&](std::string* error) {
-        auto& conf = blocks->service->mutable_conf();
-        if (conf.peers.size() >= solgate::kMaxBlockPeers) {
-            *error = "too many peers (at most " +
-                     std::to_string(solgate::kMaxBlockPeers) + ")";
-            return false;
-        }
-        conf.peers.push_back({std::string(View(name)),
-                              std::string(View(url)), copy != 0});
-        return true;
+        return Configure(blocks, error, [&](solgate::BlockConfBuilder& b) {
+            return b.Peer(View(name), View(url), copy != 0);
+        });
     });
 }
 
@@ -132,56 +177,48 @@ int sg_blocks_define_plan(sg_blocks_t* blocks, sg_str_t name,
         for (size_t i = 0; i < nargs; i++) {
             list.push_back(View(args[i]));
         }
-        solgate::BlockPlan plan;
-        if (auto bad = solgate::ParsePlanDefine(View(name), list, &plan)) {
-            *error = *bad;
-            return false;
-        }
-        auto& plans = blocks->service->mutable_conf().plans;
-        solgate::DefinePlan(&plans, std::move(plan));
-        if (plans.size() > solgate::kMaxBlockPlans) {
-            *error = "too many plans (at most " +
-                     std::to_string(solgate::kMaxBlockPlans) + ")";
-            return false;
-        }
-        return true;
+        return Configure(blocks, error, [&](solgate::BlockConfBuilder& b) {
+            return b.PlanDefine(View(name), list);
+        });
     });
 }
 
 int sg_blocks_add_long_term(sg_blocks_t* blocks, sg_str_t url, char* err,
                             size_t err_size) {
     return RunReporting(err, err_size, SG_INVALID, [&](std::string* error) {
-        auto& urls = blocks->service->mutable_conf().long_term_urls;
-        if (urls.size() >= 8) {
-            *error = "too many long_term_storage URLs (at most 8)";
-            return false;
-        }
-        urls.emplace_back(View(url));
-        return true;
+        return Configure(blocks, error, [&](solgate::BlockConfBuilder& b) {
+            return b.LongTermStorage(View(url));
+        });
     });
 }
 
 size_t sg_blocks_shared_size(const sg_blocks_t* blocks) {
-    return solgate::BlocksSharedSize(blocks->service->conf());
+    // Known once the configuration is whole, at sg_blocks_attach.
+    return blocks->service ? solgate::BlocksSharedSize(blocks->service->conf())
+                           : 0;
 }
 
 int sg_blocks_bind(sg_blocks_t* blocks, void* shared, int fresh, char* err,
                    size_t err_size) {
     return RunReporting(err, err_size, SG_ERROR, [&](std::string* error) {
-        return blocks->service->Bind(shared, fresh != 0, error);
+        return Attached(blocks, error) &&
+               blocks->service->Bind(shared, fresh != 0, error);
     });
 }
 
 int sg_blocks_open(sg_blocks_t* blocks, int reconcile, char* err,
                    size_t err_size) {
     return RunReporting(err, err_size, SG_ERROR, [&](std::string* error) {
-        return blocks->service->OpenStore(reconcile != 0, error);
+        return Attached(blocks, error) &&
+               blocks->service->OpenStore(reconcile != 0, error);
     });
 }
 
 void sg_blocks_close(sg_blocks_t* blocks) {
     try {
-        blocks->service->CloseStore();
+        if (blocks->service) {
+            blocks->service->CloseStore();
+        }
     } catch (...) {
     }
 }
@@ -192,10 +229,15 @@ int sg_blocks_decide(sg_blocks_t* blocks, const sg_request_t* req,
                      sg_blocks_decision_t* out) {
     try {
         auto state = std::make_unique<sg_block_call_s>();
-        state->decision = blocks->service->Decide(
-            req->request.parsed(), View(api_key), View(plan), View(peer_token), now_ms,
-            wall_ms, &state->call);
-        Export(*blocks->service, state.get(), out);
+        if (blocks->service) {
+            state->decision = blocks->service->Decide(
+                req->request.parsed(), View(api_key), View(plan), View(peer_token),
+                now_ms, wall_ms, &state->call);
+            Export(*blocks->service, state.get(), out);
+        } else {
+            std::memset(out, 0, sizeof(*out));
+            out->action = SG_BLOCKS_PASS;
+        }
         *call = out->action == SG_BLOCKS_PASS ? nullptr : state.release();
         return SG_OK;
     } catch (...) {
@@ -229,14 +271,7 @@ sg_capture_t* sg_blocks_capture_start(sg_blocks_t* blocks,
                                       const sg_block_call_t* call,
                                       int64_t now_ms) {
     try {
-        const solgate::BlockCall& c = call->call;
-        bool wanted = c.source == solgate::kSourceRegion ||
-                      (c.source == solgate::kSourceLedger &&
-                       blocks->service->Finalized(c.slot, now_ms));
-        if (!wanted) {
-            return nullptr;
-        }
-        auto capture = solgate::BlockCapture::Start(*blocks->service, c);
+        auto capture = blocks->service->StartCapture(call->call, now_ms);
         if (!capture) {
             return nullptr;
         }

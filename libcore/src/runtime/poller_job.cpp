@@ -34,10 +34,11 @@ public:
             }
             services_.push_back(blocks);
             syncs_.push_back(std::make_unique<BlockSync>(
-                *blocks, transport_, clock_, log, pid));
-            if (QueuedPlans(blocks->conf()) > 0) {
+                blocks->sync_parts(), transport_, clock_, log, pid));
+            if (blocks->conf().QueuedPlans() > 0) {
                 retrievers_.push_back(std::make_unique<LongTermRetriever>(
-                    *blocks, transport_, clock_, log, pid));
+                    blocks->long_term(), blocks->cache(), transport_, clock_,
+                    log, pid));
             }
         }
         if (!services_.empty()) {

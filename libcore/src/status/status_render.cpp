@@ -262,27 +262,27 @@ std::string MaskedKey(const std::string& key) {
 }
 
 // Per-key figures live here, never as metric labels (cardinality).
-void AppendBlockKeys(std::string& out, const BlockService& blocks,
+void AppendBlockKeys(std::string& out, const BlocksView& blocks,
                      int64_t now_wall_ms) {
     out.push_back('[');
     bool first = true;
-    for (const KeySnapshot& key : SnapshotKeys(&blocks.shared().keys)) {
+    for (const KeyFigures& figures : blocks.Keys(now_wall_ms)) {
+        const KeySnapshot& key = figures.snapshot;
         if (!first) {
             out.push_back(',');
         }
         first = false;
         JsonObject o(out);
         o.String("key", MaskedKey(key.key));
-        const auto& plans = blocks.conf().plans;
+        const auto& plans = blocks.conf().plans();
         o.String("plan", key.plan_index < plans.size()
                              ? std::string_view(plans[key.plan_index].name)
                              : std::string_view());
         o.Uint("requests", key.requests);
         o.Uint("rate_limited", key.limited);
-        if (const KeyLedger* ledger = blocks.ledger()) {
-            o.Uint("allowance_used",
-                   ledger->AllowanceUsed(key.key, now_wall_ms));
-            o.Uint("repeat_count", ledger->RepeatCount(key.key, now_wall_ms));
+        if (figures.allowance_used && figures.repeat_count) {
+            o.Uint("allowance_used", *figures.allowance_used);
+            o.Uint("repeat_count", *figures.repeat_count);
         }
         JsonObject served(o.Key("served"));
         for (int s = 0; s < kSourceCount; s++) {
@@ -294,21 +294,21 @@ void AppendBlockKeys(std::string& out, const BlockService& blocks,
     out.push_back(']');
 }
 
-void AppendQueues(std::string& out, const BlockService& blocks,
+void AppendQueues(std::string& out, const BlocksView& blocks,
                   int64_t now_mono_ms) {
     out.push_back('[');
     bool first = true;
-    const auto& plans = blocks.conf().plans;
+    const auto& plans = blocks.conf().plans();
     for (size_t p = 0; p < plans.size(); p++) {
-        RetrievalQueueShared* queue = blocks.Queue(p);
-        if (queue == nullptr) {
+        std::optional<QueueStats> queue = blocks.Queue(p, now_mono_ms);
+        if (!queue) {
             continue;
         }
         if (!first) {
             out.push_back(',');
         }
         first = false;
-        QueueStats stats = GetQueueStats(queue, now_mono_ms);
+        const QueueStats& stats = *queue;
         JsonObject o(out);
         o.String("plan", plans[p].name);
         o.Uint("depth", stats.depth);
@@ -319,31 +319,30 @@ void AppendQueues(std::string& out, const BlockService& blocks,
         o.Uint("dropped", stats.dropped);
         o.Uint("queue_full", stats.queue_full);
         o.Uint("allowance_refusals",
-               Load(blocks.shared().allowance_refusals[p]));
+               Load(blocks.counters().allowance_refusals[p]));
         o.Close();
     }
     out.push_back(']');
 }
 
-void AppendBlocks(std::string& out, const BlockService& blocks,
+void AppendBlocks(std::string& out, const BlocksView& blocks,
                   int64_t now_mono_ms, int64_t now_wall_ms) {
     const BlockServiceConf& conf = blocks.conf();
-    const BlocksShared& shared = blocks.shared();
+    const BlocksShared& shared = blocks.counters();
     JsonObject o(out);
-    o.String("region", conf.region);
+    o.String("region", conf.region());
     if (auto first = blocks.FirstAvailableBlock()) {
         o.Uint("first_available_block", *first);
     } else {
         o.Null("first_available_block");
     }
     JsonObject cache(o.Key("cache"));
-    cache.String("dir", conf.cache_dir);
-    cache.Uint("max_size", conf.max_bytes);
-    if (blocks.store() != nullptr) {
-        BlockStore::Totals totals = blocks.store()->GetTotals();
-        cache.Uint("bytes", totals.bytes);
-        cache.Uint("entries", totals.entries);
-        cache.Uint("evictions", totals.evictions);
+    cache.String("dir", conf.cache_dir());
+    cache.Uint("max_size", conf.max_bytes());
+    if (std::optional<BlockStore::Totals> totals = blocks.CacheTotals()) {
+        cache.Uint("bytes", totals->bytes);
+        cache.Uint("entries", totals->entries);
+        cache.Uint("evictions", totals->evictions);
     }
     cache.Uint("stored", Load(shared.stored));
     cache.Uint("store_failures", Load(shared.store_failures));
@@ -354,13 +353,13 @@ void AppendBlocks(std::string& out, const BlockService& blocks,
     o.Uint("peer_requests", Load(shared.peer_requests));
     o.Uint("key_table_full", Load(shared.keys.table_full));
     o.Key("peers").push_back('[');
-    for (size_t p = 0; p < conf.peers.size(); p++) {
+    for (size_t p = 0; p < conf.peers().size(); p++) {
         if (p > 0) {
             out.push_back(',');
         }
         JsonObject peer(out);
-        peer.String("name", conf.peers[p].name);
-        peer.String("url", conf.peers[p].url);
+        peer.String("name", conf.peers()[p].name);
+        peer.String("url", conf.peers()[p].url);
         peer.Uint("fetches", Load(shared.peer_fetches[p]));
         peer.Uint("failures", Load(shared.peer_failures[p]));
         peer.Uint("copies", Load(shared.peer_copies[p]));
@@ -368,11 +367,11 @@ void AppendBlocks(std::string& out, const BlockService& blocks,
     }
     out.push_back(']');
     o.Key("long_term_storage").push_back('[');
-    for (size_t i = 0; i < conf.long_term_urls.size(); i++) {
+    for (size_t i = 0; i < conf.long_term_urls().size(); i++) {
         if (i > 0) {
             out.push_back(',');
         }
-        AppendJsonString(out, conf.long_term_urls[i]);
+        AppendJsonString(out, conf.long_term_urls()[i]);
     }
     out.push_back(']');
     AppendQueues(o.Key("queues"), blocks, now_mono_ms);
@@ -395,7 +394,7 @@ void AppendNetwork(std::string& out, const Network& network,
     AppendNetworkCounters(o.Key("counters"), network.counters());
     AppendUpstreams(o.Key("upstreams"), network, now_mono_ms);
     if (network.blocks() != nullptr && network.blocks()->bound()) {
-        AppendBlocks(o.Key("blocks"), *network.blocks(), now_mono_ms,
+        AppendBlocks(o.Key("blocks"), network.blocks()->view(), now_mono_ms,
                      now_wall_ms);
     }
     o.Close();
@@ -515,12 +514,12 @@ SampleWriter PerNetwork(uint64_t (*value)(const NetworkShared&)) {
 // Cube Runner's samples, for networks that have it.
 SampleWriter PerBlocks(
     std::function<void(std::string&, std::string_view, const Network&,
-                       const BlockService&)> write) {
+                       const BlocksView&)> write) {
     return [write](std::string& out, std::string_view name,
                    const Network& network, int64_t) {
         const BlockService* blocks = network.blocks();
         if (blocks != nullptr && blocks->bound()) {
-            write(out, name, network, *blocks);
+            write(out, name, network, blocks->view());
         }
     };
 }
@@ -528,9 +527,9 @@ SampleWriter PerBlocks(
 SampleWriter BlocksCounter(std::atomic<uint64_t> BlocksShared::*counter) {
     return PerBlocks([counter](std::string& out, std::string_view name,
                                const Network& network,
-                               const BlockService& blocks) {
+                               const BlocksView& blocks) {
         AppendSample(out, name, {{"network", network.name()}},
-                     Load(blocks.shared().*counter));
+                     Load(blocks.counters().*counter));
     });
 }
 
@@ -538,13 +537,13 @@ SampleWriter BlocksPerPeer(
     std::atomic<uint64_t> (BlocksShared::*counts)[kMaxBlockPeers]) {
     return PerBlocks([counts](std::string& out, std::string_view name,
                               const Network& network,
-                              const BlockService& blocks) {
-        const auto& peers = blocks.conf().peers;
+                              const BlocksView& blocks) {
+        const auto& peers = blocks.conf().peers();
         for (size_t p = 0; p < peers.size(); p++) {
             AppendSample(out, name,
                          {{"network", network.name()},
                           {"peer", peers[p].name}},
-                         Load((blocks.shared().*counts)[p]));
+                         Load((blocks.counters().*counts)[p]));
         }
     });
 }
@@ -552,22 +551,22 @@ SampleWriter BlocksPerPeer(
 SampleWriter BlocksCache(uint64_t BlockStore::Totals::*field) {
     return PerBlocks([field](std::string& out, std::string_view name,
                              const Network& network,
-                             const BlockService& blocks) {
-        if (blocks.store() != nullptr) {
+                             const BlocksView& blocks) {
+        if (std::optional<BlockStore::Totals> totals = blocks.CacheTotals()) {
             AppendSample(out, name, {{"network", network.name()}},
-                         blocks.store()->GetTotals().*field);
+                         (*totals).*field);
         }
     });
 }
 
 void AppendServedBySource(std::string& out, std::string_view name,
                           const Network& network,
-                          const BlockService& blocks) {
+                          const BlocksView& blocks) {
     for (int s = 0; s < kSourceCount; s++) {
         AppendSample(out, name,
                      {{"network", network.name()},
                       {"source", BlockSourceName(s)}},
-                     Load(blocks.shared().served[s]));
+                     Load(blocks.counters().served[s]));
     }
 }
 
@@ -576,13 +575,13 @@ SampleWriter BlocksPerPlan(
     std::atomic<uint64_t> (BlocksShared::*counts)[kMaxBlockPlans]) {
     return PerBlocks([counts](std::string& out, std::string_view name,
                               const Network& network,
-                              const BlockService& blocks) {
-        const auto& plans = blocks.conf().plans;
+                              const BlocksView& blocks) {
+        const auto& plans = blocks.conf().plans();
         for (size_t p = 0; p < plans.size(); p++) {
             AppendSample(out, name,
                          {{"network", network.name()},
                           {"plan", plans[p].name}},
-                         Load((blocks.shared().*counts)[p]));
+                         Load((blocks.counters().*counts)[p]));
         }
     });
 }
@@ -595,13 +594,14 @@ SampleWriter PerQueue(std::string (*value)(const QueueStats&)) {
         if (blocks == nullptr || !blocks->bound()) {
             return;
         }
-        const auto& plans = blocks->conf().plans;
+        const auto& plans = blocks->conf().plans();
         for (size_t p = 0; p < plans.size(); p++) {
-            if (RetrievalQueueShared* queue = blocks->Queue(p)) {
+            if (std::optional<QueueStats> stats =
+                    blocks->view().Queue(p, now_ms)) {
                 AppendSampleText(out, name,
                                  {{"network", network.name()},
                                   {"plan", plans[p].name}},
-                                 value(GetQueueStats(queue, now_ms)));
+                                 value(*stats));
             }
         }
     };

@@ -11,6 +11,7 @@
 namespace solgate {
 namespace {
 
+using testing::Accept;
 using testing::TestNetwork;
 
 constexpr int64_t kNow = 1'000'000;
@@ -29,14 +30,14 @@ std::string BlockAnswer(uint64_t slot, const std::string& id) {
            "}\n";
 }
 
-BlockServiceConf TwoPeersAndATinyPlan() {
-    BlockServiceConf conf;
-    conf.region = "us";
-    conf.peers = {{"eu", "http://eu/"}, {"ap", "http://ap/"}};
-    conf.peer_token = kToken;
-    BlockPlan tiny;
-    ParsePlanDefine("tiny", {"tier=free", "getblock_rate=2r/s"}, &tiny);
-    DefinePlan(&conf.plans, tiny);
+BlockConfBuilder TwoPeersAndATinyPlan(uint64_t max_size = 0) {
+    BlockConfBuilder conf;
+    Accept(conf.Region("us"));
+    Accept(conf.Peer("eu", "http://eu/", true));
+    Accept(conf.Peer("ap", "http://ap/", true));
+    Accept(conf.PeerToken(kToken));
+    Accept(conf.PlanDefine("tiny", {"tier=free", "getblock_rate=2r/s"}));
+    Accept(conf.MaxSize(max_size));
     return conf;
 }
 
@@ -72,7 +73,7 @@ protected:
         BlockCall call;
         Decide(GetBlock(slot), "k", "operator", &call);
         call.source = kSourceLedger;
-        auto capture = BlockCapture::Start(*service, call);
+        auto capture = BlockCapture::Start(service->cache(), call);
         ASSERT_TRUE(capture);
         std::string body = BlockAnswer(slot, "77");
         ASSERT_TRUE(capture->Write(body.data(), body.size()));
@@ -185,31 +186,31 @@ TEST_F(BlockServiceTest, CacheHitAfterAFinalizedAnswerWasCaptured) {
     std::string body = BlockAnswer(4900, "77");
     EXPECT_EQ(d.record.bytes, body.size());
     EXPECT_EQ(body.substr(d.record.id_offset, d.record.id_length), "77");
-    EXPECT_EQ(d.path, service->store()->PathFor(4900, "getBlock/json/full/r1/v0"));
+    EXPECT_EQ(d.path, service->cache().PathFor(4900, "getBlock/json/full/r1/v0"));
     EXPECT_EQ(shared->stored.load(), 1u);
 }
 
 TEST_F(BlockServiceTest, OnlyFinalizedLedgerAnswersAreCaptured) {
-    EXPECT_TRUE(service->Finalized(4968, kNow));
-    EXPECT_FALSE(service->Finalized(4969, kNow));
+    EXPECT_TRUE(service->decider().Finalized(4968, kNow));
+    EXPECT_FALSE(service->decider().Finalized(4969, kNow));
 }
 
 TEST_F(BlockServiceTest, ErrorsOtherThanSkippedSlotsAreNotCached) {
     BlockCall call;
     Decide(GetBlock(4800), "k", "operator", &call);
-    auto capture = BlockCapture::Start(*service, call);
+    auto capture = BlockCapture::Start(service->cache(), call);
     std::string body =
         R"({"jsonrpc":"2.0","error":{"code":-32015,"message":"v"},"id":1})";
     capture->Write(body.data(), body.size());
     std::string error;
     EXPECT_FALSE(capture->Finish(kWall, &error));
     BlockRecord rec;
-    EXPECT_FALSE(service->store()->Lookup(4800, "getBlock/json/full/r1/v0",
-                                          &rec));
+    EXPECT_FALSE(service->cache().Lookup(4800, "getBlock/json/full/r1/v0",
+                                         &rec));
 
     BlockCall skipped;
     Decide(GetBlock(4801), "k", "operator", &skipped);
-    capture = BlockCapture::Start(*service, skipped);
+    capture = BlockCapture::Start(service->cache(), skipped);
     body = R"({"jsonrpc":"2.0","error":{"code":-32007,"message":"Slot 4801 )"
            R"(was skipped"},"id":1})";
     capture->Write(body.data(), body.size());
@@ -236,7 +237,8 @@ TEST_F(BlockServiceTest, RateLimitPerKey) {
     EXPECT_EQ(Decide(GetBlock(100), "fast", "tiny", &other).kind,
               BlockDecision::kLedger);   // another key has its own budget
     size_t tiny = static_cast<size_t>(
-        FindPlan(service->conf().plans, "tiny") - &service->conf().plans[0]);
+        FindPlan(service->conf().plans(), "tiny") -
+        &service->conf().plans()[0]);
     EXPECT_EQ(shared->rate_limited[tiny].load(), 1u);
 }
 
@@ -288,52 +290,58 @@ TEST_F(BlockServiceTest, RequestsRaiseTheScoreOnceMaintained) {
     Cache(4900);   // score 1: the request that brought it
     Cache(4901);
     for (int i = 0; i < 3; i++) {
-        service->NoteRequest(4900, "getBlock/json/full/r1/v0", kWall);
+        service->request_scores().Note(4900, "getBlock/json/full/r1/v0",
+                                       kWall);
     }
-    service->NoteRequest(4901, "getBlock/json/full/r1/v0", kWall);
+    service->request_scores().Note(4901, "getBlock/json/full/r1/v0", kWall);
     BlockRecord rec;
-    ASSERT_TRUE(service->store()->Lookup(4900, "getBlock/json/full/r1/v0",
-                                         &rec));
+    ASSERT_TRUE(service->cache().Lookup(4900, "getBlock/json/full/r1/v0",
+                                        &rec));
     EXPECT_DOUBLE_EQ(rec.score, 1.0);   // not before Maintain
     service->Maintain(kWall);
-    ASSERT_TRUE(service->store()->Lookup(4900, "getBlock/json/full/r1/v0",
-                                         &rec));
+    ASSERT_TRUE(service->cache().Lookup(4900, "getBlock/json/full/r1/v0",
+                                        &rec));
     EXPECT_DOUBLE_EQ(rec.score, 4.0);
-    ASSERT_TRUE(service->store()->Lookup(4901, "getBlock/json/full/r1/v0",
-                                         &rec));
+    ASSERT_TRUE(service->cache().Lookup(4901, "getBlock/json/full/r1/v0",
+                                        &rec));
     EXPECT_DOUBLE_EQ(rec.score, 2.0);
 }
 
 TEST_F(BlockServiceTest, EvictionKeepsTheCacheUnderMaxSize) {
-    service->mutable_conf().max_bytes = 3 * BlockAnswer(4900, "77").size();
+    rig.Reload(TwoPeersAndATinyPlan(3 * BlockAnswer(4900, "77").size()));
+    ASSERT_EQ(rig.error(), "");
+    service = rig.service();
     Cache(4900);
     Cache(4901);
     Cache(4902);
     // The fourth needs room, but all three are younger than 15 minutes.
     BlockCall call;
     Decide(GetBlock(4903), "k", "operator", &call);
-    auto capture = BlockCapture::Start(*service, call);
+    auto capture = BlockCapture::Start(service->cache(), call);
     std::string body = BlockAnswer(4903, "77");
     capture->Write(body.data(), body.size());
     std::string error;
     EXPECT_FALSE(capture->Finish(kWall, &error));
-    EXPECT_EQ(service->store()->GetTotals().entries, 3u);
+    EXPECT_EQ(service->cache().Totals()->entries, 3u);
     // An hour later the oldest slots leave, down to the 95% watermark.
-    EXPECT_TRUE(service->MakeRoom(body.size(), kWall + 3600 * 1000));
-    EXPECT_EQ(service->store()->GetTotals().entries, 1u);
+    EXPECT_TRUE(service->cache().MakeRoom(body.size(), kWall + 3600 * 1000));
+    EXPECT_EQ(service->cache().Totals()->entries, 1u);
     BlockRecord rec;
-    EXPECT_FALSE(service->store()->Lookup(4900, "getBlock/json/full/r1/v0",
-                                          &rec));
-    EXPECT_TRUE(service->store()->Lookup(4902, "getBlock/json/full/r1/v0",
+    EXPECT_FALSE(service->cache().Lookup(4900, "getBlock/json/full/r1/v0",
                                          &rec));
+    EXPECT_TRUE(service->cache().Lookup(4902, "getBlock/json/full/r1/v0",
+                                        &rec));
 }
 
 TEST(BlockServiceNoToken, NoRegionIsRecognisedWithoutAToken) {
     TestNetwork net(1);
-    BlockServiceConf conf;   // peer_token left empty
+    BlockConfBuilder builder;   // peer_token left out
+    Accept(builder.Region("us"));
+    Accept(builder.Cache("/nonexistent/cache"));
+    Accept(builder.State("/nonexistent/state"));
+    BlockServiceConf conf = testing::Built(builder);
     testing::BlocksZone zone(conf);
-    BlockService service(conf);
-    service.Attach(net.network);
+    BlockService service(conf, net.network);
     std::string error;
     ASSERT_TRUE(service.Bind(zone.memory(), true, &error)) << error;
     std::string body = GetBlock(10);

@@ -16,6 +16,7 @@
 namespace solgate {
 namespace {
 
+using testing::Accept;
 using testing::FakeClock;
 using testing::FakeTransport;
 using testing::TestNetwork;
@@ -57,20 +58,36 @@ struct CopyRequest {
     std::string variant;
 };
 
+// Two peers; max_size as given (0: none).
+BlockConfBuilder TwoPeers(uint64_t max_size = 0) {
+    BlockConfBuilder conf;
+    Accept(conf.Region("us"));
+    Accept(conf.Peer("eu", "http://eu.example/", true));
+    Accept(conf.Peer("ap", "http://ap.example/", true));
+    Accept(conf.PeerToken("solgate-peer-token"));
+    Accept(conf.MaxSize(max_size));
+    return conf;
+}
+
 class BlockSyncTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        BlockServiceConf conf;
-        conf.region = "us";
-        conf.peers = {{"eu", "http://eu.example/"},
-                      {"ap", "http://ap.example/"}};
-        conf.peer_token = "solgate-peer-token";
         rig_ = std::make_unique<testing::BlockServiceRig>(
-            net_.network, "block_sync_test", conf);
+            net_.network, "block_sync_test", TwoPeers());
         ASSERT_EQ(rig_->error(), "");
         service_ = rig_->service();
         peers_["http://eu.example/"].url = "http://eu.example/";
         peers_["http://ap.example/"].url = "http://ap.example/";
+        MakeSync();
+    }
+
+    // nginx reloaded with another max_size: a new service, and a new sync
+    // for it, over the same cache and zone.
+    void Reload(uint64_t max_size) {
+        sync_.reset();
+        rig_->Reload(TwoPeers(max_size));
+        ASSERT_EQ(rig_->error(), "");
+        service_ = rig_->service();
         MakeSync();
     }
 
@@ -81,7 +98,7 @@ protected:
 
     void MakeSync() {
         sync_ = std::make_unique<BlockSync>(
-            *service_, transport_, clock_,
+            service_->sync_parts(), transport_, clock_,
             [this](int level, const std::string& line) {
                 logs_.push_back({level, line});
             },
@@ -90,7 +107,7 @@ protected:
 
     PeerSim& eu() { return peers_["http://eu.example/"]; }
     PeerSim& ap() { return peers_["http://ap.example/"]; }
-    BlockStore& store() { return *service_->store(); }
+    BlockCache& cache() { return service_->cache(); }
 
     // What the peers answer.
     HttpResult Reply(const FakeTransport::Pending& p) {
@@ -168,7 +185,7 @@ protected:
         BlockCall call;
         call.slot = slot;
         call.variant = variant;
-        auto capture = BlockCapture::Start(*service_, call);
+        auto capture = BlockCapture::Start(service_->cache(), call);
         ASSERT_NE(capture, nullptr);
         std::string body = BlockBody(slot, variant, padding);
         ASSERT_TRUE(capture->Write(body.data(), body.size()));
@@ -253,7 +270,7 @@ TEST_F(BlockSyncTest, FailingPeerIsMarkedFailedAndLoggedOnce) {
     eu().holds[kJson] = Ranges("100-200");
     ap().holds[kJson] = Ranges("100-200");
     StoreLocally(1, kJson);
-    service_->mutable_conf().max_bytes = 1;   // full: no copies here
+    Reload(1);   // full: no copies here
     Step();
     ASSERT_TRUE(service_->peer_summaries().Holds(0, kJson, 150,
                                                  clock_.MonotonicMs()));
@@ -318,11 +335,11 @@ TEST_F(BlockSyncTest, CopiesNewestFirstAcrossPeersAndVariants) {
     EXPECT_EQ(copies_[0].peer_url, "http://ap.example/");
     EXPECT_EQ(copies_[1].peer_url, "http://eu.example/");
     EXPECT_EQ(sync_->copies_stored(), 5u);
-    EXPECT_EQ(service_->shared().peer_copies[0].load(), 3u);
-    EXPECT_EQ(service_->shared().peer_copies[1].load(), 2u);
+    EXPECT_EQ(service_->zone().shared().peer_copies[0].load(), 3u);
+    EXPECT_EQ(service_->zone().shared().peer_copies[1].load(), 2u);
     for (const auto& [slot, variant] : expected) {
         BlockRecord rec;
-        EXPECT_TRUE(store().Lookup(slot, variant, &rec)) << slot;
+        EXPECT_TRUE(cache().Lookup(slot, variant, &rec)) << slot;
     }
 
     // Once the summary lists them, nothing more is copied either.
@@ -349,16 +366,16 @@ TEST_F(BlockSyncTest, CopyRequestAndStoredBlockMatchThePeer) {
         [this](const FakeTransport::Pending& q) { return Reply(q); });
 
     BlockRecord rec;
-    ASSERT_TRUE(store().Lookup(4242, kBase64, &rec));
+    ASSERT_TRUE(cache().Lookup(4242, kBase64, &rec));
     std::string expected = BlockBody(4242, kBase64, 300000);
     EXPECT_EQ(rec.bytes, expected.size());
-    EXPECT_EQ(ReadFile(store().PathFor(4242, kBase64)), expected);
-    EXPECT_EQ(service_->shared().peer_copies[0].load(), 1u);
-    EXPECT_EQ(service_->shared().stored.load(), 1u);
+    EXPECT_EQ(ReadFile(cache().PathFor(4242, kBase64)), expected);
+    EXPECT_EQ(service_->zone().shared().peer_copies[0].load(), 1u);
+    EXPECT_EQ(service_->zone().shared().stored.load(), 1u);
 
     // The region answers it from its cache now.
     service_->Maintain(clock_.WallMs());
-    auto local = service_->LocalSummary();
+    auto local = service_->local_summary().Ranges();
     ASSERT_EQ(local.size(), 1u);
     EXPECT_TRUE(local[0].second.Contains(4242));
 }
@@ -392,7 +409,7 @@ TEST_F(BlockSyncTest, CopyRateIsBounded) {
 TEST_F(BlockSyncTest, NoCopyWithoutTheLease) {
     eu().holds[kJson] = Ranges("1-10");
     for (int i = 0; i < 20; i++) {
-        ASSERT_TRUE(ClaimLease(service_->shared().copy_lease, kOtherPid,
+        ASSERT_TRUE(ClaimLease(service_->zone().shared().copy_lease, kOtherPid,
                                clock_.MonotonicMs() + 400, kLeaseTtlMs));
         Step();
     }
@@ -402,25 +419,25 @@ TEST_F(BlockSyncTest, NoCopyWithoutTheLease) {
     // The other process stops renewing: the lease passes here.
     for (int i = 0; i < 10; i++) Step();
     EXPECT_FALSE(copies_.empty());
-    EXPECT_EQ(Lease::Unpack(service_->shared().copy_lease.load()).pid, kPid);
+    EXPECT_EQ(Lease::Unpack(service_->zone().shared().copy_lease.load()).pid, kPid);
     sync_.reset();   // gives it up
-    EXPECT_EQ(service_->shared().copy_lease.load(), 0u);
+    EXPECT_EQ(service_->zone().shared().copy_lease.load(), 0u);
 }
 
 TEST_F(BlockSyncTest, NoCopyWhileTheCacheIsNinetyPercentFull) {
     eu().holds[kJson] = Ranges("1-10");
     StoreLocally(100, kJson, 1000);
-    uint64_t bytes = store().GetTotals().bytes;
-    service_->mutable_conf().max_bytes = bytes * 10 / 9;   // bytes >= 90%
+    uint64_t bytes = cache().Totals()->bytes;
+    Reload(bytes * 10 / 9);   // bytes >= 90%
     for (int i = 0; i < 20; i++) Step();
     EXPECT_TRUE(copies_.empty());
 
     // Room again (a reload with a larger cache): copies until the mark.
-    service_->mutable_conf().max_bytes = bytes * 2;
+    Reload(bytes * 2);
     for (int i = 0; i < 40; i++) Step();
     EXPECT_FALSE(copies_.empty());
     EXPECT_LT(copies_.size(), 10u);
-    uint64_t now_bytes = store().GetTotals().bytes;
+    uint64_t now_bytes = cache().Totals()->bytes;
     EXPECT_LE(now_bytes, bytes * 2);
     // The last copy crossed the mark; none started after it.
     uint64_t one = BlockBody(10, kJson).size();
@@ -437,8 +454,8 @@ TEST_F(BlockSyncTest, FailedSlotIsRetriedAtMostOnceAMinute) {
     EXPECT_EQ(copies_[1].slot, 499u);
     EXPECT_EQ(sync_->copies_failed(), 1u);
     BlockRecord rec;
-    EXPECT_TRUE(store().Lookup(499, kJson, &rec));
-    EXPECT_FALSE(store().Lookup(500, kJson, &rec));
+    EXPECT_TRUE(cache().Lookup(499, kJson, &rec));
+    EXPECT_FALSE(cache().Lookup(500, kJson, &rec));
 
     for (int i = 0; i < 140; i++) Step();   // 56 s more
     EXPECT_EQ(copies_.size(), 2u);
@@ -462,9 +479,9 @@ TEST_F(BlockSyncTest, AnswerThatIsNotABlockIsNotStored) {
         return r;
     });
     BlockRecord rec;
-    EXPECT_FALSE(store().Lookup(77, kJson, &rec));
+    EXPECT_FALSE(cache().Lookup(77, kJson, &rec));
     EXPECT_EQ(sync_->copies_failed(), 1u);
-    EXPECT_EQ(service_->shared().peer_copies[0].load(), 0u);
+    EXPECT_EQ(service_->zone().shared().peer_copies[0].load(), 0u);
 }
 
 TEST_F(BlockSyncTest, NoCopyWithoutAStore) {
@@ -472,7 +489,7 @@ TEST_F(BlockSyncTest, NoCopyWithoutAStore) {
     service_->CloseStore();
     for (int i = 0; i < 10; i++) Step();
     EXPECT_TRUE(copies_.empty());
-    EXPECT_EQ(service_->shared().copy_lease.load(), 0u);
+    EXPECT_EQ(service_->zone().shared().copy_lease.load(), 0u);
     EXPECT_GT(eu().summaries, 0);
 }
 
@@ -486,7 +503,7 @@ TEST_F(BlockSyncTest, RepliesAfterDestructionAreIgnored) {
     transport_.AnswerEach(
         [this](const FakeTransport::Pending& p) { return Reply(p); });
     BlockRecord rec;
-    EXPECT_FALSE(store().Lookup(10, kJson, &rec));
+    EXPECT_FALSE(cache().Lookup(10, kJson, &rec));
 }
 
 }  // namespace

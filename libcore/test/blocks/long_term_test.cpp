@@ -12,6 +12,7 @@
 namespace solgate {
 namespace {
 
+using testing::Accept;
 using testing::FakeClock;
 using testing::FakeTransport;
 using testing::TestNetwork;
@@ -36,16 +37,14 @@ HttpResult Unavailable() {
                       R"("id":1})"};
 }
 
-BlockServiceConf TwoStoragesAndASmallArchivePlan() {
-    BlockServiceConf conf;
-    conf.region = "us";
-    conf.long_term_urls = {"http://lts-a/", "http://lts-b/"};
-    BlockPlan arch;
-    ParsePlanDefine("arch",
-                    {"tier=archive", "getblock_rate=0", "retrieval_rate=10r/s",
-                     "queue_limit=2", "monthly_allowance=3"},
-                    &arch);
-    DefinePlan(&conf.plans, arch);
+BlockConfBuilder TwoStoragesAndASmallArchivePlan() {
+    BlockConfBuilder conf;
+    Accept(conf.Region("us"));
+    Accept(conf.LongTermStorage("http://lts-a/"));
+    Accept(conf.LongTermStorage("http://lts-b/"));
+    Accept(conf.PlanDefine("arch", {"tier=archive", "getblock_rate=0",
+                                    "retrieval_rate=10r/s", "queue_limit=2",
+                                    "monthly_allowance=3"}));
     return conf;
 }
 
@@ -59,7 +58,8 @@ protected:
         net.network.record(0).first_available_plus1.store(4001);
         net.network.record(0).SuggestFinalized(5000);
         retriever = std::make_unique<LongTermRetriever>(
-            *service, transport, clock, [](int, const std::string&) {}, 7);
+            service->long_term(), service->cache(), transport, clock,
+            [](int, const std::string&) {}, 7);
     }
 
     BlockDecision Ask(uint64_t slot, const std::string& key,
@@ -84,7 +84,7 @@ protected:
     }
 
     uint64_t Allowance(const std::string& key) {
-        return service->ledger()->AllowanceUsed(key, clock.WallMs());
+        return service->accounts().AllowanceUsed(key, clock.WallMs());
     }
 
     TestNetwork net;
@@ -115,7 +115,7 @@ TEST_F(LongTermTest, QueuedThenRetrievedThenServedFromTheCache) {
     d = Ask(250, "k1");
     EXPECT_EQ(d.kind, BlockDecision::kCache);
     EXPECT_EQ(Allowance("k1"), 1u);
-    EXPECT_EQ(service->shared().served[kSourceLongTerm].load(), 1u);
+    EXPECT_EQ(service->zone().shared().served[kSourceLongTerm].load(), 1u);
     // Held for any key on any plan, free ones included.
     EXPECT_EQ(Ask(250, "someone", "free").kind, BlockDecision::kCache);
 }
@@ -175,9 +175,9 @@ TEST_F(LongTermTest, AllowanceStopsRetrievals) {
     // What is cached is still served, and other keys are not affected.
     EXPECT_EQ(Ask(290, "k1").kind, BlockDecision::kCache);
     EXPECT_EQ(Ask(293, "k2").http_status, 429u);
-    EXPECT_EQ(service->shared().allowance_refusals[
-                  FindPlan(service->conf().plans, "arch") -
-                  &service->conf().plans[0]].load(),
+    EXPECT_EQ(service->zone().shared().allowance_refusals[
+                  FindPlan(service->conf().plans(), "arch") -
+                  &service->conf().plans()[0]].load(),
               1u);
 }
 
@@ -187,11 +187,11 @@ TEST_F(LongTermTest, RetrievingAgainWhatAKeyReceivedIsARepeat) {
     transport.AnswerEach([](const auto&) { return Ok(Block(300)); });
     Ask(300, "k1");   // received from the cache: a receipt
     std::string error;
-    service->store()->Remove({{300, kVariant}}, &error);
+    service->cache().StoreForTesting()->Remove({{300, kVariant}}, &error);
     EXPECT_EQ(Ask(300, "k1").http_status, 429u);   // gone: queued again
     Tick();
     transport.AnswerEach([](const auto&) { return Ok(Block(300)); });
-    EXPECT_EQ(service->ledger()->RepeatCount("k1", clock.WallMs()), 1u);
+    EXPECT_EQ(service->accounts().RepeatCount("k1", clock.WallMs()), 1u);
     EXPECT_EQ(Allowance("k1"), 2u);
 }
 
@@ -205,8 +205,8 @@ TEST_F(LongTermTest, OtherTiersAndNoStorageGetTheTierAnswer) {
 
 TEST_F(LongTermTest, OnlyTheLeaseHolderRetrieves) {
     Ask(320, "k1");
-    LongTermRetriever other(*service, transport, clock,
-                            [](int, const std::string&) {}, 8);
+    LongTermRetriever other(service->long_term(), service->cache(), transport,
+                            clock, [](int, const std::string&) {}, 8);
     clock.Advance(200);
     other.Tick();   // pid 7 does not hold it yet: the first to claim wins
     retriever->Tick();
@@ -222,12 +222,12 @@ TEST_F(LongTermTest, ReceiptsOnlyForBlocksReceived) {
     call.source = kSourceLedger;
     // A ledger answer is counted at its headers; it may be an error.
     service->CountServed(call, kSourceLedger, clock.WallMs());
-    EXPECT_FALSE(service->ledger()->Received("k1", 4990, clock.WallMs()));
+    EXPECT_FALSE(service->accounts().Received("k1", 4990, clock.WallMs()));
     std::string error;
-    ASSERT_TRUE(StoreAnswer(*service, call, Block(4990), clock.WallMs(),
-                            &error))
+    ASSERT_TRUE(StoreAnswer(service->cache(), call, Block(4990),
+                            clock.WallMs(), &error))
         << error;
-    EXPECT_TRUE(service->ledger()->Received("k1", 4990, clock.WallMs()));
+    EXPECT_TRUE(service->accounts().Received("k1", 4990, clock.WallMs()));
 }
 
 }  // namespace

@@ -1,0 +1,62 @@
+// One client call Cube Runner handles, from the access phase to the end of
+// the response, and what the request path decides for it: the words the
+// parts of Cube Runner and the C shims share.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "store/block_store.h"
+
+namespace solgate {
+
+struct KeyEntry;
+
+// The tiers a block is looked for in, in this order.
+enum BlockSource : int {
+    kSourceCache = 0,
+    kSourceLedger,
+    kSourceRegion,
+    kSourceLongTerm,
+    kSourceCount
+};
+// "cache", "ledger", "region", "long_term"; "" for anything else.
+std::string_view BlockSourceName(int source);
+
+// The JSON-RPC method a region asks another region's summary with (only
+// answered to requests carrying the peer token).
+constexpr std::string_view kSummaryMethod = "solgateBlockSummary";
+// The header regions send to each other.
+constexpr std::string_view kPeerHeader = "X-Solgate-Peer";
+
+struct BlockCall {
+    uint64_t slot = 0;
+    std::string variant;     // empty: not cacheable
+    std::string id_raw;
+    std::string api_key;
+    int64_t wall_ms = 0;     // when the call arrived (UTC ms)
+    size_t plan = 0;
+    KeyEntry* key = nullptr; // the key's rate bucket; nullptr: table full
+    bool peer_request = false;
+    int source = -1;         // the source of the current attempt
+    size_t next_peer = 0;    // peers before this index were asked
+    size_t peer = 0;         // the peer of the current attempt
+};
+
+struct BlockDecision {
+    enum Kind { kPass, kAnswer, kCache, kLedger, kPeer };
+    Kind kind = kPass;
+    // kAnswer
+    unsigned http_status = 200;
+    unsigned retry_after_s = 0;
+    std::string body;
+    // kCache: serve the file with the client's id spliced in
+    std::string path;
+    BlockRecord record;
+    // kPeer
+    size_t peer = 0;
+};
+
+}  // namespace solgate

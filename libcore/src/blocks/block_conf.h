@@ -1,0 +1,127 @@
+// The configuration of one `solgate_blocks` block, and the only way to make
+// one: a BlockConfBuilder that checks every directive as it is given and
+// says what is wrong the way nginx does (lowercase, no full stop, the bad
+// token quoted), then a frozen BlockServiceConf that nothing can change.
+//
+// Every limit of the block is defined here and checked here once; the
+// nginx module need not repeat them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "blocks/block_plans.h"
+#include "blocks/block_retention.h"
+
+namespace solgate {
+
+// The shared zone has a counter array of this size per peer and per plan.
+constexpr size_t kMaxBlockPeers = 16;
+constexpr size_t kMaxBlockPlans = 32;
+constexpr size_t kMaxLongTermUrls = 8;
+// The shortest peer_token accepted: it is the only thing that tells a
+// region from a client.
+constexpr size_t kMinPeerTokenBytes = 16;
+
+struct BlockPeer {
+    std::string name;
+    std::string url;          // the peer gateway's JSON-RPC endpoint
+    bool copy = true;         // copy what it holds in the background
+};
+
+class BlockConfBuilder;
+
+// What a BlockConfBuilder checked; read-only from then on. A default one
+// is the empty block (no region, no peers, the default plans): a place for
+// Build to write to.
+class BlockServiceConf {
+public:
+    BlockServiceConf() = default;
+
+    const std::string& region() const { return region_; }
+    const std::string& cache_dir() const { return cache_dir_; }
+    uint64_t max_bytes() const { return max_bytes_; }   // 0: no limit
+    const std::string& state_dir() const { return state_dir_; }
+    // The X-Solgate-Peer value regions send each other; "": this gateway
+    // answers no region and asks none.
+    const std::string& peer_token() const { return peer_token_; }
+    const std::vector<BlockPeer>& peers() const { return peers_; }
+    // JSON-RPC endpoints holding every block since genesis, tried in order.
+    const std::vector<std::string>& long_term_urls() const {
+        return long_term_urls_;
+    }
+    const std::vector<BlockPlan>& plans() const { return plans_; }
+    const RetentionPolicy& retention() const { return retention_; }
+
+    // Whether plan p gets a long-term storage queue: an archive plan, with
+    // storage configured.
+    bool HasQueue(size_t plan) const;
+    size_t QueuedPlans() const;
+
+private:
+    friend class BlockConfBuilder;
+
+    std::string region_;
+    std::string cache_dir_;
+    uint64_t max_bytes_ = 0;
+    std::string state_dir_;
+    std::string peer_token_;
+    std::vector<BlockPeer> peers_;
+    std::vector<std::string> long_term_urls_;
+    std::vector<BlockPlan> plans_ = DefaultBlockPlans();
+    RetentionPolicy retention_;
+};
+
+// One step per directive, in any order. A step returns nullopt, or the
+// reason it refused (and then changed nothing):
+//   Region          "region" directive is duplicate
+//                   invalid region name ""
+//   Cache           "cache" directive is duplicate
+//                   invalid cache directory ""
+//   State           "state" directive is duplicate
+//                   invalid state directory ""
+//   PeerToken       "peer_token" directive is duplicate
+//                   peer_token must be at least 16 bytes: it is all that
+//                   tells another region from a client
+//   Peer            invalid peer name ""
+//                   invalid peer URL ""
+//                   duplicate peer "NAME"
+//                   too many peers (at most 16)
+//   LongTermStorage invalid long_term_storage URL ""
+//                   too many long_term_storage URLs (at most 8)
+//   PlanDefine      ParsePlanDefine's messages (block_plans.h), and
+//                   too many plans (at most 32)
+// MaxSize refuses nothing (0: no limit). Names and URLs are only checked
+// for being there: their syntax, and upstream block names, are nginx's.
+// Build checks what only the whole block can tell, in this order, each
+// message meant to follow `solgate_blocks "NETWORK" `:
+//   needs "region"      needs "cache"      needs "state"
+//   has a "peer" but no "peer_token"
+class BlockConfBuilder {
+public:
+    BlockConfBuilder() = default;
+
+    std::optional<std::string> Region(std::string_view name);
+    std::optional<std::string> Cache(std::string_view dir);
+    std::optional<std::string> MaxSize(uint64_t bytes);
+    std::optional<std::string> State(std::string_view dir);
+    std::optional<std::string> PeerToken(std::string_view token);
+    std::optional<std::string> Peer(std::string_view name,
+                                    std::string_view url, bool copy);
+    std::optional<std::string> LongTermStorage(std::string_view url);
+    std::optional<std::string> PlanDefine(
+        std::string_view name, const std::vector<std::string_view>& args);
+
+    // nullopt with the frozen configuration in *out (which may be null to
+    // only check), or the first thing missing.
+    std::optional<std::string> Build(BlockServiceConf* out) const;
+
+private:
+    BlockServiceConf conf_;
+};
+
+}  // namespace solgate

@@ -1,0 +1,281 @@
+#include "blocks/block_decider.h"
+
+#include <algorithm>
+#include <string>
+
+#include "blocks/block_answers.h"
+#include "blocks/block_cache.h"
+#include "blocks/block_variant.h"
+#include "blocks/blocks_shared.h"
+#include "blocks/key_limiter.h"
+#include "blocks/long_term_queues.h"
+#include "blocks/region_summaries.h"
+#include "blocks/request_scores.h"
+#include "routing/network.h"
+
+namespace solgate {
+namespace {
+
+// Compares without stopping at the first difference, so the time taken
+// does not tell how much of a guessed token was right.
+bool SameToken(std::string_view a, std::string_view b) {
+    if (a.size() != b.size() || a.empty()) {
+        return false;
+    }
+    unsigned char diff = 0;
+    for (size_t i = 0; i < a.size(); i++) {
+        diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    }
+    return diff == 0;
+}
+
+bool IsCubeRunnerMethod(std::string_view method) {
+    return IsBlockMethod(method) || method == "getFirstAvailableBlock" ||
+           method == kSummaryMethod;
+}
+
+// A batch holding a Cube Runner call: keys, plans and limits apply per
+// call, so such calls must come alone.
+bool BatchWithBlockCalls(const RpcRequest& request) {
+    if (request.shape != RpcRequest::Shape::kBatch) {
+        return false;
+    }
+    for (const RpcCall& call : request.calls) {
+        if (IsCubeRunnerMethod(call.method)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+const RpcCall* SingleCall(const RpcRequest& request) {
+    if (request.shape != RpcRequest::Shape::kSingle ||
+        request.calls.size() != 1 || request.calls[0].error) {
+        return nullptr;
+    }
+    return &request.calls[0];
+}
+
+}  // namespace
+
+BlockDecider::BlockDecider(const BlockServiceConf& conf,
+                           const Network& network, SharedBlocks& zone,
+                           BlockCache& cache, const CacheSummary& local,
+                           const PeerSummaries& peers,
+                           LongTermQueues& long_term, RequestScores& scores)
+    : conf_(conf),
+      network_(network),
+      zone_(zone),
+      cache_(cache),
+      local_(local),
+      peers_(peers),
+      long_term_(long_term),
+      scores_(scores) {}
+
+BlockDecision BlockDecider::Decide(const RpcRequest& request,
+                                   std::string_view api_key,
+                                   std::string_view plan_name,
+                                   std::string_view peer_token,
+                                   int64_t now_ms, int64_t wall_ms,
+                                   BlockCall* call) {
+    if (zone_.bound() && BatchWithBlockCalls(request)) {
+        return BatchRefusal(request);
+    }
+    const RpcCall* rpc = SingleCall(request);
+    if (rpc == nullptr || !zone_.bound() || !IsCubeRunnerMethod(rpc->method)) {
+        return {};
+    }
+    call->id_raw = rpc->id_raw;
+    call->slot = rpc->first_param_u64.value_or(0);
+    call->variant = BlockVariant(*rpc).value_or("");
+    bool from_peer = SameToken(peer_token, conf_.peer_token());
+
+    if (rpc->method == kSummaryMethod) {
+        if (!from_peer) {
+            return {};   // not ours to answer: the ledger says "no method"
+        }
+        return ResultAnswer(
+            *call, local_.Render(conf_.region(), network_.name(), wall_ms));
+    }
+    if (from_peer && IsBlockMethod(rpc->method)) {
+        return ForPeer(call);
+    }
+
+    BlocksShared& shared = zone_.shared();
+    if (api_key.empty()) {
+        shared.unauthorized.fetch_add(1, std::memory_order_relaxed);
+        return NoApiKey(*call, rpc->method);
+    }
+    const BlockPlan* plan = FindPlan(conf_.plans(), plan_name);
+    if (plan == nullptr) {
+        shared.unauthorized.fetch_add(1, std::memory_order_relaxed);
+        return NoValidPlan(*call);
+    }
+    call->plan = static_cast<size_t>(plan - conf_.plans().data());
+    call->api_key.assign(api_key);
+    call->wall_ms = wall_ms;
+
+    if (rpc->method == "getFirstAvailableBlock") {
+        std::optional<uint64_t> first = FirstAvailableBlock();
+        if (!first) {
+            return {};   // not known yet: the ledger answers
+        }
+        return ResultAnswer(*call, std::to_string(*first));
+    }
+
+    call->key = FindOrAddKey(&shared.keys, api_key,
+                             static_cast<uint32_t>(call->plan), wall_ms);
+    if (call->key != nullptr) {
+        LimitVerdict verdict =
+            CheckRate(call->key, plan->getblock_rate, now_ms * 1000);
+        if (!verdict.allowed) {
+            shared.rate_limited[call->plan].fetch_add(
+                1, std::memory_order_relaxed);
+            return RateLimited(*call, *plan,
+                               RetryAfterForMs(verdict.retry_after_ms));
+        }
+    }
+
+    if (!rpc->first_param_u64) {
+        return {};   // the router answers the invalid params
+    }
+    BlockDecision hit;
+    if (CacheHit(*call, &hit)) {
+        call->source = kSourceCache;
+        scores_.Note(call->slot, call->variant, wall_ms);
+        return hit;
+    }
+    return NextSource(call, now_ms);
+}
+
+// Another region asking for what this region's cache holds: only that.
+BlockDecision BlockDecider::ForPeer(BlockCall* call) {
+    call->peer_request = true;
+    BlockDecision hit;
+    if (!CacheHit(*call, &hit)) {
+        return NotHeldHere(*call, conf_.region());
+    }
+    zone_.shared().peer_requests.fetch_add(1, std::memory_order_relaxed);
+    return hit;
+}
+
+bool BlockDecider::CacheHit(const BlockCall& call, BlockDecision* hit) const {
+    BlockRecord record;
+    if (call.variant.empty() ||
+        !cache_.Lookup(call.slot, call.variant, &record)) {
+        return false;
+    }
+    hit->kind = BlockDecision::kCache;
+    hit->path = cache_.PathFor(call.slot, call.variant);
+    hit->record = record;
+    return true;
+}
+
+// The ledger when one of its nodes holds the slot (or none knows its window
+// yet), else the first other region whose summary lists it, else long-term
+// storage or the tier answer.
+BlockDecision BlockDecider::NextSource(BlockCall* call, int64_t now_ms) {
+    if (call->source < kSourceLedger) {
+        std::optional<uint64_t> first = LedgerFirst();
+        if (!first || call->slot >= *first) {
+            call->source = kSourceLedger;
+            BlockDecision d;
+            d.kind = BlockDecision::kLedger;
+            return d;
+        }
+    }
+    if (!call->variant.empty()) {
+        for (size_t p = call->next_peer; p < conf_.peers().size(); p++) {
+            if (peers_.Holds(p, call->variant, call->slot, now_ms)) {
+                call->source = kSourceRegion;
+                call->peer = p;
+                call->next_peer = p + 1;
+                zone_.shared().peer_fetches[p].fetch_add(
+                    1, std::memory_order_relaxed);
+                BlockDecision d;
+                d.kind = BlockDecision::kPeer;
+                d.peer = p;
+                return d;
+            }
+        }
+    }
+    call->next_peer = conf_.peers().size();
+    return NoSource(*call, now_ms);
+}
+
+// No source holds the block: archive plans queue it for long-term storage
+// (Cube Runner part 2); everyone else gets the tier answer.
+BlockDecision BlockDecider::NoSource(const BlockCall& call, int64_t now_ms) {
+    if (!long_term_.HasQueue(call.plan) || call.variant.empty()) {
+        return TierAnswerFor(call);
+    }
+    const BlockPlan& plan = conf_.plans()[call.plan];
+    BlockDecision d = LongTermAnswer(
+        call, plan, long_term_.Admit(call, now_ms, call.wall_ms));
+    return d.kind == BlockDecision::kPass ? TierAnswerFor(call) : d;
+}
+
+BlockDecision BlockDecider::TierAnswerFor(const BlockCall& call) {
+    zone_.shared().tier_answers.fetch_add(1, std::memory_order_relaxed);
+    return TierAnswer(call, FirstAvailableBlock().value_or(0),
+                      conf_.plans()[call.plan].HasLongTermStorage());
+}
+
+BlockDecision BlockDecider::AfterPeerFailure(BlockCall* call,
+                                             int64_t now_ms) {
+    if (call->peer_request) {
+        // another region gets the cache only
+        return NotHeldHere(*call, conf_.region());
+    }
+    if (call->source == kSourceRegion && call->peer < kMaxBlockPeers) {
+        zone_.shared().peer_failures[call->peer].fetch_add(
+            1, std::memory_order_relaxed);
+    }
+    return NextSource(call, now_ms);
+}
+
+void BlockDecider::CountServed(const BlockCall& call, int source,
+                               int64_t wall_ms) {
+    if (source < 0 || source >= kSourceCount || !zone_.bound()) {
+        return;
+    }
+    zone_.shared().served[source].fetch_add(1, std::memory_order_relaxed);
+    if (call.key != nullptr) {
+        solgate::CountServed(call.key, source);
+    }
+    // A cache hit is a block delivered; a ledger or region answer may be
+    // an error, so its receipt waits for its capture (BlockCapture::Finish).
+    if (source == kSourceCache && !call.api_key.empty()) {
+        cache_.NoteReceipt(call.api_key, call.slot, wall_ms);
+    }
+}
+
+bool BlockDecider::WantsCapture(const BlockCall& call, int64_t now_ms) const {
+    return call.source == kSourceRegion ||
+           (call.source == kSourceLedger && Finalized(call.slot, now_ms));
+}
+
+bool BlockDecider::Finalized(uint64_t slot, int64_t) const {
+    return network_.bound() && slot <= network_.CurrentTips().finalized;
+}
+
+std::optional<uint64_t> BlockDecider::LedgerFirst() const {
+    std::optional<uint64_t> first;
+    for (size_t i = 0; i < network_.size(); i++) {
+        std::optional<uint64_t> window = network_.slots().FirstAvailable(i);
+        if (window && !network_.Cordoned(i)) {
+            first = std::min(first.value_or(UINT64_MAX), *window);
+        }
+    }
+    return first;
+}
+
+std::optional<uint64_t> BlockDecider::FirstAvailableBlock() const {
+    std::optional<uint64_t> first = LedgerFirst();
+    if (!first) {
+        return first;
+    }
+    return local_.ExtendDown(*first);
+}
+
+}  // namespace solgate

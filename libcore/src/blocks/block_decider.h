@@ -1,0 +1,85 @@
+// Cube Runner's request path: for one getBlock, which source answers it —
+// the region cache, the region's ledger (the network's upstreams),
+// another region, long-term storage — or what Cube Runner answers itself
+// (keys, plans, the per-key rate limit, tiers). Also answers
+// getFirstAvailableBlock and another region's summary request, counts what
+// was served, and says which answers are worth capturing into the cache.
+//
+// Runs on nginx's event loop: it reads the cache index and the regions'
+// summaries, and touches the shared zone only for the key's rate bucket
+// and counters; it never writes the cache (scores are noted for the
+// upkeep, captures are started by the caller).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "blocks/block_call.h"
+#include "blocks/block_conf.h"
+#include "rpc/rpc_request.h"
+
+namespace solgate {
+
+class BlockCache;
+class CacheSummary;
+class LongTermQueues;
+class Network;
+class PeerSummaries;
+class RequestScores;
+class SharedBlocks;
+
+class BlockDecider {
+public:
+    BlockDecider(const BlockServiceConf& conf, const Network& network,
+                 SharedBlocks& zone, BlockCache& cache,
+                 const CacheSummary& local, const PeerSummaries& peers,
+                 LongTermQueues& long_term, RequestScores& scores);
+
+    BlockDecider(const BlockDecider&) = delete;
+    BlockDecider& operator=(const BlockDecider&) = delete;
+
+    // The decision for a request: kPass for anything that is not a single
+    // getBlock/getConfirmedBlock/getFirstAvailableBlock (or before the
+    // zone is bound). `peer_token` is the request's X-Solgate-Peer header
+    // ("" if none).
+    BlockDecision Decide(const RpcRequest& request, std::string_view api_key,
+                         std::string_view plan_name,
+                         std::string_view peer_token, int64_t now_ms,
+                         int64_t wall_ms, BlockCall* call);
+    // The peer of the current attempt failed or did not hold the block (or,
+    // for a request from another region, the cached file went away).
+    BlockDecision AfterPeerFailure(BlockCall* call, int64_t now_ms);
+    // A source answered the call (counted per source and per key; a cache
+    // hit is also recorded as the key's receipt of the block).
+    void CountServed(const BlockCall& call, int source, int64_t wall_ms);
+
+    // Whether the answer of the call's current source goes into the cache:
+    // another region's always (it held it in its cache), the ledger's once
+    // the slot is finalized (never changes again).
+    bool WantsCapture(const BlockCall& call, int64_t now_ms) const;
+    // Whether `slot` is finalized on the network (safe to cache).
+    bool Finalized(uint64_t slot, int64_t now_ms) const;
+    // The first slot from which every block can be served here: the
+    // ledger's window extended down by what the cache holds next to it.
+    std::optional<uint64_t> FirstAvailableBlock() const;
+
+private:
+    BlockDecision ForPeer(BlockCall* call);
+    bool CacheHit(const BlockCall& call, BlockDecision* hit) const;
+    BlockDecision NextSource(BlockCall* call, int64_t now_ms);
+    BlockDecision NoSource(const BlockCall& call, int64_t now_ms);
+    BlockDecision TierAnswerFor(const BlockCall& call);
+    std::optional<uint64_t> LedgerFirst() const;
+
+    const BlockServiceConf& conf_;
+    const Network& network_;
+    SharedBlocks& zone_;
+    BlockCache& cache_;
+    const CacheSummary& local_;
+    const PeerSummaries& peers_;
+    LongTermQueues& long_term_;
+    RequestScores& scores_;
+};
+
+}  // namespace solgate

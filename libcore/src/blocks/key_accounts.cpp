@@ -1,0 +1,77 @@
+#include "blocks/key_accounts.h"
+
+#include "store/key_ledger.h"
+
+namespace solgate {
+
+KeyAccounts::KeyAccounts() = default;
+
+KeyAccounts::~KeyAccounts() = default;
+
+bool KeyAccounts::Open(const std::string& state_dir, bool recover,
+                       std::string* error) {
+    KeyLedgerOptions options;
+    options.state_dir = state_dir;
+    options.recover = recover;
+    ledger_ = KeyLedger::Open(options, error);
+    return ledger_ != nullptr;
+}
+
+void KeyAccounts::Close() { ledger_.reset(); }
+
+void KeyAccounts::NoteReceipt(std::string_view key, uint64_t slot,
+                              int64_t wall_ms) {
+    if (ledger_) {
+        ledger_->NoteReceipt(key, slot, wall_ms);
+    }
+}
+
+bool KeyAccounts::Received(std::string_view key, uint64_t slot,
+                           int64_t wall_ms) const {
+    return ledger_ && ledger_->Received(key, slot, wall_ms);
+}
+
+uint64_t KeyAccounts::AllowanceUsed(std::string_view key,
+                                    int64_t wall_ms) const {
+    return ledger_ ? ledger_->AllowanceUsed(key, wall_ms) : 0;
+}
+
+uint64_t KeyAccounts::RepeatCount(std::string_view key,
+                                  int64_t wall_ms) const {
+    return ledger_ ? ledger_->RepeatCount(key, wall_ms) : 0;
+}
+
+size_t KeyAccounts::CountRetrieval(const std::vector<std::string>& keys,
+                                   uint64_t slot, int64_t wall_ms) {
+    if (!ledger_ || keys.empty()) {
+        return 0;
+    }
+    size_t repeats = 0;
+    std::string error;
+    for (const std::string& key : keys) {
+        // Retrieved again for a key that already had it: a repeat.
+        if (ledger_->Received(key, slot, wall_ms)) {
+            ledger_->AddRepeat(key, wall_ms, &error);
+            repeats++;
+        }
+    }
+    ledger_->CountRetrieval(keys, wall_ms, &error);
+    return repeats;
+}
+
+void KeyAccounts::Flush() {
+    std::string error;
+    if (ledger_) {
+        ledger_->Flush(&error);
+    }
+}
+
+void KeyAccounts::PruneIfDue(int64_t wall_ms) {
+    if (ledger_ && wall_ms - last_prune_ms_ >= kLedgerPruneMs) {
+        last_prune_ms_ = wall_ms;
+        std::string error;
+        ledger_->Prune(wall_ms, &error);
+    }
+}
+
+}  // namespace solgate

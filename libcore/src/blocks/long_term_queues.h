@@ -1,0 +1,99 @@
+// Cube Runner, part 2: the long-term storage queue of each archive plan,
+// seen from both ends. In the request path a block that no cache, ledger
+// or region holds is admitted (Admit) within the key's monthly allowance;
+// on the poller thread the retriever (long_term_retriever.h) takes blocks
+// out by the plan's rate (Next) and reports what storage did (Complete),
+// which counts the retrieval for every key that waited for it.
+//
+// The queues and the retrieval leases live in the shared zone (reached
+// through SharedBlocks), the allowances and receipts in the key ledger
+// (through KeyAccounts); this class is the one place that joins them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "blocks/block_call.h"
+#include "blocks/block_conf.h"
+#include "blocks/retrieval_queue.h"
+
+namespace solgate {
+
+class KeyAccounts;
+class SharedBlocks;
+
+// Why a block was or was not queued.
+struct LongTermVerdict {
+    enum Kind {
+        kQueue,           // the queue decided: see `queue`
+        kTooManyKeys,     // the key table is full: the queue cannot tell
+                          // this key apart
+        kAllowanceSpent,  // the plan's monthly allowance is used up
+    };
+    Kind kind = kQueue;
+    QueueAnswer queue;
+};
+
+class LongTermQueues {
+public:
+    LongTermQueues(const BlockServiceConf& conf, SharedBlocks& zone,
+                   KeyAccounts& accounts);
+
+    LongTermQueues(const LongTermQueues&) = delete;
+    LongTermQueues& operator=(const LongTermQueues&) = delete;
+
+    const BlockServiceConf& conf() const { return conf_; }
+    // The zone is bound (before that there are no queues).
+    bool bound() const;
+    // Whether the plan has a queue (and the zone is bound).
+    bool HasQueue(size_t plan) const;
+
+    // --- the request path ---------------------------------------------------
+
+    // A call for a block no other source holds, from a key of an archive
+    // plan with a queue (call.plan, call.key, call.api_key, call.slot,
+    // call.variant set). kQueue with QueueOutcome::kUnavailable when the
+    // plan has no queue.
+    LongTermVerdict Admit(const BlockCall& call, int64_t now_ms,
+                          int64_t wall_ms);
+
+    // --- the poller thread --------------------------------------------------
+
+    // Only the holder of a plan's lease retrieves for it (one process per
+    // host); renewed by claiming again.
+    bool ClaimRetrievals(size_t plan, uint32_t pid, int64_t now_ms,
+                         int64_t ttl_ms);
+    void ReleaseRetrievals(size_t plan, uint32_t pid);
+    // The next block to fetch for the plan (NextRetrieval at the plan's
+    // retrieval_rate, with the keys' repeat counts as of wall_ms).
+    std::optional<Retrieval> Next(size_t plan, int64_t now_ms,
+                                  int64_t wall_ms, uint32_t max_in_flight,
+                                  int64_t stale_ms);
+    // A retrieval ended: on success every waiting key's allowance and
+    // receipt is counted (a repeat when it had received the block within
+    // 24 h) and it is served from long-term storage; the queue entry is
+    // freed or marked failed.
+    void Complete(size_t plan, const Retrieval& retrieval, bool ok,
+                  int64_t now_ms, int64_t wall_ms);
+
+    // --- status -------------------------------------------------------------
+
+    std::optional<QueueStats> Stats(size_t plan, int64_t now_ms) const;
+
+private:
+    // What the queue asks for a key's repeat count, as of wall_ms.
+    struct RepeatLookup {
+        const LongTermQueues* queues;
+        int64_t wall_ms;
+    };
+    static uint32_t RepeatCountOf(uint32_t key_index, void* lookup);
+    RetrievalQueueShared* QueueOf(size_t plan) const;
+
+    const BlockServiceConf& conf_;
+    SharedBlocks& zone_;
+    KeyAccounts& accounts_;
+};
+
+}  // namespace solgate
