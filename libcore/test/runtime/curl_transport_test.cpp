@@ -103,6 +103,26 @@ private:
     bool expired_ = false;
 };
 
+// A TCP socket bound to an ephemeral port on 127.0.0.1: its descriptor
+// and *port, or -1 (the test has failed then).
+int BindLoopback(uint16_t* port) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+        ADD_FAILURE() << "cannot bind 127.0.0.1";
+        if (fd >= 0) {
+            close(fd);
+        }
+        return -1;
+    }
+    *port = ntohs(addr.sin_port);
+    return fd;
+}
+
 // An HTTP/1.1 server on 127.0.0.1, one connection at a time: it reads a
 // request (head and Content-Length body), answers with what `answer`
 // returns and closes the connection. nullopt leaves the connection open
@@ -114,21 +134,12 @@ public:
 
     TinyHttpServer(Answer answer, std::function<void()> on_request)
         : answer_(std::move(answer)), on_request_(std::move(on_request)) {
-        listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t len = sizeof addr;
-        if (listen_fd_ < 0 ||
-            bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
-            listen(listen_fd_, 16) != 0 ||
-            getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr),
-                        &len) != 0 ||
+        listen_fd_ = BindLoopback(&port_);
+        if (listen_fd_ < 0 || listen(listen_fd_, 16) != 0 ||
             pipe2(stop_, O_CLOEXEC) != 0) {
             ADD_FAILURE() << "cannot listen on 127.0.0.1";
             return;
         }
-        port_ = ntohs(addr.sin_port);
         thread_ = std::thread([this] { Serve(); });
     }
 
@@ -272,19 +283,7 @@ std::string ChunkedResponse(const std::string& body, size_t piece) {
 // and held for the test so nothing else takes it.
 class RefusingPort {
 public:
-    RefusingPort() {
-        fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t len = sizeof addr;
-        if (fd_ < 0 ||
-            bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
-            getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-            ADD_FAILURE() << "cannot bind 127.0.0.1";
-        }
-        port_ = ntohs(addr.sin_port);
-    }
+    RefusingPort() : fd_(BindLoopback(&port_)) {}
     ~RefusingPort() {
         if (fd_ >= 0) {
             close(fd_);
@@ -293,8 +292,8 @@ public:
     uint16_t port() const { return port_; }
 
 private:
+    uint16_t port_ = 0;   // before fd_: BindLoopback sets it
     int fd_ = -1;
-    uint16_t port_ = 0;
 };
 
 class CurlTransportTest : public ::testing::Test {
