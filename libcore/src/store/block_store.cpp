@@ -30,10 +30,6 @@ constexpr uint64_t kSlotsPerDir = 4096;
 constexpr unsigned kMaxReaders = 1024;   // concurrent read transactions
 constexpr unsigned kMaxDbs = 4;
 
-std::string LmdbError(const std::string& what, int rc) {
-    return LmdbErrorText("block index", what, rc);
-}
-
 std::string SysError(const std::string& what, int err) {
     return "block cache: " + what + ": " + std::strerror(err);
 }
@@ -353,6 +349,59 @@ int WriteTotals(MDB_txn* txn, MDB_dbi dbi,
     return rc;
 }
 
+// Writes the entry `value` at `key`, replacing any previous one, and
+// adjusts the totals for its file of `bytes`. An LMDB error code, 0 on
+// success.
+int PutEntry(MDB_txn* txn, MDB_dbi entries, MDB_dbi meta,
+             const std::string& key, const std::string& value,
+             uint64_t bytes) {
+    BlockStore::Totals totals;
+    int rc = ReadTotals(txn, meta, &totals);
+    MDB_val k = LmdbVal(key);
+    if (rc == 0) {
+        MDB_val old;
+        rc = mdb_get(txn, entries, &k, &old);
+        BlockRecord previous;
+        if (rc == 0 && DecodeRecord(old, &previous)) {
+            totals.bytes -= std::min(totals.bytes, previous.bytes);
+        } else if (rc == MDB_NOTFOUND) {
+            totals.entries++;
+            rc = 0;
+        }
+    }
+    if (rc == 0) {
+        totals.bytes += bytes;
+        MDB_val v = LmdbVal(value);
+        rc = mdb_put(txn, entries, &k, &v, 0);
+    }
+    return rc != 0 ? rc : WriteTotals(txn, meta, totals);
+}
+
+// Sets the score of the entry `update` names, if it exists and can be
+// read. An LMDB error code, 0 on success.
+int PutScore(MDB_txn* txn, MDB_dbi entries,
+             const BlockStore::ScoreUpdate& update) {
+    if (!ValidBlockVariant(update.variant)) {
+        return 0;
+    }
+    std::string key = MakeKey(update.variant, update.slot);
+    MDB_val k = LmdbVal(key);
+    MDB_val value;
+    BlockRecord rec;
+    int rc = mdb_get(txn, entries, &k, &value);
+    if (rc == MDB_NOTFOUND) {
+        return 0;
+    }
+    if (rc != 0 || !DecodeRecord(value, &rec)) {
+        return rc;
+    }
+    rec.score = update.score;
+    rec.score_ms = update.score_ms;
+    std::string encoded = EncodeRecord(rec);
+    MDB_val v = LmdbVal(encoded);
+    return mdb_put(txn, entries, &k, &v, 0);
+}
+
 // Walks <cache>/v and deletes whatever is not the file of a valid entry
 // (strays, orphans, files of another size or inode); the keys of the files
 // kept go to *kept. An LMDB error code, 0 on success.
@@ -416,6 +465,34 @@ int ReconcileFiles(MDB_txn* txn, MDB_dbi dbi, const std::string& v_dir,
     return 0;
 }
 
+// Deletes the entries whose file ReconcileFiles did not keep (or whose
+// record cannot be read) and counts the totals again. An LMDB error code,
+// 0 on success.
+int DropStaleEntries(MDB_txn* txn, MDB_dbi entries, MDB_dbi meta,
+                     const std::unordered_set<std::string>& kept) {
+    BlockStore::Totals totals;
+    std::vector<std::string> stale;
+    int rc = ForEachLmdbRow(
+        txn, entries, "", [&](const MDB_val& key, const MDB_val& value) {
+            std::string name(LmdbView(key));
+            BlockRecord rec;
+            if (kept.count(name) != 0 && DecodeRecord(value, &rec)) {
+                totals.bytes += rec.bytes;
+                totals.entries++;
+            } else {
+                stale.push_back(std::move(name));
+            }
+        });
+    for (size_t i = 0; rc == 0 && i < stale.size(); i++) {
+        MDB_val key = LmdbVal(stale[i]);
+        rc = mdb_del(txn, entries, &key, nullptr);
+    }
+    if (rc == 0) {
+        rc = GetMeta(txn, meta, kMetaEvictions, &totals.evictions);
+    }
+    return rc != 0 ? rc : WriteTotals(txn, meta, totals);
+}
+
 // Moves the damaged index out of the way and empties the cache, so that
 // nothing it described can be served.
 bool StartOver(const std::string& env_dir, const std::string& cache_dir,
@@ -461,6 +538,7 @@ std::unique_ptr<BlockStore> BlockStore::Open(
         store->env_dir_ = StripTrailingSlashes(options.state_dir) + "/blocks";
         store->sync_files_ = options.sync_files;
         store->nonce_ = RandomNonce(store.get());
+        store->env_ = std::make_unique<LmdbEnv>("block index");
         if (!MakeDirs(store->cache_dir_ + "/v", 0755, "block cache",
                       error) ||
             !MakeDirs(store->cache_dir_ + "/tmp", 0755, "block cache",
@@ -468,50 +546,42 @@ std::unique_ptr<BlockStore> BlockStore::Open(
             !MakeDirs(store->env_dir_, 0700, "block cache", error)) {
             return nullptr;
         }
-        for (int attempt = 0;; attempt++) {
-            bool corrupt = false;
-            if (store->OpenEnv(options.map_size, &corrupt, error) &&
-                (!reconcile || store->Reconcile(&corrupt, error))) {
-                return store;
-            }
-            store->CloseEnv();
-            if (!corrupt || !reconcile || attempt > 0 ||
-                !StartOver(store->env_dir_, store->cache_dir_, error)) {
-                return nullptr;
-            }
+        auto open = [&](bool* corrupt) {
+            return store->OpenEnv(options.map_size, corrupt, error) &&
+                   (!reconcile || store->Reconcile(corrupt, error));
+        };
+        auto start_over = [&] {
+            return StartOver(store->env_dir_, store->cache_dir_, error);
+        };
+        if (!store->env_->OpenOrStartOver(reconcile, open, start_over)) {
+            return nullptr;
         }
+        return store;
     } catch (...) {
         Report(error, "block cache: out of memory");
         return nullptr;
     }
 }
 
-BlockStore::~BlockStore() { CloseEnv(); }
-
-void BlockStore::CloseEnv() { CloseLmdbEnv(&env_); }
+BlockStore::~BlockStore() = default;
 
 bool BlockStore::OpenEnv(size_t map_size, bool* corrupt,
                          std::string* error) {
-    const LmdbEnvSettings settings{"block index", kMaxDbs, kMaxReaders,
-                                   map_size, kFormat, "entries"};
-    if (!OpenLmdbEnv(env_dir_, settings, &env_, corrupt, error)) {
-        return false;
-    }
-    LmdbTxn txn;
-    uint64_t format = 0;
-    int rc = 0;
-    if ((rc = txn.Begin(env_, true)) != 0 ||
-        (rc = mdb_dbi_open(txn.get(), "entries", MDB_CREATE,
-                           &entries_dbi_)) != 0 ||
-        (rc = mdb_dbi_open(txn.get(), "meta", MDB_CREATE, &meta_dbi_)) !=
-            0 ||
-        (rc = GetMeta(txn.get(), meta_dbi_, kLmdbFormatKey, &format)) !=
-            0) {
-        *corrupt = IsLmdbCorruption(rc);
-        return Fail(error, LmdbError("open " + env_dir_, rc));
-    }
-    return CheckFormatAndCommit(&txn, meta_dbi_, format, {entries_dbi_},
-                                settings, env_dir_, corrupt, error);
+    const LmdbEnvSettings settings{kMaxDbs, kMaxReaders, map_size, kFormat,
+                                   "entries"};
+    auto open_tables = [this](MDB_txn* txn, LmdbLayout* layout) {
+        int rc = mdb_dbi_open(txn, "entries", MDB_CREATE, &entries_dbi_);
+        if (rc == 0) {
+            rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &meta_dbi_);
+        }
+        if (rc == 0) {
+            rc = GetMeta(txn, meta_dbi_, kLmdbFormatKey, &layout->format);
+        }
+        layout->meta = meta_dbi_;
+        layout->tables = {entries_dbi_};
+        return rc;
+    };
+    return env_->Open(env_dir_, settings, open_tables, corrupt, error);
 }
 
 bool BlockStore::Reconcile(bool* corrupt, std::string* error) {
@@ -519,64 +589,20 @@ bool BlockStore::Reconcile(bool* corrupt, std::string* error) {
     // rename and its index write: a file in v/ without an entry is an
     // orphan. Temp files of other live processes (a reload's old workers)
     // are being written and stay.
-    LmdbTxn txn;
-    int rc = txn.Begin(env_, true);
-    if (rc != 0) {
-        *corrupt = IsLmdbCorruption(rc);
-        return Fail(error, LmdbError("reconcile", rc));
-    }
-    ClearStaleTemps(cache_dir_ + "/tmp");
-    std::unordered_set<std::string> kept;
-    rc = ReconcileFiles(txn.get(), entries_dbi_, cache_dir_ + "/v", &kept);
-    if (rc != 0) {
-        *corrupt = IsLmdbCorruption(rc);
-        return Fail(error, LmdbError("reconcile " + cache_dir_, rc));
-    }
-
-    // Entries without a good file go; the totals are counted again.
-    Totals totals;
-    std::vector<std::string> stale;
-    {
-        LmdbCursor cursor;
-        MDB_val key;
-        MDB_val value;
-        rc = cursor.Open(txn.get(), entries_dbi_);
-        if (rc == 0) {
-            rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_FIRST);
+    std::string what = "reconcile";
+    int rc = env_->Write([&](MDB_txn* txn) {
+        ClearStaleTemps(cache_dir_ + "/tmp");
+        std::unordered_set<std::string> kept;
+        int rc = ReconcileFiles(txn, entries_dbi_, cache_dir_ + "/v", &kept);
+        if (rc != 0) {
+            what = "reconcile " + cache_dir_;
+            return rc;
         }
-        while (rc == 0) {
-            std::string name(static_cast<const char*>(key.mv_data),
-                             key.mv_size);
-            BlockRecord rec;
-            if (kept.count(name) != 0 && DecodeRecord(value, &rec)) {
-                totals.bytes += rec.bytes;
-                totals.entries++;
-            } else {
-                stale.push_back(std::move(name));
-            }
-            rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_NEXT);
-        }
-    }
-    if (rc == MDB_NOTFOUND) {
-        rc = 0;
-    }
-    for (size_t i = 0; rc == 0 && i < stale.size(); i++) {
-        MDB_val key = LmdbVal(stale[i]);
-        rc = mdb_del(txn.get(), entries_dbi_, &key, nullptr);
-    }
-    if (rc == 0) {
-        rc = GetMeta(txn.get(), meta_dbi_, kMetaEvictions,
-                     &totals.evictions);
-    }
-    if (rc == 0) {
-        rc = WriteTotals(txn.get(), meta_dbi_, totals);
-    }
-    if (rc == 0) {
-        rc = txn.Commit();
-    }
+        return DropStaleEntries(txn, entries_dbi_, meta_dbi_, kept);
+    });
     if (rc != 0) {
         *corrupt = IsLmdbCorruption(rc);
-        return Fail(error, LmdbError("reconcile", rc));
+        return Fail(error, env_->ErrorText(what, rc));
     }
     return true;
 }
@@ -603,11 +629,14 @@ bool BlockStore::Lookup(uint64_t slot, std::string_view variant,
         }
         std::string key = MakeKey(variant, slot);
         MDB_val k = LmdbVal(key);
-        MDB_val value;
-        LmdbTxn txn;
-        return txn.Begin(env_, false) == 0 &&
-               mdb_get(txn.get(), entries_dbi_, &k, &value) == 0 &&
-               DecodeRecord(value, out);
+        bool found = false;
+        env_->Read([&](MDB_txn* txn) {
+            MDB_val value;
+            int rc = mdb_get(txn, entries_dbi_, &k, &value);
+            found = rc == 0 && DecodeRecord(value, out);
+            return rc;
+        });
+        return found;
     } catch (...) {
         return false;
     }
@@ -711,45 +740,36 @@ bool BlockStore::RecordFile(const std::string& temp_path, uint64_t slot,
     std::string value = EncodeRecord(stored);
     std::string path = PathFor(slot, variant);
 
-    LmdbTxn txn;
-    Totals totals;
-    MDB_val k = LmdbVal(key);
-    MDB_val old;
-    int rc = txn.Begin(env_, true);
-    if (rc == 0) {
-        rc = ReadTotals(txn.get(), meta_dbi_, &totals);
-    }
-    if (rc == 0) {
-        rc = mdb_get(txn.get(), entries_dbi_, &k, &old);
-        BlockRecord previous;
-        if (rc == 0 && DecodeRecord(old, &previous)) {
-            totals.bytes -= std::min(totals.bytes, previous.bytes);
-        } else if (rc == MDB_NOTFOUND) {
-            totals.entries++;
-            rc = 0;
+    // The file goes into place inside the transaction, after its entry
+    // is written and before the commit; how far it got names the error.
+    enum { kRecording, kRenaming, kCommitting } step = kRecording;
+    int rename_errno = 0;
+    int rc = env_->Write([&](MDB_txn* txn) {
+        int rc = PutEntry(txn, entries_dbi_, meta_dbi_, key, value,
+                          rec.bytes);
+        if (rc != 0) {
+            return rc;
         }
-    }
+        step = kRenaming;
+        if (!RenameInto(temp_path, path, cache_dir_)) {
+            rename_errno = errno;
+            return EIO;   // any code: the entry must not be committed
+        }
+        step = kCommitting;
+        return 0;
+    });
     if (rc == 0) {
-        totals.bytes += rec.bytes;
-        MDB_val v = LmdbVal(value);
-        rc = mdb_put(txn.get(), entries_dbi_, &k, &v, 0);
+        return true;
     }
-    if (rc == 0) {
-        rc = WriteTotals(txn.get(), meta_dbi_, totals);
+    if (step == kRenaming) {
+        return Fail(error, SysError("rename to " + path, rename_errno));
     }
-    if (rc != 0) {
-        return Fail(error, LmdbError("record", rc));
-    }
-    if (!RenameInto(temp_path, path, cache_dir_)) {
-        return Fail(error, SysError("rename to " + path, errno));
-    }
-    rc = txn.Commit();
-    if (rc != 0) {
+    if (step == kCommitting) {
         // Not recorded: never leave the file where a record could match.
         UnlinkIfInode(path, stored.file_id);
-        return Fail(error, LmdbError("commit", rc));
+        return Fail(error, env_->ErrorText("commit", rc));
     }
-    return true;
+    return Fail(error, env_->ErrorText("record", rc));
 }
 
 bool BlockStore::UpdateScores(const std::vector<ScoreUpdate>& updates,
@@ -758,38 +778,13 @@ bool BlockStore::UpdateScores(const std::vector<ScoreUpdate>& updates,
         if (updates.empty()) {
             return true;
         }
-        LmdbTxn txn;
-        int rc = txn.Begin(env_, true);
-        for (size_t i = 0; rc == 0 && i < updates.size(); i++) {
-            const ScoreUpdate& update = updates[i];
-            if (!ValidBlockVariant(update.variant)) {
-                continue;
+        return env_->Write("update scores", error, [&](MDB_txn* txn) {
+            int rc = 0;
+            for (size_t i = 0; rc == 0 && i < updates.size(); i++) {
+                rc = PutScore(txn, entries_dbi_, updates[i]);
             }
-            std::string key = MakeKey(update.variant, update.slot);
-            MDB_val k = LmdbVal(key);
-            MDB_val value;
-            BlockRecord rec;
-            rc = mdb_get(txn.get(), entries_dbi_, &k, &value);
-            if (rc == MDB_NOTFOUND) {
-                rc = 0;
-                continue;
-            }
-            if (rc != 0 || !DecodeRecord(value, &rec)) {
-                continue;
-            }
-            rec.score = update.score;
-            rec.score_ms = update.score_ms;
-            std::string encoded = EncodeRecord(rec);
-            MDB_val v = LmdbVal(encoded);
-            rc = mdb_put(txn.get(), entries_dbi_, &k, &v, 0);
-        }
-        if (rc == 0) {
-            rc = txn.Commit();
-        }
-        if (rc != 0) {
-            return Fail(error, LmdbError("update scores", rc));
-        }
-        return true;
+            return rc;
+        });
     } catch (...) {
         Report(error, "block cache: out of memory");
         return false;
@@ -799,28 +794,19 @@ bool BlockStore::UpdateScores(const std::vector<ScoreUpdate>& updates,
 bool BlockStore::List(std::vector<Entry>* out, std::string* error) const {
     try {
         out->clear();
-        LmdbTxn txn;
-        int rc = txn.Begin(env_, false);
-        if (rc == 0) {
-            LmdbCursor cursor;
-            MDB_val key;
-            MDB_val value;
-            rc = cursor.Open(txn.get(), entries_dbi_);
-            if (rc == 0) {
-                rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_FIRST);
+        auto add = [out](const MDB_val& key, const MDB_val& value) {
+            Entry entry;
+            if (ParseKey(key, &entry.slot, &entry.variant) &&
+                DecodeRecord(value, &entry.rec)) {
+                out->push_back(std::move(entry));
             }
-            while (rc == 0) {
-                Entry entry;
-                if (ParseKey(key, &entry.slot, &entry.variant) &&
-                    DecodeRecord(value, &entry.rec)) {
-                    out->push_back(std::move(entry));
-                }
-                rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_NEXT);
-            }
-        }
-        if (rc != MDB_NOTFOUND) {
+        };
+        int rc = env_->Read([&](MDB_txn* txn) {
+            return ForEachLmdbRow(txn, entries_dbi_, "", add);
+        });
+        if (rc != 0) {
             out->clear();
-            return Fail(error, LmdbError("list", rc));
+            return Fail(error, env_->ErrorText("list", rc));
         }
         return true;
     } catch (...) {
@@ -841,49 +827,43 @@ bool BlockStore::Remove(
             return true;
         }
         moved.reserve(keys.size());
-        LmdbTxn txn;
-        Totals totals;
-        rc = txn.Begin(env_, true);
-        if (rc == 0) {
-            rc = ReadTotals(txn.get(), meta_dbi_, &totals);
-        }
-        for (size_t i = 0; rc == 0 && i < keys.size(); i++) {
-            const std::string& variant = keys[i].second;
-            if (!ValidBlockVariant(variant)) {
-                continue;
+        rc = env_->Write([&](MDB_txn* txn) {
+            Totals totals;
+            int rc = ReadTotals(txn, meta_dbi_, &totals);
+            for (size_t i = 0; rc == 0 && i < keys.size(); i++) {
+                const std::string& variant = keys[i].second;
+                if (!ValidBlockVariant(variant)) {
+                    continue;
+                }
+                std::string key = MakeKey(variant, keys[i].first);
+                MDB_val k = LmdbVal(key);
+                MDB_val value;
+                BlockRecord rec;
+                rc = mdb_get(txn, entries_dbi_, &k, &value);
+                if (rc == MDB_NOTFOUND) {
+                    rc = 0;
+                    continue;
+                }
+                if (rc != 0) {
+                    break;
+                }
+                uint64_t bytes = DecodeRecord(value, &rec) ? rec.bytes : 0;
+                rc = mdb_del(txn, entries_dbi_, &k, nullptr);
+                if (rc != 0) {
+                    break;
+                }
+                totals.bytes -= std::min(totals.bytes, bytes);
+                totals.entries -= totals.entries > 0 ? 1 : 0;
+                totals.evictions++;
+                std::string path = PathFor(keys[i].first, variant);
+                std::string trash = NewTempPath();
+                if (!trash.empty() &&
+                    rename(path.c_str(), trash.c_str()) == 0) {
+                    moved.emplace_back(std::move(trash), std::move(path));
+                }
             }
-            std::string key = MakeKey(variant, keys[i].first);
-            MDB_val k = LmdbVal(key);
-            MDB_val value;
-            BlockRecord rec;
-            rc = mdb_get(txn.get(), entries_dbi_, &k, &value);
-            if (rc == MDB_NOTFOUND) {
-                rc = 0;
-                continue;
-            }
-            if (rc != 0) {
-                break;
-            }
-            uint64_t bytes = DecodeRecord(value, &rec) ? rec.bytes : 0;
-            rc = mdb_del(txn.get(), entries_dbi_, &k, nullptr);
-            if (rc != 0) {
-                break;
-            }
-            totals.bytes -= std::min(totals.bytes, bytes);
-            totals.entries -= totals.entries > 0 ? 1 : 0;
-            totals.evictions++;
-            std::string path = PathFor(keys[i].first, variant);
-            std::string trash = NewTempPath();
-            if (!trash.empty() && rename(path.c_str(), trash.c_str()) == 0) {
-                moved.emplace_back(std::move(trash), std::move(path));
-            }
-        }
-        if (rc == 0) {
-            rc = WriteTotals(txn.get(), meta_dbi_, totals);
-        }
-        if (rc == 0) {
-            rc = txn.Commit();
-        }
+            return rc != 0 ? rc : WriteTotals(txn, meta_dbi_, totals);
+        });
     } catch (...) {
         rc = ENOMEM;
     }
@@ -897,7 +877,7 @@ bool BlockStore::Remove(
             }
         }
         try {
-            return Fail(error, LmdbError("remove", rc));
+            return Fail(error, env_->ErrorText("remove", rc));
         } catch (...) {
             Report(error, "block index: remove failed");
             return false;
@@ -911,16 +891,10 @@ bool BlockStore::Remove(
 
 BlockStore::Totals BlockStore::GetTotals() const {
     Totals totals;
-    try {
-        LmdbTxn txn;
-        if (txn.Begin(env_, false) != 0 ||
-            ReadTotals(txn.get(), meta_dbi_, &totals) != 0) {
-            return Totals();
-        }
-    } catch (...) {
-        return Totals();
-    }
-    return totals;
+    int rc = env_->Read([&](MDB_txn* txn) {
+        return ReadTotals(txn, meta_dbi_, &totals);
+    });
+    return rc == 0 ? totals : Totals();
 }
 
 }  // namespace solgate

@@ -42,9 +42,9 @@
 #include <utility>
 #include <vector>
 
-struct MDB_env;
-
 namespace solgate {
+
+class LmdbEnv;
 
 // A variant is 1 to 64 printable ASCII bytes other than space (0x21-0x7E).
 constexpr size_t kMaxBlockVariantBytes = 64;
@@ -163,7 +163,6 @@ private:
     BlockStore() = default;
 
     bool OpenEnv(size_t map_size, bool* corrupt, std::string* error);
-    void CloseEnv();
     bool Reconcile(bool* corrupt, std::string* error);
     bool RecordFile(const std::string& temp_path, uint64_t slot,
                     std::string_view variant, const BlockRecord& rec,
@@ -172,7 +171,7 @@ private:
     std::string cache_dir_;
     std::string env_dir_;
     bool sync_files_ = true;
-    MDB_env* env_ = nullptr;
+    std::unique_ptr<LmdbEnv> env_;
     unsigned int entries_dbi_ = 0;
     unsigned int meta_dbi_ = 0;
     uint64_t nonce_ = 0;

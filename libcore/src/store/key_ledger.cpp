@@ -31,10 +31,6 @@ constexpr size_t kPruneBatch = 10000;    // rows deleted per transaction
 // 9999-12-31T23:59:59.999Z: months stay "YYYY-MM" in the ledger.
 constexpr int64_t kMaxWallMs = 253402300799999;
 
-std::string LmdbError(const std::string& what, int rc) {
-    return LmdbErrorText("key ledger", what, rc);
-}
-
 // --- time -------------------------------------------------------------------
 
 int64_t FloorDiv(int64_t a, int64_t b) {
@@ -205,15 +201,10 @@ std::string RepeatKey(uint64_t hour, std::string_view key) {
     return out;
 }
 
-std::string_view ViewOf(const MDB_val& val) {
-    return std::string_view(static_cast<const char*>(val.mv_data),
-                            val.mv_size);
-}
-
 // Whether `row` is a receipt row of `prefix`: the first slot in *first.
 bool ChunkOf(const MDB_val& row, const std::string& prefix,
              uint64_t* first) {
-    std::string_view key = ViewOf(row);
+    std::string_view key = LmdbView(row);
     if (key.size() != prefix.size() + 8 ||
         key.compare(0, prefix.size(), prefix) != 0) {
         return false;
@@ -267,17 +258,13 @@ int Increment(MDB_txn* txn, MDB_dbi dbi, const std::string& key) {
 int ListChunks(MDB_cursor* cursor, const std::string& prefix,
                std::vector<uint64_t>* firsts) {
     firsts->clear();
-    MDB_val key = LmdbVal(prefix);
-    MDB_val value;
-    int rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE);
-    uint64_t first = 0;
-    while (rc == 0 && ViewOf(key).compare(0, prefix.size(), prefix) == 0) {
-        if (ChunkOf(key, prefix, &first)) {
-            firsts->push_back(first);
-        }
-        rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT);
-    }
-    return rc == MDB_NOTFOUND ? 0 : rc;
+    return ForEachLmdbRow(cursor, prefix,
+                          [&](const MDB_val& key, const MDB_val&) {
+                              uint64_t first = 0;
+                              if (ChunkOf(key, prefix, &first)) {
+                                  firsts->push_back(first);
+                              }
+                          });
 }
 
 // Merges `slots` (sorted, unique, all below the next chunk's first slot)
@@ -372,7 +359,7 @@ bool ChunksHave(MDB_cursor* cursor, const std::string& prefix,
     MDB_val key = LmdbVal(target);
     MDB_val value;
     int rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE);
-    if (rc == 0 && ViewOf(key) == target) {
+    if (rc == 0 && LmdbView(key) == target) {
         return true;
     }
     rc = mdb_cursor_get(cursor, &key, &value,
@@ -400,7 +387,7 @@ int DeleteOldRows(MDB_txn* txn, MDB_dbi dbi, size_t* budget, bool* more,
     MDB_val value;
     while (rc == 0) {
         rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_FIRST);
-        if (rc != 0 || !old(ViewOf(key))) {
+        if (rc != 0 || !old(LmdbView(key))) {
             break;
         }
         if (*budget == 0) {
@@ -411,6 +398,31 @@ int DeleteOldRows(MDB_txn* txn, MDB_dbi dbi, size_t* budget, bool* more,
         --*budget;
     }
     return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+// The LMDB figures of GetStats: receipt rows, and keys of the newest
+// month with an allowance row. An LMDB error code, 0 on success.
+int ReadStoredStats(MDB_txn* txn, MDB_dbi receipts, MDB_dbi allowance,
+                    KeyLedger::Stats* stats) {
+    MDB_stat info;
+    int rc = mdb_stat(txn, receipts, &info);
+    if (rc != 0) {
+        return rc;
+    }
+    stats->receipt_buckets = info.ms_entries;
+    LmdbCursor cursor;
+    MDB_val key;
+    MDB_val value;
+    if ((rc = cursor.Open(txn, allowance)) != 0 ||
+        (rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_LAST)) != 0 ||
+        key.mv_size < kMonthBytes) {
+        return rc;
+    }
+    std::string month(LmdbView(key).substr(0, kMonthBytes));
+    return ForEachLmdbRow(cursor.get(), month,
+                          [stats](const MDB_val&, const MDB_val&) {
+                              stats->keys_with_allowance++;
+                          });
 }
 
 }  // namespace
@@ -438,21 +450,20 @@ std::unique_ptr<KeyLedger> KeyLedger::Open(const KeyLedgerOptions& options,
             return nullptr;
         }
         std::unique_ptr<KeyLedger> ledger(new KeyLedger());
+        ledger->env_ = std::make_unique<LmdbEnv>("key ledger");
         ledger->env_dir_ = StripTrailingSlashes(options.state_dir) + "/keys";
         if (!MakeDirs(ledger->env_dir_, 0700, "key ledger", error)) {
             return nullptr;
         }
-        for (int attempt = 0;; attempt++) {
-            bool corrupt = false;
-            if (ledger->OpenEnv(options.map_size, &corrupt, error)) {
-                return ledger;
-            }
-            ledger->CloseEnv();
-            if (!corrupt || !options.recover || attempt > 0 ||
-                !StartOver(ledger->env_dir_, error)) {
-                return nullptr;
-            }
+        auto open = [&](bool* corrupt) {
+            return ledger->OpenEnv(options.map_size, corrupt, error);
+        };
+        auto start_over = [&] { return StartOver(ledger->env_dir_, error); };
+        if (!ledger->env_->OpenOrStartOver(options.recover, open,
+                                           start_over)) {
+            return nullptr;
         }
+        return ledger;
     } catch (...) {
         Report(error, "key ledger: out of memory");
         return nullptr;
@@ -462,38 +473,27 @@ std::unique_ptr<KeyLedger> KeyLedger::Open(const KeyLedgerOptions& options,
 KeyLedger::~KeyLedger() {
     std::string ignored;
     Flush(&ignored);
-    CloseEnv();
 }
 
-void KeyLedger::CloseEnv() { CloseLmdbEnv(&env_); }
-
 bool KeyLedger::OpenEnv(size_t map_size, bool* corrupt, std::string* error) {
-    const LmdbEnvSettings settings{"key ledger", kMaxDbs, kMaxReaders,
-                                   map_size, kFormat, "rows"};
-    if (!OpenLmdbEnv(env_dir_, settings, &env_, corrupt, error)) {
-        return false;
-    }
-    LmdbTxn txn;
-    uint64_t format = 0;
-    int rc = 0;
-    if ((rc = txn.Begin(env_, true)) != 0 ||
-        (rc = mdb_dbi_open(txn.get(), "meta", MDB_CREATE, &meta_dbi_)) !=
-            0 ||
-        (rc = mdb_dbi_open(txn.get(), "allowance", MDB_CREATE,
-                           &allowance_dbi_)) != 0 ||
-        (rc = mdb_dbi_open(txn.get(), "receipts", MDB_CREATE,
-                           &receipts_dbi_)) != 0 ||
-        (rc = mdb_dbi_open(txn.get(), "repeats", MDB_CREATE,
-                           &repeats_dbi_)) != 0 ||
-        (rc = GetNumber(txn.get(), meta_dbi_, kLmdbFormatKey, &format)) !=
-            0) {
-        *corrupt = IsLmdbCorruption(rc);
-        return Fail(error, LmdbError("open " + env_dir_, rc));
-    }
-    return CheckFormatAndCommit(
-        &txn, meta_dbi_, format,
-        {allowance_dbi_, receipts_dbi_, repeats_dbi_}, settings, env_dir_,
-        corrupt, error);
+    const LmdbEnvSettings settings{kMaxDbs, kMaxReaders, map_size, kFormat,
+                                   "rows"};
+    auto open_tables = [this](MDB_txn* txn, LmdbLayout* layout) {
+        int rc = 0;
+        if ((rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &meta_dbi_)) != 0 ||
+            (rc = mdb_dbi_open(txn, "allowance", MDB_CREATE,
+                               &allowance_dbi_)) != 0 ||
+            (rc = mdb_dbi_open(txn, "receipts", MDB_CREATE,
+                               &receipts_dbi_)) != 0 ||
+            (rc = mdb_dbi_open(txn, "repeats", MDB_CREATE,
+                               &repeats_dbi_)) != 0) {
+            return rc;
+        }
+        layout->meta = meta_dbi_;
+        layout->tables = {allowance_dbi_, receipts_dbi_, repeats_dbi_};
+        return GetNumber(txn, meta_dbi_, kLmdbFormatKey, &layout->format);
+    };
+    return env_->Open(env_dir_, settings, open_tables, corrupt, error);
 }
 
 // --- the monthly allowance --------------------------------------------------
@@ -501,14 +501,15 @@ bool KeyLedger::OpenEnv(size_t map_size, bool* corrupt, std::string* error) {
 uint64_t KeyLedger::AllowanceUsed(std::string_view key,
                                   int64_t wall_ms) const {
     try {
-        uint64_t used = 0;
-        LmdbTxn txn;
-        if (!ValidLedgerKey(key) || txn.Begin(env_, false) != 0 ||
-            GetNumber(txn.get(), allowance_dbi_,
-                      AllowanceKey(MonthKey(wall_ms), key), &used) != 0) {
+        if (!ValidLedgerKey(key)) {
             return 0;
         }
-        return used;
+        std::string row = AllowanceKey(MonthKey(wall_ms), key);
+        uint64_t used = 0;
+        int rc = env_->Read([&](MDB_txn* txn) {
+            return GetNumber(txn, allowance_dbi_, row, &used);
+        });
+        return rc == 0 ? used : 0;
     } catch (...) {
         return 0;
     }
@@ -530,17 +531,17 @@ bool KeyLedger::CountRetrieval(const std::vector<std::string>& keys,
         distinct.erase(std::unique(distinct.begin(), distinct.end()),
                        distinct.end());
         std::string month = MonthKey(wall_ms);
-        LmdbTxn txn;
-        int rc = distinct.empty() ? 0 : txn.Begin(env_, true);
-        for (size_t i = 0; rc == 0 && i < distinct.size(); i++) {
-            rc = Increment(txn.get(), allowance_dbi_,
-                           AllowanceKey(month, distinct[i]));
-        }
-        if (rc == 0 && !distinct.empty()) {
-            rc = txn.Commit();
-        }
-        if (rc != 0) {
-            return Fail(error, LmdbError("count retrieval", rc));
+        auto count = [&](MDB_txn* txn) {
+            int rc = 0;
+            for (size_t i = 0; rc == 0 && i < distinct.size(); i++) {
+                rc = Increment(txn, allowance_dbi_,
+                               AllowanceKey(month, distinct[i]));
+            }
+            return rc;
+        };
+        if (!distinct.empty() &&
+            !env_->Write("count retrieval", error, count)) {
+            return false;
         }
         if (skipped != 0) {
             return Fail(error, "key ledger: " + std::to_string(skipped) +
@@ -561,20 +562,14 @@ bool KeyLedger::ListAllowances(
     try {
         out->clear();
         std::string month = MonthKey(wall_ms);
-        LmdbTxn txn;
-        LmdbCursor cursor;
-        MDB_val key = LmdbVal(month);
-        MDB_val value;
-        int rc = txn.Begin(env_, false);
-        if (rc == 0 && (rc = cursor.Open(txn.get(), allowance_dbi_)) == 0) {
-            rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_SET_RANGE);
-        }
-        while (rc == 0 && ViewOf(key).compare(0, kMonthBytes, month) == 0) {
-            out->emplace_back(ViewOf(key).substr(kMonthBytes),
+        auto add = [out](const MDB_val& key, const MDB_val& value) {
+            out->emplace_back(LmdbView(key).substr(kMonthBytes),
                               GetLe(value));
-            rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_NEXT);
-        }
-        if (rc != 0 && rc != MDB_NOTFOUND) {
+        };
+        int rc = env_->Read([&](MDB_txn* txn) {
+            return ForEachLmdbRow(txn, allowance_dbi_, month, add);
+        });
+        if (rc != 0) {
             out->clear();
             return false;
         }
@@ -649,21 +644,11 @@ void KeyLedger::Requeue(Pending* failed) {
 }
 
 bool KeyLedger::WriteReceipts(const Pending& pending, std::string* error) {
-    LmdbTxn txn;
-    int rc = txn.Begin(env_, true);
-    if (rc == 0) {
-        // A write transaction's cursor must be closed before the commit.
+    return env_->Write("flush receipts", error, [&](MDB_txn* txn) {
         LmdbCursor cursor;
-        rc = cursor.Open(txn.get(), receipts_dbi_);
-        rc = rc != 0 ? rc : MergePending(txn.get(), cursor.get(), pending);
-    }
-    if (rc == 0) {
-        rc = txn.Commit();
-    }
-    if (rc != 0) {
-        return Fail(error, LmdbError("flush receipts", rc));
-    }
-    return true;
+        int rc = cursor.Open(txn, receipts_dbi_);
+        return rc != 0 ? rc : MergePending(txn, cursor.get(), pending);
+    });
 }
 
 int KeyLedger::MergePending(MDB_txn* txn, MDB_cursor* cursor,
@@ -725,18 +710,18 @@ bool KeyLedger::Received(std::string_view key, uint64_t slot,
         if (PendingHas(key, slot, first, last)) {
             return true;
         }
-        LmdbTxn txn;
-        LmdbCursor cursor;
-        if (txn.Begin(env_, false) != 0 ||
-            cursor.Open(txn.get(), receipts_dbi_) != 0) {
-            return false;
-        }
-        for (uint64_t hour = first; hour <= last; hour++) {
-            if (ChunksHave(cursor.get(), ReceiptPrefix(hour, key), slot)) {
-                return true;
+        bool found = false;
+        env_->Read([&](MDB_txn* txn) {
+            LmdbCursor cursor;
+            int rc = cursor.Open(txn, receipts_dbi_);
+            for (uint64_t hour = first; rc == 0 && !found && hour <= last;
+                 hour++) {
+                found = ChunksHave(cursor.get(), ReceiptPrefix(hour, key),
+                                   slot);
             }
-        }
-        return false;
+            return rc;
+        });
+        return found;
     } catch (...) {
         return false;
     }
@@ -752,19 +737,10 @@ bool KeyLedger::AddRepeat(std::string_view key, int64_t wall_ms,
                                    std::to_string(kMaxLedgerKeyBytes) +
                                    " bytes");
         }
-        LmdbTxn txn;
-        int rc = txn.Begin(env_, true);
-        if (rc == 0) {
-            rc = Increment(txn.get(), repeats_dbi_,
-                           RepeatKey(HourOf(wall_ms), key));
-        }
-        if (rc == 0) {
-            rc = txn.Commit();
-        }
-        if (rc != 0) {
-            return Fail(error, LmdbError("add repeat", rc));
-        }
-        return true;
+        std::string row = RepeatKey(HourOf(wall_ms), key);
+        return env_->Write("add repeat", error, [&](MDB_txn* txn) {
+            return Increment(txn, repeats_dbi_, row);
+        });
     } catch (...) {
         Report(error, "key ledger: out of memory");
         return false;
@@ -774,21 +750,25 @@ bool KeyLedger::AddRepeat(std::string_view key, int64_t wall_ms,
 uint32_t KeyLedger::RepeatCount(std::string_view key,
                                 int64_t wall_ms) const {
     try {
-        LmdbTxn txn;
-        if (!ValidLedgerKey(key) || txn.Begin(env_, false) != 0) {
+        if (!ValidLedgerKey(key)) {
             return 0;
         }
         uint64_t last = HourOf(wall_ms);
         uint64_t first = last >= kRepeatHours - 1 ? last - kRepeatHours + 1
                                                   : 0;
         uint64_t total = 0;
-        for (uint64_t hour = first; hour <= last; hour++) {
-            uint64_t count = 0;
-            if (GetNumber(txn.get(), repeats_dbi_, RepeatKey(hour, key),
-                          &count) != 0) {
-                return 0;
+        int rc = env_->Read([&](MDB_txn* txn) {
+            int rc = 0;
+            for (uint64_t hour = first; rc == 0 && hour <= last; hour++) {
+                uint64_t count = 0;
+                rc = GetNumber(txn, repeats_dbi_, RepeatKey(hour, key),
+                               &count);
+                total += std::min<uint64_t>(count, UINT32_MAX);
             }
-            total += std::min<uint64_t>(count, UINT32_MAX);
+            return rc;
+        });
+        if (rc != 0) {
+            return 0;
         }
         return static_cast<uint32_t>(std::min<uint64_t>(total, UINT32_MAX));
     } catch (...) {
@@ -818,25 +798,21 @@ bool KeyLedger::Prune(int64_t wall_ms, std::string* error) {
         for (bool more = true; more;) {
             more = false;
             size_t budget = kPruneBatch;
-            LmdbTxn txn;
-            int rc = txn.Begin(env_, true);
-            if (rc == 0) {
-                rc = DeleteOldRows(txn.get(), receipts_dbi_, &budget, &more,
-                                   old_hour);
-            }
-            if (rc == 0) {
-                rc = DeleteOldRows(txn.get(), repeats_dbi_, &budget, &more,
-                                   old_hour);
-            }
-            if (rc == 0) {
-                rc = DeleteOldRows(txn.get(), allowance_dbi_, &budget,
-                                   &more, old_month);
-            }
-            if (rc == 0) {
-                rc = txn.Commit();
-            }
-            if (rc != 0) {
-                return Fail(error, LmdbError("prune", rc));
+            auto prune = [&](MDB_txn* txn) {
+                int rc = DeleteOldRows(txn, receipts_dbi_, &budget, &more,
+                                       old_hour);
+                if (rc == 0) {
+                    rc = DeleteOldRows(txn, repeats_dbi_, &budget, &more,
+                                       old_hour);
+                }
+                if (rc == 0) {
+                    rc = DeleteOldRows(txn, allowance_dbi_, &budget, &more,
+                                       old_month);
+                }
+                return rc;
+            };
+            if (!env_->Write("prune", error, prune)) {
+                return false;
             }
         }
         return true;
@@ -854,28 +830,9 @@ KeyLedger::Stats KeyLedger::GetStats() const {
             stats.pending_receipts = pending_count_ + flushing_count_;
         }
         stats.dropped_receipts = dropped_.load();
-        LmdbTxn txn;
-        LmdbCursor cursor;
-        MDB_stat info;
-        if (txn.Begin(env_, false) != 0 ||
-            mdb_stat(txn.get(), receipts_dbi_, &info) != 0) {
-            return stats;
-        }
-        stats.receipt_buckets = info.ms_entries;
-        MDB_val key;
-        MDB_val value;
-        if (cursor.Open(txn.get(), allowance_dbi_) != 0 ||
-            mdb_cursor_get(cursor.get(), &key, &value, MDB_LAST) != 0 ||
-            key.mv_size < kMonthBytes) {
-            return stats;
-        }
-        std::string month(ViewOf(key).substr(0, kMonthBytes));
-        key = LmdbVal(month);
-        int rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_SET_RANGE);
-        while (rc == 0 && ViewOf(key).compare(0, kMonthBytes, month) == 0) {
-            stats.keys_with_allowance++;
-            rc = mdb_cursor_get(cursor.get(), &key, &value, MDB_NEXT);
-        }
+        env_->Read([&](MDB_txn* txn) {
+            return ReadStoredStats(txn, receipts_dbi_, allowance_dbi_, &stats);
+        });
     } catch (...) {
     }
     return stats;

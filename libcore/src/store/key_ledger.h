@@ -54,10 +54,11 @@
 #include <vector>
 
 struct MDB_cursor;
-struct MDB_env;
 struct MDB_txn;
 
 namespace solgate {
+
+class LmdbEnv;
 
 // An API key is any 0 to 400 bytes (LMDB keys hold at most 511).
 constexpr size_t kMaxLedgerKeyBytes = 400;
@@ -168,7 +169,6 @@ private:
     KeyLedger() = default;
 
     bool OpenEnv(size_t map_size, bool* corrupt, std::string* error);
-    void CloseEnv();
     bool WriteReceipts(const Pending& pending, std::string* error);
     int MergePending(MDB_txn* txn, MDB_cursor* cursor,
                      const Pending& pending);
@@ -177,7 +177,7 @@ private:
     void Requeue(Pending* failed);
 
     std::string env_dir_;
-    MDB_env* env_ = nullptr;
+    std::unique_ptr<LmdbEnv> env_;
     unsigned int meta_dbi_ = 0;
     unsigned int allowance_dbi_ = 0;
     unsigned int receipts_dbi_ = 0;

@@ -1,75 +1,105 @@
 #include "store/lmdb_env.h"
 
 #include "store/byte_order.h"
-#include "base/error_out.h"
 
 namespace solgate {
 
-bool OpenLmdbEnv(const std::string& dir, const LmdbEnvSettings& settings,
-                 MDB_env** env, bool* corrupt, std::string* error) {
-    const char* prefix = settings.error_prefix;
-    int rc = mdb_env_create(env);
+bool LmdbEnv::Open(const std::string& dir, const LmdbEnvSettings& settings,
+                   const OpenTables& open_tables, bool* corrupt,
+                   std::string* error) {
+    if (!OpenFiles(dir, settings, corrupt, error)) {
+        return false;
+    }
+    // The step that failed names the error: opening the tables (Begin
+    // included), or stamping and committing.
+    const char* what = "open ";
+    bool refused = false;
+    int rc = Write([&](MDB_txn* txn) {
+        LmdbLayout layout;
+        int rc = open_tables(txn, &layout);
+        if (rc != 0) {
+            return rc;
+        }
+        what = "initialise ";
+        return StampFormat(txn, layout, settings, &refused, error);
+    });
+    if (rc == 0) {
+        return true;
+    }
+    if (refused) {
+        *corrupt = true;
+        return false;
+    }
+    *corrupt = IsLmdbCorruption(rc);
+    return Fail(error, ErrorText(what + dir, rc));
+}
+
+bool LmdbEnv::OpenFiles(const std::string& dir,
+                        const LmdbEnvSettings& settings, bool* corrupt,
+                        std::string* error) {
+    int rc = mdb_env_create(&env_);
     if (rc != 0) {
-        *env = nullptr;
-        return Fail(error, LmdbErrorText(prefix, "create", rc));
+        env_ = nullptr;
+        return Fail(error, ErrorText("create", rc));
     }
-    if ((rc = mdb_env_set_maxdbs(*env, settings.max_dbs)) != 0 ||
-        (rc = mdb_env_set_maxreaders(*env, settings.max_readers)) != 0 ||
-        (rc = mdb_env_set_mapsize(*env, settings.map_size)) != 0) {
-        return Fail(error, LmdbErrorText(prefix, "configure", rc));
+    if ((rc = mdb_env_set_maxdbs(env_, settings.max_dbs)) != 0 ||
+        (rc = mdb_env_set_maxreaders(env_, settings.max_readers)) != 0 ||
+        (rc = mdb_env_set_mapsize(env_, settings.map_size)) != 0) {
+        return Fail(error, ErrorText("configure", rc));
     }
-    rc = mdb_env_open(*env, dir.c_str(), MDB_NOTLS | MDB_NOMETASYNC, 0600);
+    rc = mdb_env_open(env_, dir.c_str(), MDB_NOTLS | MDB_NOMETASYNC, 0600);
     if (rc != 0) {
         *corrupt = IsLmdbCorruption(rc);
-        return Fail(error, LmdbErrorText(prefix, "open " + dir, rc));
+        return Fail(error, ErrorText("open " + dir, rc));
     }
     // Reader slots of processes that died inside a read transaction.
     int dead = 0;
-    mdb_reader_check(*env, &dead);
+    mdb_reader_check(env_, &dead);
     return true;
 }
 
-bool CheckFormatAndCommit(LmdbTxn* txn, MDB_dbi meta, uint64_t found,
-                          std::initializer_list<MDB_dbi> tables,
-                          const LmdbEnvSettings& settings,
-                          const std::string& dir, bool* corrupt,
-                          std::string* error) {
-    const char* prefix = settings.error_prefix;
-    int rc = 0;
-    if (found == 0) {
-        // A new store, unless rows are there without a format.
+// Stamps a new store; refuses (*refused, *error, a non-zero code to abort
+// the transaction) one that has rows but no stamp or another format.
+int LmdbEnv::StampFormat(MDB_txn* txn, const LmdbLayout& layout,
+                         const LmdbEnvSettings& settings, bool* refused,
+                         std::string* error) const {
+    if (layout.format != 0 && layout.format != settings.format) {
+        *refused = true;
+        Fail(error, std::string(error_prefix_) + ": format " +
+                        std::to_string(layout.format) + ", expected " +
+                        std::to_string(settings.format));
+        return MDB_INCOMPATIBLE;
+    }
+    if (layout.format != 0) {
+        return 0;
+    }
+    // A new store, unless rows are there without a format.
+    for (MDB_dbi dbi : layout.tables) {
         MDB_stat info;
-        for (MDB_dbi dbi : tables) {
-            if (rc == 0 && (rc = mdb_stat(txn->get(), dbi, &info)) == 0 &&
-                info.ms_entries != 0) {
-                *corrupt = true;
-                return Fail(error, std::string(prefix) + ": " +
-                                       settings.rows_noun +
-                                       " without a format");
-            }
+        int rc = mdb_stat(txn, dbi, &info);
+        if (rc != 0) {
+            return rc;
         }
-        if (rc == 0) {
-            rc = PutLmdbNumber(txn->get(), meta, kLmdbFormatKey,
-                               settings.format);
+        if (info.ms_entries != 0) {
+            *refused = true;
+            Fail(error, std::string(error_prefix_) + ": " +
+                            settings.rows_noun + " without a format");
+            return MDB_INCOMPATIBLE;
         }
-    } else if (found != settings.format) {
-        *corrupt = true;
-        return Fail(error, std::string(prefix) + ": format " +
-                               std::to_string(found) + ", expected " +
-                               std::to_string(settings.format));
     }
-    if (rc != 0 || (rc = txn->Commit()) != 0) {
-        *corrupt = IsLmdbCorruption(rc);
-        return Fail(error, LmdbErrorText(prefix, "initialise " + dir, rc));
-    }
-    return true;
+    return PutLmdbNumber(txn, layout.meta, kLmdbFormatKey, settings.format);
 }
 
-void CloseLmdbEnv(MDB_env** env) noexcept {
-    if (*env != nullptr) {
-        mdb_env_close(*env);
-        *env = nullptr;
+void LmdbEnv::Close() noexcept {
+    if (env_ != nullptr) {
+        mdb_env_close(env_);
+        env_ = nullptr;
     }
+}
+
+std::string LmdbEnv::ErrorText(const std::string& what, int rc) const {
+    return std::string(error_prefix_) + ": " + what + ": " +
+           mdb_strerror(rc);
 }
 
 bool IsLmdbCorruption(int rc) noexcept {
@@ -78,12 +108,7 @@ bool IsLmdbCorruption(int rc) noexcept {
            rc == MDB_INCOMPATIBLE || rc == MDB_PANIC;
 }
 
-std::string LmdbErrorText(const char* prefix, const std::string& what,
-                          int rc) {
-    return std::string(prefix) + ": " + what + ": " + mdb_strerror(rc);
-}
-
-MDB_val LmdbVal(const std::string& bytes) noexcept {
+MDB_val LmdbVal(std::string_view bytes) noexcept {
     MDB_val val;
     val.mv_size = bytes.size();
     val.mv_data = const_cast<char*>(bytes.data());
@@ -94,9 +119,7 @@ int PutLmdbNumber(MDB_txn* txn, MDB_dbi dbi, std::string_view key,
                   uint64_t number) noexcept {
     unsigned char bytes[8];
     WriteLittleEndian(bytes, number, 8);
-    MDB_val k;
-    k.mv_size = key.size();
-    k.mv_data = const_cast<char*>(key.data());
+    MDB_val k = LmdbVal(key);
     MDB_val value;
     value.mv_size = sizeof bytes;
     value.mv_data = bytes;
