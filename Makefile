@@ -119,8 +119,7 @@ $(CMOCKA_BIN): $(CMOCKA_SRCS) $(wildcard ngx_module/src/*.[ch]) $(NGX_BUILD)/Mak
 	  -I$(NGX_SRC)/src/os/unix -I$(NGX_SRC)/src/http -I$(NGX_SRC)/src/http/modules \
 	  -I$(NGX_SRC)/src/http/v2 \
 	  -I$(NGX_BUILD) -Ingx_module/src -Ilibcore/include \
-	  -o $@ $(CMOCKA_SRCS) ngx_module/src/ngx_http_solgate_parse.c \
-	  ngx_module/src/ngx_http_solgate_body.c -lcmocka
+	  -o $@ $(CMOCKA_SRCS) ngx_module/src/ngx_http_solgate_body.c -lcmocka
 
 -include $(CORE_OBJS:.o=.d) $(GTEST_OBJS:.o=.d)
 

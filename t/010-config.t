@@ -314,7 +314,7 @@ upstream "a": the first server of upstream block "local_node" is a unix socket, 
     location / { solgate_pass mainnet; }
 --- must_die
 --- error_log
-solgate_blocks "mainnet" has no "state"
+solgate_blocks "mainnet" needs "state"
 
 
 
@@ -520,7 +520,7 @@ invalid network name "main net": may contain only letters, digits, '-', '_' and 
     location / { solgate_pass mainnet; }
 --- must_die
 --- error_log
-solgate_blocks "mainnet" has no "api_key"
+solgate_blocks "mainnet" needs "api_key"
 
 
 

@@ -7,10 +7,6 @@
  */
 
 #include "ngx_http_solgate_module.h"
-#include "ngx_http_solgate_parse.h"
-
-
-#define NGX_HTTP_SOLGATE_MIN_PEER_TOKEN 16    /* kMinPeerTokenBytes */
 
 
 static char *ngx_http_solgate_blocks_region(ngx_conf_t *cf,
@@ -29,9 +25,8 @@ static char *ngx_http_solgate_blocks_plan_define(ngx_conf_t *cf,
     ngx_command_t *cmd, void *conf);
 static char *ngx_http_solgate_blocks_missing(ngx_conf_t *cf,
     ngx_http_solgate_blocks_t *blocks);
-static ngx_int_t ngx_http_solgate_init_peer(ngx_conf_t *cf,
-    ngx_http_solgate_upstream_t *peer, ngx_str_t *id, ngx_str_t *url,
-    ngx_http_solgate_url_t *parsed);
+static char *ngx_http_solgate_blocks_args(ngx_conf_t *cf,
+    ngx_uint_t first, sg_str_t **args, ngx_uint_t *n);
 static ngx_int_t ngx_http_solgate_blocks_zone(ngx_conf_t *cf,
     ngx_http_solgate_blocks_t *blocks);
 static ngx_int_t ngx_http_solgate_bind_blocks(void *owner, void *shared,
@@ -115,10 +110,10 @@ ngx_http_solgate_blocks_block(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_solgate_main_conf_t *smcf = conf;
 
-    char                        *rv;
+    int                          rc;
+    char                        *rv, err[NGX_HTTP_SOLGATE_ERR_SIZE];
     ngx_str_t                   *value;
     ngx_uint_t                   i;
-    sg_blocks_conf_t             core_conf;
     ngx_pool_cleanup_t          *cln;
     ngx_http_solgate_blocks_t   *blocks, **slot, **existing;
 
@@ -152,7 +147,6 @@ ngx_http_solgate_blocks_block(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
      */
 
     blocks->network_name = value[1];
-    blocks->max_size = NGX_CONF_UNSET;
     ngx_http_solgate_conf_here(cf, &blocks->at);
 
     if (ngx_array_init(&blocks->peers, cf->pool, 2,
@@ -162,12 +156,9 @@ ngx_http_solgate_blocks_block(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return NGX_CONF_ERROR;
     }
 
-    /* the core is built now so plan_define and peer report at file:line;
-     * it is attached to its network once the http block is read */
-    ngx_memzero(&core_conf, sizeof(sg_blocks_conf_t));
-
-    blocks->core = sg_blocks_new(&core_conf);
-    if (blocks->core == NULL) {
+    /* the core is built now so each directive reports at file:line; it is
+     * attached to its network once the http block is read */
+    if (sg_blocks_new(&blocks->core) != SG_OK) {
         return NGX_CONF_ERROR;
     }
 
@@ -180,10 +171,10 @@ ngx_http_solgate_blocks_block(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return rv;
     }
 
-    if (blocks->peers.nelts && blocks->peer_token.len == 0) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "solgate_blocks \"%V\" has a \"peer\" but no "
-                           "\"peer_token\"", &blocks->network_name);
+    rc = sg_blocks_check(blocks->core, err, sizeof(err));
+    if (rc != SG_OK) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "solgate_blocks \"%V\" %s",
+                           &blocks->network_name, err);
         return NGX_CONF_ERROR;
     }
 
@@ -202,17 +193,14 @@ ngx_http_solgate_blocks_block(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 }
 
 
-/* Names the first required directive the block lacks. */
+/* The variables nginx evaluates for libcore: libcore checked the rest. */
 static char *
 ngx_http_solgate_blocks_missing(ngx_conf_t *cf,
     ngx_http_solgate_blocks_t *blocks)
 {
     char  *missing;
 
-    missing = blocks->region.len == 0 ? "region"
-              : blocks->cache_dir.len == 0 ? "cache"
-              : blocks->state_dir.len == 0 ? "state"
-              : blocks->api_key == NULL ? "api_key"
+    missing = blocks->api_key == NULL ? "api_key"
               : blocks->plan == NULL ? "plan"
               : NULL;
 
@@ -221,7 +209,7 @@ ngx_http_solgate_blocks_missing(ngx_conf_t *cf,
     }
 
     ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                       "solgate_blocks \"%V\" has no \"%s\"",
+                       "solgate_blocks \"%V\" needs \"%s\"",
                        &blocks->network_name, missing);
     return NGX_CONF_ERROR;
 }
@@ -233,20 +221,17 @@ ngx_http_solgate_blocks_region(ngx_conf_t *cf, ngx_command_t *cmd,
 {
     ngx_http_solgate_blocks_t *blocks = conf;
 
-    ngx_str_t   *value;
-    const char  *err;
-
-    if (blocks->region.len) {
-        return "is duplicate";
-    }
+    int         rc;
+    char        err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    ngx_str_t  *value;
 
     value = cf->args->elts;
 
-    err = ngx_http_solgate_check_id(value[1].data, value[1].len);
-    if (err != NULL) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "invalid region name \"%V\": %s", &value[1], err);
-        return NGX_CONF_ERROR;
+    rc = sg_blocks_set_region(blocks->core,
+                              ngx_http_solgate_sg_str(&value[1]), err,
+                              sizeof(err));
+    if (rc != SG_OK) {
+        return ngx_http_solgate_conf_failed(cf, rc, err);
     }
 
     blocks->region = value[1];
@@ -255,21 +240,23 @@ ngx_http_solgate_blocks_region(ngx_conf_t *cf, ngx_command_t *cmd,
 }
 
 
+/* cache PATH [max_size=SIZE]: nginx makes the path absolute and reads the
+ * size; libcore keeps both. */
 static char *
 ngx_http_solgate_blocks_cache(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_solgate_blocks_t *blocks = conf;
 
-    ngx_str_t  *value, size;
-
-    if (blocks->cache_dir.len) {
-        return "is duplicate";
-    }
+    int         rc;
+    char        err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    off_t       max_size;
+    ngx_str_t  *value, dir, size;
 
     value = cf->args->elts;
-    blocks->cache_dir = value[1];
+    dir = value[1];
+    max_size = 0;
 
-    if (ngx_conf_full_name(cf->cycle, &blocks->cache_dir, 0) != NGX_OK) {
+    if (ngx_conf_full_name(cf->cycle, &dir, 0) != NGX_OK) {
         return NGX_CONF_ERROR;
     }
 
@@ -283,14 +270,22 @@ ngx_http_solgate_blocks_cache(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         size.data = value[2].data + 9;
         size.len = value[2].len - 9;
 
-        blocks->max_size = ngx_parse_offset(&size);
+        max_size = ngx_parse_offset(&size);
 
-        if (blocks->max_size <= 0) {
+        if (max_size <= 0) {
             ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                                "invalid max_size \"%V\"", &size);
             return NGX_CONF_ERROR;
         }
     }
+
+    rc = sg_blocks_set_cache(blocks->core, ngx_http_solgate_sg_str(&dir),
+                             (uint64_t) max_size, err, sizeof(err));
+    if (rc != SG_OK) {
+        return ngx_http_solgate_conf_failed(cf, rc, err);
+    }
+
+    blocks->cache_dir = dir;
 
     return NGX_CONF_OK;
 }
@@ -301,18 +296,24 @@ ngx_http_solgate_blocks_state(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_solgate_blocks_t *blocks = conf;
 
-    ngx_str_t  *value;
-
-    if (blocks->state_dir.len) {
-        return "is duplicate";
-    }
+    int         rc;
+    char        err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    ngx_str_t  *value, dir;
 
     value = cf->args->elts;
-    blocks->state_dir = value[1];
+    dir = value[1];
 
-    if (ngx_conf_full_name(cf->cycle, &blocks->state_dir, 0) != NGX_OK) {
+    if (ngx_conf_full_name(cf->cycle, &dir, 0) != NGX_OK) {
         return NGX_CONF_ERROR;
     }
+
+    rc = sg_blocks_set_state(blocks->core, ngx_http_solgate_sg_str(&dir), err,
+                             sizeof(err));
+    if (rc != SG_OK) {
+        return ngx_http_solgate_conf_failed(cf, rc, err);
+    }
+
+    blocks->state_dir = dir;
 
     return NGX_CONF_OK;
 }
@@ -328,57 +329,20 @@ ngx_http_solgate_blocks_peer(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_solgate_blocks_t *blocks = conf;
 
+    int                           rc;
     char                          err[NGX_HTTP_SOLGATE_ERR_SIZE];
-    ngx_str_t                    *value;
-    ngx_uint_t                    i, copy;
-    const char                   *msg;
-    ngx_http_solgate_url_t        parsed;
+    sg_str_t                     *args;
+    ngx_uint_t                    n;
+    sg_upstream_info_t            info;
     ngx_http_solgate_upstream_t  *peer;
 
-    value = cf->args->elts;
-
-    msg = ngx_http_solgate_check_id(value[1].data, value[1].len);
-    if (msg != NULL) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "invalid peer name \"%V\": %s", &value[1], msg);
+    if (ngx_http_solgate_blocks_args(cf, 1, &args, &n) != NGX_CONF_OK) {
         return NGX_CONF_ERROR;
     }
 
-    msg = ngx_http_solgate_parse_url(value[2].data, value[2].len, &parsed);
-    if (msg != NULL) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "invalid peer URL \"%V\": %s", &value[2], msg);
-        return NGX_CONF_ERROR;
-    }
-
-    copy = 1;
-
-    if (cf->args->nelts == 4) {
-        if (value[3].len == 8
-            && ngx_strncmp(value[3].data, "copy=off", 8) == 0)
-        {
-            copy = 0;
-
-        } else if (value[3].len != 7
-                   || ngx_strncmp(value[3].data, "copy=on", 7) != 0)
-        {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "invalid parameter \"%V\", it must be "
-                               "\"copy=on\" or \"copy=off\"", &value[3]);
-            return NGX_CONF_ERROR;
-        }
-    }
-
-    peer = blocks->peers.elts;
-
-    for (i = 0; i < blocks->peers.nelts; i++) {
-        if (peer[i].id.len == value[1].len
-            && ngx_strncmp(peer[i].id.data, value[1].data, value[1].len) == 0)
-        {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "duplicate peer \"%V\"", &value[1]);
-            return NGX_CONF_ERROR;
-        }
+    rc = sg_blocks_add_peer(blocks->core, args, n, &info, err, sizeof(err));
+    if (rc != SG_OK) {
+        return ngx_http_solgate_conf_failed(cf, rc, err);
     }
 
     peer = ngx_array_push(&blocks->peers);
@@ -386,57 +350,11 @@ ngx_http_solgate_blocks_peer(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return NGX_CONF_ERROR;
     }
 
-    if (ngx_http_solgate_init_peer(cf, peer, &value[1], &value[2], &parsed)
-        != NGX_OK)
-    {
-        return NGX_CONF_ERROR;
-    }
-
-    if (sg_blocks_add_peer(blocks->core, ngx_http_solgate_sg_str(&peer->id),
-                           ngx_http_solgate_sg_str(&peer->url), (int) copy,
-                           err, sizeof(err))
-        != SG_OK)
-    {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s", err);
+    if (ngx_http_solgate_copy_info(cf, peer, &info) != NGX_OK) {
         return NGX_CONF_ERROR;
     }
 
     return NGX_CONF_OK;
-}
-
-
-/*
- * Another region's gateway from its name and URL: proxy_pass gets the URL
- * with a path ("/" added when it has none, so the client's own URI is
- * never sent), and the Host header is the URL's authority.
- */
-static ngx_int_t
-ngx_http_solgate_init_peer(ngx_conf_t *cf, ngx_http_solgate_upstream_t *peer,
-    ngx_str_t *id, ngx_str_t *url, ngx_http_solgate_url_t *parsed)
-{
-    u_char  *p;
-
-    ngx_memzero(peer, sizeof(ngx_http_solgate_upstream_t));
-
-    peer->id = *id;
-    peer->url = *url;
-    peer->host.data = (u_char *) parsed->authority;
-    peer->host.len = parsed->authority_len;
-    peer->authority = peer->host;
-    ngx_http_solgate_conf_here(cf, &peer->at);
-
-    if (parsed->path_len == 0) {
-        p = ngx_pnalloc(cf->pool, url->len + 1);
-        if (p == NULL) {
-            return NGX_ERROR;
-        }
-
-        peer->url.data = p;
-        peer->url.len = ngx_cpymem(p, url->data, url->len) - p;
-        peer->url.data[peer->url.len++] = '/';
-    }
-
-    return NGX_OK;
 }
 
 
@@ -446,22 +364,20 @@ ngx_http_solgate_blocks_peer_token(ngx_conf_t *cf, ngx_command_t *cmd,
 {
     ngx_http_solgate_blocks_t *blocks = conf;
 
+    int         rc;
+    char        err[NGX_HTTP_SOLGATE_ERR_SIZE];
     ngx_str_t  *value;
-
-    if (blocks->peer_token.len) {
-        return "is duplicate";
-    }
 
     value = cf->args->elts;
 
-    if (value[1].len < NGX_HTTP_SOLGATE_MIN_PEER_TOKEN) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "peer_token must be at least %d bytes: it is "
-                           "all that tells another region from a client",
-                           NGX_HTTP_SOLGATE_MIN_PEER_TOKEN);
-        return NGX_CONF_ERROR;
+    rc = sg_blocks_set_peer_token(blocks->core,
+                                  ngx_http_solgate_sg_str(&value[1]), err,
+                                  sizeof(err));
+    if (rc != SG_OK) {
+        return ngx_http_solgate_conf_failed(cf, rc, err);
     }
 
+    /* sent as X-Solgate-Peer ($solgate_peer_token) when asking a region */
     blocks->peer_token = value[1];
 
     return NGX_CONF_OK;
@@ -479,25 +395,14 @@ ngx_http_solgate_blocks_long_term(ngx_conf_t *cf, ngx_command_t *cmd,
 {
     ngx_http_solgate_blocks_t *blocks = conf;
 
-    int                      rc;
-    char                     err[NGX_HTTP_SOLGATE_ERR_SIZE];
-    ngx_str_t               *value;
-    ngx_uint_t               i;
-    const char              *msg;
-    ngx_http_solgate_url_t   parsed;
+    int          rc;
+    char         err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    ngx_str_t   *value;
+    ngx_uint_t   i;
 
     value = cf->args->elts;
 
     for (i = 1; i < cf->args->nelts; i++) {
-        msg = ngx_http_solgate_parse_url(value[i].data, value[i].len,
-                                         &parsed);
-        if (msg != NULL) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "invalid long_term_storage URL \"%V\": %s",
-                               &value[i], msg);
-            return NGX_CONF_ERROR;
-        }
-
         rc = sg_blocks_add_long_term(blocks->core,
                                      ngx_http_solgate_sg_str(&value[i]), err,
                                      sizeof(err));
@@ -520,27 +425,40 @@ ngx_http_solgate_blocks_plan_define(ngx_conf_t *cf, ngx_command_t *cmd,
     int          rc;
     char         err[NGX_HTTP_SOLGATE_ERR_SIZE];
     sg_str_t    *args;
-    ngx_str_t   *value;
-    ngx_uint_t   i, n;
+    ngx_uint_t   n;
 
-    value = cf->args->elts;
-    n = cf->args->nelts - 2;
-
-    args = ngx_palloc(cf->temp_pool, n * sizeof(sg_str_t));
-    if (args == NULL) {
+    if (ngx_http_solgate_blocks_args(cf, 1, &args, &n) != NGX_CONF_OK) {
         return NGX_CONF_ERROR;
     }
 
-    for (i = 0; i < n; i++) {
-        args[i] = ngx_http_solgate_sg_str(&value[i + 2]);
-    }
-
-    rc = sg_blocks_define_plan(blocks->core,
-                               ngx_http_solgate_sg_str(&value[1]), args, n,
-                               err, sizeof(err));
+    rc = sg_blocks_define_plan(blocks->core, args, n, err, sizeof(err));
 
     return rc == SG_OK ? NGX_CONF_OK
                        : ngx_http_solgate_conf_failed(cf, rc, err);
+}
+
+
+/* The directive's arguments from `first` on, for libcore. */
+static char *
+ngx_http_solgate_blocks_args(ngx_conf_t *cf, ngx_uint_t first, sg_str_t **args,
+    ngx_uint_t *n)
+{
+    ngx_str_t   *value;
+    ngx_uint_t   i;
+
+    value = cf->args->elts;
+    *n = cf->args->nelts - first;
+
+    *args = ngx_palloc(cf->temp_pool, *n * sizeof(sg_str_t));
+    if (*args == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    for (i = 0; i < *n; i++) {
+        (*args)[i] = ngx_http_solgate_sg_str(&value[first + i]);
+    }
+
+    return NGX_CONF_OK;
 }
 
 
@@ -552,8 +470,9 @@ ngx_int_t
 ngx_http_solgate_blocks_build(ngx_conf_t *cf,
     ngx_http_solgate_main_conf_t *smcf)
 {
+    int                           rc;
+    char                          err[NGX_HTTP_SOLGATE_ERR_SIZE];
     ngx_uint_t                    i;
-    sg_blocks_conf_t              conf;
     ngx_http_solgate_blocks_t   **blocks, *b;
 
     blocks = smcf->blocks.elts;
@@ -574,14 +493,11 @@ ngx_http_solgate_blocks_build(ngx_conf_t *cf,
 
         b->network->blocks = b;
 
-        conf.region = ngx_http_solgate_sg_str(&b->region);
-        conf.cache_dir = ngx_http_solgate_sg_str(&b->cache_dir);
-        conf.state_dir = ngx_http_solgate_sg_str(&b->state_dir);
-        conf.max_size = b->max_size == NGX_CONF_UNSET ? 0
-                                                      : (uint64_t) b->max_size;
-        conf.peer_token = ngx_http_solgate_sg_str(&b->peer_token);
-
-        if (sg_blocks_attach(b->core, b->network->core, &conf) != SG_OK) {
+        rc = sg_blocks_attach(b->core, b->network->core, err, sizeof(err));
+        if (rc != SG_OK) {
+            ngx_log_error(NGX_LOG_EMERG, cf->log, 0,
+                          "solgate_blocks \"%V\" %s in %V:%ui",
+                          &b->network_name, err, &b->at.file, b->at.line);
             return NGX_ERROR;
         }
 

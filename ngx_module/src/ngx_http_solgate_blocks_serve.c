@@ -277,29 +277,25 @@ static ngx_int_t
 ngx_http_solgate_blocks_peer_attempt(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, sg_blocks_decision_t *d)
 {
-    ngx_uint_t                    i;
     ngx_http_solgate_upstream_t  *peers;
     ngx_http_solgate_blocks_t    *b;
 
     b = ctx->network->blocks;
     peers = b->peers.elts;
 
-    for (i = 0; i < b->peers.nelts; i++) {
-        if (peers[i].id.len == d->peer_name.len
-            && ngx_strncmp(peers[i].id.data, d->peer_name.data,
-                           d->peer_name.len) == 0)
-        {
-            ctx->upstream = &peers[i];
-            ctx->peer_attempt = 1;
-
-            ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
-                           "solgate blocks: asking region \"%V\"",
-                           &peers[i].id);
-            return NGX_DECLINED;
-        }
+    /* the peers are in configuration order, as libcore has them */
+    if (d->peer >= b->peers.nelts) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    ctx->upstream = &peers[d->peer];
+    ctx->peer_attempt = 1;
+
+    ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
+                   "solgate blocks: asking region \"%V\"",
+                   &ctx->upstream->id);
+
+    return NGX_DECLINED;
 }
 
 
@@ -325,8 +321,8 @@ ngx_http_solgate_blocks_header(ngx_http_request_t *r,
         return NGX_OK;      /* an encoded body is not what the cache holds */
     }
 
-    ctx->capture = sg_blocks_capture_start(b->core, ctx->block_call,
-                                           (int64_t) ngx_current_msec);
+    (void) sg_capture_start(b->core, ctx->block_call,
+                            (int64_t) ngx_current_msec, &ctx->capture);
 
     return NGX_OK;
 }
@@ -365,8 +361,7 @@ ngx_http_solgate_blocks_body(ngx_http_request_t *r,
 
         if (b->last_buf) {
             /* checked and stored on the poller thread */
-            sg_capture_commit(ctx->network->blocks->core, ctx->capture,
-                              ngx_http_solgate_wall_ms());
+            sg_capture_commit(ctx->capture, ngx_http_solgate_wall_ms());
             ctx->capture = NULL;
         }
     }

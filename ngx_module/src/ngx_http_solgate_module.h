@@ -69,11 +69,10 @@ typedef struct {
 struct ngx_http_solgate_blocks_s {
     ngx_str_t                    network_name;
     ngx_http_solgate_network_t  *network;
-    ngx_str_t                    region;
-    ngx_str_t                    cache_dir;
-    off_t                        max_size;
+    ngx_str_t                    region;      /* for the log */
+    ngx_str_t                    cache_dir;   /* made by the master */
     ngx_str_t                    state_dir;
-    ngx_str_t                    peer_token;
+    ngx_str_t                    peer_token;  /* $solgate_peer_token */
     ngx_http_complex_value_t    *api_key;
     ngx_http_complex_value_t    *plan;
     ngx_array_t                  peers;     /* ngx_http_solgate_upstream_t */

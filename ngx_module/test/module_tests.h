@@ -1,7 +1,6 @@
 #ifndef MODULE_TESTS_H
 #define MODULE_TESTS_H
 
-int run_parse_tests(void);
 int run_chain_tests(void);
 
 #endif

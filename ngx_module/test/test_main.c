@@ -8,7 +8,6 @@ main(void)
 {
     int  failed = 0;
 
-    failed += run_parse_tests();
     failed += run_chain_tests();
 
     return failed ? 1 : 0;

@@ -290,46 +290,68 @@ SG_API int sg_status_render_metrics(sg_network_t *const *nets, size_t n,
     int64_t now_ms, sg_text_t *out) SG_NOEXCEPT;
 
 
-/* Cube Runner: getBlock from the region cache, the ledger, other regions */
+/*
+ * Cube Runner: getBlock from the region cache, the ledger, other regions
+ * and long-term storage, with plans and limits.  One sg_blocks_t per
+ * solgate_blocks block.
+ */
 
 typedef struct sg_blocks_s      sg_blocks_t;
 typedef struct sg_block_call_s  sg_block_call_t;
 typedef struct sg_capture_s     sg_capture_t;
 
-typedef struct {
-    sg_str_t         region;
-    sg_str_t         cache_dir;
-    sg_str_t         state_dir;
-    uint64_t         max_size;      /* bytes; 0: no limit */
-    sg_str_t         peer_token;    /* X-Solgate-Peer value */
-} sg_blocks_conf_t;
-
 /*
- * At configuration time: new (peer_token its default), then peers and
- * plans, then attach to the network (which must outlive it) with the rest
- * of the settings; an empty peer_token keeps the default.
+ * At configuration time: new, then one call per directive as nginx reads
+ * it (each checks its words and refuses with the message), then check
+ * when the block ends, and attach once the http block is read.  Fails
+ * closed.
  */
-SG_API sg_blocks_t *sg_blocks_new(const sg_blocks_conf_t *conf);
-SG_API int sg_blocks_attach(sg_blocks_t *blocks, sg_network_t *net,
-    const sg_blocks_conf_t *conf);
-SG_API void sg_blocks_free(sg_blocks_t *blocks);
-/* copy: copy what the peer holds in the background (else only ask it) */
-SG_API int sg_blocks_add_peer(sg_blocks_t *blocks, sg_str_t name,
-    sg_str_t url, int copy, char *err, size_t err_size);
-/* plan_define NAME ARGS...; an nginx-style message in err on SG_INVALID */
-SG_API int sg_blocks_define_plan(sg_blocks_t *blocks, sg_str_t name,
-    const sg_str_t *args, size_t nargs, char *err, size_t err_size);
-/* long_term_storage URL: a JSON-RPC endpoint holding every block */
+SG_API int sg_blocks_new(sg_blocks_t **out) SG_NOEXCEPT;
+SG_API void sg_blocks_free(sg_blocks_t *blocks) SG_NOEXCEPT;
+/* region NAME */
+SG_API int sg_blocks_set_region(sg_blocks_t *blocks, sg_str_t name,
+    char *err, size_t err_size) SG_NOEXCEPT;
+/* cache PATH [max_size=SIZE]: the absolute path, the size in bytes (0:
+ * no limit) */
+SG_API int sg_blocks_set_cache(sg_blocks_t *blocks, sg_str_t dir,
+    uint64_t max_size, char *err, size_t err_size) SG_NOEXCEPT;
+/* state PATH: the absolute path */
+SG_API int sg_blocks_set_state(sg_blocks_t *blocks, sg_str_t dir,
+    char *err, size_t err_size) SG_NOEXCEPT;
+/* peer_token TOKEN: what regions send each other as X-Solgate-Peer */
+SG_API int sg_blocks_set_peer_token(sg_blocks_t *blocks, sg_str_t token,
+    char *err, size_t err_size) SG_NOEXCEPT;
+/* peer NAME URL [copy=on|off]: args after the directive's name; *info
+ * describes the peer for proxy_pass (strings owned by blocks). */
+SG_API int sg_blocks_add_peer(sg_blocks_t *blocks, const sg_str_t *args,
+    size_t nargs, sg_upstream_info_t *info, char *err, size_t err_size)
+    SG_NOEXCEPT;
+/* long_term_storage URL (once per URL) */
 SG_API int sg_blocks_add_long_term(sg_blocks_t *blocks, sg_str_t url,
-    char *err, size_t err_size);
-/* Bytes of the zone: counters, keys and one queue per archive plan. */
-SG_API size_t sg_blocks_shared_size(const sg_blocks_t *blocks);
+    char *err, size_t err_size) SG_NOEXCEPT;
+/* plan_define NAME tier=... getblock_rate=... ...: args after the name */
+SG_API int sg_blocks_define_plan(sg_blocks_t *blocks, const sg_str_t *args,
+    size_t nargs, char *err, size_t err_size) SG_NOEXCEPT;
+/* What only the whole block can tell (a directive missing): SG_INVALID
+ * with `needs "..."`, to follow `solgate_blocks "NETWORK" `. */
+SG_API int sg_blocks_check(const sg_blocks_t *blocks, char *err,
+    size_t err_size) SG_NOEXCEPT;
+/* Serves net (which must outlive blocks); no directive is taken after. */
+SG_API int sg_blocks_attach(sg_blocks_t *blocks, sg_network_t *net,
+    char *err, size_t err_size) SG_NOEXCEPT;
+
+/* Bytes of the zone (counters, keys, one queue per archive plan); 0
+ * before attach. */
+SG_API size_t sg_blocks_shared_size(const sg_blocks_t *blocks) SG_NOEXCEPT;
+/* As sg_network_bind.  Fails closed. */
 SG_API int sg_blocks_bind(sg_blocks_t *blocks, void *shared, int fresh,
-    char *err, size_t err_size);
-/* Opens the cache and its index in this process (after fork). */
+    char *err, size_t err_size) SG_NOEXCEPT;
+/* In each process after fork: opens the cache and its index; reconcile
+ * in the first worker only.  Fails open (getBlock goes on without the
+ * cache; the message says why). */
 SG_API int sg_blocks_open(sg_blocks_t *blocks, int reconcile, char *err,
-    size_t err_size);
-SG_API void sg_blocks_close(sg_blocks_t *blocks);
+    size_t err_size) SG_NOEXCEPT;
+SG_API void sg_blocks_close(sg_blocks_t *blocks) SG_NOEXCEPT;
 
 typedef enum {
     SG_BLOCKS_PASS = 0,    /* not Cube Runner's: route as usual */
@@ -337,10 +359,10 @@ typedef enum {
     SG_BLOCKS_CACHE,       /* serve the cached file, id spliced in */
     SG_BLOCKS_LEDGER,      /* forward to the network's upstreams */
     SG_BLOCKS_PEER         /* forward to another region's gateway */
-} sg_blocks_action_t;
+} sg_blocks_action_e;
 
 typedef struct {
-    sg_blocks_action_t  action;
+    int                 action;        /* sg_blocks_action_e */
     unsigned            http_status;
     unsigned            retry_after;   /* seconds; 0: no Retry-After */
     sg_str_t            body;
@@ -350,42 +372,47 @@ typedef struct {
     uint64_t            id_offset;     /* CACHE: the id inside the file */
     uint64_t            id_length;
     sg_str_t            id;            /* CACHE: the client's id */
-    sg_str_t            peer_url;      /* PEER */
-    sg_str_t            peer_name;
-    sg_str_t            peer_token;    /* PEER: send as X-Solgate-Peer */
+    size_t              peer;          /* PEER: index in configuration order */
 } sg_blocks_decision_t;
 
 /*
  * Decides for a parsed request.  api_key and plan are the values of the
  * configured variables; peer_token the X-Solgate-Peer header ("" when
  * absent).  On SG_OK, *call is set unless the action is PASS; strings in
- * *out are owned by *call (or static for PASS).
+ * *out are owned by *call.  Fails closed.
  */
 SG_API int sg_blocks_decide(sg_blocks_t *blocks, const sg_request_t *req,
     sg_str_t api_key, sg_str_t plan, sg_str_t peer_token, int64_t now_ms,
-    int64_t wall_ms, sg_block_call_t **call, sg_blocks_decision_t *out);
-/* The current PEER attempt failed: the next source. */
+    int64_t wall_ms, sg_block_call_t **call, sg_blocks_decision_t *out)
+    SG_NOEXCEPT;
+/* The current PEER attempt (or the cached file) failed: the next source.
+ * Fails closed. */
 SG_API int sg_blocks_next(sg_blocks_t *blocks, sg_block_call_t *call,
-    int64_t now_ms, sg_blocks_decision_t *out);
-/* The current attempt's source answered the call (wall_ms: UTC ms). */
+    int64_t now_ms, sg_blocks_decision_t *out) SG_NOEXCEPT;
+/* The current attempt's source answered the call.  Fails open. */
 SG_API void sg_blocks_served(sg_blocks_t *blocks, sg_block_call_t *call,
-    int64_t wall_ms);
-SG_API void sg_block_call_free(sg_block_call_t *call);
+    int64_t wall_ms) SG_NOEXCEPT;
+SG_API void sg_block_call_free(sg_block_call_t *call) SG_NOEXCEPT;
 
-/* Copying an answer into the cache while it streams; NULL: not wanted. */
-SG_API sg_capture_t *sg_blocks_capture_start(sg_blocks_t *blocks,
-    const sg_block_call_t *call, int64_t now_ms);
+/*
+ * Copying the answer of the call's current attempt into the cache while it
+ * streams: SG_OK with *out, SG_NONE when it is not to be cached.  Fails
+ * open.
+ */
+SG_API int sg_capture_start(sg_blocks_t *blocks, const sg_block_call_t *call,
+    int64_t now_ms, sg_capture_t **out) SG_NOEXCEPT;
+/* SG_OK, or SG_NONE once the capture gave up (free it). */
 SG_API int sg_capture_write(sg_capture_t *capture, const char *data,
-    size_t len);
+    size_t len) SG_NOEXCEPT;
 /*
  * The answer arrived whole: it is checked and stored on the poller thread
  * (fsync, rename, index), never on nginx's event loop.  Takes the capture:
  * do not free it after this.
  */
-SG_API void sg_capture_commit(sg_blocks_t *blocks, sg_capture_t *capture,
-    int64_t wall_ms);
+SG_API void sg_capture_commit(sg_capture_t *capture, int64_t wall_ms)
+    SG_NOEXCEPT;
 /* Abandons a capture (a response cut short). */
-SG_API void sg_capture_free(sg_capture_t *capture);
+SG_API void sg_capture_free(sg_capture_t *capture) SG_NOEXCEPT;
 
 #ifdef __cplusplus
 }

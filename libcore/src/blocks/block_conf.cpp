@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "conf/conf_words.h"
+
 namespace solgate {
 namespace {
 
@@ -29,6 +31,25 @@ std::optional<std::string> SetOnce(std::string* field,
     return std::nullopt;
 }
 
+// "invalid peer name "x": why" when `name` is not a name.
+std::optional<std::string> BadName(std::string_view what,
+                                   std::string_view name) {
+    if (auto bad = conf::CheckName(name)) {
+        return "invalid " + std::string(what) + " " + Quoted(name) + ": " +
+               std::string(*bad);
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> BadUrl(std::string_view what, std::string_view url,
+                                  conf::HttpUrl* parsed) {
+    if (auto bad = conf::ParseHttpUrl(url, parsed)) {
+        return "invalid " + std::string(what) + " " + Quoted(url) + ": " +
+               std::string(*bad);
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 bool BlockServiceConf::HasQueue(size_t plan) const {
@@ -45,7 +66,14 @@ size_t BlockServiceConf::QueuedPlans() const {
 }
 
 std::optional<std::string> BlockConfBuilder::Region(std::string_view name) {
-    return SetOnce(&conf_.region_, "region", "invalid region name", name);
+    if (!conf_.region_.empty()) {
+        return Duplicate("region");
+    }
+    if (auto bad = BadName("region name", name)) {
+        return bad;
+    }
+    conf_.region_.assign(name);
+    return std::nullopt;
 }
 
 std::optional<std::string> BlockConfBuilder::Cache(std::string_view dir) {
@@ -80,11 +108,12 @@ std::optional<std::string> BlockConfBuilder::PeerToken(
 std::optional<std::string> BlockConfBuilder::Peer(std::string_view name,
                                                   std::string_view url,
                                                   bool copy) {
-    if (name.empty()) {
-        return "invalid peer name " + Quoted(name);
+    if (auto bad = BadName("peer name", name)) {
+        return bad;
     }
-    if (url.empty()) {
-        return "invalid peer URL " + Quoted(url);
+    conf::HttpUrl parsed;
+    if (auto bad = BadUrl("peer URL", url, &parsed)) {
+        return bad;
     }
     for (const BlockPeer& peer : conf_.peers_) {
         if (peer.name == name) {
@@ -94,14 +123,33 @@ std::optional<std::string> BlockConfBuilder::Peer(std::string_view name,
     if (conf_.peers_.size() >= kMaxBlockPeers) {
         return TooMany("peers", kMaxBlockPeers);
     }
-    conf_.peers_.push_back({std::string(name), std::string(url), copy});
+    conf::ProxyTarget target = conf::MakeProxyTarget(url, parsed);
+    conf_.peers_.push_back({std::string(name), target.url, copy, target});
     return std::nullopt;
+}
+
+std::optional<std::string> BlockConfBuilder::PeerArgs(
+    const std::vector<std::string_view>& args) {
+    if (args.size() < 2 || args.size() > 3) {
+        return std::string("\"peer\" needs a name, a URL and at most "
+                           "\"copy=on\" or \"copy=off\"");
+    }
+    bool copy = true;
+    if (args.size() == 3) {
+        if (args[2] != "copy=on" && args[2] != "copy=off") {
+            return "invalid parameter " + Quoted(args[2]) +
+                   ", it must be \"copy=on\" or \"copy=off\"";
+        }
+        copy = args[2] == "copy=on";
+    }
+    return Peer(args[0], args[1], copy);
 }
 
 std::optional<std::string> BlockConfBuilder::LongTermStorage(
     std::string_view url) {
-    if (url.empty()) {
-        return "invalid long_term_storage URL " + Quoted(url);
+    conf::HttpUrl parsed;
+    if (auto bad = BadUrl("long_term_storage URL", url, &parsed)) {
+        return bad;
     }
     if (conf_.long_term_urls_.size() >= kMaxLongTermUrls) {
         return TooMany("long_term_storage URLs", kMaxLongTermUrls);

@@ -16,6 +16,7 @@
 
 #include "blocks/block_plans.h"
 #include "blocks/block_retention.h"
+#include "conf/upstream_args.h"
 
 namespace solgate {
 
@@ -31,6 +32,7 @@ struct BlockPeer {
     std::string name;
     std::string url;          // the peer gateway's JSON-RPC endpoint
     bool copy = true;         // copy what it holds in the background
+    conf::ProxyTarget target; // where proxy_pass sends it
 };
 
 class BlockConfBuilder;
@@ -79,7 +81,7 @@ private:
 // One step per directive, in any order. A step returns nullopt, or the
 // reason it refused (and then changed nothing):
 //   Region          "region" directive is duplicate
-//                   invalid region name ""
+//                   invalid region name "x y": may contain only ...
 //   Cache           "cache" directive is duplicate
 //                   invalid cache directory ""
 //   State           "state" directive is duplicate
@@ -87,16 +89,19 @@ private:
 //   PeerToken       "peer_token" directive is duplicate
 //                   peer_token must be at least 16 bytes: it is all that
 //                   tells another region from a client
-//   Peer            invalid peer name ""
-//                   invalid peer URL ""
+//   Peer            invalid peer name "x y": may contain only ...
+//                   invalid peer URL "x": must start with "http://" ...
 //                   duplicate peer "NAME"
 //                   too many peers (at most 16)
-//   LongTermStorage invalid long_term_storage URL ""
+//   PeerArgs        Peer's, and invalid parameter "x", it must be
+//                   "copy=on" or "copy=off"
+//   LongTermStorage invalid long_term_storage URL "x": ...
 //                   too many long_term_storage URLs (at most 8)
 //   PlanDefine      ParsePlanDefine's messages (block_plans.h), and
 //                   too many plans (at most 32)
-// MaxSize refuses nothing (0: no limit). Names and URLs are only checked
-// for being there: their syntax, and upstream block names, are nginx's.
+// MaxSize refuses nothing (0: no limit). Names and URLs are checked as the
+// network's are (conf/conf_words.h); whether a URL names an upstream
+// block is nginx's to know.
 // Build checks what only the whole block can tell, in this order, each
 // message meant to follow `solgate_blocks "NETWORK" `:
 //   needs "region"      needs "cache"      needs "state"
@@ -112,6 +117,11 @@ public:
     std::optional<std::string> PeerToken(std::string_view token);
     std::optional<std::string> Peer(std::string_view name,
                                     std::string_view url, bool copy);
+    // peer NAME URL [copy=on|off]: the directive's arguments.
+    std::optional<std::string> PeerArgs(
+        const std::vector<std::string_view>& args);
+    // The peer added last (for the module's proxy_pass variables).
+    const BlockPeer& last_peer() const { return conf_.peers_.back(); }
     std::optional<std::string> LongTermStorage(std::string_view url);
     std::optional<std::string> PlanDefine(
         std::string_view name, const std::vector<std::string_view>& args);

@@ -1,12 +1,13 @@
-// The extern "C" shims of Cube Runner. As in c_api.cpp, every entry point
-// catches everything; failures return SG_ERROR (or NULL). They translate
-// and nothing more: what is valid is BlockConfBuilder's to say, what is
-// answered and what is cached BlockService's.
+// The extern "C" shims of Cube Runner. They translate and nothing more:
+// what is valid is BlockConfBuilder's to say, what is answered and what is
+// cached BlockService's. Configuration and the request path fail closed;
+// counting and caching fail open (the answer goes out regardless).
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "blocks/block_capture.h"
 #include "blocks/block_conf.h"
@@ -18,8 +19,8 @@
 // Configured between sg_blocks_new and sg_blocks_attach (the builder),
 // served from then on (the service).
 struct sg_blocks_s {
-    std::unique_ptr<solgate::BlockConfBuilder> builder;
-    std::string default_peer_token;   // sg_blocks_new's
+    std::unique_ptr<solgate::BlockConfBuilder> builder =
+        std::make_unique<solgate::BlockConfBuilder>();
     std::unique_ptr<solgate::BlockService> service;
 };
 
@@ -31,19 +32,21 @@ struct sg_block_call_s {
 
 struct sg_capture_s {
     std::unique_ptr<solgate::BlockCapture> capture;
+    solgate::BlockService* service;    // commits it
 };
 
 namespace {
 
 using solgate::BlockDecision;
-
+using solgate::capi::Configure;
+using solgate::capi::CopyError;
+using solgate::capi::Guard;
 using solgate::capi::RunReporting;
 using solgate::capi::ToStr;
 using solgate::capi::View;
 
 // Fills *out from the call's decision; the strings stay owned by the call.
-void Export(const solgate::BlockService& service, sg_block_call_s* call,
-            sg_blocks_decision_t* out) {
+void Export(sg_block_call_s* call, sg_blocks_decision_t* out) {
     const BlockDecision& d = call->decision;
     std::memset(out, 0, sizeof(*out));
     switch (d.kind) {
@@ -70,136 +73,169 @@ void Export(const solgate::BlockService& service, sg_block_call_s* call,
     case BlockDecision::kLedger:
         out->action = SG_BLOCKS_LEDGER;
         return;
-    case BlockDecision::kPeer: {
-        const solgate::BlockPeer& peer = service.conf().peers()[d.peer];
+    case BlockDecision::kPeer:
         out->action = SG_BLOCKS_PEER;
-        out->peer_url = ToStr(peer.url);
-        out->peer_name = ToStr(peer.name);
-        out->peer_token = ToStr(service.conf().peer_token());
+        out->peer = d.peer;
         return;
-    }
     }
 }
 
-// One configuration step: its message in *error when it refuses, or
-// because the block is already attached (and frozen).
+// One directive of the block: the builder's refusal, or that the block is
+// already attached (and frozen).
 template <typename Step>
-bool Configure(sg_blocks_t* blocks, std::string* error, Step&& step) {
-    if (blocks->builder == nullptr) {
-        *error = "solgate_blocks is already attached";
-        return false;
+int Directive(sg_blocks_t* blocks, char* err, size_t err_size,
+              Step&& step) noexcept {
+    if (blocks == nullptr) {
+        return SG_INVALID;
     }
-    std::optional<std::string> bad = step(*blocks->builder);
-    if (bad) {
-        *error = std::move(*bad);
-        return false;
+    return Configure(err, err_size, [&]() -> std::optional<std::string> {
+        if (blocks->builder == nullptr) {
+            return std::string("solgate_blocks is already attached");
+        }
+        return step(*blocks->builder);
+    });
+}
+
+std::vector<std::string_view> Views(const sg_str_t* args, size_t n) {
+    std::vector<std::string_view> out;
+    for (size_t i = 0; i < n; i++) {
+        out.push_back(View(args[i]));
     }
-    return true;
+    return out;
 }
 
 bool Attached(const sg_blocks_t* blocks, std::string* error) {
-    if (blocks->service == nullptr) {
+    if (blocks == nullptr || blocks->service == nullptr) {
         *error = "not attached to a network";
         return false;
     }
     return true;
 }
 
-// The settings sg_blocks_attach brings, then the frozen configuration.
-std::optional<solgate::BlockServiceConf> Freeze(
-    solgate::BlockConfBuilder& builder, const sg_blocks_conf_t& conf,
-    const std::string& default_token) {
-    std::string_view token = conf.peer_token.len > 0 ? View(conf.peer_token)
-                                                     : default_token;
-    solgate::BlockServiceConf frozen;
-    if (builder.Region(View(conf.region)) ||
-        builder.Cache(View(conf.cache_dir)) ||
-        builder.State(View(conf.state_dir)) ||
-        builder.MaxSize(conf.max_size) ||
-        (!token.empty() && builder.PeerToken(token)) ||
-        builder.Build(&frozen)) {
-        return std::nullopt;
-    }
-    return frozen;
-}
-
 }  // namespace
 
 extern "C" {
 
-sg_blocks_t* sg_blocks_new(const sg_blocks_conf_t* conf) {
-    try {
-        auto blocks = std::make_unique<sg_blocks_s>();
-        blocks->builder = std::make_unique<solgate::BlockConfBuilder>();
-        blocks->default_peer_token = std::string(View(conf->peer_token));
-        return blocks.release();
-    } catch (...) {
-        return nullptr;
+int sg_blocks_new(sg_blocks_t** out) noexcept {
+    if (out == nullptr) {
+        return SG_INVALID;
     }
-}
-
-int sg_blocks_attach(sg_blocks_t* blocks, sg_network_t* net,
-                     const sg_blocks_conf_t* conf) {
-    try {
-        if (blocks->builder == nullptr) {
-            return SG_ERROR;
-        }
-        std::optional<solgate::BlockServiceConf> frozen =
-            Freeze(*blocks->builder, *conf, blocks->default_peer_token);
-        if (!frozen) {
-            return SG_ERROR;
-        }
-        blocks->service = std::make_unique<solgate::BlockService>(
-            std::move(*frozen), net->network);
-        blocks->builder.reset();
+    *out = nullptr;
+    return Guard(SG_ERROR, [&] {
+        *out = new sg_blocks_s;
         return SG_OK;
-    } catch (...) {
-        return SG_ERROR;
+    });
+}
+
+void sg_blocks_free(sg_blocks_t* blocks) noexcept { delete blocks; }
+
+int sg_blocks_set_region(sg_blocks_t* blocks, sg_str_t name, char* err,
+                         size_t err_size) noexcept {
+    return Directive(blocks, err, err_size, [&](solgate::BlockConfBuilder& b) {
+        return b.Region(View(name));
+    });
+}
+
+int sg_blocks_set_cache(sg_blocks_t* blocks, sg_str_t dir, uint64_t max_size,
+                        char* err, size_t err_size) noexcept {
+    return Directive(blocks, err, err_size,
+                     [&](solgate::BlockConfBuilder& b) {
+                         auto bad = b.Cache(View(dir));
+                         return bad ? bad : b.MaxSize(max_size);
+                     });
+}
+
+int sg_blocks_set_state(sg_blocks_t* blocks, sg_str_t dir, char* err,
+                        size_t err_size) noexcept {
+    return Directive(blocks, err, err_size, [&](solgate::BlockConfBuilder& b) {
+        return b.State(View(dir));
+    });
+}
+
+int sg_blocks_set_peer_token(sg_blocks_t* blocks, sg_str_t token, char* err,
+                             size_t err_size) noexcept {
+    return Directive(blocks, err, err_size, [&](solgate::BlockConfBuilder& b) {
+        return b.PeerToken(View(token));
+    });
+}
+
+int sg_blocks_add_peer(sg_blocks_t* blocks, const sg_str_t* args,
+                       size_t nargs, sg_upstream_info_t* info, char* err,
+                       size_t err_size) noexcept {
+    if (info == nullptr || (args == nullptr && nargs > 0)) {
+        return SG_INVALID;
     }
-}
-
-void sg_blocks_free(sg_blocks_t* blocks) { delete blocks; }
-
-int sg_blocks_add_peer(sg_blocks_t* blocks, sg_str_t name, sg_str_t url,
-                       int copy, char* err, size_t err_size) {
-    return RunReporting(err, err_size, SG_INVALID, [&](std::string* error) {
-        return Configure(blocks, error, [&](solgate::BlockConfBuilder& b) {
-            return b.Peer(View(name), View(url), copy != 0);
-        });
-    });
-}
-
-int sg_blocks_define_plan(sg_blocks_t* blocks, sg_str_t name,
-                          const sg_str_t* args, size_t nargs, char* err,
-                          size_t err_size) {
-    return RunReporting(err, err_size, SG_INVALID, [&](std::string* error) {
-        std::vector<std::string_view> list;
-        for (size_t i = 0; i < nargs; i++) {
-            list.push_back(View(args[i]));
-        }
-        return Configure(blocks, error, [&](solgate::BlockConfBuilder& b) {
-            return b.PlanDefine(View(name), list);
-        });
-    });
+    return Directive(blocks, err, err_size,
+                     [&](solgate::BlockConfBuilder& b)
+                         -> std::optional<std::string> {
+                         if (auto bad = b.PeerArgs(Views(args, nargs))) {
+                             return bad;
+                         }
+                         const solgate::BlockPeer& peer = b.last_peer();
+                         info->id = ToStr(peer.name);
+                         info->url = ToStr(peer.target.url);
+                         info->host = ToStr(peer.target.host);
+                         info->authority = ToStr(peer.target.authority);
+                         return std::nullopt;
+                     });
 }
 
 int sg_blocks_add_long_term(sg_blocks_t* blocks, sg_str_t url, char* err,
-                            size_t err_size) {
-    return RunReporting(err, err_size, SG_INVALID, [&](std::string* error) {
-        return Configure(blocks, error, [&](solgate::BlockConfBuilder& b) {
-            return b.LongTermStorage(View(url));
-        });
+                            size_t err_size) noexcept {
+    return Directive(blocks, err, err_size, [&](solgate::BlockConfBuilder& b) {
+        return b.LongTermStorage(View(url));
     });
 }
 
-size_t sg_blocks_shared_size(const sg_blocks_t* blocks) {
+int sg_blocks_define_plan(sg_blocks_t* blocks, const sg_str_t* args,
+                          size_t nargs, char* err, size_t err_size) noexcept {
+    if (args == nullptr || nargs == 0) {
+        CopyError("\"plan_define\" needs a plan name", err, err_size);
+        return SG_INVALID;
+    }
+    return Directive(blocks, err, err_size, [&](solgate::BlockConfBuilder& b) {
+        std::vector<std::string_view> list = Views(args + 1, nargs - 1);
+        return b.PlanDefine(View(args[0]), list);
+    });
+}
+
+int sg_blocks_check(const sg_blocks_t* blocks, char* err,
+                    size_t err_size) noexcept {
+    if (blocks == nullptr || blocks->builder == nullptr) {
+        return SG_INVALID;
+    }
+    return Configure(err, err_size, [&] { return blocks->builder->Build(nullptr); });
+}
+
+int sg_blocks_attach(sg_blocks_t* blocks, sg_network_t* net, char* err,
+                     size_t err_size) noexcept {
+    if (net == nullptr) {
+        return SG_INVALID;
+    }
+    return Directive(blocks, err, err_size,
+                     [&](solgate::BlockConfBuilder& b)
+                         -> std::optional<std::string> {
+                         solgate::BlockServiceConf frozen;
+                         if (auto bad = b.Build(&frozen)) {
+                             return bad;
+                         }
+                         blocks->service =
+                             std::make_unique<solgate::BlockService>(
+                                 std::move(frozen), net->network);
+                         blocks->builder.reset();
+                         return std::nullopt;
+                     });
+}
+
+size_t sg_blocks_shared_size(const sg_blocks_t* blocks) noexcept {
     // Known once the configuration is whole, at sg_blocks_attach.
-    return blocks->service ? solgate::BlocksSharedSize(blocks->service->conf())
-                           : 0;
+    return blocks != nullptr && blocks->service
+               ? solgate::BlocksSharedSize(blocks->service->conf())
+               : 0;
 }
 
 int sg_blocks_bind(sg_blocks_t* blocks, void* shared, int fresh, char* err,
-                   size_t err_size) {
+                   size_t err_size) noexcept {
     return RunReporting(err, err_size, SG_ERROR, [&](std::string* error) {
         return Attached(blocks, error) &&
                blocks->service->Bind(shared, fresh != 0, error);
@@ -207,97 +243,114 @@ int sg_blocks_bind(sg_blocks_t* blocks, void* shared, int fresh, char* err,
 }
 
 int sg_blocks_open(sg_blocks_t* blocks, int reconcile, char* err,
-                   size_t err_size) {
+                   size_t err_size) noexcept {
     return RunReporting(err, err_size, SG_ERROR, [&](std::string* error) {
         return Attached(blocks, error) &&
                blocks->service->OpenStore(reconcile != 0, error);
     });
 }
 
-void sg_blocks_close(sg_blocks_t* blocks) {
-    try {
-        if (blocks->service) {
-            blocks->service->CloseStore();
-        }
-    } catch (...) {
+void sg_blocks_close(sg_blocks_t* blocks) noexcept {
+    if (blocks == nullptr || !blocks->service) {
+        return;
     }
+    Guard(SG_OK, [&] {
+        blocks->service->CloseStore();
+        return SG_OK;
+    });
 }
 
 int sg_blocks_decide(sg_blocks_t* blocks, const sg_request_t* req,
                      sg_str_t api_key, sg_str_t plan, sg_str_t peer_token,
                      int64_t now_ms, int64_t wall_ms, sg_block_call_t** call,
-                     sg_blocks_decision_t* out) {
-    try {
+                     sg_blocks_decision_t* out) noexcept {
+    if (blocks == nullptr || req == nullptr || call == nullptr ||
+        out == nullptr) {
+        return SG_INVALID;
+    }
+    *call = nullptr;
+    return Guard(SG_ERROR, [&] {
         auto state = std::make_unique<sg_block_call_s>();
         if (blocks->service) {
             state->decision = blocks->service->Decide(
-                req->request.parsed(), View(api_key), View(plan), View(peer_token),
-                now_ms, wall_ms, &state->call);
-            Export(*blocks->service, state.get(), out);
-        } else {
-            std::memset(out, 0, sizeof(*out));
-            out->action = SG_BLOCKS_PASS;
+                req->request.parsed(), View(api_key), View(plan),
+                View(peer_token), now_ms, wall_ms, &state->call);
         }
-        *call = out->action == SG_BLOCKS_PASS ? nullptr : state.release();
+        Export(state.get(), out);
+        if (out->action != SG_BLOCKS_PASS) {
+            *call = state.release();
+        }
         return SG_OK;
-    } catch (...) {
-        return SG_ERROR;
-    }
+    });
 }
 
 int sg_blocks_next(sg_blocks_t* blocks, sg_block_call_t* call,
-                   int64_t now_ms, sg_blocks_decision_t* out) {
-    try {
+                   int64_t now_ms, sg_blocks_decision_t* out) noexcept {
+    if (blocks == nullptr || !blocks->service || call == nullptr ||
+        out == nullptr) {
+        return SG_INVALID;
+    }
+    return Guard(SG_ERROR, [&] {
         call->decision =
             blocks->service->AfterPeerFailure(&call->call, now_ms);
-        Export(*blocks->service, call, out);
+        Export(call, out);
         return SG_OK;
-    } catch (...) {
-        return SG_ERROR;
-    }
+    });
 }
 
 void sg_blocks_served(sg_blocks_t* blocks, sg_block_call_t* call,
-                      int64_t wall_ms) {
-    try {
-        blocks->service->CountServed(call->call, call->call.source, wall_ms);
-    } catch (...) {
+                      int64_t wall_ms) noexcept {
+    if (blocks == nullptr || !blocks->service || call == nullptr) {
+        return;
     }
+    Guard(SG_OK, [&] {
+        blocks->service->CountServed(call->call, call->call.source, wall_ms);
+        return SG_OK;
+    });
 }
 
-void sg_block_call_free(sg_block_call_t* call) { delete call; }
+void sg_block_call_free(sg_block_call_t* call) noexcept { delete call; }
 
-sg_capture_t* sg_blocks_capture_start(sg_blocks_t* blocks,
-                                      const sg_block_call_t* call,
-                                      int64_t now_ms) {
-    try {
+int sg_capture_start(sg_blocks_t* blocks, const sg_block_call_t* call,
+                     int64_t now_ms, sg_capture_t** out) noexcept {
+    if (out == nullptr) {
+        return SG_INVALID;
+    }
+    *out = nullptr;
+    if (blocks == nullptr || !blocks->service || call == nullptr) {
+        return SG_NONE;
+    }
+    return Guard(SG_NONE, [&] {
         auto capture = blocks->service->StartCapture(call->call, now_ms);
         if (!capture) {
-            return nullptr;
+            return SG_NONE;
         }
-        return new sg_capture_s{std::move(capture)};
-    } catch (...) {
-        return nullptr;
-    }
+        *out = new sg_capture_s{std::move(capture), blocks->service.get()};
+        return SG_OK;
+    });
 }
 
-int sg_capture_write(sg_capture_t* capture, const char* data, size_t len) {
-    try {
-        return capture->capture->Write(data, len) ? SG_OK : SG_INVALID;
-    } catch (...) {
-        return SG_ERROR;
+int sg_capture_write(sg_capture_t* capture, const char* data,
+                     size_t len) noexcept {
+    if (capture == nullptr || (data == nullptr && len > 0)) {
+        return SG_NONE;
     }
+    return Guard(SG_NONE, [&] {
+        return capture->capture->Write(data, len) ? SG_OK : SG_NONE;
+    });
 }
 
-void sg_capture_commit(sg_blocks_t* blocks, sg_capture_t* capture,
-                       int64_t wall_ms) {
+void sg_capture_commit(sg_capture_t* capture, int64_t wall_ms) noexcept {
     std::unique_ptr<sg_capture_s> owned(capture);
-    try {
-        blocks->service->CommitLater(std::move(owned->capture), wall_ms);
-    } catch (...) {
+    if (!owned) {
+        return;
     }
+    Guard(SG_OK, [&] {
+        owned->service->CommitLater(std::move(owned->capture), wall_ms);
+        return SG_OK;
+    });
 }
 
-void sg_capture_free(sg_capture_t* capture) { delete capture; }
+void sg_capture_free(sg_capture_t* capture) noexcept { delete capture; }
 
 }  // extern "C"

@@ -54,7 +54,8 @@ TEST(BlockConfBuilder, DirectivesGivenOnceAndNotEmpty) {
     EXPECT_EQ(b.Cache("/x"), Refusal("\"cache\" directive is duplicate"));
     EXPECT_EQ(b.State("/x"), Refusal("\"state\" directive is duplicate"));
     BlockConfBuilder empty;
-    EXPECT_EQ(empty.Region(""), Refusal("invalid region name \"\""));
+    EXPECT_EQ(empty.Region(""),
+              Refusal("invalid region name \"\": must be 1 to 64 characters long"));
     EXPECT_EQ(empty.Cache(""), Refusal("invalid cache directory \"\""));
     EXPECT_EQ(empty.State(""), Refusal("invalid state directory \"\""));
     // A refused step changed nothing: the first value stays.
@@ -81,8 +82,9 @@ TEST(BlockConfBuilder, PeerTokenIsLongEnoughToTellARegionFromAClient) {
 TEST(BlockConfBuilder, PeersAreNamedOnceAndAtMostSixteen) {
     BlockConfBuilder b = Complete();
     EXPECT_EQ(b.Peer("", "http://x/", true),
-              Refusal("invalid peer name \"\""));
-    EXPECT_EQ(b.Peer("eu", "", true), Refusal("invalid peer URL \"\""));
+              Refusal("invalid peer name \"\": must be 1 to 64 characters long"));
+    EXPECT_EQ(b.Peer("eu", "", true),
+              Refusal("invalid peer URL \"\": must start with \"http://\" or \"https://\""));
     EXPECT_EQ(b.Peer("eu", "http://eu/", true), std::nullopt);
     EXPECT_EQ(b.Peer("eu", "http://other/", true),
               Refusal("duplicate peer \"eu\""));
@@ -101,7 +103,7 @@ TEST(BlockConfBuilder, PeersAreNamedOnceAndAtMostSixteen) {
 TEST(BlockConfBuilder, AtMostEightLongTermStorageUrls) {
     BlockConfBuilder b = Complete();
     EXPECT_EQ(b.LongTermStorage(""),
-              Refusal("invalid long_term_storage URL \"\""));
+              Refusal("invalid long_term_storage URL \"\": must start with \"http://\" or \"https://\""));
     for (size_t i = 0; i < kMaxLongTermUrls; i++) {
         ASSERT_EQ(b.LongTermStorage("http://lts-" + std::to_string(i) + "/"),
                   std::nullopt);

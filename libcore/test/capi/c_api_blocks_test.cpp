@@ -1,11 +1,13 @@
 // The Cube Runner shims translate: every refusal is libcore's message in
-// err, and nothing is served before the block is attached.
+// err, nothing is served before the block is attached, and NULL arguments
+// are refused rather than followed.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "solgate/solgate.h"
 
@@ -13,6 +15,8 @@ namespace solgate {
 namespace {
 
 sg_str_t Str(const char* text) { return {text, std::strlen(text)}; }
+
+std::string Text(sg_str_t s) { return std::string(s.data, s.len); }
 
 struct Network {
     Network() {
@@ -37,39 +41,59 @@ struct Network {
     std::unique_ptr<char[]> shared;
 };
 
-sg_blocks_conf_t Settings(const char* token) {
-    return sg_blocks_conf_t{Str("us"), Str("/unused/cache"),
-                            Str("/unused/state"), 0, Str(token)};
-}
-
-// A new solgate_blocks (sg_blocks_new's peer_token `token`) with one peer.
-sg_blocks_t* WithAPeer(const char* token) {
-    sg_blocks_conf_t conf = Settings(token);
-    sg_blocks_t* blocks = sg_blocks_new(&conf);
+// A block with what every block needs (and a peer when `token` is given).
+sg_blocks_t* Whole(const char* token = nullptr) {
+    sg_blocks_t* blocks = nullptr;
     char err[160];
-    EXPECT_EQ(sg_blocks_add_peer(blocks, Str("eu"), Str("http://eu/"), 1,
-                                 err, sizeof(err)),
+    EXPECT_EQ(sg_blocks_new(&blocks), SG_OK);
+    EXPECT_EQ(sg_blocks_set_region(blocks, Str("us"), err, sizeof(err)), SG_OK);
+    EXPECT_EQ(sg_blocks_set_cache(blocks, Str("/unused/cache"), 0, err,
+                                  sizeof(err)),
               SG_OK);
+    EXPECT_EQ(sg_blocks_set_state(blocks, Str("/unused/state"), err,
+                                  sizeof(err)),
+              SG_OK);
+    if (token != nullptr) {
+        EXPECT_EQ(sg_blocks_set_peer_token(blocks, Str(token), err,
+                                           sizeof(err)),
+                  SG_OK);
+        sg_str_t args[] = {Str("eu"), Str("http://eu_gw")};
+        sg_upstream_info_t info;
+        EXPECT_EQ(sg_blocks_add_peer(blocks, args, 2, &info, err, sizeof(err)),
+                  SG_OK);
+    }
     return blocks;
 }
 
 TEST(CApiBlocks, RefusalsCarryLibcoresMessage) {
-    sg_blocks_conf_t none{};
-    sg_blocks_t* blocks = sg_blocks_new(&none);
-    ASSERT_NE(blocks, nullptr);
-    char err[160];
-    EXPECT_EQ(sg_blocks_add_peer(blocks, Str("eu"), Str("http://eu/"), 1,
-                                 err, sizeof(err)),
+    sg_blocks_t* blocks = nullptr;
+    ASSERT_EQ(sg_blocks_new(&blocks), SG_OK);
+    char err[200];
+    sg_str_t peer[] = {Str("eu"), Str("http://eu/")};
+    sg_str_t again[] = {Str("eu"), Str("http://eu2/")};
+    sg_upstream_info_t info;
+    EXPECT_EQ(sg_blocks_add_peer(blocks, peer, 2, &info, err, sizeof(err)),
               SG_OK);
-    EXPECT_EQ(sg_blocks_add_peer(blocks, Str("eu"), Str("http://eu2/"), 1,
-                                 err, sizeof(err)),
+    EXPECT_EQ(sg_blocks_add_peer(blocks, again, 2, &info, err, sizeof(err)),
               SG_INVALID);
     EXPECT_STREQ(err, "duplicate peer \"eu\"");
-    sg_str_t args[] = {Str("tier=archive"), Str("getblock_rate=fast")};
-    EXPECT_EQ(sg_blocks_define_plan(blocks, Str("gold"), args, 2, err,
-                                    sizeof(err)),
+    sg_str_t bad_url[] = {Str("ap"), Str("127.0.0.1:9")};
+    EXPECT_EQ(sg_blocks_add_peer(blocks, bad_url, 2, &info, err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_STREQ(err, "invalid peer URL \"127.0.0.1:9\": must start with "
+                      "\"http://\" or \"https://\"");
+    sg_str_t bad_copy[] = {Str("ap"), Str("http://ap/"), Str("copy=yes")};
+    EXPECT_EQ(sg_blocks_add_peer(blocks, bad_copy, 3, &info, err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_STREQ(err, "invalid parameter \"copy=yes\", it must be "
+                      "\"copy=on\" or \"copy=off\"");
+    sg_str_t plan[] = {Str("gold"), Str("tier=archive"),
+                       Str("getblock_rate=fast")};
+    EXPECT_EQ(sg_blocks_define_plan(blocks, plan, 3, err, sizeof(err)),
               SG_INVALID);
     EXPECT_STREQ(err, "invalid rate \"fast\" in \"getblock_rate\"");
+    EXPECT_EQ(sg_blocks_define_plan(blocks, plan, 0, err, sizeof(err)),
+              SG_INVALID);
     for (int i = 0; i < 8; i++) {
         ASSERT_EQ(sg_blocks_add_long_term(blocks, Str("http://lts/"), err,
                                           sizeof(err)),
@@ -79,7 +103,17 @@ TEST(CApiBlocks, RefusalsCarryLibcoresMessage) {
                                       sizeof(err)),
               SG_INVALID);
     EXPECT_STREQ(err, "too many long_term_storage URLs (at most 8)");
-    // Not attached yet: no zone to size or bind.
+    EXPECT_EQ(sg_blocks_set_region(blocks, Str("us east"), err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_STREQ(err, "invalid region name \"us east\": may contain only "
+                      "letters, digits, '-', '_' and '.'");
+    EXPECT_EQ(sg_blocks_set_peer_token(blocks, Str("short"), err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_STREQ(err, "peer_token must be at least 16 bytes: it is all that "
+                      "tells another region from a client");
+    // Not whole, and not attached yet: no zone to size or bind.
+    EXPECT_EQ(sg_blocks_check(blocks, err, sizeof(err)), SG_INVALID);
+    EXPECT_STREQ(err, "needs \"region\"");
     EXPECT_EQ(sg_blocks_shared_size(blocks), 0u);
     EXPECT_EQ(sg_blocks_bind(blocks, nullptr, 1, err, sizeof(err)), SG_ERROR);
     EXPECT_STREQ(err, "not attached to a network");
@@ -88,17 +122,35 @@ TEST(CApiBlocks, RefusalsCarryLibcoresMessage) {
     sg_blocks_free(blocks);
 }
 
+TEST(CApiBlocks, APeerIsDescribedForProxyPass) {
+    sg_blocks_t* blocks = nullptr;
+    ASSERT_EQ(sg_blocks_new(&blocks), SG_OK);
+    char err[160];
+    sg_str_t args[] = {Str("eu"), Str("https://eu_gw"), Str("copy=off")};
+    sg_upstream_info_t info;
+    ASSERT_EQ(sg_blocks_add_peer(blocks, args, 3, &info, err, sizeof(err)),
+              SG_OK);
+    EXPECT_EQ(Text(info.id), "eu");
+    EXPECT_EQ(Text(info.url), "https://eu_gw/");
+    EXPECT_EQ(Text(info.host), "eu_gw");
+    EXPECT_EQ(Text(info.authority), "eu_gw");
+    sg_blocks_free(blocks);
+}
+
 TEST(CApiBlocks, AttachFreezesTheConfiguration) {
     Network network;
-    sg_blocks_t* blocks = WithAPeer("");
+    sg_blocks_t* blocks = Whole("0123456789abcdef");
     char err[160];
-    sg_blocks_conf_t settings = Settings("0123456789abcdef");
-    ASSERT_EQ(sg_blocks_attach(blocks, network.net, &settings), SG_OK);
-    EXPECT_EQ(sg_blocks_add_peer(blocks, Str("ap"), Str("http://ap/"), 1,
-                                 err, sizeof(err)),
+    ASSERT_EQ(sg_blocks_check(blocks, err, sizeof(err)), SG_OK);
+    ASSERT_EQ(sg_blocks_attach(blocks, network.net, err, sizeof(err)), SG_OK);
+    sg_str_t args[] = {Str("ap"), Str("http://ap/")};
+    sg_upstream_info_t info;
+    EXPECT_EQ(sg_blocks_add_peer(blocks, args, 2, &info, err, sizeof(err)),
               SG_INVALID);
     EXPECT_STREQ(err, "solgate_blocks is already attached");
-    EXPECT_EQ(sg_blocks_attach(blocks, network.net, &settings), SG_ERROR);
+    EXPECT_EQ(sg_blocks_attach(blocks, network.net, err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_STREQ(err, "solgate_blocks is already attached");
 
     size_t size = sg_blocks_shared_size(blocks);
     ASSERT_GT(size, 0u);
@@ -116,6 +168,9 @@ TEST(CApiBlocks, AttachFreezesTheConfiguration) {
               SG_OK);
     EXPECT_EQ(d.action, SG_BLOCKS_PASS);
     EXPECT_EQ(call, nullptr);
+    sg_capture_t* capture = reinterpret_cast<sg_capture_t*>(1);
+    EXPECT_EQ(sg_capture_start(blocks, call, 0, &capture), SG_NONE);
+    EXPECT_EQ(capture, nullptr);
     sg_request_free(req);
     sg_blocks_free(blocks);
     std::free(zone);
@@ -123,22 +178,66 @@ TEST(CApiBlocks, AttachFreezesTheConfiguration) {
 
 TEST(CApiBlocks, AttachRefusesWhatTheBuilderRefuses) {
     Network network;
-    // A peer and no peer_token; then a peer_token too short.
-    sg_blocks_t* blocks = WithAPeer("");
-    sg_blocks_conf_t no_token = Settings("");
-    EXPECT_EQ(sg_blocks_attach(blocks, network.net, &no_token), SG_ERROR);
+    char err[160];
+    // A peer and no peer_token.
+    sg_blocks_t* blocks = Whole();
+    sg_str_t args[] = {Str("eu"), Str("http://eu/")};
+    sg_upstream_info_t info;
+    ASSERT_EQ(sg_blocks_add_peer(blocks, args, 2, &info, err, sizeof(err)),
+              SG_OK);
+    EXPECT_EQ(sg_blocks_check(blocks, err, sizeof(err)), SG_INVALID);
+    EXPECT_STREQ(err, "has a \"peer\" but no \"peer_token\"");
+    EXPECT_EQ(sg_blocks_attach(blocks, network.net, err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_STREQ(err, "has a \"peer\" but no \"peer_token\"");
     sg_blocks_free(blocks);
 
-    sg_blocks_conf_t none{};
-    blocks = sg_blocks_new(&none);
-    sg_blocks_conf_t short_token = Settings("short");
-    EXPECT_EQ(sg_blocks_attach(blocks, network.net, &short_token), SG_ERROR);
+    blocks = Whole("0123456789abcdef");
+    EXPECT_EQ(sg_blocks_attach(blocks, network.net, err, sizeof(err)), SG_OK);
     sg_blocks_free(blocks);
+}
 
-    // sg_blocks_new's token is the default attach falls back to.
-    blocks = WithAPeer("0123456789abcdef");
-    EXPECT_EQ(sg_blocks_attach(blocks, network.net, &no_token), SG_OK);
-    sg_blocks_free(blocks);
+TEST(CApiBlocks, NullArgumentsAreRefusedNotFollowed) {
+    char err[64];
+    sg_upstream_info_t info;
+    sg_blocks_decision_t d;
+    sg_block_call_t* call = nullptr;
+    sg_capture_t* capture = nullptr;
+    EXPECT_EQ(sg_blocks_new(nullptr), SG_INVALID);
+    EXPECT_EQ(sg_blocks_set_region(nullptr, Str("us"), err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_EQ(sg_blocks_set_cache(nullptr, Str("/c"), 0, err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_EQ(sg_blocks_set_state(nullptr, Str("/s"), err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_EQ(sg_blocks_set_peer_token(nullptr, Str("t"), err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_EQ(sg_blocks_add_peer(nullptr, nullptr, 0, &info, err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_EQ(sg_blocks_add_long_term(nullptr, Str("http://x/"), err,
+                                      sizeof(err)),
+              SG_INVALID);
+    EXPECT_EQ(sg_blocks_define_plan(nullptr, nullptr, 0, err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_EQ(sg_blocks_check(nullptr, err, sizeof(err)), SG_INVALID);
+    EXPECT_EQ(sg_blocks_attach(nullptr, nullptr, err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_EQ(sg_blocks_shared_size(nullptr), 0u);
+    EXPECT_EQ(sg_blocks_bind(nullptr, nullptr, 1, err, sizeof(err)), SG_ERROR);
+    EXPECT_EQ(sg_blocks_open(nullptr, 1, err, sizeof(err)), SG_ERROR);
+    EXPECT_EQ(sg_blocks_decide(nullptr, nullptr, Str(""), Str(""), Str(""), 0,
+                               0, &call, &d),
+              SG_INVALID);
+    EXPECT_EQ(sg_blocks_next(nullptr, nullptr, 0, &d), SG_INVALID);
+    EXPECT_EQ(sg_capture_start(nullptr, nullptr, 0, &capture), SG_NONE);
+    EXPECT_EQ(sg_capture_start(nullptr, nullptr, 0, nullptr), SG_INVALID);
+    EXPECT_EQ(sg_capture_write(nullptr, "x", 1), SG_NONE);
+    sg_blocks_served(nullptr, nullptr, 0);
+    sg_blocks_close(nullptr);
+    sg_capture_commit(nullptr, 0);
+    sg_capture_free(nullptr);
+    sg_block_call_free(nullptr);
+    sg_blocks_free(nullptr);
 }
 
 }  // namespace
