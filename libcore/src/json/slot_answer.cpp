@@ -1,8 +1,12 @@
-// getSlot answers are tiny, so the whole body is parsed in one yajl_parse
-// call; the result's digits are located by offset within that one buffer.
+// getSlot answers are tiny, so the whole body is read at once; the
+// result's digits are located by offset within that one buffer.  Three
+// readers, fastest first, each for what the one before cannot judge: the
+// canonical shape Solana nodes answer with, the plain lexer (plain_json.h),
+// and yajl.  The last two drive the same parser (json_events.h).
 #include "json/slot_answer.h"
 
 #include "json/json_events.h"
+#include "json/plain_json.h"
 #include "json/yajl_reader.h"
 
 namespace solgate {
@@ -28,7 +32,12 @@ class AnswerParser : public JsonValueEvents<AnswerParser, kMaxAnswerDepth> {
 public:
     explicit AnswerParser(std::string_view body) : body_(body) {}
 
-    std::optional<SlotAnswer> Run();
+    // kGaveUp: the body is not plain JSON; read it with ReadYajl instead.
+    PlainJson LexPlain();
+    YajlRead ReadYajl();
+    // What a read found; only one that reached the end of a valid body
+    // (kDone, kOk) can carry an answer, since every rejection stops it.
+    std::optional<SlotAnswer> Answer(bool read_to_end) const;
 
     bool OnValue(Kind kind, std::string_view text);
     bool OnKey(std::string_view key);
@@ -51,13 +60,20 @@ private:
 
 // --- parser ----------------------------------------------------------------
 
-// yajl refuses anything after the top-level value but whitespace, and
-// a body that ends early; every rejection stops the read, so only a read
-// to the end can carry an answer.
-std::optional<SlotAnswer> AnswerParser::Run() {
+PlainJson AnswerParser::LexPlain() {
+    return LexPlainJson<AnswerParser, kMaxAnswerDepth + 1>(body_, *this,
+                                                           &consumed_);
+}
+
+// yajl refuses anything after the top-level value but whitespace, and a
+// body that ends early.
+YajlRead AnswerParser::ReadYajl() {
     YajlReader<AnswerParser> reader(*this, &consumed_);
-    bool complete = reader.ReadWhole(body_) == YajlRead::kOk &&
-                    saw_jsonrpc_ && saw_id_;
+    return reader.ReadWhole(body_);
+}
+
+std::optional<SlotAnswer> AnswerParser::Answer(bool read_to_end) const {
+    bool complete = read_to_end && saw_jsonrpc_ && saw_id_;
     return complete ? answer_ : std::nullopt;
 }
 
@@ -175,11 +191,34 @@ std::optional<SlotAnswer> CanonicalSlotAnswer(std::string_view body) {
 
 }  // namespace
 
+namespace {
+
+// Any other shape.  Out of line so that the canonical answers, almost all
+// of them, do not pay for the lexer's frame.
+[[gnu::noinline]] std::optional<SlotAnswer> ReadSlotAnswer(
+    std::string_view body) {
+    // The plain lexer's events are a prefix of yajl's, so a body it stops
+    // on is one yajl would stop on (or refuse) too: not an answer.
+    AnswerParser plain(body);
+    PlainJson lexed = plain.LexPlain();
+    if (lexed != PlainJson::kGaveUp) {
+        return plain.Answer(lexed == PlainJson::kDone);
+    }
+    return ParseSlotAnswerWithYajl(body);
+}
+
+}  // namespace
+
 std::optional<SlotAnswer> ParseSlotAnswer(std::string_view body) {
     if (auto answer = CanonicalSlotAnswer(body)) {
         return answer;
     }
-    return AnswerParser(body).Run();
+    return ReadSlotAnswer(body);
+}
+
+std::optional<SlotAnswer> ParseSlotAnswerWithYajl(std::string_view body) {
+    AnswerParser parser(body);
+    return parser.Answer(parser.ReadYajl() == YajlRead::kOk);
 }
 
 std::string ReplaceSlot(std::string_view body, const SlotAnswer& answer,
