@@ -152,9 +152,9 @@ State ContextSlotScanner::Impl::FeedYajl(const char* data,
     return state;
 }
 
-// A body that ends undecided does not carry the slot.  yajl_complete_parse
-// is not called: the only token it could still deliver is a number the
-// body ended in, and a slot number must be followed by '}' or ','.
+// A body that ends undecided does not carry the slot.  The reader is not
+// completed: the only token that could still arrive is a number the body
+// ended in, and a slot number must be followed by '}' or ','.
 State ContextSlotScanner::Impl::Finish() noexcept {
     if (state == State::kMore) {
         state = State::kNotFound;
