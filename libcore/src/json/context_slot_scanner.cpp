@@ -3,21 +3,23 @@
 // chunk is walked by the plain lexer (plain_json.h), which decides most
 // answers (small, plain responses) without yajl; when it cannot (an escape,
 // non-ASCII, the chunk ends first) yajl walks the body from the start.
+// Both deliver the same events (json_events.h) to the same walk.
 //
 // Only two counters describe where the parser is: how many containers are
-// open (depth) and how many of the outermost ones are the maps on the path
-// (path_depth: 1 = top level, 2 = result, 3 = context).  The path maps are
-// always the outermost open containers, so an event belongs to the
-// innermost path map exactly when depth == path_depth.
+// open (depth(), kept by JsonValueEvents) and how many of the outermost
+// ones are the maps on the path (path_depth: 1 = top level, 2 = result,
+// 3 = context).  The path maps are always the outermost open containers,
+// so an event belongs to the innermost path map exactly when
+// depth() == path_depth.
 #include "json/context_slot_scanner.h"
-
-#include <yajl/yajl_parse.h>
 
 #include <new>
 #include <string_view>
 
+#include "json/json_events.h"
 #include "json/plain_json.h"
 #include "json/slot_answer.h"
+#include "json/yajl_reader.h"
 
 namespace solgate {
 
@@ -42,8 +44,6 @@ std::string_view PathKeyAt(size_t path_depth) {
     }
 }
 
-enum class Kind { kScalar, kNumber, kMap, kArray };
-
 // What may follow a member's value in valid JSON.
 bool EndsMemberValue(char c) {
     return c == ',' || c == '}' || c == ' ' || c == '\t' || c == '\n' ||
@@ -52,9 +52,11 @@ bool EndsMemberValue(char c) {
 
 }  // namespace
 
-struct ContextSlotScanner::Impl {
+// Nesting deeper than kMaxScanDepth stops the read (JsonValueEvents)
+// undecided, which answers kNotFound.
+struct ContextSlotScanner::Impl
+    : JsonValueEvents<ContextSlotScanner::Impl, kMaxScanDepth> {
     Impl() noexcept;
-    ~Impl() { ReleaseParser(); }
     Impl(const Impl&) = delete;
     Impl& operator=(const Impl&) = delete;
 
@@ -64,88 +66,27 @@ struct ContextSlotScanner::Impl {
     bool FeedPlain(const char* data, size_t len) noexcept;
     State FeedYajl(const char* data, size_t len) noexcept;
 
-    // yajl callbacks: each returns 1 to go on, 0 to cancel the parse.
-    int OnValue(Kind kind, std::string_view number) noexcept;
-    int OnKey(std::string_view key) noexcept;
-    int OnClose() noexcept;
+    // The walk's events: each returns true to go on, false to stop.
+    bool OnValue(JsonKind kind, std::string_view text) noexcept;
+    bool OnKey(std::string_view key) noexcept;
+    bool OnClose() noexcept;
 
-    int Decide(State answer) noexcept;
-    int Open(bool on_path) noexcept;
+    bool Decide(State answer) noexcept;
+    bool EnterPath() noexcept;
     bool NumberProperlyEnded() const noexcept;
-    void ReleaseParser() noexcept;
 
-    struct Glue;
-    struct PlainGlue;
-
-    yajl_handle handle = nullptr;
+    YajlReader<Impl> yajl{*this, &consumed};
     bool first_chunk = true;
-    size_t plain_consumed = 0;   // the plain lexer's position
+    size_t consumed = 0;   // where the reader is: just past the token
     State state = State::kMore;
     uint64_t slot = 0;
-    size_t depth = 0;
     size_t path_depth = 0;
     // The last key read in the innermost path map leads down the path, so
     // the next value at that level is the one to look at.
     bool key_on_path = false;
-    // The chunk yajl_parse is working on, for a look just past the slot.
+    // The chunk being read, for a look just past the slot.
     const char* chunk = nullptr;
     size_t chunk_len = 0;
-};
-
-// --- yajl glue -------------------------------------------------------------
-
-// Static members so they may name the private Impl.
-struct ContextSlotScanner::Impl::Glue {
-    static Impl* Self(void* ctx) { return static_cast<Impl*>(ctx); }
-
-    static int OnNull(void* ctx) {
-        return Self(ctx)->OnValue(Kind::kScalar, {});
-    }
-    static int OnBool(void* ctx, int) {
-        return Self(ctx)->OnValue(Kind::kScalar, {});
-    }
-    static int OnNumber(void* ctx, const char* s, size_t len) {
-        return Self(ctx)->OnValue(Kind::kNumber, {s, len});
-    }
-    // Needed even though string contents never matter: a string where an
-    // object was expected decides the answer.
-    static int OnString(void* ctx, const unsigned char*, size_t) {
-        return Self(ctx)->OnValue(Kind::kScalar, {});
-    }
-    static int OnStartMap(void* ctx) {
-        return Self(ctx)->OnValue(Kind::kMap, {});
-    }
-    static int OnMapKey(void* ctx, const unsigned char* s, size_t len) {
-        return Self(ctx)->OnKey({reinterpret_cast<const char*>(s), len});
-    }
-    static int OnStartArray(void* ctx) {
-        return Self(ctx)->OnValue(Kind::kArray, {});
-    }
-    static int OnEnd(void* ctx) { return Self(ctx)->OnClose(); }
-
-    static constexpr yajl_callbacks kCallbacks = {
-        OnNull, OnBool, nullptr, nullptr, OnNumber, OnString,
-        OnStartMap, OnMapKey, OnEnd, OnStartArray, OnEnd,
-    };
-};
-
-// The plain lexer's events, as the walk takes yajl's.
-struct ContextSlotScanner::Impl::PlainGlue {
-    Impl& impl;
-
-    bool OnNull() { return impl.OnValue(Kind::kScalar, {}); }
-    bool OnBool(bool) { return impl.OnValue(Kind::kScalar, {}); }
-    bool OnNumber(std::string_view s) {
-        return impl.OnValue(Kind::kNumber, s);
-    }
-    bool OnString(std::string_view) {
-        return impl.OnValue(Kind::kScalar, {});
-    }
-    bool OnStartMap() { return impl.OnValue(Kind::kMap, {}); }
-    bool OnKey(std::string_view key) { return impl.OnKey(key); }
-    bool OnEndMap() { return impl.OnClose(); }
-    bool OnStartArray() { return impl.OnValue(Kind::kArray, {}); }
-    bool OnEndArray() { return impl.OnClose(); }
 };
 
 // --- the walk --------------------------------------------------------------
@@ -169,83 +110,73 @@ bool ContextSlotScanner::Impl::FeedPlain(const char* data,
                                          size_t len) noexcept {
     chunk = data;
     chunk_len = len;
-    PlainGlue glue{*this};
-    PlainJson result =
-        LexPlainJson<PlainGlue, kMaxScanDepth + 1>({data, len}, glue,
-                                                   &plain_consumed, false);
+    PlainJson result = LexPlainJson<Impl, kMaxScanDepth + 1>(
+        {data, len}, *this, &consumed, false);
     chunk = nullptr;
     chunk_len = 0;
     if (result == PlainJson::kGaveUp && state == State::kMore) {
         // Undecided: yajl walks the body again from its first byte.
-        depth = 0;
+        ResetNesting();
         path_depth = 0;
         key_on_path = false;
         return false;
     }
     if (state == State::kMore) {
-        state = State::kNotFound;   // a whole value and no decision
+        state = State::kNotFound;   // a whole value, or too deep
     }
     return true;
 }
 
 State ContextSlotScanner::Impl::FeedYajl(const char* data,
                                          size_t len) noexcept {
-    if (handle == nullptr) {
-        handle = yajl_alloc(&Glue::kCallbacks, nullptr, this);
-        if (handle == nullptr) {
-            state = State::kNotFound;
-            return state;
-        }
-    }
-    // Callbacks are noexcept and yajl is C, so nothing should throw here;
+    // The walk is noexcept and yajl is C, so nothing should throw here;
     // the guard keeps a surprise from unwinding into nginx.
     try {
         chunk = data;
         chunk_len = len;
-        const auto* bytes = reinterpret_cast<const unsigned char*>(data);
-        yajl_status status = yajl_parse(handle, bytes, len);
+        YajlRead status = yajl.Feed({data, len});
         chunk = nullptr;
         chunk_len = 0;
-        if (status == yajl_status_error) {
-            state = State::kNotFound;  // invalid JSON
-        } else if (status == yajl_status_client_canceled &&
-                   state == State::kMore) {
-            state = State::kNotFound;  // cannot happen: cancels decide
+        if (status != YajlRead::kOk && state == State::kMore) {
+            // invalid JSON, too deep, or no memory for yajl's handle
+            state = State::kNotFound;
         }
     } catch (...) {
         state = State::kNotFound;
     }
     if (state != State::kMore) {
-        ReleaseParser();
+        // The answer is final, so the handle (and any token yajl buffered)
+        // is returned right away rather than held until the response ends.
+        yajl.Reset();
     }
     return state;
 }
 
-// A body that ends undecided does not carry the slot.  yajl_complete_parse
-// is not called: the only token it could still deliver is a number the
-// body ended in, and a slot number must be followed by '}' or ','.
+// A body that ends undecided does not carry the slot.  The reader is not
+// completed: the only token that could still arrive is a number the body
+// ended in, and a slot number must be followed by '}' or ','.
 State ContextSlotScanner::Impl::Finish() noexcept {
     if (state == State::kMore) {
         state = State::kNotFound;
     }
-    ReleaseParser();
+    yajl.Reset();
     return state;
 }
 
-int ContextSlotScanner::Impl::OnValue(Kind kind,
-                                      std::string_view number) noexcept {
-    if (depth == 0) {
+bool ContextSlotScanner::Impl::OnValue(JsonKind kind,
+                                       std::string_view text) noexcept {
+    if (depth() == 0) {
         // The top level: only a single response object can carry the slot.
-        return kind == Kind::kMap ? Open(true) : Decide(State::kNotFound);
+        return kind == JsonKind::kMap ? EnterPath()
+                                      : Decide(State::kNotFound);
     }
-    bool leads_down_path = depth == path_depth && key_on_path;
+    bool leads_down_path = depth() == path_depth && key_on_path;
     if (!leads_down_path) {
-        bool container = kind == Kind::kMap || kind == Kind::kArray;
-        return container ? Open(false) : 1;
+        return true;
     }
     if (path_depth == kInContext) {
-        auto value = kind == Kind::kNumber ? ParseSlotNumber(number)
-                                           : std::nullopt;
+        auto value = kind == JsonKind::kNumber ? ParseSlotNumber(text)
+                                               : std::nullopt;
         if (!value || !NumberProperlyEnded()) {
             return Decide(State::kNotFound);
         }
@@ -253,40 +184,34 @@ int ContextSlotScanner::Impl::OnValue(Kind kind,
         return Decide(State::kFound);
     }
     // "result" and "context" must be objects to hold the next step.
-    return kind == Kind::kMap ? Open(true) : Decide(State::kNotFound);
+    return kind == JsonKind::kMap ? EnterPath() : Decide(State::kNotFound);
 }
 
-int ContextSlotScanner::Impl::OnKey(std::string_view key) noexcept {
-    if (depth != path_depth) {
-        return 1;  // a key somewhere off the path
+bool ContextSlotScanner::Impl::OnKey(std::string_view key) noexcept {
+    if (depth() != path_depth) {
+        return true;  // a key somewhere off the path
     }
     if (path_depth == kTopLevel && key == "error") {
         return Decide(State::kNotFound);
     }
     key_on_path = key == PathKeyAt(path_depth);
-    return 1;
+    return true;
 }
 
-int ContextSlotScanner::Impl::OnClose() noexcept {
-    if (depth == path_depth) {
+bool ContextSlotScanner::Impl::OnClose() noexcept {
+    if (depth() == path_depth) {
         // A path map closed and the slot was not in it; keys are not
         // expected twice, so it will not turn up later.
         return Decide(State::kNotFound);
     }
-    depth--;
-    return 1;
+    return true;
 }
 
-int ContextSlotScanner::Impl::Open(bool on_path) noexcept {
-    if (depth >= kMaxScanDepth) {
-        return Decide(State::kNotFound);
-    }
-    depth++;
-    if (on_path) {
-        path_depth = depth;
-        key_on_path = false;
-    }
-    return 1;
+// The map opening now is the next on the path; open, it counts in depth().
+bool ContextSlotScanner::Impl::EnterPath() noexcept {
+    path_depth = depth() + 1;
+    key_on_path = false;
+    return true;
 }
 
 // yajl ends a number at the first byte that cannot extend it, so "01"
@@ -294,23 +219,12 @@ int ContextSlotScanner::Impl::Open(bool on_path) noexcept {
 // at the slot, that byte is checked here.  yajl only completes a number on
 // seeing that byte, so it is always in the current chunk.
 bool ContextSlotScanner::Impl::NumberProperlyEnded() const noexcept {
-    size_t next = handle != nullptr ? yajl_get_bytes_consumed(handle)
-                                    : plain_consumed;
-    return next < chunk_len && EndsMemberValue(chunk[next]);
+    return consumed < chunk_len && EndsMemberValue(chunk[consumed]);
 }
 
-int ContextSlotScanner::Impl::Decide(State answer) noexcept {
+bool ContextSlotScanner::Impl::Decide(State answer) noexcept {
     state = answer;
-    return 0;  // yajl client-cancel: not one more byte is parsed
-}
-
-// The answer is final, so the parser (and any token yajl buffered) is
-// returned right away rather than held until the response ends.
-void ContextSlotScanner::Impl::ReleaseParser() noexcept {
-    if (handle != nullptr) {
-        yajl_free(handle);
-        handle = nullptr;
-    }
+    return false;  // stop (yajl: client-cancel): not one more byte is read
 }
 
 // --- the public face ---------------------------------------------------------

@@ -1,9 +1,10 @@
 // A SAX lexer for plain JSON: the request bodies clients send almost
-// always are (ASCII, no escapes). It drives the same events as yajl's
-// callbacks, without yajl's allocations, and gives up on anything it does
-// not handle itself: an escape or a byte >= 0x80 in a string, a malformed
-// token, trailing bytes. The caller then parses the text again with yajl,
-// the reference, so both accept and reject exactly the same texts.
+// always are (ASCII, no escapes). It drives the same events as yajl
+// (json_events.h, yajl_reader.h), without yajl's allocations, and gives up
+// on anything it does not handle itself: an escape or a byte >= 0x80 in a
+// string, a malformed token, trailing bytes. The caller then parses the
+// text again with yajl, the reference, so both accept and reject exactly
+// the same texts.
 #pragma once
 
 #include <cstddef>
@@ -18,14 +19,12 @@ enum class PlainJson {
     kStopped,  // a handler returned false
 };
 
-// Handler: bool OnNull(), OnBool(bool), OnNumber(std::string_view),
-// OnString(std::string_view), OnStartMap(), OnKey(std::string_view),
-// OnEndMap(), OnStartArray(), OnEndArray(); false stops the lex.
+// Handler: the nine events of json_events.h; false stops the lex.
 // *consumed is set, before each event, to the offset just past the token
-// (as yajl_get_bytes_consumed reports it). max_depth bounds the nesting
-// the lexer itself tracks (deeper: kGaveUp). With complete false the text
-// is the first part of a longer one: a number that reaches its end may
-// go on, so the lexer gives up there rather than deliver it.
+// (as YajlReader sets it). kMaxDepth bounds the nesting the lexer itself
+// tracks (deeper: kGaveUp). With complete false the text is the first part
+// of a longer one: a number that reaches its end may go on, so the lexer
+// gives up there rather than deliver it.
 template <typename Handler, size_t kMaxDepth = 128>
 PlainJson LexPlainJson(std::string_view text, Handler& handler,
                        size_t* consumed, bool complete = true) {
@@ -52,6 +51,24 @@ PlainJson LexPlainJson(std::string_view text, Handler& handler,
         }
         return p > start;
     };
+    // A string from its opening quote, p left past the closing one; false
+    // for what yajl must decode or judge (escapes, control bytes, UTF-8,
+    // no closing quote).
+    auto plain_string = [&](std::string_view* body) {
+        const char* s = ++p;
+        while (p < end && *p != '"') {
+            auto c = static_cast<unsigned char>(*p);
+            if (c == '\\' || c < 0x20 || c >= 0x80) {
+                return false;
+            }
+            p++;
+        }
+        if (p >= end) {
+            return false;
+        }
+        *body = std::string_view(s, static_cast<size_t>(p++ - s));
+        return true;
+    };
     auto literal = [&](std::string_view word) {
         if (static_cast<size_t>(end - p) < word.size() ||
             std::string_view(p, word.size()) != word) {
@@ -68,22 +85,12 @@ PlainJson LexPlainJson(std::string_view text, Handler& handler,
             return PlainJson::kGaveUp;
         }
         if (expect_key) {
-            if (*p != '"') {
+            std::string_view key;
+            if (*p != '"' || !plain_string(&key)) {
                 return PlainJson::kGaveUp;
             }
-            const char* s = ++p;
-            while (p < end && *p != '"') {
-                auto c = static_cast<unsigned char>(*p);
-                if (c == '\\' || c < 0x20 || c >= 0x80) {
-                    return PlainJson::kGaveUp;
-                }
-                p++;
-            }
-            if (p >= end) {
-                return PlainJson::kGaveUp;
-            }
-            at(++p);
-            if (!handler.OnKey(std::string_view(s, p - 1 - s))) {
+            at(p);
+            if (!handler.OnKey(key)) {
                 return PlainJson::kStopped;
             }
             skip_space();
@@ -120,19 +127,12 @@ PlainJson LexPlainJson(std::string_view text, Handler& handler,
                 continue;
             }
         } else if (c == '"') {
-            const char* s = ++p;
-            while (p < end && *p != '"') {
-                auto b = static_cast<unsigned char>(*p);
-                if (b == '\\' || b < 0x20 || b >= 0x80) {
-                    return PlainJson::kGaveUp;
-                }
-                p++;
-            }
-            if (p >= end) {
+            std::string_view string;
+            if (!plain_string(&string)) {
                 return PlainJson::kGaveUp;
             }
-            at(++p);
-            if (!handler.OnString(std::string_view(s, p - 1 - s))) {
+            at(p);
+            if (!handler.OnString(string)) {
                 return PlainJson::kStopped;
             }
         } else if (c == '-' || (c >= '0' && c <= '9')) {

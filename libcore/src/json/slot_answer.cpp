@@ -1,8 +1,13 @@
-// getSlot answers are tiny, so the whole body is parsed in one yajl_parse
-// call; the result's digits are located by offset within that one buffer.
+// getSlot answers are tiny, so the whole body is read at once; the
+// result's digits are located by offset within that one buffer.  Three
+// readers, fastest first, each for what the one before cannot judge: the
+// canonical shape Solana nodes answer with, the plain lexer (plain_json.h),
+// and yajl.  The last two drive the same parser (json_events.h).
 #include "json/slot_answer.h"
 
-#include <yajl/yajl_parse.h>
+#include "json/json_events.h"
+#include "json/plain_json.h"
+#include "json/yajl_reader.h"
 
 namespace solgate {
 namespace {
@@ -11,7 +16,7 @@ namespace {
 // body nested this deep is not a getSlot answer.
 constexpr size_t kMaxAnswerDepth = 64;
 
-enum class Kind { kNull, kBool, kNumber, kString, kMap, kArray };
+using Kind = JsonKind;
 enum class Member { kJsonrpc, kId, kResult, kError, kOther };
 
 Member MemberNamed(std::string_view key) {
@@ -22,148 +27,106 @@ Member MemberNamed(std::string_view key) {
     return Member::kOther;
 }
 
-class AnswerParser {
+// A body nested too deep stops the read (JsonValueEvents), which rejects.
+class AnswerParser : public JsonValueEvents<AnswerParser, kMaxAnswerDepth> {
 public:
     explicit AnswerParser(std::string_view body) : body_(body) {}
 
-    std::optional<SlotAnswer> Run();
+    // kGaveUp: the body is not plain JSON; read it with ReadYajl instead.
+    PlainJson LexPlain();
+    YajlRead ReadYajl();
+    // What a read found; only one that reached the end of a valid body
+    // (kDone, kOk) can carry an answer, since every rejection stops it.
+    std::optional<SlotAnswer> Answer(bool read_to_end) const;
 
-    int OnValue(Kind kind, std::string_view text);
-    int OnKey(std::string_view key);
-    int OnClose();
+    bool OnValue(Kind kind, std::string_view text);
+    bool OnKey(std::string_view key);
+    bool OnClose() { return true; }
 
 private:
-    int OnMember(Kind kind, std::string_view text);
-    int OnResult(Kind kind, std::string_view digits);
-    int Reject() {
-        rejected_ = true;
-        return 0;  // cancel: the answer is already known
+    bool OnMember(Kind kind, std::string_view text);
+    bool OnResult(Kind kind, std::string_view digits);
+    static bool Reject() {
+        return false;  // stop: the answer is already known
     }
 
     std::string_view body_;
-    yajl_handle handle_ = nullptr;
-    size_t depth_ = 0;
+    size_t consumed_ = 0;   // where the reader is: just past the token
     Member member_ = Member::kOther;  // the current top-level key
     bool saw_jsonrpc_ = false;
     bool saw_id_ = false;
-    bool rejected_ = false;
     std::optional<SlotAnswer> answer_;
-};
-
-// --- yajl glue -------------------------------------------------------------
-
-AnswerParser* Self(void* ctx) { return static_cast<AnswerParser*>(ctx); }
-
-std::string_view View(const unsigned char* s, size_t len) {
-    return {reinterpret_cast<const char*>(s), len};
-}
-
-int OnNull(void* ctx) { return Self(ctx)->OnValue(Kind::kNull, {}); }
-int OnBool(void* ctx, int) { return Self(ctx)->OnValue(Kind::kBool, {}); }
-int OnNumber(void* ctx, const char* s, size_t len) {
-    return Self(ctx)->OnValue(Kind::kNumber, {s, len});
-}
-int OnString(void* ctx, const unsigned char* s, size_t len) {
-    return Self(ctx)->OnValue(Kind::kString, View(s, len));
-}
-int OnStartMap(void* ctx) { return Self(ctx)->OnValue(Kind::kMap, {}); }
-int OnMapKey(void* ctx, const unsigned char* s, size_t len) {
-    return Self(ctx)->OnKey(View(s, len));
-}
-int OnStartArray(void* ctx) { return Self(ctx)->OnValue(Kind::kArray, {}); }
-int OnEnd(void* ctx) { return Self(ctx)->OnClose(); }
-
-const yajl_callbacks kCallbacks = {
-    OnNull, OnBool, nullptr, nullptr, OnNumber, OnString,
-    OnStartMap, OnMapKey, OnEnd, OnStartArray, OnEnd,
 };
 
 // --- parser ----------------------------------------------------------------
 
-std::optional<SlotAnswer> AnswerParser::Run() {
-    handle_ = yajl_alloc(&kCallbacks, nullptr, this);
-    if (handle_ == nullptr) {
-        return std::nullopt;
-    }
-    const auto* bytes = reinterpret_cast<const unsigned char*>(body_.data());
-    // yajl refuses anything after the top-level value but whitespace, and
-    // yajl_complete_parse refuses a body that ends early.
-    yajl_status status = yajl_parse(handle_, bytes, body_.size());
-    if (status == yajl_status_ok) {
-        status = yajl_complete_parse(handle_);
-    }
-    yajl_free(handle_);
-    handle_ = nullptr;
+PlainJson AnswerParser::LexPlain() {
+    return LexPlainJson<AnswerParser, kMaxAnswerDepth + 1>(body_, *this,
+                                                           &consumed_);
+}
 
-    bool complete = status == yajl_status_ok && !rejected_ && saw_jsonrpc_ &&
-                    saw_id_;
+// yajl refuses anything after the top-level value but whitespace, and a
+// body that ends early.
+YajlRead AnswerParser::ReadYajl() {
+    YajlReader<AnswerParser> reader(*this, &consumed_);
+    return reader.ReadWhole(body_);
+}
+
+std::optional<SlotAnswer> AnswerParser::Answer(bool read_to_end) const {
+    bool complete = read_to_end && saw_jsonrpc_ && saw_id_;
     return complete ? answer_ : std::nullopt;
 }
 
-int AnswerParser::OnValue(Kind kind, std::string_view text) {
-    if (depth_ == 0 && kind != Kind::kMap) {
+bool AnswerParser::OnValue(Kind kind, std::string_view text) {
+    if (depth() == 0 && kind != Kind::kMap) {
         return Reject();  // a batch or a bare value
     }
-    if (depth_ == 1 && OnMember(kind, text) == 0) {
-        return 0;
-    }
-    if (kind == Kind::kMap || kind == Kind::kArray) {
-        if (depth_ >= kMaxAnswerDepth) {
-            return Reject();
-        }
-        depth_++;
-    }
-    return 1;
+    return depth() != 1 || OnMember(kind, text);
 }
 
-int AnswerParser::OnKey(std::string_view key) {
-    if (depth_ == 1) {
+bool AnswerParser::OnKey(std::string_view key) {
+    if (depth() == 1) {
         member_ = MemberNamed(key);
         if (member_ == Member::kError) {
             return Reject();
         }
     }
-    return 1;
-}
-
-int AnswerParser::OnClose() {
-    depth_--;
-    return 1;
+    return true;
 }
 
 // A value of the response object itself.
-int AnswerParser::OnMember(Kind kind, std::string_view text) {
+bool AnswerParser::OnMember(Kind kind, std::string_view text) {
     switch (member_) {
     case Member::kJsonrpc:
         if (kind != Kind::kString || text != "2.0") {
             return Reject();
         }
         saw_jsonrpc_ = true;
-        return 1;
+        return true;
     case Member::kId:
         if (kind != Kind::kNumber && kind != Kind::kString &&
             kind != Kind::kNull) {
             return Reject();
         }
         saw_id_ = true;
-        return 1;
+        return true;
     case Member::kResult:
         return OnResult(kind, text);
     case Member::kError:
     case Member::kOther:
-        return 1;
+        return true;
     }
-    return 1;
+    return true;
 }
 
-// yajl hands numbers over as their raw text, and the lexer has stopped just
-// past the last digit, so the span ends at the bytes consumed so far.
-int AnswerParser::OnResult(Kind kind, std::string_view digits) {
+// Numbers arrive as their raw text, and the reader has stopped just past
+// the last digit, so the span ends at the bytes consumed so far.
+bool AnswerParser::OnResult(Kind kind, std::string_view digits) {
     if (answer_ || kind != Kind::kNumber) {
         return Reject();  // a second "result" would make the span ambiguous
     }
     auto slot = ParseSlotNumber(digits);
-    size_t end = yajl_get_bytes_consumed(handle_);
+    size_t end = consumed_;
     if (!slot || end < digits.size() || end > body_.size()) {
         return Reject();
     }
@@ -172,7 +135,7 @@ int AnswerParser::OnResult(Kind kind, std::string_view digits) {
         return Reject();  // never expected: the span must be the digits
     }
     answer_ = SlotAnswer{*slot, begin, end};
-    return 1;
+    return true;
 }
 
 }  // namespace
@@ -228,11 +191,34 @@ std::optional<SlotAnswer> CanonicalSlotAnswer(std::string_view body) {
 
 }  // namespace
 
+namespace {
+
+// Any other shape.  Out of line so that the canonical answers, almost all
+// of them, do not pay for the lexer's frame.
+[[gnu::noinline]] std::optional<SlotAnswer> ReadSlotAnswer(
+    std::string_view body) {
+    // The plain lexer's events are a prefix of yajl's, so a body it stops
+    // on is one yajl would stop on (or refuse) too: not an answer.
+    AnswerParser plain(body);
+    PlainJson lexed = plain.LexPlain();
+    if (lexed != PlainJson::kGaveUp) {
+        return plain.Answer(lexed == PlainJson::kDone);
+    }
+    return ParseSlotAnswerWithYajl(body);
+}
+
+}  // namespace
+
 std::optional<SlotAnswer> ParseSlotAnswer(std::string_view body) {
     if (auto answer = CanonicalSlotAnswer(body)) {
         return answer;
     }
-    return AnswerParser(body).Run();
+    return ReadSlotAnswer(body);
+}
+
+std::optional<SlotAnswer> ParseSlotAnswerWithYajl(std::string_view body) {
+    AnswerParser parser(body);
+    return parser.Answer(parser.ReadYajl() == YajlRead::kOk);
 }
 
 std::string ReplaceSlot(std::string_view body, const SlotAnswer& answer,

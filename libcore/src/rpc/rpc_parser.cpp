@@ -1,15 +1,17 @@
 // A SAX parse that keeps only what routing needs. Raw spans (the id) are
 // cut from the input by offsets, so ids are echoed byte for byte. Plain
-// bodies are lexed here (plain_json.h); anything else goes through yajl.
-#include <yajl/yajl_parse.h>
-
+// bodies are lexed by plain_json.h; anything else is read by yajl, and the
+// parser takes both readers' events alike (json_events.h).
+#include <new>
 #include <optional>
 #include <string_view>
 
-#include "rpc/cluster.h"
+#include "json/json_events.h"
 #include "json/plain_json.h"
-#include "rpc/rpc_request.h"
 #include "json/slot_answer.h"
+#include "json/yajl_reader.h"
+#include "rpc/cluster.h"
+#include "rpc/rpc_request.h"
 
 namespace solgate {
 namespace {
@@ -52,7 +54,8 @@ Key KeyOf(std::string_view name) {
     }
     return Key::kOther;
 }
-enum class Kind { kNull, kBool, kNumber, kString, kMap, kArray };
+
+using Kind = JsonKind;
 
 struct Frame {
     Role role = Role::kOther;
@@ -68,7 +71,7 @@ bool IsJsonSpace(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-class Parser {
+class Parser : public JsonValueEvents<Parser, kMaxNestingDepth> {
 public:
     Parser(const char* body, size_t len) : text_(body, len) {}
 
@@ -76,9 +79,9 @@ public:
     std::optional<RpcRequest> RunPlain();
     RpcRequest RunYajl();
 
-    int OnValue(Kind kind, std::string_view text);
-    int OnKey(std::string_view key);
-    int OnClose();
+    bool OnValue(Kind kind, std::string_view text);
+    bool OnKey(std::string_view key);
+    bool OnClose();
 
 private:
     Role Place(Kind kind, std::string_view text);
@@ -89,76 +92,21 @@ private:
                           std::string_view text);
     void FinishCall(const Frame& call);
     std::string_view SpanFrom(size_t key_end) const;
-    size_t Consumed() const;
     RpcRequest Finish(bool syntax_ok);
     RpcCall& Call() { return request_.calls.back(); }
     void FailCall(int code, std::string message);
 
     std::string_view text_;
-    yajl_handle handle_ = nullptr;
-    size_t plain_consumed_ = 0;   // the plain lexer's position
+    size_t consumed_ = 0;   // where the reader is: just past the token
     std::vector<Frame> stack_;
     RpcRequest request_;
-    bool too_deep_ = false;
     bool opening_second_param_ = false;
-};
-
-// --- yajl glue -------------------------------------------------------------
-
-Parser* Self(void* ctx) { return static_cast<Parser*>(ctx); }
-
-std::string_view View(const unsigned char* s, size_t len) {
-    return {reinterpret_cast<const char*>(s), len};
-}
-
-int OnNull(void* ctx) { return Self(ctx)->OnValue(Kind::kNull, "null"); }
-int OnBool(void* ctx, int value) {
-    return Self(ctx)->OnValue(Kind::kBool, value ? "true" : "false");
-}
-int OnNumber(void* ctx, const char* s, size_t len) {
-    return Self(ctx)->OnValue(Kind::kNumber, {s, len});
-}
-int OnString(void* ctx, const unsigned char* s, size_t len) {
-    return Self(ctx)->OnValue(Kind::kString, View(s, len));
-}
-int OnStartMap(void* ctx) { return Self(ctx)->OnValue(Kind::kMap, {}); }
-int OnMapKey(void* ctx, const unsigned char* s, size_t len) {
-    return Self(ctx)->OnKey(View(s, len));
-}
-int OnEnd(void* ctx) { return Self(ctx)->OnClose(); }
-int OnStartArray(void* ctx) { return Self(ctx)->OnValue(Kind::kArray, {}); }
-
-const yajl_callbacks kCallbacks = {
-    OnNull, OnBool, nullptr, nullptr, OnNumber, OnString,
-    OnStartMap, OnMapKey, OnEnd, OnStartArray, OnEnd,
 };
 
 // --- parser ----------------------------------------------------------------
 
-// The plain lexer's events, as the parser takes yajl's.
-struct PlainEvents {
-    Parser& parser;
-
-    bool OnNull() { return parser.OnValue(Kind::kNull, "null"); }
-    bool OnBool(bool value) {
-        return parser.OnValue(Kind::kBool, value ? "true" : "false");
-    }
-    bool OnNumber(std::string_view s) {
-        return parser.OnValue(Kind::kNumber, s);
-    }
-    bool OnString(std::string_view s) {
-        return parser.OnValue(Kind::kString, s);
-    }
-    bool OnStartMap() { return parser.OnValue(Kind::kMap, {}); }
-    bool OnKey(std::string_view s) { return parser.OnKey(s); }
-    bool OnEndMap() { return parser.OnClose(); }
-    bool OnStartArray() { return parser.OnValue(Kind::kArray, {}); }
-    bool OnEndArray() { return parser.OnClose(); }
-};
-
 std::optional<RpcRequest> Parser::RunPlain() {
-    PlainEvents events{*this};
-    switch (LexPlainJson(text_, events, &plain_consumed_)) {
+    switch (LexPlainJson(text_, *this, &consumed_)) {
     case PlainJson::kDone:
         return Finish(true);
     case PlainJson::kStopped:
@@ -170,22 +118,16 @@ std::optional<RpcRequest> Parser::RunPlain() {
 }
 
 RpcRequest Parser::RunYajl() {
-    handle_ = yajl_alloc(&kCallbacks, nullptr, this);
-    if (handle_ == nullptr) {
+    YajlReader<Parser> reader(*this, &consumed_);
+    YajlRead status = reader.ReadWhole(text_);
+    if (status == YajlRead::kNoMemory) {
         throw std::bad_alloc();
     }
-    const auto* bytes = reinterpret_cast<const unsigned char*>(text_.data());
-    yajl_status status = yajl_parse(handle_, bytes, text_.size());
-    if (status == yajl_status_ok) {
-        status = yajl_complete_parse(handle_);
-    }
-    yajl_free(handle_);
-    handle_ = nullptr;
-    return Finish(status == yajl_status_ok);
+    return Finish(status == YajlRead::kOk);
 }
 
 RpcRequest Parser::Finish(bool syntax_ok) {
-    if (too_deep_) {
+    if (too_deep()) {
         request_.error = {kInvalidRequest,
                           "Invalid request: nesting deeper than " +
                               std::to_string(kMaxNestingDepth) + " levels"};
@@ -203,39 +145,37 @@ RpcRequest Parser::Finish(bool syntax_ok) {
     return std::move(request_);
 }
 
-int Parser::OnValue(Kind kind, std::string_view text) {
+// The nesting bound is JsonValueEvents': a container too deep never
+// arrives here, and Finish reports it.
+bool Parser::OnValue(Kind kind, std::string_view text) {
     Role role = Place(kind, text);
     if (kind != Kind::kMap && kind != Kind::kArray) {
-        return 1;
-    }
-    if (stack_.size() >= kMaxNestingDepth) {
-        too_deep_ = true;
-        return 0;
+        return true;
     }
     Frame frame;
     frame.role = role;
     frame.second_param = opening_second_param_;
     opening_second_param_ = false;
     stack_.push_back(std::move(frame));
-    return 1;
+    return true;
 }
 
-int Parser::OnKey(std::string_view key) {
+bool Parser::OnKey(std::string_view key) {
     Frame& top = stack_.back();
     if (top.role == Role::kCall || top.role == Role::kConfig) {
         top.key = KeyOf(key);
-        top.key_end = Consumed();
+        top.key_end = consumed_;
     }
-    return 1;
+    return true;
 }
 
-int Parser::OnClose() {
+bool Parser::OnClose() {
     Frame top = std::move(stack_.back());
     stack_.pop_back();
     if (top.role == Role::kCall) {
         FinishCall(top);
     }
-    return 1;
+    return true;
 }
 
 Role Parser::Place(Kind kind, std::string_view text) {
@@ -398,15 +338,10 @@ void Parser::FinishCall(const Frame& call) {
     }
 }
 
-size_t Parser::Consumed() const {
-    return handle_ != nullptr ? yajl_get_bytes_consumed(handle_)
-                              : plain_consumed_;
-}
-
 // The raw text of the scalar value whose key ended at key_end: from the
 // first byte after the colon to where the lexer stopped.
 std::string_view Parser::SpanFrom(size_t key_end) const {
-    size_t end = Consumed();
+    size_t end = consumed_;
     size_t start = key_end;
     while (start < end && (IsJsonSpace(text_[start]) || text_[start] == ':')) {
         start++;

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "json/json_mutations.h"
 #include "json/plain_json.h"
 #include "rpc/rpc_request.h"
 
@@ -83,20 +84,9 @@ TEST(PlainJson, CorpusParsesAsYajlDoes) {
 TEST(PlainJson, MutationsParseAsYajlDoes) {
     const std::string seeds[] = {kCorpus[0], kCorpus[2], kCorpus[3],
                                  kCorpus[4]};
-    const std::string alphabet = "{}[]\",:0123456789-+.eE tfnrul\\ax";
     std::mt19937 rng(7);
     for (int i = 0; i < 20000; i++) {
-        std::string body = seeds[rng() % 4];
-        int edits = 1 + rng() % 3;
-        for (int e = 0; e < edits && !body.empty(); e++) {
-            size_t at = rng() % body.size();
-            char c = alphabet[rng() % alphabet.size()];
-            switch (rng() % 3) {
-            case 0: body.insert(body.begin() + at, c); break;
-            case 1: body.erase(at, 1); break;
-            default: body[at] = c; break;
-            }
-        }
+        std::string body = MutateJson(seeds[rng() % 4], rng);
         ExpectSameAsYajl(body);
         if (::testing::Test::HasFailure()) {
             return;   // one body is enough to debug

@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "json/json_mutations.h"
 #include "json/slot_answer.h"
 
 namespace solgate {
@@ -193,6 +195,65 @@ TEST(SlotAnswerFastPath, AgreesWithTheParserOnCanonicalAndNearCanonicalBodies) {
             EXPECT_EQ(answer->slot, oracle->slot) << body;
             EXPECT_EQ(answer->begin + 1, oracle->begin) << body;
             EXPECT_EQ(answer->end + 1, oracle->end) << body;
+        }
+    }
+}
+
+}  // namespace
+}  // namespace solgate
+
+namespace solgate {
+namespace {
+
+// The canonical reader and the plain lexer, in front of yajl, must answer
+// every body as yajl alone does.
+void ExpectSameAsYajl(const std::string& body) {
+    auto fast = ParseSlotAnswer(body);
+    auto reference = ParseSlotAnswerWithYajl(body);
+    ASSERT_EQ(fast.has_value(), reference.has_value()) << "body: " << body;
+    if (fast) {
+        EXPECT_EQ(fast->slot, reference->slot) << "body: " << body;
+        EXPECT_EQ(fast->begin, reference->begin) << "body: " << body;
+        EXPECT_EQ(fast->end, reference->end) << "body: " << body;
+    }
+}
+
+const char* const kAnswers[] = {
+    R"({"jsonrpc":"2.0","result":300000000,"id":1})",
+    R"({"id":"x","jsonrpc":"2.0","result":12})",
+    " {\"result\": 7 , \"id\" : null,\n\"jsonrpc\":\"2.0\", "
+    "\"extra\":[1,{\"a\":[true,false,-1.5e3]}]} ",
+    R"({"jsonrpc":"2.0","result":5,"id":"\u00e9"})",
+    "{\"jsonrpc\":\"2.0\",\"result\":5,\"id\":\"\xc3\xa9\"}",
+    R"({"jsonrpc":"2.0","id":1,"result":5,"error":null})",
+    R"({"jsonrpc":"2.0","error":{"code":-32005,"message":"x"},"id":1})",
+    R"({"jsonrpc":"2.0","id":1,"result":0})",
+    R"({"jsonrpc":"2.0","id":1,"result":01})",
+    R"({"jsonrpc":"2.0","id":1,"result":1})",
+    R"([{"jsonrpc":"2.0","id":1,"result":1}])",
+    R"({"jsonrpc":"2.0","id":1,"result":1} x)",
+    R"({"jsonrpc":"2.0","id":1,"result":1,)",
+};
+
+TEST(SlotAnswerReaders, CorpusReadsAsYajlReadsIt) {
+    for (const char* body : kAnswers) {
+        ExpectSameAsYajl(body);
+    }
+    std::string deep = R"({"jsonrpc":"2.0","id":1,"result":1,"x":)";
+    for (size_t levels : {62, 63, 64, 200}) {
+        ExpectSameAsYajl(deep + std::string(levels, '[') +
+                         std::string(levels, ']') + "}");
+    }
+}
+
+// Random edits of answers: every one reads as yajl reads it.
+TEST(SlotAnswerReaders, MutationsReadAsYajlReadsThem) {
+    std::mt19937 rng(5);
+    for (int i = 0; i < 20000; i++) {
+        std::string body = MutateJson(kAnswers[rng() % 4], rng);
+        ExpectSameAsYajl(body);
+        if (::testing::Test::HasFailure()) {
+            return;   // one body is enough to debug
         }
     }
 }
