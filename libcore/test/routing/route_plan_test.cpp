@@ -1,0 +1,116 @@
+// What a request may use and whose tip it gets: selectors, method filters,
+// the ledger window of Cube Runner's networks, and the errors a plan makes.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "routing/route_plan.h"
+#include "support/fakes.h"
+
+namespace solgate {
+namespace {
+
+using testing::TestNetwork;
+
+RpcRequest Parse(const std::string& method, const std::string& params = "[]") {
+    std::string body = R"({"jsonrpc":"2.0","id":1,"method":")" + method +
+                       R"(","params":)" + params + "}";
+    return ParseRpcRequest(body.data(), body.size());
+}
+
+TEST(RoutePlan, WithoutASelectorEveryUpstreamOnTheNetworkWideLane) {
+    TestNetwork t(3);
+    RpcRequest req = Parse("getSlot");
+    RoutePlan plan = PlanRoute(t.network, req, "");
+    EXPECT_FALSE(plan.has_selector);
+    EXPECT_EQ(plan.matched, (std::vector<size_t>{0, 1, 2}));
+    EXPECT_EQ(plan.serving, plan.matched);
+    EXPECT_EQ(plan.allowed, (std::vector<unsigned char>{1, 1, 1}));
+    EXPECT_EQ(plan.lane, kAllLane);
+    EXPECT_EQ(plan.lane_name, "all");
+    EXPECT_FALSE(plan.error);
+}
+
+TEST(RoutePlan, SelectorErrorsAreTheClientsInvalidParams) {
+    TestNetwork t(2);
+    RpcRequest req = Parse("getSlot");
+    RoutePlan bad = PlanRoute(t.network, req, "a |");
+    ASSERT_TRUE(bad.error);
+    EXPECT_EQ(bad.error->code, kInvalidParams);
+    EXPECT_EQ(bad.error->message,
+              "Invalid params: use-upstream selector \"a |\": missing pattern "
+              "after '|' at position 3");
+    RoutePlan none = PlanRoute(t.network, req, "nothing-*");
+    ASSERT_TRUE(none.error);
+    EXPECT_EQ(none.error->message,
+              "Invalid params: use-upstream selector \"nothing-*\" matches no "
+              "upstream of network \"mainnet\"");
+}
+
+TEST(RoutePlan, EverySelectedUpstreamCordonedIsNodeUnhealthy) {
+    TestNetwork t(2);
+    t.network.cordons().SwapCordon(
+        1, CordonOwner::kNone, {CordonOwner::kPoller, CordonCause::kUnhealthy, 1});
+    RpcRequest req = Parse("getSlot");
+    RoutePlan plan = PlanRoute(t.network, req, "up-1");
+    ASSERT_TRUE(plan.error);
+    EXPECT_EQ(plan.error->code, kNodeUnhealthy);
+    EXPECT_FALSE(PlanRoute(t.network, req, "up-0").error);
+    // without a selector the network falls back to cordoned upstreams
+    EXPECT_FALSE(PlanRoute(t.network, req, "").error);
+}
+
+TEST(RoutePlan, NoUpstreamServingTheMethodIsMethodNotFound) {
+    Network n("mainnet", {});
+    UpstreamConf only(std::string("archive"));
+    only.methods = {"getBlock"};
+    n.AddUpstream(only);
+    auto shared = std::make_unique<NetworkShared>();
+    std::string error;
+    ASSERT_TRUE(n.Bind(shared.get(), true, 0, &error));
+    RpcRequest req = Parse("getSlot");
+    RoutePlan plan = PlanRoute(n, req, "");
+    ASSERT_TRUE(plan.error);
+    EXPECT_EQ(plan.error->code, kMethodNotFound);
+    EXPECT_EQ(plan.error->message,
+              "Method not found: no upstream of network \"mainnet\" serves "
+              "getSlot");
+}
+
+TEST(RoutePlan, GetBlockGoesToLedgersHoldingTheSlotWhenAnyDoes) {
+    NetworkSettings settings;
+    settings.track_ledger_window = true;
+    TestNetwork t(3, settings);
+    t.network.slots().SetFirstAvailable(0, 5000);
+    t.network.slots().SetFirstAvailable(1, 100);
+    // upstream 2's window is not known yet: it counts as holding
+    RpcRequest old = Parse("getBlock", "[200]");
+    EXPECT_EQ(PlanRoute(t.network, old, "").allowed,
+              (std::vector<unsigned char>{0, 1, 1}));
+    t.network.slots().SetFirstAvailable(2, 300);
+    EXPECT_EQ(PlanRoute(t.network, old, "").allowed,
+              (std::vector<unsigned char>{0, 1, 0}));
+    // nobody holds slot 50: every serving upstream stays allowed
+    RpcRequest older = Parse("getBlock", "[50]");
+    EXPECT_EQ(PlanRoute(t.network, older, "").allowed,
+              (std::vector<unsigned char>{1, 1, 1}));
+}
+
+TEST(RoutePlan, TipsOfTheServingUpstreams) {
+    TestNetwork t(3);
+    SlotStore& views = t.network.slots();
+    for (size_t i = 0; i < 3; i++) {
+        views.Suggest(i, kSlotProcessed, 1000 + i);
+        views.Suggest(i, kSlotFinalized, 960 + i);
+        views.Suggest(i, kSlotShred, 1010 + i);
+    }
+    RpcRequest req = Parse("getSlot");
+    Tips tips = PlanTips(t.network, PlanRoute(t.network, req, ""), 1);
+    EXPECT_EQ(tips.processed, 1001u);
+    EXPECT_EQ(tips.finalized, 961u);
+    EXPECT_EQ(tips.indexed, 1012u);
+}
+
+}  // namespace
+}  // namespace solgate
