@@ -1,8 +1,8 @@
 /*
- * solgate_admin: GET .../state (every network's slot views, health,
- * cordons, leases, tips as JSON), POST .../cordon?upstream=ID&reason=TEXT
- * and POST .../uncordon?upstream=ID (add network=NAME when there are
- * several networks).  solgate_metrics: Prometheus text.
+ * solgate_admin: libcore answers GET .../state, POST .../cordon and POST
+ * .../uncordon (sg_admin_handle); this handler hands it the path, the
+ * method and the query arguments, logs what it says to log, and sends the
+ * answer.  solgate_metrics: libcore's Prometheus text.
  */
 
 #include "ngx_http_solgate_module.h"
@@ -10,14 +10,8 @@
 
 static ngx_int_t ngx_http_solgate_admin_handler(ngx_http_request_t *r);
 static ngx_int_t ngx_http_solgate_metrics_handler(ngx_http_request_t *r);
-static ngx_int_t ngx_http_solgate_cordon_action(ngx_http_request_t *r,
-    ngx_uint_t cordon);
-static ngx_http_solgate_network_t *ngx_http_solgate_admin_network(
-    ngx_http_request_t *r, ngx_http_solgate_main_conf_t *smcf);
-static ngx_int_t ngx_http_solgate_admin_reply(ngx_http_request_t *r,
-    ngx_uint_t status, const char *fmt, ...);
-static ngx_uint_t ngx_http_solgate_uri_ends_with(ngx_http_request_t *r,
-    const char *suffix);
+static ngx_int_t ngx_http_solgate_admin_arg(ngx_http_request_t *r,
+    char *name, sg_str_t *value, int *present);
 
 
 static ngx_str_t  ngx_http_solgate_admin_type = ngx_string("application/json");
@@ -52,8 +46,9 @@ ngx_http_solgate_metrics(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 static ngx_int_t
 ngx_http_solgate_admin_handler(ngx_http_request_t *r)
 {
-    sg_text_t                      text;
     ngx_int_t                      rc;
+    sg_admin_answer_t              answer;
+    sg_admin_request_t             req;
     ngx_http_solgate_main_conf_t  *smcf;
 
     rc = ngx_http_discard_request_body(r);
@@ -61,37 +56,45 @@ ngx_http_solgate_admin_handler(ngx_http_request_t *r)
         return rc;
     }
 
-    if (ngx_http_solgate_uri_ends_with(r, "/state")) {
-        if (!(r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD))) {
-            return ngx_http_solgate_admin_reply(r, NGX_HTTP_NOT_ALLOWED,
-                                                "use GET");
-        }
+    ngx_memzero(&req, sizeof(sg_admin_request_t));
 
-        smcf = ngx_http_get_module_main_conf(r, ngx_http_solgate_module);
+    req.uri = ngx_http_solgate_sg_str(&r->uri);
+    req.get = (r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD)) != 0;
+    req.post = (r->method & NGX_HTTP_POST) != 0;
 
-        if (sg_status_render_state(smcf->cores.elts, smcf->cores.nelts,
-                                   (int64_t) ngx_current_msec,
-                                   ngx_http_solgate_wall_ms(), &text)
-            != SG_OK)
-        {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        return ngx_http_solgate_send_text(r, &ngx_http_solgate_admin_type,
-                                          &text);
+    if (ngx_http_solgate_admin_arg(r, "network", &req.network,
+                                   &req.has_network)
+        != NGX_OK
+        || ngx_http_solgate_admin_arg(r, "upstream", &req.upstream,
+                                      &req.has_upstream)
+           != NGX_OK
+        || ngx_http_solgate_admin_arg(r, "reason", &req.reason,
+                                      &req.has_reason)
+           != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (ngx_http_solgate_uri_ends_with(r, "/cordon")) {
-        return ngx_http_solgate_cordon_action(r, 1);
+    smcf = ngx_http_get_module_main_conf(r, ngx_http_solgate_module);
+
+    if (sg_admin_handle(smcf->cores.elts, smcf->cores.nelts, &req,
+                        (int64_t) ngx_current_msec, ngx_http_solgate_wall_ms(),
+                        &answer)
+        != SG_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (ngx_http_solgate_uri_ends_with(r, "/uncordon")) {
-        return ngx_http_solgate_cordon_action(r, 0);
+    if (answer.log.len) {
+        ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0, "solgate: %*s",
+                      answer.log.len, answer.log.data);
     }
 
-    return ngx_http_solgate_admin_reply(r, NGX_HTTP_NOT_FOUND,
-                                        "unknown endpoint, use state, "
-                                        "cordon or uncordon");
+    sg_text_free(&answer.log);
+
+    return ngx_http_solgate_send_text(r, answer.http_status,
+                                      &ngx_http_solgate_admin_type,
+                                      &answer.body);
 }
 
 
@@ -120,150 +123,30 @@ ngx_http_solgate_metrics_handler(ngx_http_request_t *r)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_solgate_send_text(r, &ngx_http_solgate_metrics_type,
-                                      &text);
+    return ngx_http_solgate_send_text(r, NGX_HTTP_OK,
+                                      &ngx_http_solgate_metrics_type, &text);
 }
 
 
+/* A query argument, URL-decoded ('+' is a space), for libcore. */
 static ngx_int_t
-ngx_http_solgate_cordon_action(ngx_http_request_t *r, ngx_uint_t cordon)
+ngx_http_solgate_admin_arg(ngx_http_request_t *r, char *name,
+    sg_str_t *value, int *present)
 {
-    int                            rc;
-    sg_str_t                       id, reason;
-    ngx_int_t                      found;
-    ngx_str_t                      upstream, text;
-    ngx_http_solgate_network_t    *network;
-    ngx_http_solgate_main_conf_t  *smcf;
+    ngx_int_t  rc;
+    ngx_str_t  text;
 
-    if (!(r->method & NGX_HTTP_POST)) {
-        return ngx_http_solgate_admin_reply(r, NGX_HTTP_NOT_ALLOWED,
-                                            "use POST");
+    rc = ngx_http_solgate_query_arg(r, name, 1, &text);
+
+    if (rc == NGX_ERROR) {
+        return NGX_ERROR;
     }
 
-    smcf = ngx_http_get_module_main_conf(r, ngx_http_solgate_module);
+    *present = rc == NGX_OK;
 
-    network = ngx_http_solgate_admin_network(r, smcf);
-    if (network == NULL) {
-        return ngx_http_solgate_admin_reply(r, NGX_HTTP_BAD_REQUEST,
-                                            "name the network: network=NAME");
+    if (*present) {
+        *value = ngx_http_solgate_sg_str(&text);
     }
 
-    found = ngx_http_solgate_query_arg(r, "upstream", 1, &upstream);
-
-    if (found == NGX_ERROR) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    if (found != NGX_OK || upstream.len == 0) {
-        return ngx_http_solgate_admin_reply(r, NGX_HTTP_BAD_REQUEST,
-                                            "missing upstream=ID");
-    }
-
-    found = ngx_http_solgate_query_arg(r, "reason", 1, &text);
-
-    if (found == NGX_ERROR) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    if (found != NGX_OK) {
-        ngx_str_null(&text);
-    }
-
-    id = ngx_http_solgate_sg_str(&upstream);
-    reason = ngx_http_solgate_sg_str(&text);
-
-    rc = cordon ? sg_network_cordon(network->core, id, reason,
-                                    ngx_http_solgate_wall_ms())
-                : sg_network_uncordon(network->core, id);
-
-    if (rc == SG_NOT_FOUND) {
-        return ngx_http_solgate_admin_reply(r, NGX_HTTP_NOT_FOUND,
-                                            "no upstream \"%V\" in network "
-                                            "\"%V\"", &upstream,
-                                            &network->name);
-    }
-
-    if (rc != SG_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
-                  "solgate: operator %s upstream \"%V\" of network \"%V\"%s%V",
-                  cordon ? "cordoned" : "uncordoned", &upstream,
-                  &network->name, text.len ? ": " : "", &text);
-
-    return ngx_http_solgate_admin_reply(r, NGX_HTTP_OK,
-                                        "%s upstream \"%V\" of network "
-                                        "\"%V\"",
-                                        cordon ? "cordoned" : "uncordoned",
-                                        &upstream, &network->name);
+    return NGX_OK;
 }
-
-
-static ngx_http_solgate_network_t *
-ngx_http_solgate_admin_network(ngx_http_request_t *r,
-    ngx_http_solgate_main_conf_t *smcf)
-{
-    ngx_str_t                     name;
-    ngx_http_solgate_network_t  **networks;
-
-    if (ngx_http_solgate_query_arg(r, "network", 1, &name) == NGX_OK
-        && name.len)
-    {
-        return ngx_http_solgate_find_network(smcf, &name);
-    }
-
-    if (smcf->networks.nelts != 1) {
-        return NULL;
-    }
-
-    networks = smcf->networks.elts;
-
-    return networks[0];
-}
-
-
-static ngx_int_t
-ngx_http_solgate_admin_reply(ngx_http_request_t *r, ngx_uint_t status,
-    const char *fmt, ...)
-{
-    u_char    *p, *body, message[512];
-    size_t     len, escaped;
-    va_list    args;
-
-    va_start(args, fmt);
-    p = ngx_vslprintf(message, message + sizeof(message), fmt, args);
-    va_end(args);
-
-    len = p - message;
-
-    /* the message quotes ids and reasons: escape it as a JSON string */
-    escaped = ngx_escape_json(NULL, message, len);
-
-    body = ngx_pnalloc(r->pool, sizeof("{\"ok\":false,\"message\":\"\"}")
-                                + len + escaped);
-    if (body == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    p = ngx_sprintf(body, "{\"ok\":%s,\"message\":\"",
-                    status == NGX_HTTP_OK ? "true" : "false");
-    p = (u_char *) ngx_escape_json(p, message, len);
-    *p++ = '"';
-    *p++ = '}';
-
-    return ngx_http_solgate_send(r, status, &ngx_http_solgate_admin_type, body,
-                                 p - body);
-}
-
-
-static ngx_uint_t
-ngx_http_solgate_uri_ends_with(ngx_http_request_t *r, const char *suffix)
-{
-    size_t  n = ngx_strlen(suffix);
-
-    return r->uri.len >= n
-           && ngx_strncmp(r->uri.data + r->uri.len - n, suffix, n) == 0;
-}
-
-

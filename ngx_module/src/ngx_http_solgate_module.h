@@ -210,7 +210,7 @@ ngx_int_t ngx_http_solgate_send_json(ngx_http_request_t *r,
 ngx_int_t ngx_http_solgate_send_json_header(ngx_http_request_t *r,
     ngx_uint_t status, off_t length);
 ngx_int_t ngx_http_solgate_send_text(ngx_http_request_t *r,
-    ngx_str_t *content_type, sg_text_t *text);
+    ngx_uint_t status, ngx_str_t *content_type, sg_text_t *text);
 
 /* ngx_http_solgate_access.c */
 ngx_int_t ngx_http_solgate_access_handler(ngx_http_request_t *r);

@@ -88,8 +88,8 @@ ngx_http_solgate_send_json_header(ngx_http_request_t *r, ngx_uint_t status,
 
 /* A text libcore rendered: released with the request. */
 ngx_int_t
-ngx_http_solgate_send_text(ngx_http_request_t *r, ngx_str_t *content_type,
-    sg_text_t *text)
+ngx_http_solgate_send_text(ngx_http_request_t *r, ngx_uint_t status,
+    ngx_str_t *content_type, sg_text_t *text)
 {
     sg_text_t           *owned;
     ngx_pool_cleanup_t  *cln;
@@ -104,7 +104,7 @@ ngx_http_solgate_send_text(ngx_http_request_t *r, ngx_str_t *content_type,
     *owned = *text;
     cln->handler = ngx_http_solgate_free_text;
 
-    return ngx_http_solgate_send(r, NGX_HTTP_OK, content_type,
+    return ngx_http_solgate_send(r, status, content_type,
                                  (u_char *) owned->data, owned->len);
 }
 

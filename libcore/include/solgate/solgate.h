@@ -5,7 +5,8 @@
  *
  * Conventions, the same for every function:
  * - Names are by object: sg_network_*, sg_request_*, sg_response_*,
- *   sg_poller_*, sg_status_*, sg_blocks_*, sg_block_call_*, sg_capture_*.
+ *   sg_poller_*, sg_status_*, sg_admin_*, sg_blocks_*, sg_block_call_*,
+ *   sg_capture_*.
  *   The object comes first, then the inputs, then the clocks (now_ms:
  *   monotonic, comparable across processes; wall_ms: UTC), then the
  *   outputs, then (err, err_size).
@@ -150,13 +151,6 @@ SG_API size_t sg_network_shared_size(void) SG_NOEXCEPT;
 SG_API int sg_network_bind(sg_network_t *net, void *shared, int fresh,
     int64_t now_ms, char *err, size_t err_size) SG_NOEXCEPT;
 
-/* Operator actions: SG_NOT_FOUND for an unknown upstream id.  A reason is
- * kept as printable ASCII; an empty one says "cordoned by the operator". */
-SG_API int sg_network_cordon(sg_network_t *net, sg_str_t id, sg_str_t reason,
-    int64_t wall_ms) SG_NOEXCEPT;
-SG_API int sg_network_uncordon(sg_network_t *net, sg_str_t id) SG_NOEXCEPT;
-
-
 /* One HTTP request body: a JSON-RPC call or a batch of them */
 
 typedef struct sg_request_s  sg_request_t;
@@ -283,6 +277,31 @@ SG_API void sg_poller_stop(sg_poller_t *poller) SG_NOEXCEPT;
 
 
 /* Status: GET /solgate/state (JSON) and /metrics (Prometheus text) */
+
+/* One request to solgate_admin: the query arguments URL-decoded. */
+typedef struct {
+    sg_str_t     uri;            /* the path: .../state, .../cordon, ... */
+    int          get;            /* GET or HEAD */
+    int          post;
+    sg_str_t     network;        /* ?network= */
+    sg_str_t     upstream;       /* ?upstream= */
+    sg_str_t     reason;         /* ?reason= */
+    int          has_network;
+    int          has_upstream;
+    int          has_reason;
+} sg_admin_request_t;
+
+typedef struct {
+    unsigned     http_status;
+    sg_text_t    body;           /* JSON */
+    sg_text_t    log;            /* a NOTICE line; len 0 when none */
+} sg_admin_answer_t;
+
+/* Answers (and carries out) an admin request; free body and log with
+ * sg_text_free.  Fails closed. */
+SG_API int sg_admin_handle(sg_network_t *const *nets, size_t n,
+    const sg_admin_request_t *req, int64_t now_ms, int64_t wall_ms,
+    sg_admin_answer_t *out) SG_NOEXCEPT;
 
 SG_API int sg_status_render_state(sg_network_t *const *nets, size_t n,
     int64_t now_ms, int64_t wall_ms, sg_text_t *out) SG_NOEXCEPT;

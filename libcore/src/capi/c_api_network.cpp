@@ -1,6 +1,5 @@
-// The extern "C" shims of a network: its configuration, its shared zone,
-// the operator's cordons. Configuration calls fail closed (nginx refuses
-// the configuration); the operator's calls fail closed too (500).
+// The extern "C" shims of a network: its configuration and its shared
+// zone. They fail closed: nginx refuses the configuration.
 #include <new>
 #include <string>
 #include <vector>
@@ -140,35 +139,6 @@ int sg_network_bind(sg_network_t* net, void* shared, int fresh,
     }
     return RunReporting(err, err_size, SG_ERROR, [&](std::string* error) {
         return net->network.Bind(shared, fresh != 0, now_ms, error);
-    });
-}
-
-int sg_network_cordon(sg_network_t* net, sg_str_t id, sg_str_t reason,
-                      int64_t wall_ms) noexcept {
-    if (net == nullptr || !net->network.bound()) {
-        return SG_INVALID;
-    }
-    return Guard(SG_ERROR, [&] {
-        auto index = net->network.FindUpstream(View(id));
-        if (!index) {
-            return SG_NOT_FOUND;
-        }
-        net->network.OperatorCordon(*index, View(reason), wall_ms);
-        return SG_OK;
-    });
-}
-
-int sg_network_uncordon(sg_network_t* net, sg_str_t id) noexcept {
-    if (net == nullptr || !net->network.bound()) {
-        return SG_INVALID;
-    }
-    return Guard(SG_ERROR, [&] {
-        auto index = net->network.FindUpstream(View(id));
-        if (!index) {
-            return SG_NOT_FOUND;
-        }
-        net->network.OperatorUncordon(*index);
-        return SG_OK;
     });
 }
 

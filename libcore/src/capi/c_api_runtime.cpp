@@ -4,6 +4,7 @@
 // rendering fails closed (the module answers 500).
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <new>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "capi/c_handles.h"
 #include "runtime/poller_job.h"
 #include "solgate/solgate.h"
+#include "status/admin_api.h"
 #include "status/status_render.h"
 
 struct sg_poller_s {
@@ -24,6 +26,14 @@ using solgate::Network;
 using solgate::capi::CopyError;
 using solgate::capi::Guard;
 using solgate::capi::ToText;
+using solgate::capi::View;
+
+std::optional<std::string_view> Arg(int present, sg_str_t value) {
+    if (!present) {
+        return std::nullopt;
+    }
+    return View(value);
+}
 
 std::vector<const Network*> Networks(sg_network_t* const* nets, size_t n) {
     std::vector<const Network*> out;
@@ -106,6 +116,33 @@ int sg_status_render_metrics(sg_network_t* const* nets, size_t n,
     }
     return Guard(SG_ERROR, [&] {
         return ToText(solgate::RenderMetrics(Networks(nets, n), now_ms), out);
+    });
+}
+
+int sg_admin_handle(sg_network_t* const* nets, size_t n,
+                    const sg_admin_request_t* req, int64_t now_ms,
+                    int64_t wall_ms, sg_admin_answer_t* out) noexcept {
+    if (req == nullptr || out == nullptr || (nets == nullptr && n > 0)) {
+        return SG_INVALID;
+    }
+    *out = sg_admin_answer_t{0, {nullptr, 0}, {nullptr, 0}};
+    return Guard(SG_ERROR, [&] {
+        solgate::AdminRequest request;
+        request.uri = View(req->uri);
+        request.get = req->get != 0;
+        request.post = req->post != 0;
+        request.network = Arg(req->has_network, req->network);
+        request.upstream = Arg(req->has_upstream, req->upstream);
+        request.reason = Arg(req->has_reason, req->reason);
+        solgate::AdminAnswer answer =
+            solgate::HandleAdmin(Networks(nets, n), request, now_ms, wall_ms);
+        if (ToText(answer.body, &out->body) != SG_OK ||
+            ToText(answer.log, &out->log) != SG_OK) {
+            sg_text_free(&out->body);
+            return SG_ERROR;
+        }
+        out->http_status = answer.http_status;
+        return SG_OK;
     });
 }
 

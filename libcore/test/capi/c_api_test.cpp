@@ -100,9 +100,40 @@ TEST(CApi, AttemptsNeverRepeatAnUpstreamThenFailAll) {
     sg_request_free(req);
 }
 
+// POST .../cordon or .../uncordon for upstream `id`, as the module asks.
+sg_admin_answer_t Admin(sg_network_t* net, const char* uri, const char* id,
+                        bool post = true) {
+    sg_admin_request_t req{};
+    req.uri = S(uri);
+    req.post = post ? 1 : 0;
+    req.get = post ? 0 : 1;
+    if (id != nullptr) {
+        req.upstream = S(id);
+        req.has_upstream = 1;
+    }
+    req.reason = S("maintenance");
+    req.has_reason = 1;
+    sg_network_t* nets[] = {net};
+    sg_admin_answer_t answer;
+    EXPECT_EQ(sg_admin_handle(nets, 1, &req, 0, 5, &answer), SG_OK);
+    return answer;
+}
+
+std::string Take(sg_text_t* text) {
+    std::string out(text->data == nullptr ? "" : text->data, text->len);
+    sg_text_free(text);
+    return out;
+}
+
 TEST(CApi, EveryUpstreamCordonedWarnsOncePerInterval) {
     CNetwork net({{"a", "http://x"}});
-    ASSERT_EQ(sg_network_cordon(net.get(), S("a"), S("maintenance"), 5), SG_OK);
+    sg_admin_answer_t cordon = Admin(net.get(), "/solgate/cordon", "a");
+    EXPECT_EQ(cordon.http_status, 200u);
+    EXPECT_EQ(Take(&cordon.body),
+              R"({"ok":true,"message":"cordoned upstream \"a\" of network \"mainnet\""})");
+    EXPECT_EQ(Take(&cordon.log),
+              "operator cordoned upstream \"a\" of network \"mainnet\": "
+              "maintenance");
     auto pick_warns = [&](int64_t now_ms) {
         sg_request_t* req = Parse(R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})");
         sg_route_t route;
@@ -116,9 +147,15 @@ TEST(CApi, EveryUpstreamCordonedWarnsOncePerInterval) {
     EXPECT_EQ(pick_warns(1000), 1);
     EXPECT_EQ(pick_warns(2000), 0);
     EXPECT_EQ(pick_warns(1000 + 10000), 1);
-    EXPECT_EQ(sg_network_cordon(net.get(), S("zz"), S(""), 0), SG_NOT_FOUND);
-    EXPECT_EQ(sg_network_uncordon(net.get(), S("a")), SG_OK);
-    EXPECT_EQ(sg_network_uncordon(net.get(), S("zz")), SG_NOT_FOUND);
+    sg_admin_answer_t unknown = Admin(net.get(), "/solgate/cordon", "zz");
+    EXPECT_EQ(unknown.http_status, 404u);
+    EXPECT_EQ(Take(&unknown.body),
+              R"({"ok":false,"message":"no upstream \"zz\" in network \"mainnet\""})");
+    EXPECT_EQ(Take(&unknown.log), "");
+    sg_admin_answer_t uncordon = Admin(net.get(), "/solgate/uncordon", "a");
+    EXPECT_EQ(uncordon.http_status, 200u);
+    Take(&uncordon.body);
+    Take(&uncordon.log);
 }
 
 TEST(CApi, SelectorPrecedence) {
@@ -190,6 +227,47 @@ TEST(CApi, ResponseHooksForTheCurrentAttempt) {
     EXPECT_EQ(sg_response_new(req, &resp), SG_NONE);   // batches: nothing
     EXPECT_EQ(resp, nullptr);
     sg_request_free(req);
+}
+
+TEST(CApi, AdminEndpointsAndTheirRefusals) {
+    CNetwork net({{"a", "http://x"}});
+    sg_admin_answer_t get = Admin(net.get(), "/solgate/cordon", "a", false);
+    EXPECT_EQ(get.http_status, 405u);
+    EXPECT_EQ(Take(&get.body), R"({"ok":false,"message":"use POST"})");
+    Take(&get.log);
+    sg_admin_answer_t missing = Admin(net.get(), "/solgate/cordon", nullptr);
+    EXPECT_EQ(missing.http_status, 400u);
+    EXPECT_EQ(Take(&missing.body),
+              R"({"ok":false,"message":"missing upstream=ID"})");
+    Take(&missing.log);
+    sg_admin_answer_t state = Admin(net.get(), "/solgate/state", nullptr, false);
+    EXPECT_EQ(state.http_status, 200u);
+    EXPECT_EQ(Take(&state.body).rfind("{\"networks\":[", 0), 0u);
+    Take(&state.log);
+    sg_admin_answer_t post_state = Admin(net.get(), "/solgate/state", nullptr);
+    EXPECT_EQ(post_state.http_status, 405u);
+    EXPECT_EQ(Take(&post_state.body), R"({"ok":false,"message":"use GET"})");
+    Take(&post_state.log);
+    sg_admin_answer_t other = Admin(net.get(), "/solgate/drain", "a");
+    EXPECT_EQ(other.http_status, 404u);
+    EXPECT_EQ(Take(&other.body),
+              R"({"ok":false,"message":"unknown endpoint, use state, cordon or uncordon"})");
+    Take(&other.log);
+
+    // Two networks: the admin must be told which one.
+    CNetwork second({{"b", "http://y"}});
+    sg_network_t* nets[] = {net.get(), second.get()};
+    sg_admin_request_t req{};
+    req.uri = S("/solgate/cordon");
+    req.post = 1;
+    req.upstream = S("b");
+    req.has_upstream = 1;
+    sg_admin_answer_t answer;
+    ASSERT_EQ(sg_admin_handle(nets, 2, &req, 0, 0, &answer), SG_OK);
+    EXPECT_EQ(answer.http_status, 400u);
+    EXPECT_EQ(Take(&answer.body),
+              R"({"ok":false,"message":"name the network: network=NAME"})");
+    Take(&answer.log);
 }
 
 TEST(CApi, StatusAnswers) {
@@ -321,8 +399,8 @@ TEST(CApi, NullArgumentsAreRefusedNotFollowed) {
               SG_INVALID);
     EXPECT_EQ(sg_network_bind(nullptr, nullptr, 1, 0, err, sizeof(err)),
               SG_INVALID);
-    EXPECT_EQ(sg_network_cordon(nullptr, S("a"), S(""), 0), SG_INVALID);
-    EXPECT_EQ(sg_network_uncordon(nullptr, S("a")), SG_INVALID);
+    sg_admin_answer_t answer;
+    EXPECT_EQ(sg_admin_handle(nullptr, 1, nullptr, 0, 0, &answer), SG_INVALID);
     EXPECT_EQ(sg_network_reach_through_block(nullptr, 0, S("x"), 0, err,
                                              sizeof(err)),
               SG_INVALID);

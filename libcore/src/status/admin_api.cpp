@@ -1,0 +1,98 @@
+#include "status/admin_api.h"
+
+#include "json/json_writer.h"
+#include "status/status_render.h"
+
+namespace solgate {
+namespace {
+
+std::string Quoted(std::string_view text) {
+    return "\"" + std::string(text) + "\"";
+}
+
+AdminAnswer Reply(unsigned status, const std::string& message) {
+    AdminAnswer answer;
+    answer.http_status = status;
+    answer.body = status == 200 ? "{\"ok\":true,\"message\":"
+                                : "{\"ok\":false,\"message\":";
+    AppendJsonString(answer.body, message);
+    answer.body += "}";
+    return answer;
+}
+
+bool EndsWith(std::string_view text, std::string_view suffix) {
+    return text.size() >= suffix.size() &&
+           text.substr(text.size() - suffix.size()) == suffix;
+}
+
+// The network named by ?network=, or the only one there is.
+const Network* NamedNetwork(const std::vector<const Network*>& networks,
+                            const AdminRequest& request) {
+    if (request.network && !request.network->empty()) {
+        for (const Network* network : networks) {
+            if (network->name() == *request.network) {
+                return network;
+            }
+        }
+        return nullptr;
+    }
+    return networks.size() == 1 ? networks[0] : nullptr;
+}
+
+AdminAnswer CordonAction(const std::vector<const Network*>& networks,
+                         const AdminRequest& request, bool cordon,
+                         int64_t wall_ms) {
+    if (!request.post) {
+        return Reply(405, "use POST");
+    }
+    const Network* network = NamedNetwork(networks, request);
+    if (network == nullptr || !network->bound()) {
+        return Reply(400, "name the network: network=NAME");
+    }
+    if (!request.upstream || request.upstream->empty()) {
+        return Reply(400, "missing upstream=ID");
+    }
+    std::string_view id = *request.upstream;
+    auto index = network->FindUpstream(id);
+    if (!index) {
+        return Reply(404, "no upstream " + Quoted(id) + " in network " +
+                              Quoted(network->name()));
+    }
+    std::string_view reason = request.reason.value_or("");
+    if (cordon) {
+        network->OperatorCordon(*index, reason, wall_ms);
+    } else {
+        network->OperatorUncordon(*index);
+    }
+    std::string done = std::string(cordon ? "cordoned" : "uncordoned") +
+                       " upstream " + Quoted(id) + " of network " +
+                       Quoted(network->name());
+    AdminAnswer answer = Reply(200, done);
+    answer.log = "operator " + done +
+                 (reason.empty() ? "" : ": " + std::string(reason));
+    return answer;
+}
+
+}  // namespace
+
+AdminAnswer HandleAdmin(const std::vector<const Network*>& networks,
+                        const AdminRequest& request, int64_t now_ms,
+                        int64_t wall_ms) {
+    if (EndsWith(request.uri, "/state")) {
+        if (!request.get) {
+            return Reply(405, "use GET");
+        }
+        AdminAnswer answer;
+        answer.body = RenderState(networks, now_ms, wall_ms);
+        return answer;
+    }
+    if (EndsWith(request.uri, "/cordon")) {
+        return CordonAction(networks, request, true, wall_ms);
+    }
+    if (EndsWith(request.uri, "/uncordon")) {
+        return CordonAction(networks, request, false, wall_ms);
+    }
+    return Reply(404, "unknown endpoint, use state, cordon or uncordon");
+}
+
+}  // namespace solgate
