@@ -130,7 +130,8 @@ sub wait_timeout {
 # false (its message is kept for the diagnostics). The last call is made
 # at or after the deadline, so a slow $cond still gets a last look.
 sub _poll {
-    my ($cond, $timeout) = @_;
+    my ($cond, $timeout, $interval) = @_;
+    $interval = $PollInterval unless defined $interval && $interval > 0;
     my $deadline = Time::HiRes::time() + $timeout;
     my $err;
     while (1) {
@@ -138,21 +139,22 @@ sub _poll {
         if ($@) { $err = $@; chomp $err } else { undef $err }
         return ($v, undef) if $v;
         return (undef, $err) if Time::HiRes::time() >= $deadline;
-        Time::HiRes::sleep($PollInterval);
+        Time::HiRes::sleep($interval);
     }
 }
 
 sub _fmt_secs { my $s = sprintf '%.2f', $_[0]; $s =~ s/\.?0+$//; $s }
 
-# wait_for($description, $cond, $timeout): one test. Polls $cond (every
-# 20 ms) until it is true, for at most $timeout seconds (default
-# wait_timeout()); passes if it became true, fails with "not true within
-# N s" otherwise. Returns $cond's true value, or undef.
+# wait_for($description, $cond, $timeout, $interval): one test. Polls
+# $cond (every $interval seconds, default 20 ms) until it is true, for at
+# most $timeout seconds (default wait_timeout()); passes if it became
+# true, fails with "not true within N s" otherwise. Returns $cond's true
+# value, or undef.
 sub wait_for {
-    my ($desc, $cond, $timeout) = @_;
+    my ($desc, $cond, $timeout, $interval) = @_;
     die "wait_for: a CODE ref is required\n" unless ref $cond eq 'CODE';
     $timeout = wait_timeout() unless defined $timeout;
-    my ($v, $err) = _poll($cond, $timeout);
+    my ($v, $err) = _poll($cond, $timeout, $interval);
     local $Test::Builder::Level = $Test::Builder::Level + 1;
     if ($v) {
         Test::More::pass($desc);
@@ -163,15 +165,15 @@ sub wait_for {
     return undef;
 }
 
-# wait_until($cond, $timeout, $description): a precondition, not a check.
-# Polls like wait_for; returns $cond's true value and records nothing when
-# it becomes true; on timeout records a failing test ("$description: not
-# true within N s") and returns undef.
+# wait_until($cond, $timeout, $description, $interval): a precondition,
+# not a check. Polls like wait_for; returns $cond's true value and records
+# nothing when it becomes true; on timeout records a failing test
+# ("$description: not true within N s") and returns undef.
 sub wait_until {
-    my ($cond, $timeout, $desc) = @_;
+    my ($cond, $timeout, $desc, $interval) = @_;
     die "wait_until: a CODE ref is required\n" unless ref $cond eq 'CODE';
     $timeout = wait_timeout() unless defined $timeout;
-    my ($v, $err) = _poll($cond, $timeout);
+    my ($v, $err) = _poll($cond, $timeout, $interval);
     return $v if $v;
     local $Test::Builder::Level = $Test::Builder::Level + 1;
     Test::More::fail((defined $desc ? $desc : 'wait_until')
@@ -612,7 +614,7 @@ sub _run_code {
 
 # The conditions of a wait_for section, as [description, CODE, timeout].
 # A literal section is one Perl expression; via eval: a CODE ref,
-# [description, CODE, timeout?], or an ARRAY of either.
+# [description, CODE, timeout?, interval?], or an ARRAY of either.
 sub _wait_conditions {
     my ($block) = @_;
     return () unless exists $block->{wait_for};
@@ -752,8 +754,8 @@ sub _run_block {
 
     # --- wait_for: one test per condition
     for my $c (@conds) {
-        my ($desc, $cond, $timeout) = @$c;
-        wait_for("$tname - wait_for: $desc", $cond, $timeout);
+        my ($desc, $cond, $timeout, $interval) = @$c;
+        wait_for("$tname - wait_for: $desc", $cond, $timeout, $interval);
     }
 
     # --- requests, and the steps between them
