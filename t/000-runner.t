@@ -152,6 +152,12 @@ like($@, qr/binary not found/, 'sim_start: dies clearly when the binary is missi
     ok(wait_until(sub { die "not yet\n" if ++$looks < 3; 1 }, 2),
        'wait_until: a condition that dies counts as false, not as an error');
 
+    # the interval between two looks: never shorter than asked, and a last
+    # look at the deadline: 2 to 4 looks in 0.25 s at 0.1 s
+    $looks = 0;
+    Test::Nginx::Socket::_poll(sub { ++$looks; 0 }, 0.25, 0.1);
+    ok($looks >= 2 && $looks <= 4, "_poll: looks every interval, then once at the deadline ($looks)");
+
     # the error log is read again until every error_log pattern matches
     my @reads = ('', "a line\n", "a line\nthe late line\n");
     my $reads = 0;
