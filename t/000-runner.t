@@ -687,3 +687,18 @@ $main::Pid = Test::Nginx::Util::nginx_pid();
 --- shutdown_check
 ok(!Test::Nginx::Util::process_alive($main::Pid), 'nginx is gone');
 like(Test::Nginx::Util::read_error_log(), qr/\[notice\] .*exit/, 'shutdown_check sees the whole error.log');
+
+
+
+=== TEST 26: raw_request lists take steps too
+--- config
+    location = /n { return 200 "n=$arg_n\n"; }
+--- raw_request eval
+["GET /n?n=1 HTTP/1.0\r\nHost: localhost\r\n\r\n",
+ step { $main::Between = 1 },
+ "GET /n?n=2 HTTP/1.0\r\nHost: localhost\r\n\r\n"]
+--- response_body eval
+["n=1\n", "n=2\n"]
+--- check
+is($main::Between, 1, 'the step ran');
+is(scalar @_, 2, 'two responses');
