@@ -770,7 +770,7 @@ sub _run_block {
             unless (eval { $r->{step}->(); 1 }) {
                 my $e = $@; chomp $e;
                 $fail_block->("step before req $i failed: $e");
-                Test::Nginx::Util::nginx_running() ? stop_nginx() : ();
+                stop_nginx();
                 return;
             }
             next;
