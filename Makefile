@@ -157,6 +157,8 @@ run: all
 bench: all
 	SOLGATE_NGINX=$(NGINX) tools/bench/run.sh
 	SOLGATE_NGINX=$(NGINX) tools/bench/cached_block.sh
+	SOLGATE_NGINX=$(NGINX) tools/bench/region_down.pl
+	tools/bench/core_bench.sh
 
 clean:
 	rm -rf $(BUILD) t/servroot

@@ -5,6 +5,8 @@ use Test::Nginx::Socket 'no_plan';
 use Test::Nginx::Util ();
 use Solgate::Sim;
 use Time::HiRes ();
+use File::Path ();
+use File::Spec ();
 
 repeat_each(2);
 no_shuffle();
@@ -70,13 +72,20 @@ _EOC_
     is($res->{body}, qq{body={"a":1} ct=application/json\n}, 'http_post: body echoed');
     is($res->{headers}{'content-type'}, 'text/plain', 'http_post: headers hash');
 
-    # a request whose body never fully arrives must time out, not hang
-    my $t0 = Time::HiRes::time();
-    $res = Test::Nginx::Util::http_request(port => $port, timeout => 0.5,
-        raw => "POST /slow HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\nhello");
-    my $el = Time::HiRes::time() - $t0;
-    ok($res->{timed_out}, 'http_request: timeout reported');
-    ok($el < 3, "http_request: timeout honoured (${el}s)");
+    # a request whose body never fully arrives must time out, not hang: a
+    # 3 s alarm bounds the call (a bound, not a measured duration)
+    my $alarmed = 0;
+    {
+        local $SIG{ALRM} = sub { $alarmed = 1; die "alarm\n" };
+        alarm 3;
+        $res = eval {
+            Test::Nginx::Util::http_request(port => $port, timeout => 0.5,
+                raw => "POST /slow HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\nhello");
+        };
+        alarm 0;
+    }
+    ok($res && $res->{timed_out}, 'http_request: timeout reported');
+    ok(!$alarmed, 'http_request: timeout honoured (returned before a 3 s alarm)');
 
     my $pid = Test::Nginx::Util::nginx_pid();
     nginx_stop();
@@ -126,6 +135,125 @@ SKIP: {
 
 eval { local $ENV{TEST_NGINX_SIM} = '/nonexistent/solana-sim'; sim_start(port => 18898) };
 like($@, qr/binary not found/, 'sim_start: dies clearly when the binary is missing');
+
+# ---------------------------------------------------------------------------
+# waiting for conditions: wait_for, wait_until and the error_log polling
+# ---------------------------------------------------------------------------
+
+{
+    my $looks = 0;
+    my $v = wait_until(sub { ++$looks >= 3 ? "seen" : 0 }, 2, 'three looks');
+    is($v, 'seen', "wait_until: returns the condition's true value");
+    is($looks, 3, 'wait_until: looks again until the condition holds, then stops');
+    $looks = 0;
+    is(wait_for('wait_for: passes once the condition holds', sub { ++$looks >= 2 && 42 }, 2),
+       42, "wait_for: returns the condition's true value");
+    $looks = 0;
+    ok(wait_until(sub { die "not yet\n" if ++$looks < 3; 1 }, 2),
+       'wait_until: a condition that dies counts as false, not as an error');
+
+    # the interval between two looks: never shorter than asked, and a last
+    # look at the deadline: 2 to 4 looks in 0.25 s at 0.1 s
+    $looks = 0;
+    Test::Nginx::Socket::_poll(sub { ++$looks; 0 }, 0.25, 0.1);
+    ok($looks >= 2 && $looks <= 4, "_poll: looks every interval, then once at the deadline ($looks)");
+
+    # the error log is read again until every error_log pattern matches
+    my @reads = ('', "a line\n", "a line\nthe late line\n");
+    my $reads = 0;
+    my $log = Test::Nginx::Socket::_wait_log(
+        sub { $reads++; $reads[$reads - 1 < $#reads ? $reads - 1 : $#reads] },
+        ['the late line', qr/a line/], 2);
+    like($log, qr/the late line/, '_wait_log: waits for a line logged late');
+    is($reads, 3, '_wait_log: stops reading once every pattern matches');
+    $reads = 0;
+    Test::Nginx::Socket::_wait_log(sub { $reads++; 'x' }, [], 2);
+    is($reads, 1, '_wait_log: reads once when there is no pattern');
+    {
+        local $ENV{TEST_NGINX_WAIT_TIMEOUT} = '0.5';
+        is(wait_timeout(), 0.5, 'wait_timeout: from $TEST_NGINX_WAIT_TIMEOUT');
+    }
+    is(wait_timeout(), 5, 'wait_timeout: 5 s by default');
+}
+
+# ---------------------------------------------------------------------------
+# failures the runner must report: run a small test file in a child perl
+# (its own servroot; the port is free here) and read its TAP
+# ---------------------------------------------------------------------------
+
+sub child_tap {
+    my ($data) = @_;
+    my $dir = File::Spec->catdir(Test::Nginx::Util::t_dir(), 'servroot-selftest');
+    File::Path::remove_tree($dir);
+    File::Path::make_path($dir);
+    my $file = File::Spec->catfile($dir, 'child.t');
+    open my $fh, '>', $file or die "cannot write $file: $!";
+    print $fh "use Test::Nginx::Socket 'no_plan';\nno_root_location();\nrun_tests();\n__DATA__\n$data";
+    close $fh;
+    my $lib = File::Spec->catdir(Test::Nginx::Util::t_dir(), 'lib');
+    local $ENV{TEST_NGINX_SERVROOT} = File::Spec->catdir($dir, 'servroot');
+    local $ENV{TEST_NGINX_HTML_DIR} = File::Spec->catdir($dir, 'servroot', 'html');
+    my $out = `$^X -I$lib $file 2>&1`;
+    my $rc = $? >> 8;
+    File::Path::remove_tree($dir);
+    return ($out, $rc);
+}
+
+{
+    my ($out, $rc) = child_tap(<<'_EOT_');
+=== TEST 1: a condition that never holds
+--- wait_timeout: 0.3
+--- wait_for eval
+['never', sub { 0 }]
+--- config
+    location = /t { return 200 "ok\n"; }
+--- request
+GET /t
+
+
+
+=== TEST 2: a fixed wait is refused
+--- config
+    location = /t { return 200 "ok\n"; }
+--- request
+GET /t
+--- wait: 0.1
+
+
+
+=== TEST 3: a step that dies, a precondition that times out
+--- config
+    location = /t { return 200 "ok\n"; }
+--- request eval
+["GET /t", sub { wait_until(sub { 0 }, 0.2, 'the precondition') }, sub { die "boom\n" }, "GET /t"]
+
+
+
+=== TEST 4: an error_log pattern that never comes
+--- wait_timeout: 0.3
+--- config
+    location = /t { return 200 "ok\n"; }
+--- request
+GET /t
+--- error_log
+this line is never logged
+_EOT_
+    isnt($rc, 0, 'child: the failing file fails');
+    like($out, qr/^not ok \d+ - TEST 1: a condition that never holds - wait_for: never \(not true within 0\.3 s\)$/m,
+         'wait_for section: a timeout fails with a clear message');
+    like($out, qr/^ok \d+ - TEST 1: a condition that never holds - status code ok$/m,
+         'wait_for section: the requests still run after a timeout');
+    like($out, qr/^not ok \d+ - TEST 2: a fixed wait is refused - --- wait is not supported: it sleeps a fixed time/m,
+         '--- wait is refused');
+    unlike($out, qr/^ok \d+ - TEST 2:/m, '--- wait: the block is not run');
+    like($out, qr/^not ok \d+ - the precondition: not true within 0\.2 s$/m,
+         'wait_until: a timeout fails with a clear message');
+    like($out, qr/^not ok \d+ - TEST 3: a step that dies, a precondition that times out - step before req 1 failed: boom$/m,
+         'a step that dies fails the block');
+    unlike($out, qr/TEST 3: .* - req 1 - status code/, 'the requests after a failed step are not sent');
+    like($out, qr/^not ok \d+ - TEST 4: an error_log pattern that never comes - pattern "this line is never logged" matches a line in error\.log$/m,
+         'error_log: a line that never comes fails after the bound');
+}
 
 $ENV{TEST_NGINX_GREETING} = 'hello from env';
 
@@ -321,19 +449,23 @@ GET /p
 
 
 
-=== TEST 12: wait before reading the error log (log phase via post_action-free delay)
+=== TEST 12: error_log is polled: a line logged after the response is not missed
+With lingering_close always, nginx reads the client's close after it sent
+the response, and logs it then; the runner reads error.log again until the
+line is there (no fixed wait).
 --- config
+    lingering_close always;
     location = /w {
         access_log logs/access.log;
         return 200 "w\n";
     }
 --- request
 GET /w
---- wait: 0.2
 --- response_body
 w
 --- error_log
 http finalize request
+http lingering close handler
 --- no_error_log
 [error]
 
@@ -433,3 +565,140 @@ GET /r/q
 --- no_error_log
 rewritten data
 [debug]
+
+
+
+=== TEST 19: setup runs before nginx starts, once the servroot is ready
+--- setup
+my $f = "$ENV{TEST_NGINX_SERVROOT}/conf/from-setup.conf";
+open my $fh, '>', $f or die "cannot write $f: $!";
+print $fh qq{location = /s { return 200 "from setup\\n"; }\n};
+close $fh;
+--- config
+    include $TEST_NGINX_SERVROOT/conf/from-setup.conf;
+--- request
+GET /s
+--- response_body
+from setup
+
+
+
+=== TEST 20: wait_for polls each condition until it holds (eval form)
+--- init
+$main::Looks = 0;
+--- wait_for eval
+[['the third look', sub { ++$main::Looks >= 3 }],
+ sub { $main::Looks == 3 }]
+--- config
+    location = /t { return 200 "ok\n"; }
+--- request
+GET /t
+--- response_body
+ok
+--- check
+is($main::Looks, 3, 'wait_for stopped looking once the condition held');
+
+
+
+=== TEST 21: wait_for, literal form: one Perl expression
+--- init
+$main::Looks = 0;
+--- wait_for: ++$main::Looks >= 2
+--- wait_timeout: 2
+--- config
+    location = /t { return 200 "ok\n"; }
+--- request
+GET /t
+--- response_body
+ok
+
+
+
+=== TEST 22: steps run between requests; deferred requests are built when sent; check gets the responses
+--- config
+    location /f/ {
+        root $TEST_NGINX_HTML_DIR;
+    }
+--- request eval
+["GET /f/late.txt",
+ step {
+     my $d = "$ENV{TEST_NGINX_HTML_DIR}/f";
+     mkdir $d;
+     open my $fh, '>', "$d/late.txt" or die "cannot write: $!";
+     print $fh "written by a step\n";
+     close $fh;
+     $main::Name = 'late.txt';
+ },
+ "GET /f/late.txt",
+ deferred { "GET /f/$main::Name" }]
+--- error_code eval
+[404, 200, 200]
+--- response_body eval
+[undef, "written by a step\n", "written by a step\n"]
+--- more_headers eval
+["X-N: 0", "X-N: 1", "X-N: 2"]
+--- check
+is(scalar @_, 3, 'check gets one response per request (steps are not requests)');
+is($_[0]{status}, 404, 'check: the responses in order');
+is($_[2]{body}, "written by a step\n", 'check: the deferred request was built after the step');
+
+
+
+=== TEST 23: workers: a master with N workers; nginx_reload replaces them
+--- workers: 2
+--- config
+    location = /t { return 200 "ok\n"; }
+--- request eval
+["GET /t", step { @main::Before = nginx_workers(); nginx_reload() }, "GET /t"]
+--- check
+is(scalar @main::Before, 2, 'two worker processes');
+wait_for('the reload replaced both workers', sub {
+    my %old = map { $_ => 1 } @main::Before;
+    my @now = nginx_workers();
+    return @now == 2 && !grep { $old{$_} } @now;
+}, 5);
+
+
+
+=== TEST 24: nginx_restart: graceful and kill -9, on the same servroot
+--- config
+    location = /pid { return 200 "$pid\n"; }
+--- request eval
+["GET /pid", step { nginx_restart() }, "GET /pid", step { nginx_restart(kill => 1) }, "GET /pid"]
+--- check
+my @pids = map { $_->{body} =~ /^(\d+)$/ ? $1 : '?' } @_;
+is(scalar(keys %{{ map { $_ => 1 } @pids }}), 3, 'each restart is a new nginx');
+ok(!Test::Nginx::Util::process_alive($pids[1]), 'the killed nginx is gone');
+open my $fh, '<', "$ENV{TEST_NGINX_SERVROOT}/logs/access.log" or die "no access.log: $!";
+my @lines = <$fh>;
+is(scalar @lines, 3, 'the servroot (access.log) is kept across restarts');
+--- error_log
+signal 3 (SIGQUIT) received
+
+
+
+=== TEST 25: shutdown_check runs once nginx has stopped
+--- config
+    location = /t { return 200 "ok\n"; }
+--- request
+GET /t
+--- check
+$main::Pid = Test::Nginx::Util::nginx_pid();
+--- shutdown_check
+ok(!Test::Nginx::Util::process_alive($main::Pid), 'nginx is gone');
+like(Test::Nginx::Util::read_error_log(), qr/\[notice\] .*exit/, 'shutdown_check sees the whole error.log');
+
+
+
+=== TEST 26: raw_request lists take steps too
+--- config
+    location = /n { return 200 "n=$arg_n\n"; }
+--- raw_request eval
+["GET /n?n=1 HTTP/1.0\r\nHost: localhost\r\n\r\n",
+ step { $main::Between = 1 },
+ "GET /n?n=2 HTTP/1.0\r\nHost: localhost\r\n\r\n"]
+--- response_body eval
+["n=1\n", "n=2\n"]
+--- check
+is($main::Between, 1, 'the step ran');
+is(scalar @_, 2, 'two responses');

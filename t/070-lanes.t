@@ -4,8 +4,7 @@
 use Test::Nginx::Socket 'no_plan';
 use Solgate::Sim;
 use Solgate::TestConf;
-use JSON::PP;
-use Time::HiRes qw(sleep time);
+use Solgate::Gateway;
 
 our @Fast = (19871, 19872);
 our @Slow = (19873, 19874);
@@ -29,95 +28,139 @@ our $Config = solgate_locations('mainnet', extra => join "\n        ",
   . "    location /solgate/ { solgate_admin; }\n"
   . "    location = /metrics { solgate_metrics; }\n";
 
-sub call { my ($id, $method, $params) = @_;
-    return qq({"jsonrpc":"2.0","id":$id,"method":"$method")
-        . (defined $params ? qq(,"params":$params) : '') . '}' }
+our $Bad = "[error]\n[alert]\n[crit]\n[emerg]\n";
 
-sub upstreams { @{ decode_json(http_get(server_port(), '/solgate/state')->{body})
-                    ->{networks}[0]{upstreams} } }
+# twelve getSlot(processed) pinned to the slow family, then one with the
+# default selector; %View is the poller's view in between
+our @LaneTraffic = (
+    @{ rpc_requests('/', map { [$_, 'getSlot', '[{"commitment":"processed"}]'] } 1 .. 12) },
+    step { %main::View = map { $_->{id} => $_->{processed_slot} } upstreams() },
+    rpc_request('/', 99, 'getSlot', '[{"commitment":"processed"}]'));
+our @LaneHeaders = (('X-Solgate-Use-Upstream: family:slow') x 12, '');
 
-sub post { my ($uri, $body, $headers) = @_; http_post(server_port(), $uri, $body, $headers) }
+add_block_preprocessor(sub {
+    my $block = shift;
+    $block->set_value(http_config => $HttpConfig) unless defined $block->http_config;
+    $block->set_value(config => $Config) unless defined $block->config;
+    $block->set_value(wait_for => ['the poller has slot views of all four nodes',
+        sub { (grep { $_->{processed_slot} > 0 } upstreams()) == 4 }, 3])
+        unless defined $block->wait_for;
+    $block->set_value(no_error_log => $Bad) unless defined $block->no_error_log;
+    $block->set_value(no_shutdown_error_log => $Bad)
+        unless defined $block->no_shutdown_error_log;
+});
 
 no_root_location();
-nginx_start($HttpConfig, $Config, no_root_location => 1);
-my $start = time;
-sleep 0.1 until (grep { $_->{processed_slot} > 0 } upstreams()) == 4 || time - $start > 3;
+run_tests();
 
-# --- pinned to one family: routed only there, with that family's tip ------
-{
-    my (%went, @slots, %lanes);
-    for my $i (1 .. 12) {
-        my $res = post('/', call($i, 'getSlot', '[{"commitment":"processed"}]'),
-                       {'X-Solgate-Use-Upstream' => 'family:slow'});
-        $went{$res->{headers}{'x-solgate-upstream'}}++;
-        $lanes{$res->{headers}{'x-solgate-lane'}}++;
-        push @slots, $res->{body} =~ /"result":(\d+)/;
-    }
-    is_deeply([sort keys %went], ['slow-a', 'slow-b'], 'pinned to family:slow: only slow nodes');
-    is_deeply([keys %lanes], ['slow'], 'the lane is named "slow"');
+__DATA__
 
-    my %view = map { $_->{id} => $_->{processed_slot} } upstreams();
-    my ($max_slow) = sort { $b <=> $a } @view{qw(slow-a slow-b)};
-    my ($max_slot) = sort { $b <=> $a } @slots;
-    ok($max_slot <= $max_slow + 2,
-       "getSlot answers come from the slow family's tip ($max_slot, slow nodes at $max_slow, fast at $view{'fast-a'})");
-    ok($view{'fast-a'} - $max_slot >= 50, 'and not from the fast nodes 60 slots ahead');
+=== TEST 1: pinned to one family: routed only there, with that family's tip
+--- request eval: [@LaneTraffic]
+--- more_headers eval: [@LaneHeaders]
+--- check
+my @pinned = @_[0 .. 11];
+my %went = map { $_->{headers}{'x-solgate-upstream'} => 1 } @pinned;
+my %lanes = map { $_->{headers}{'x-solgate-lane'} => 1 } @pinned;
+my @slots = map { $_->{body} =~ /"result":(\d+)/ } @pinned;
+is_deeply([sort keys %went], ['slow-a', 'slow-b'], 'pinned to family:slow: only slow nodes');
+is_deeply([keys %lanes], ['slow'], 'the lane is named "slow"');
 
-    my $fast = post('/', call(99, 'getSlot', '[{"commitment":"processed"}]'))->{body};
-    my ($fast_slot) = $fast =~ /"result":(\d+)/;
-    ok($fast_slot >= $view{'fast-a'} - 2, "the default selector gets the fast tip ($fast_slot)");
-}
+my %view = %main::View;
+my ($max_slow) = sort { $b <=> $a } @view{qw(slow-a slow-b)};
+my ($max_slot) = sort { $b <=> $a } @slots;
+ok($max_slot <= $max_slow + 2,
+   "getSlot answers come from the slow family's tip ($max_slot, slow nodes at $max_slow, fast at $view{'fast-a'})");
+ok($view{'fast-a'} - $max_slot >= 50, 'and not from the fast nodes 60 slots ahead');
 
-# --- the lane's series in /metrics -------------------------------------------
-{
-    my $m = http_get(server_port(), '/metrics')->{body};
-    like($m, qr/^solgate_network_served_tip_slot\{network="mainnet",lane="slow",axis="processed"\} [1-9]\d*$/m,
-         'served tip of lane "slow"');
-    like($m, qr/^solgate_network_served_tip_slot\{network="mainnet",lane="fast",axis="finalized"\} [1-9]\d*$/m,
-         'served tip of lane "fast" (the default selector)');
-    like($m, qr/^solgate_network_served_tip_lag_slots\{network="mainnet",lane="slow",axis="processed"\} \d+$/m,
-         'lag gauge per lane');
-    like($m, qr/^solgate_network_served_tip_advance_age_seconds\{network="mainnet",lane="all",axis="processed"\} [\d.]+$/m,
-         'advance-age gauge per lane');
-}
+my ($fast_slot) = $_[12]{body} =~ /"result":(\d+)/;
+ok($fast_slot >= $view{'fast-a'} - 2, "the default selector gets the fast tip ($fast_slot)");
 
-# --- header beats query beats default --------------------------------------
-{
-    my $via = sub { post($_[0], call(1, 'getSlot'), $_[1])->{headers}{'x-solgate-upstream'} };
-    is($via->('/?use-upstream=slow-b', {'X-Solgate-Use-Upstream' => 'fast-b'}), 'fast-b',
-       'the header beats the query');
-    is($via->('/?use-upstream=slow-b', {}), 'slow-b', 'the query beats the default');
-    my %default = map { $via->('/', {}) => 1 } 1 .. 6;
-    is_deeply([sort keys %default], ['fast-a', 'fast-b'], 'the default selects the fast family');
-    is($via->('/', {'X-ERPC-Use-Upstream' => 'slow-a'}), 'slow-a', 'X-ERPC-Use-Upstream is accepted');
-    is($via->('/?use-upstream=%21fast-%2A%26%21slow-a', {}), 'slow-b',
-       'a URL-encoded query selector (!fast-*&!slow-a)');
-}
 
-# --- method subsets ---------------------------------------------------------
-{
-    my %went;
-    for my $i (1 .. 8) {
-        my $res = post('/', call($i, 'getBalance', '["83astBRguLMdt2h5U1Tpdq5tjFoJ6noeGwaY3mDLVcri"]'),
-                       {'X-Solgate-Use-Upstream' => 'family:slow'});
-        $went{$res->{headers}{'x-solgate-upstream'}}++;
-    }
-    is_deeply([keys %went], ['slow-a'], 'getBalance never goes to the upstream that ignores it');
-    my $res = post('/', call(5, 'getBalance', '["x"]'), {'X-Solgate-Use-Upstream' => 'slow-b'});
-    is($res->{body}, '{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found: no upstream matching use-upstream selector \"slow-b\" serves getBalance"},"id":5}',
-       'a method no selected upstream serves is -32601');
-}
 
-# --- selector errors are clear JSON-RPC errors, never forwarded -------------
-{
-    my $res = post('/', call(7, 'getSlot'), {'X-Solgate-Use-Upstream' => '(fast-a'});
-    is($res->{body}, '{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: use-upstream selector \"(fast-a\": missing \')\' for \'(\' at position 1"},"id":7}',
-       'a malformed selector is -32602 naming the problem');
-    $res = post('/', call(8, 'getSlot'), {'X-Solgate-Use-Upstream' => 'archive-*'});
-    like($res->{body}, qr/"code":-32602,"message":"Invalid params: use-upstream selector \\"archive-\*\\" matches no upstream of network \\"mainnet\\""/,
-         'a selector that matches nothing is -32602');
-}
+=== TEST 2: each lane has its series in /metrics
+The same traffic as TEST 1 makes the lanes "slow" and "fast".
+--- request eval: [@LaneTraffic, "GET /metrics"]
+--- more_headers eval: [@LaneHeaders, '']
+--- check
+my $m = $_[13]{body};
+like($m, qr/^solgate_network_served_tip_slot\{network="mainnet",lane="slow",axis="processed"\} [1-9]\d*$/m,
+     'served tip of lane "slow"');
+like($m, qr/^solgate_network_served_tip_slot\{network="mainnet",lane="fast",axis="finalized"\} [1-9]\d*$/m,
+     'served tip of lane "fast" (the default selector)');
+like($m, qr/^solgate_network_served_tip_lag_slots\{network="mainnet",lane="slow",axis="processed"\} \d+$/m,
+     'lag gauge per lane');
+like($m, qr/^solgate_network_served_tip_advance_age_seconds\{network="mainnet",lane="all",axis="processed"\} [\d.]+$/m,
+     'advance-age gauge per lane');
 
-nginx_stop();
-unlike(nginx_error_log(), qr/\[(alert|crit|emerg)\]/, 'no alert in the error log');
-done_testing();
+
+
+=== TEST 3: the header beats the query
+--- request eval: rpc_request('/?use-upstream=slow-b', 1, 'getSlot')
+--- more_headers
+X-Solgate-Use-Upstream: fast-b
+--- response_headers
+X-Solgate-Upstream: fast-b
+
+
+
+=== TEST 4: the query beats the default
+--- request eval: rpc_request('/?use-upstream=slow-b', 1, 'getSlot')
+--- response_headers
+X-Solgate-Upstream: slow-b
+
+
+
+=== TEST 5: the default selects the fast family
+--- request eval: [(rpc_request('/', 1, 'getSlot')) x 6]
+--- check
+my %default = map { $_->{headers}{'x-solgate-upstream'} => 1 } @_;
+is_deeply([sort keys %default], ['fast-a', 'fast-b'], 'the default selects the fast family');
+
+
+
+=== TEST 6: X-ERPC-Use-Upstream is accepted
+--- request eval: rpc_request('/', 1, 'getSlot')
+--- more_headers
+X-ERPC-Use-Upstream: slow-a
+--- response_headers
+X-Solgate-Upstream: slow-a
+
+
+
+=== TEST 7: a URL-encoded query selector (!fast-*&!slow-a)
+--- request eval: rpc_request('/?use-upstream=%21fast-%2A%26%21slow-a', 1, 'getSlot')
+--- response_headers
+X-Solgate-Upstream: slow-b
+
+
+
+=== TEST 8: method subsets: an upstream that ignores a method never gets it
+--- request eval
+[@{ rpc_requests('/', map { [$_, 'getBalance', '["83astBRguLMdt2h5U1Tpdq5tjFoJ6noeGwaY3mDLVcri"]'] } 1 .. 8) },
+ rpc_request('/', 5, 'getBalance', '["x"]')]
+--- more_headers eval
+[('X-Solgate-Use-Upstream: family:slow') x 8, 'X-Solgate-Use-Upstream: slow-b']
+--- response_headers eval
+[('X-Solgate-Upstream: slow-a') x 8]
+--- response_body eval
+[(undef) x 8,
+ '{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found: no upstream matching use-upstream selector \"slow-b\" serves getBalance"},"id":5}']
+
+
+
+=== TEST 9: a malformed selector is -32602 naming the problem, never forwarded
+--- request eval: rpc_request('/', 7, 'getSlot')
+--- more_headers
+X-Solgate-Use-Upstream: (fast-a
+--- response_body eval
+'{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: use-upstream selector \"(fast-a\": missing \')\' for \'(\' at position 1"},"id":7}'
+
+
+
+=== TEST 10: a selector that matches nothing is -32602
+--- request eval: rpc_request('/', 8, 'getSlot')
+--- more_headers
+X-Solgate-Use-Upstream: archive-*
+--- response_body_like eval
+qr/"code":-32602,"message":"Invalid params: use-upstream selector \\"archive-\*\\" matches no upstream of network \\"mainnet\\""/

@@ -1,24 +1,31 @@
 # Cube Runner, part 1: getBlock from the region cache, the region's ledger
 # and another region, with plans, tiers and the getBlock rate limit.
 #
-# Two real gateways act as two regions: "us-east" (the nginx of this test,
-# ledger window of 3000 slots) and "eu-west" (a second nginx, ledger window
-# of 300000 slots). Each has its own simulated node.
+# Two real gateways act as two regions: "us-east" (the nginx of each
+# block, ledger window of 3000 slots) and "eu-west" (a second nginx that
+# runs for the whole file until TEST 9 stops it, ledger window of 300000
+# slots). Each has its own simulated node. The cache and state
+# directories are outside the servroot, so every block's us-east starts
+# on what the blocks before it left: the blocks run in file order, and the
+# slots they use ($Slot, $Old) are found by the blocks before them.
+# How fast a request is answered with the other region down is measured
+# by tools/bench/region_down.pl, not here.
 
 use Test::Nginx::Socket 'no_plan';
 use Solgate::Sim;
 use Solgate::TestConf;
+use Solgate::Gateway;
 use JSON::PP;
 use File::Path ();
 use File::Spec;
-use Time::HiRes qw(sleep time);
+use Time::HiRes ();
 
 our $UsSim = 19881;
 our $EuSim = 19882;
 our $EuPort = 19885;
 
 # The sims' slot clock: 400 ms slots since 2024-01-01 (see tools/solana-sim).
-my $tip = int((time() * 1000 - 1704067200000) / 400);
+my $tip = int((Time::HiRes::time() * 1000 - 1704067200000) / 400);
 our $UsFirst = $tip - 3000;
 our $EuFirst = $tip - 300000;
 sim_start(port => $UsSim, args => ['--quiet', '--first-available-block', $UsFirst]);
@@ -67,259 +74,314 @@ our $EuHttp = region_conf('mainnet', 'eu-west', $EuSim, 'us-east http://127.0.0.
 our $Config = solgate_locations('mainnet')
   . "    location /solgate/ { solgate_admin; }\n"
   . "    location = /metrics { solgate_metrics; }\n";
+our $Bad = "[error]\n[crit]\n[alert]\n[emerg]\n";
 
-# What a current client sends: a block with version-0 transactions is
-# refused (-32015) without maxSupportedTransactionVersion.
-sub get_block { my ($id, $slot, $opts) = @_;
-    $opts //= '{"maxSupportedTransactionVersion":0}';
-    return qq({"jsonrpc":"2.0","id":$id,"method":"getBlock","params":[$slot,$opts]}) }
+# Found by the blocks: the finalized tip us-east knows, a slot below it
+# that was not skipped (TEST 1), a block only eu-west's ledger holds.
+our ($Finalized, $Slot, $FirstBody);
+our $Old = $UsFirst - 50000;
+our $TierAnswer = qq({"jsonrpc":"2.0","error":{"code":-32001,"message":"Block $Old not available on this tier. First available block: $UsFirst","data":{"slot":$Old,"firstAvailableBlock":$UsFirst,"reason":"tier"}},"id":41});
+
+# a getBlock request of a request section (what a current client sends)
+sub block_req { "POST /\n" . get_block_call(@_) }
+sub key { "X-Api-Key: $_[0]" }
 
 sub post_to { my ($port, $body, $key, %h) = @_;
     http_post($port, '/', $body, { (defined $key ? ('X-Api-Key' => $key) : ()), %h }) }
 sub us { post_to(server_port(), @_) }
 sub eu { post_to($EuPort, @_) }
 
-# The answer without its id: what must be identical whichever source served it.
-sub sans_id { my ($body) = @_; $body =~ s/"id":(?:\d+|"[^"]*"|null)//; $body }
-
 sub calls { sim_client_calls($_[0], 'getBlock') }
+sub blocks_state { network_state(undef, $_[0])->{blocks} }
 
-sub state_of { my ($port) = @_;
-    decode_json(http_get($port, '/solgate/state')->{body})->{networks}[0] }
-
-sub metric { my ($port, $re) = @_;
-    my $m = http_get($port, '/metrics')->{body};
-    return $m =~ $re ? $1 : undef }
-
-sub wait_until { my ($cond, $secs) = @_;
-    my $end = time + $secs;
-    until ($cond->()) { return 0 if time > $end; sleep 0.05 }
-    return 1 }
+sub window_known { my ($port) = @_;
+    my $name = defined $port ? "gateway on $port" : 'us-east';
+    return ["$name knows its ledger window",
+            sub { defined blocks_state($port)->{first_available_block} }, 5] }
 
 # Answers are stored by the poller thread just after they were sent:
-# runs the request, then waits until the gateway stored one more entry.
-sub stored { state_of($_[0])->{blocks}{cache}{stored} }
-sub then_stored { my ($port, $request) = @_;
+# then_stored($request) is the request between two steps that wait
+# (bounded) until the gateway stored one more entry; post_then_stored is
+# the same for a request made in Perl.
+sub stored { blocks_state($_[0])->{cache}{stored} }
+sub wait_stored { my ($port, $before) = @_;
+    wait_until(sub { stored($port) > $before }, 3, 'the answer is stored') }
+sub then_stored { my ($request) = @_;
+    my $before;
+    return (step { $before = stored() }, $request, step { wait_stored(undef, $before) }) }
+sub post_then_stored { my ($port, $request) = @_;
     my $before = stored($port);
     my $res = $request->();
-    wait_until(sub { stored($port) > $before }, 3);
+    wait_stored($port, $before);
     return $res }
+
+# requests of us-east's Cube Runner (summaries, and fetches) in eu-west's
+# access log
+sub eu_asked_by_us {
+    my $log = File::Spec->catfile(Test::Nginx::Util::t_dir(), 'servroot-eu', 'logs', 'access.log');
+    open my $fh, '<', $log or return 0;
+    my $n = grep { m{"POST / HTTP/1\.1" 200 .* "solgate-blocks/} } <$fh>;
+    close $fh;
+    return $n;
+}
+
+add_block_preprocessor(sub {
+    my $block = shift;
+    $block->set_value(http_config => $UsHttp) unless defined $block->http_config;
+    $block->set_value(config => $Config) unless defined $block->config;
+    $block->set_value(wait_for => window_known()) unless defined $block->wait_for;
+    $block->set_value(no_error_log => $Bad) unless defined $block->no_error_log;
+});
 
 no_root_location();
 gateway_start('eu', $EuHttp, $Config, port => $EuPort, no_root_location => 1);
-nginx_start($UsHttp, $Config, no_root_location => 1);
+run_tests();
 
-# the pollers learn each node's ledger window and finalized slot
-for my $port (server_port(), $EuPort) {
-    ok(wait_until(sub { my $b = state_of($port)->{blocks};
-                        defined $b->{first_available_block} }, 5),
-       "gateway on $port knows its ledger window");
-}
-my $finalized = state_of(server_port())->{tips}{finalized};
-ok($finalized > $UsFirst, "finalized tip known ($finalized)");
+__DATA__
 
-# --- keys and plans ------------------------------------------------------------
-{
-    my $before = calls($UsSim);
-    my $res = us(get_block(1, $finalized - 10), undef);
-    is($res->{status}, 401, 'no API key: HTTP 401');
-    like($res->{body}, qr/^\{"jsonrpc":"2.0","error":\{"code":-32003,"message":"Unauthorized: getBlock needs an API key"\},"id":1\}$/,
-         'no API key: a JSON-RPC error');
-    $res = us(get_block(2, $finalized - 10), 'key-nobody');
-    is($res->{status}, 401, 'a key without a plan: HTTP 401');
-    like($res->{body}, qr/"message":"Unauthorized: the API key has no valid plan"/,
-         'the message names no other key');
-    is(calls($UsSim), $before, 'refused calls never reach the node');
-
-    $res = us('{"jsonrpc":"2.0","id":3,"method":"getSlot"}', undef);
-    is($res->{status}, 200, 'methods other than getBlock need no key');
-
-    $res = us(get_block(4, $finalized - 10), undef, 'X-Solgate-Peer' => 'guess');
-    is($res->{status}, 401, 'a wrong peer token is an ordinary client');
-    $res = us('[{"jsonrpc":"2.0","id":5,"method":"getSlot"},' . get_block(6, $finalized - 10) . ']', 'key-op');
-    is($res->{body},
-       '[{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request: getBlock, getConfirmedBlock and getFirstAvailableBlock must be sent alone, not in a batch"},"id":5},'
-       . '{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request: getBlock, getConfirmedBlock and getFirstAvailableBlock must be sent alone, not in a batch"},"id":6}]',
-       'a batch with getBlock is refused, call by call');
-    is(calls($UsSim), $before, 'refused calls never reach the node');
-}
-
-# --- ledger, then the region cache, byte-identical ---------------------------
+=== TEST 1: the pollers learn each node's ledger window and the finalized slot
+--- wait_for eval
+[window_known(server_port()), window_known($EuPort)]
+--- check
+$Finalized = network_state()->{tips}{finalized};
+ok($Finalized > $UsFirst, "finalized tip known ($Finalized)");
 # a slot that was not skipped, asked of the node directly
-our $FirstBody;
-my $slot = $finalized - 20;
-$slot-- while http_post($UsSim, '/', get_block(0, $slot))->{body} =~ /-32007/;
-{
-    my $before = calls($UsSim);
-    my $first = then_stored(server_port(), sub { us(get_block(11, $slot), 'key-op') });
-    $FirstBody = $first->{body};
-    is($first->{status}, 200, 'first getBlock: HTTP 200');
-    like($first->{body}, qr/"result":\{"blockHeight"/, 'a block');
-    is(calls($UsSim), $before + 1, 'served by the ledger');
+$Slot = $Finalized - 20;
+$Slot-- while http_post($UsSim, '/', get_block_call(0, $Slot))->{body} =~ /-32007/;
 
-    my $second = us(get_block('"second"', $slot), 'key-free');
-    is(calls($UsSim), $before + 1, 'the second request makes no upstream call');
-    like($second->{body}, qr/,"id":"second"\}\s*$/, 'with the client\'s own id');
-    is(sans_id($second->{body}), sans_id($first->{body}),
-       'byte-identical to the ledger\'s answer but for the id');
-    is($second->{headers}{'content-length'}, length $second->{body}, 'Content-Length is right');
 
-    my $other = then_stored(server_port(), sub { us(get_block(12, $slot, '{"encoding":"base64","maxSupportedTransactionVersion":0}'), 'key-op') });
-    is(calls($UsSim), $before + 2, 'another encoding is another entry');
-    my $again = us(get_block(13, $slot, '{"maxSupportedTransactionVersion":0,"encoding":"base64","commitment":"finalized"}'), 'key-op');
-    is(calls($UsSim), $before + 2, 'commitment does not split the entry');
-    is(sans_id($again->{body}), sans_id($other->{body}), 'and it is the same bytes');
 
-    like(metric(server_port(), qr/^solgate_blocks_served_total\{network="mainnet",source="cache"\} (\d+)$/m) // '',
-         qr/^[2-9]$/, 'served_total counts the cache');
-    like(metric(server_port(), qr/^solgate_blocks_cache_entries\{network="mainnet"\} (\d+)$/m) // '',
-         qr/^2$/, 'two entries in the cache');
-}
+=== TEST 2: keys and plans: getBlock needs a key with a plan, alone
+--- request eval
+[step { $main::Before = calls($UsSim) },
+ block_req(1, $Finalized - 10),
+ block_req(2, $Finalized - 10),
+ step { is(calls($UsSim), $main::Before, 'refused calls never reach the node') },
+ "POST /\n" . rpc(3, 'getSlot'),
+ block_req(4, $Finalized - 10),
+ "POST /\n[" . rpc(5, 'getSlot') . ',' . get_block_call(6, $Finalized - 10) . ']']
+--- more_headers eval
+['', key('key-nobody'), '', 'X-Solgate-Peer: guess', key('key-op')]
+--- error_code eval
+[401, 401, 200, 401, undef]
+--- response_body_like eval
+[qr/^\{"jsonrpc":"2.0","error":\{"code":-32003,"message":"Unauthorized: getBlock needs an API key"\},"id":1\}$/,
+ qr/"message":"Unauthorized: the API key has no valid plan"/]
+--- response_body eval
+[(undef) x 4,
+ '[{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request: getBlock, getConfirmedBlock and getFirstAvailableBlock must be sent alone, not in a batch"},"id":5},'
+ . '{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request: getBlock, getConfirmedBlock and getFirstAvailableBlock must be sent alone, not in a batch"},"id":6}]']
+--- check
+is(calls($UsSim), $main::Before, 'refused calls never reach the node');
 
-# --- a block above the finalized slot is served but not cached -----------------
-{
-    my $recent = state_of(server_port())->{tips}{processed} - 1;
-    my $before = calls($UsSim);
-    us(get_block(21, $recent), 'key-op');
-    us(get_block(22, $recent), 'key-op');
-    is(calls($UsSim), $before + 2, 'unfinalized blocks always go to the ledger');
-}
 
-# --- skipped slots are answers, cached once final --------------------------------
-{
-    my ($skipped, $body);
-    for my $s ($slot - 400 .. $slot - 100) {
-        my $res = then_stored(server_port(), sub { us(get_block(30, $s), 'key-bulk') });
-        if ($res->{body} =~ /-3200[79]/) { ($skipped, $body) = ($s, $res->{body}); last }
-    }
-    ok($skipped, "found a skipped slot ($skipped)");
-    my $before = calls($UsSim);
-    my $res = us(get_block(31, $skipped), 'key-free');
-    is(calls($UsSim), $before, 'a skipped slot is answered from the cache');
-    is(sans_id($res->{body}), sans_id($body), 'with the same error');
-}
 
-# --- tiers: history no source holds ----------------------------------------------
-my $old = $UsFirst - 50000;
-{
-    my $res = us('{"jsonrpc":"2.0","id":40,"method":"getFirstAvailableBlock"}', 'key-free');
-    my ($first) = $res->{body} =~ /"result":(\d+)/;
-    is($first, $UsFirst, 'getFirstAvailableBlock is the region\'s (the ledger window)');
+=== TEST 3: the ledger, then the region cache, byte-identical
+--- request eval
+[step { $main::Before = calls($UsSim) },
+ then_stored(block_req(11, $Slot)),
+ step { is(calls($UsSim), $main::Before + 1, 'served by the ledger') },
+ block_req('"second"', $Slot),
+ step { is(calls($UsSim), $main::Before + 1, 'the second request makes no upstream call') },
+ then_stored(block_req(12, $Slot, '{"encoding":"base64","maxSupportedTransactionVersion":0}')),
+ step { is(calls($UsSim), $main::Before + 2, 'another encoding is another entry') },
+ block_req(13, $Slot, '{"maxSupportedTransactionVersion":0,"encoding":"base64","commitment":"finalized"}'),
+ step { is(calls($UsSim), $main::Before + 2, 'commitment does not split the entry') }]
+--- more_headers eval
+[key('key-op'), key('key-free'), key('key-op'), key('key-op')]
+--- response_body_like eval
+[qr/"result":\{"blockHeight"/, qr/,"id":"second"\}\s*$/]
+--- check
+$FirstBody = $_[0]{body};
+is(sans_id($_[1]{body}), sans_id($_[0]{body}),
+   "byte-identical to the ledger's answer but for the id");
+is($_[1]{headers}{'content-length'}, length $_[1]{body}, 'Content-Length is right');
+is(sans_id($_[3]{body}), sans_id($_[2]{body}), 'and it is the same bytes');
+like(metric(qr/^solgate_blocks_served_total\{network="mainnet",source="cache"\} (\d+)$/m) // '',
+     qr/^[2-9]$/, 'served_total counts the cache');
+like(metric(qr/^solgate_blocks_cache_entries\{network="mainnet"\} (\d+)$/m) // '',
+     qr/^2$/, 'two entries in the cache');
 
-    my $before = calls($UsSim);
-    for my $key (qw(key-free key-op)) {
-        $res = us(get_block(41, $old), $key);
-        is($res->{status}, 200, "$key, old block: HTTP 200");
-        is($res->{body},
-           qq({"jsonrpc":"2.0","error":{"code":-32001,"message":"Block $old not available on this tier. First available block: $UsFirst","data":{"slot":$old,"firstAvailableBlock":$UsFirst,"reason":"tier"}},"id":41}),
-           "$key, old block: -32001 with the first available block");
-    }
-    is(calls($UsSim), $before, 'the ledger is not asked for a block outside its window');
-}
 
-# --- another region ------------------------------------------------------------------
-{
-    # eu-west's ledger holds $old; its cache keeps it once asked (a slot
-    # that was not skipped, so the answer is a block)
-    my $eu_answer;
-    for (1 .. 20) {
-        $eu_answer = then_stored($EuPort, sub { eu(get_block(50, $old), 'key-op') });
-        last if $eu_answer->{body} =~ /"result"/;
-        $old--;
-    }
-    like($eu_answer->{body}, qr/"result":\{"blockHeight"/, 'eu-west serves the old block from its ledger');
-    my $eu_calls = calls($EuSim);
 
-    ok(wait_until(sub {
-        my $s = eval { decode_json(post_to($EuPort,
-            '{"jsonrpc":"2.0","id":1,"method":"solgateBlockSummary"}', undef,
-            'X-Solgate-Peer' => $Token)->{body})->{result} };
-        $s && ($s->{variants}{'getBlock/json/full/r1/v0'} // '') =~ /\b$old\b/ }, 5),
-       'eu-west publishes the block in its summary');
+=== TEST 4: a block above the finalized slot is served but not cached
+--- request eval
+[step { $main::Recent = network_state()->{tips}{processed} - 1;
+        $main::Before = calls($UsSim) },
+ deferred { block_req(21, $main::Recent) },
+ deferred { block_req(22, $main::Recent) }]
+--- more_headers
+X-Api-Key: key-op
+--- check
+is(calls($UsSim), $main::Before + 2, 'unfinalized blocks always go to the ledger');
 
-    my $res;
-    my $us_calls = calls($UsSim);
-    my $served;
-    my $stored_before = stored(server_port());
-    ok(wait_until(sub {
-        $served = us(get_block(52, $old), 'key-free');
-        $served->{body} =~ /"result"/ }, 10),
-       'us-east serves the old block once the summary says eu-west holds it');
-    wait_until(sub { stored(server_port()) > $stored_before }, 3);
-    is(calls($UsSim), $us_calls, 'without asking its own ledger');
-    is(calls($EuSim), $eu_calls, 'and eu-west answered from its cache');
-    is(sans_id($served->{body}), sans_id($eu_answer->{body}),
-       'byte-identical to what the eu-west ledger returned');
-    like(metric(server_port(), qr/^solgate_blocks_served_total\{network="mainnet",source="region"\} (\d+)$/m) // '',
-         qr/^[1-9]/, 'counted as served by a region');
 
-    my $cached = us(get_block(53, $old), 'key-op');
-    is(sans_id($cached->{body}), sans_id($eu_answer->{body}), 'then us-east has it in its own cache');
-    my $peer_fetches = metric(server_port(), qr/^solgate_blocks_peer_fetches_total\{network="mainnet",peer="eu-west"\} (\d+)$/m);
-    is($peer_fetches, 1, 'one fetch from eu-west');
 
-    # background copy: eu-west copies what us-east holds, newest first
-    # ($slot, in two encodings, is the newest)
-    ok(wait_until(sub {
-        (metric($EuPort, qr/^solgate_blocks_peer_copies_total\{network="mainnet",peer="us-east"\} (\d+)$/m) // 0) >= 2 }, 15),
-       'eu-west copies what us-east holds in the background');
-    my $eu_calls_before = calls($EuSim);
-    my $copied = eu(get_block(55, $slot), 'key-free');
-    is(sans_id($copied->{body}), sans_id($FirstBody), 'the copy is byte-identical');
-    is(calls($EuSim), $eu_calls_before, 'and eu-west served it from its cache');
-    is(metric(server_port(), qr/^solgate_blocks_peer_copies_total\{network="mainnet",peer="eu-west"\} (\d+)$/m),
-       0, 'us-east copies nothing from a copy=off peer');
+=== TEST 5: skipped slots are answers, cached once final
+--- request eval
+[step {
+     for my $s ($Slot - 400 .. $Slot - 100) {
+         my $res = post_then_stored(undef, sub { us(get_block_call(30, $s), 'key-bulk') });
+         if ($res->{body} =~ /-3200[79]/) {
+             ($main::Skipped, $main::SkippedBody) = ($s, $res->{body});
+             last;
+         }
+     }
+     ok($main::Skipped, "found a skipped slot ($main::Skipped)");
+     $main::Before = calls($UsSim);
+ },
+ deferred { block_req(31, $main::Skipped) }]
+--- more_headers
+X-Api-Key: key-free
+--- check
+is(calls($UsSim), $main::Before, 'a skipped slot is answered from the cache');
+is(sans_id($_[0]{body}), sans_id($main::SkippedBody), 'with the same error');
 
-    # a region that is down is skipped, never waited on
-    gateway_stop($EuPort);
-    my $t0 = time;
-    $res = us(get_block(56, $old - 3), 'key-free');
-    like($res->{body}, qr/-32001/, 'with eu-west down, history is -32001 again');
-    ok(time - $t0 < 2, 'at once');
-}
 
-# --- the plan's getBlock rate ----------------------------------------------------------
-{
-    my @status = map { us(get_block(60 + $_, $slot), 'key-tiny') } 1 .. 3;
-    is(join(',', map { $_->{status} } @status), '200,200,429', 'a 2 r/s plan: the third call at once is refused');
-    my $limited = $status[2];
-    like($limited->{headers}{'retry-after'} // '', qr/^[1-9]\d*$/, 'with Retry-After');
-    like($limited->{body}, qr/"code":-32019,.*"data":\{"slot":$slot,"retryAfterSecs":\d+,"reason":"rate_limit"\}/,
-         'and a JSON-RPC error with reason rate_limit');
-    like(metric(server_port(), qr/^solgate_blocks_rate_limited_total\{network="mainnet",plan="tiny"\} (\d+)$/m) // '',
-         qr/^1$/, 'counted per plan');
-    my $state = state_of(server_port());
-    my ($tiny) = grep { $_->{key} eq 'key-tiny' } @{ $state->{blocks}{keys} };
-    is($tiny->{rate_limited}, 1, 'per-key figures in the admin state');
-    unlike(http_get(server_port(), '/metrics')->{body}, qr/key-tiny/, 'never as a metric label');
-}
 
-# --- a restart keeps the cache and its index ---------------------------------------------
-{
-    my @bad = grep { /\[(error|crit|alert|emerg)\]/ } split /\n/, nginx_error_log();
-    is(scalar(@bad), 0, 'no error in the log of us-east') or diag(join "\n", @bad[0 .. ($#bad < 4 ? $#bad : 4)]);
-    nginx_stop();
-    nginx_start($UsHttp, $Config, no_root_location => 1);
-    my $before = calls($UsSim);
-    my $res = us(get_block(70, $slot), 'key-free');
-    like($res->{body}, qr/"result":\{"blockHeight"/, 'after a restart the block is served');
-    is(calls($UsSim), $before, 'from the cache kept on disk');
-    is(state_of(server_port())->{blocks}{cache}{entries} >= 3, 1, 'the index survived');
-}
+=== TEST 6: tiers: history no source holds is -32001 with the first available block
+getFirstAvailableBlock is the region's (the ledger window); the ledger is
+not asked for a block outside its window.
+--- request eval
+["POST /\n" . rpc(40, 'getFirstAvailableBlock'),
+ step { $main::Before = calls($UsSim) },
+ block_req(41, $Old),
+ block_req(41, $Old)]
+--- more_headers eval
+[key('key-free'), key('key-free'), key('key-op')]
+--- response_body eval
+[undef, $TierAnswer, $TierAnswer]
+--- check
+my ($first) = $_[0]{body} =~ /"result":(\d+)/;
+is($first, $UsFirst, "getFirstAvailableBlock is the region's (the ledger window)");
+is(calls($UsSim), $main::Before, 'the ledger is not asked for a block outside its window');
 
-# --- a cache whose index is lost is cleared, never served wrong ----------------------------
-{
-    nginx_stop();
-    File::Path::remove_tree("$Dir/us-east/state");
-    nginx_start($UsHttp, $Config, no_root_location => 1);
-    # only finalized blocks are cached: wait until the poller knows the tip
-    wait_until(sub { state_of(server_port())->{tips}{finalized} > $slot }, 5);
-    my $before = calls($UsSim);
-    my $res = then_stored(server_port(), sub { us(get_block(71, $slot), 'key-free') });
-    like($res->{body}, qr/"result":\{"blockHeight"/, 'with a new index the block is still served');
-    is(calls($UsSim), $before + 1, 'by the ledger: the files without an index were not trusted');
-    my @left = glob("$Dir/us-east/cache/v/*/*/*");
-    is(scalar(@left), 1, "the old files were removed; only the new answer is cached") or diag(join "\n", @left);
-}
 
-nginx_stop();
+
+=== TEST 7: another region serves history the ledger does not hold
+eu-west's ledger holds $Old and its cache keeps it once asked (a slot that
+was not skipped, so the answer is a block); us-east serves it once
+eu-west's summary says so, then from its own cache.
+--- request eval
+[step {
+     my $eu_answer;
+     for (1 .. 20) {
+         $eu_answer = post_then_stored($EuPort, sub { eu(get_block_call(50, $Old), 'key-op') });
+         last if $eu_answer->{body} =~ /"result"/;
+         $Old--;
+     }
+     $main::EuAnswer = $eu_answer->{body};
+     like($main::EuAnswer, qr/"result":\{"blockHeight"/, 'eu-west serves the old block from its ledger');
+     $main::EuCalls = calls($EuSim);
+     wait_for('eu-west publishes the block in its summary', sub {
+         my $s = eval { decode_json(post_to($EuPort, rpc(1, 'solgateBlockSummary'), undef,
+             'X-Solgate-Peer' => $Token)->{body})->{result} };
+         $s && ($s->{variants}{'getBlock/json/full/r1/v0'} // '') =~ /\b$Old\b/ }, 5, 0.05);
+     $main::UsCalls = calls($UsSim);
+     my $stored_before = stored();
+     wait_for('us-east serves the old block once the summary says eu-west holds it', sub {
+         $main::Served = us(get_block_call(52, $Old), 'key-free');
+         $main::Served->{body} =~ /"result"/ }, 10, 0.05);
+     wait_stored(undef, $stored_before);
+     is(calls($UsSim), $main::UsCalls, 'without asking its own ledger');
+     is(calls($EuSim), $main::EuCalls, 'and eu-west answered from its cache');
+     is(sans_id($main::Served->{body}), sans_id($main::EuAnswer),
+        'byte-identical to what the eu-west ledger returned');
+     like(metric(qr/^solgate_blocks_served_total\{network="mainnet",source="region"\} (\d+)$/m) // '',
+          qr/^[1-9]/, 'counted as served by a region');
+ },
+ deferred { block_req(53, $Old) }]
+--- more_headers
+X-Api-Key: key-op
+--- check
+is(sans_id($_[0]{body}), sans_id($main::EuAnswer), 'then us-east has it in its own cache');
+is(metric(qr/^solgate_blocks_peer_fetches_total\{network="mainnet",peer="eu-west"\} (\d+)$/m),
+   1, 'one fetch from eu-west');
+
+
+
+=== TEST 8: eu-west copies what us-east holds in the background, newest first
+($Slot, in two encodings, is the newest.)
+--- wait_for eval
+[window_known(),
+ ['eu-west copies what us-east holds in the background', sub {
+     (metric(qr/^solgate_blocks_peer_copies_total\{network="mainnet",peer="us-east"\} (\d+)$/m, $EuPort) // 0) >= 2 }, 15]]
+--- check
+my $before = calls($EuSim);
+my $copied = eu(get_block_call(55, $Slot), 'key-free');
+is(sans_id($copied->{body}), sans_id($FirstBody), 'the copy is byte-identical');
+is(calls($EuSim), $before, 'and eu-west served it from its cache');
+is(metric(qr/^solgate_blocks_peer_copies_total\{network="mainnet",peer="eu-west"\} (\d+)$/m),
+   0, 'us-east copies nothing from a copy=off peer');
+
+
+
+=== TEST 9: a region that is down is skipped
+us-east has asked eu-west (up) for its summary, then eu-west stops.
+--- setup
+$main::EuAsked = eu_asked_by_us();
+--- wait_for eval
+[window_known(),
+ ['us-east asked eu-west for its summary', sub { eu_asked_by_us() > $main::EuAsked }, 10]]
+--- request eval
+[step { gateway_stop($EuPort) },
+ block_req(56, $Old - 3)]
+--- more_headers
+X-Api-Key: key-free
+--- response_body_like: -32001
+
+
+
+=== TEST 10: the plan's getBlock rate: a 2 r/s plan refuses the third call at once
+--- request eval
+[map { block_req(60 + $_, $Slot) } 1 .. 3]
+--- more_headers
+X-Api-Key: key-tiny
+--- error_code eval
+[200, 200, 429]
+--- response_headers_like eval
+[undef, undef, 'Retry-After: [1-9]\d*']
+--- response_body_like eval
+[undef, undef, qr/"code":-32019,.*"data":\{"slot":$Slot,"retryAfterSecs":\d+,"reason":"rate_limit"\}/]
+--- check
+like(metric(qr/^solgate_blocks_rate_limited_total\{network="mainnet",plan="tiny"\} (\d+)$/m) // '',
+     qr/^1$/, 'counted per plan');
+my ($tiny) = grep { $_->{key} eq 'key-tiny' } @{ blocks_state()->{keys} };
+is($tiny->{rate_limited}, 1, 'per-key figures in the admin state');
+unlike(metrics_text(), qr/key-tiny/, 'never as a metric label');
+
+
+
+=== TEST 11: a restart keeps the cache and its index
+The gateway of the blocks before this one has stopped; this one starts on
+the same cache and state.
+--- request eval
+[step { $main::Before = calls($UsSim) },
+ block_req(70, $Slot)]
+--- more_headers
+X-Api-Key: key-free
+--- response_body_like: "result":\{"blockHeight"
+--- check
+is(calls($UsSim), $main::Before, 'from the cache kept on disk');
+is(blocks_state()->{cache}{entries} >= 3, 1, 'the index survived');
+
+
+
+=== TEST 12: a cache whose index is lost is cleared, never served wrong
+--- setup
+File::Path::remove_tree("$Dir/us-east/state");
+--- wait_for eval
+[window_known(),
+ # only finalized blocks are cached: wait until the poller knows the tip
+ ['the poller knows a finalized tip above the block',
+  sub { network_state()->{tips}{finalized} > $Slot }, 5]]
+--- request eval
+[step { $main::Before = calls($UsSim) },
+ then_stored(block_req(71, $Slot))]
+--- more_headers
+X-Api-Key: key-free
+--- response_body_like: "result":\{"blockHeight"
+--- check
+is(calls($UsSim), $main::Before + 1, 'by the ledger: the files without an index were not trusted');
+my @left = glob("$Dir/us-east/cache/v/*/*/*");
+is(scalar(@left), 1, "the old files were removed; only the new answer is cached") or diag(join "\n", @left);

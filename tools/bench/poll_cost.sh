@@ -2,7 +2,10 @@
 # Poll cost: how many requests per second one simulated node receives from
 # Solgate's poller, with worker_processes 1 and 4, idle and under envelope
 # traffic (getBalance at processed and finalized commitment, which lets the
-# traffic gate skip getSlot polls).  Loopback only; stops what it starts.
+# traffic gate skip getSlot polls).  Also the getHealth polls per second:
+# one per 400 ms tick, whatever the number of workers (the figure
+# t/050-slot-tracking.t used to measure).  Loopback only; stops what it
+# starts.
 #
 #   tools/bench/poll_cost.sh [seconds]      (default 10 s per measurement)
 set -euo pipefail
@@ -43,10 +46,11 @@ LUA
 sim_pid=$!
 for _ in $(seq 50); do curl -s -o /dev/null "127.0.0.1:$sim_port/_sim/stats" && break; sleep 0.1; done
 
-stat() {  # poller_total and the poller's getSlot count
+stat() {  # poller_total and the poller's getSlot and getHealth counts
     curl -s "127.0.0.1:$sim_port/_sim/stats" | perl -MJSON::PP -e '
         my $s = decode_json(join "", <STDIN>);
-        printf "%d %d\n", $s->{poller_total}, $s->{poller_calls}{getSlot} // 0'
+        printf "%d %d %d\n", $s->{poller_total}, $s->{poller_calls}{getSlot} // 0,
+            $s->{poller_calls}{getHealth} // 0'
 }
 
 measure() {  # workers traffic(0|1) -> "total/s getSlot/s"
@@ -80,17 +84,18 @@ CONF
         sleep "$secs"
     fi
     local end=$(date +%s.%N)
-    read -r total getslot < <(stat)
+    read -r total getslot gethealth < <(stat)
     kill -QUIT "$(cat "$work/logs/nginx.pid")"
     while [ -f "$work/logs/nginx.pid" ]; do sleep 0.1; done
-    perl -e 'printf "%.2f %.2f\n", $ARGV[0] / ($ARGV[2] - $ARGV[3]), $ARGV[1] / ($ARGV[2] - $ARGV[3])' \
-        "$total" "$getslot" "$end" "$start"
+    perl -e 'my $t = $ARGV[3] - $ARGV[4]; printf "%.2f %.2f %.2f\n", $ARGV[0] / $t, $ARGV[1] / $t, $ARGV[2] / $t' \
+        "$total" "$getslot" "$gethealth" "$end" "$start"
 }
 
-printf '%-8s %-8s %12s %16s\n' workers traffic "polls/s" "getSlot polls/s"
+printf '%-8s %-8s %12s %16s %18s\n' workers traffic "polls/s" "getSlot polls/s" "getHealth polls/s"
 for workers in 1 4; do
     for traffic in 0 1; do
-        read -r rate getslot < <(measure "$workers" "$traffic")
-        printf '%-8s %-8s %12s %16s\n' "$workers" "$([ "$traffic" = 1 ] && echo envelope || echo idle)" "$rate" "$getslot"
+        read -r rate getslot gethealth < <(measure "$workers" "$traffic")
+        printf '%-8s %-8s %12s %16s %18s\n' "$workers" "$([ "$traffic" = 1 ] && echo envelope || echo idle)" \
+            "$rate" "$getslot" "$gethealth"
     done
 done

@@ -185,8 +185,9 @@ if (open my $fh, '<', "$work/poll_cost.txt") {
         print "  $_" for @lines;
     }
     for (@lines) {
-        next unless /^(\d+)\s+(\S+)\s+([\d.]+)\s+([\d.]+)/;
-        push @poll, { workers => 0 + $1, traffic => $2, polls_per_s => 0 + $3, getslot_polls_per_s => 0 + $4 };
+        next unless /^(\d+)\s+(\S+)\s+([\d.]+)\s+([\d.]+)(?:\s+([\d.]+))?/;
+        push @poll, { workers => 0 + $1, traffic => $2, polls_per_s => 0 + $3, getslot_polls_per_s => 0 + $4,
+                      (defined $5 ? (gethealth_polls_per_s => 0 + $5) : ()) };
     }
 }
 
@@ -274,6 +275,17 @@ if (@poll) {
                 || abs($four->{polls_per_s} - $one->{polls_per_s}) <= 1.0;
         target("6 poll cost ($traffic): polls/s with 4 workers = 1 worker (+-15%)", $ratio, 'within', 0.15,
                sprintf('%.2f vs %.2f polls/s, ', $four->{polls_per_s}, $one->{polls_per_s}) . '%.3fx', $pass ? 1 : 0);
+    }
+    # getHealth goes out once per 400 ms tick, and 4 workers poll a node as
+    # often as 1 does (the bounds t/050-slot-tracking.t used to assert)
+    my ($one) = grep { $_->{workers} == 1 && $_->{traffic} eq 'idle' } @poll;
+    my ($four) = grep { $_->{workers} == 4 && $_->{traffic} eq 'idle' } @poll;
+    if ($one && $four && defined $one->{gethealth_polls_per_s} && defined $four->{gethealth_polls_per_s}) {
+        my ($g1, $g4) = ($one->{gethealth_polls_per_s}, $four->{gethealth_polls_per_s});
+        target('6 poll cost (idle): getHealth once per 400 ms tick (1.5-2.75/s)', $g1, 'within', 0,
+               '%.2f getHealth/s', ($g1 > 1.5 && $g1 <= 2.75) ? 1 : 0);
+        target('6 poll cost (idle): getHealth, 4 workers <= 1.25x 1 worker + 0.3/s', $g4, '<=', $g1 * 1.25 + 0.3,
+               sprintf('%%.2f vs %.2f getHealth/s', $g1));
     }
 }
 

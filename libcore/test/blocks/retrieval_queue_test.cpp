@@ -5,7 +5,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -530,9 +529,11 @@ TEST(RetrievalQueue, DeadLockHolderDoesNotWedgeOthers) {
     alarm(0);
 }
 
-// A full queue of 10000 blocks from 200 keys, 1-3 waiters each; times a
-// request for the block retrieved last (the longest replay).
-TEST(RetrievalQueue, PositionCostOnFullQueue) {
+// A full queue of 10000 blocks from 200 keys, 1-3 waiters each: the block
+// retrieved last is far down the queue, and asking for it again keeps its
+// place. (The cost of that request, the longest replay, is measured by
+// tools/bench/core_bench: queue.)
+TEST(RetrievalQueue, PositionOnFullQueue) {
     Queue queue;
     auto* q = queue.get();
     std::map<uint32_t, uint32_t> rep;
@@ -556,16 +557,10 @@ TEST(RetrievalQueue, PositionCostOnFullQueue) {
     for (uint32_t i = 0; i < q->used; ++i) {
         if (q->slot[i] == worst_slot) key = q->entries[i].waiters[0];
     }
-    const int kRuns = 50;
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < kRuns; ++i) Ask(q, key, worst_slot, 0, fn);
-    auto t1 = std::chrono::steady_clock::now();
-    double us =
-        std::chrono::duration<double, std::micro>(t1 - t0).count() / kRuns;
-    std::printf("RequestBlock, 10000 queued, position %u: %.0f us\n", worst,
-                us);
     EXPECT_GT(worst, 9000u);
-    EXPECT_LT(us, 50000.0);  // generous: sanitizers and -O0 builds
+    QueueAnswer again = Ask(q, key, worst_slot, 0, fn);
+    EXPECT_EQ(again.outcome, QueueOutcome::kQueued);
+    EXPECT_EQ(again.position, worst);
 }
 
 }  // namespace

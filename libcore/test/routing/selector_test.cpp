@@ -1,7 +1,7 @@
 // use-upstream selectors: grammar, matching by id and tag, errors, globs.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
-#include <chrono>
 #include <string>
 #include <vector>
 
@@ -292,20 +292,23 @@ TEST(Glob, Stars) {
     EXPECT_FALSE(GlobMatch("*-*-*", "a-b"));
 }
 
-TEST(Glob, PathologicalPatternIsFast) {
+// How long these take is measured by tools/bench/core_bench (glob); here
+// only the answers. The alarm is a bound, not a measurement: a matcher
+// that backtracks exponentially would never return, and the run fails
+// instead of hanging.
+TEST(Glob, PathologicalPatterns) {
     std::string text(100000, 'a');
     std::string pattern;
     for (int i = 0; i < 50; i++) pattern += "a*";
     pattern += "b";
-    auto start = std::chrono::steady_clock::now();
+    alarm(60);
     EXPECT_FALSE(GlobMatch(pattern, text));
     EXPECT_FALSE(GlobMatch("a*a*a*a*a*a*a*a*b", text));
     EXPECT_TRUE(GlobMatch(pattern.substr(0, pattern.size() - 1), text));
     std::string hard = text + "b";
     EXPECT_TRUE(GlobMatch(pattern, hard));
     EXPECT_FALSE(GlobMatch("*aaaaaaaaab*aaaaaaaaab", text));
-    auto elapsed = std::chrono::steady_clock::now() - start;
-    EXPECT_LT(elapsed, std::chrono::seconds(1));
+    alarm(0);
 }
 
 TEST(SelectorSimple, SpecExamples) {

@@ -218,14 +218,19 @@ sub nginx_start {
 sub nginx_stop { Test::Nginx::Util::stop_nginx() }
 
 # gateway_start($name, $http_config, $config, port => N, %build_conf_opts)
-#   A second nginx (say, another region's gateway) in t/servroot-$name, on
-#   its own port, next to the one nginx_start runs. Stopped by
-#   gateway_stop($port) or at exit. Returns its pid; dies if it fails.
+#   A second nginx (say, another region's gateway) in t/servroot-$name (or
+#   servroot => DIR), on its own port, next to the one nginx_start runs.
+#   Stopped by gateway_stop($port) or at exit. Returns its pid; dies if it
+#   fails.
 sub gateway_start {
     my ($name, $http_config, $config, %o) = @_;
     my $port = $o{port} or die "gateway_start: port required\n";
-    local $ENV{TEST_NGINX_SERVROOT} =
-        File::Spec->catdir(Test::Nginx::Util::t_dir(), "servroot-$name");
+    local $ENV{TEST_NGINX_SERVROOT} = delete $o{servroot}
+        || File::Spec->catdir(Test::Nginx::Util::t_dir(), "servroot-$name");
+    # its own html/ too, not the main servroot's (which would then hold
+    # only html/ and not look like a servroot any more)
+    local $ENV{TEST_NGINX_HTML_DIR} =
+        File::Spec->catdir($ENV{TEST_NGINX_SERVROOT}, 'html');
     my %conf = (%o, http_config => $http_config, config => $config);
     for my $k (qw(http_config config main_config)) {
         $conf{$k} = Test::Nginx::Util::expand_env_or_die(

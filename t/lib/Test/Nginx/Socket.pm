@@ -9,6 +9,7 @@ use Test::Base;    # imports blocks, plan, is, like, ... into this package
 use Test::More ();
 use Time::HiRes ();
 use Test::Nginx::Util qw(expand_env start_nginx stop_nginx read_error_log http_request);
+use Scalar::Util ();
 
 our $VERSION = '0.01';
 
@@ -18,6 +19,8 @@ our @EXPORT = (
        add_block_preprocessor master_on master_off workers log_level
        env_to_nginx server_port html_dir servroot
        http_post http_get
+       wait_for wait_until wait_timeout step deferred
+       nginx_reload nginx_restart nginx_workers
     ),
     # Test::Base (includes Test::More's ok is isnt like unlike is_deeply
     # cmp_ok skip todo_skip pass fail eq_array eq_hash eq_set plan can_ok
@@ -104,6 +107,108 @@ sub add_block_preprocessor { push @BlockPreprocessors, @_ }
 *servroot    = \&Test::Nginx::Util::servroot;
 *http_post   = \&Test::Nginx::Util::http_post;
 *http_get    = \&Test::Nginx::Util::http_get;
+*nginx_workers = \&Test::Nginx::Util::nginx_workers;
+
+# ---------------------------------------------------------------------------
+# waiting for a condition (never for a fixed time)
+# ---------------------------------------------------------------------------
+
+our $PollInterval = 0.02;    # seconds between two looks at a condition
+
+# The default bound of wait_for, wait_until, the wait_for section and the
+# polling of error_log: $TEST_NGINX_WAIT_TIMEOUT, else 5 s; a block's
+# wait_timeout section overrides it while that block runs.
+our $BlockWaitTimeout;
+sub wait_timeout {
+    return $BlockWaitTimeout if defined $BlockWaitTimeout;
+    my $e = $ENV{TEST_NGINX_WAIT_TIMEOUT};
+    return defined $e && $e =~ /^\s*([\d.]+)\s*$/ && $1 > 0 ? $1 + 0 : 5;
+}
+
+# _poll($cond, $timeout) -> ($value, $last_error): calls $cond until it
+# returns true or $timeout seconds have passed; a $cond that dies counts as
+# false (its message is kept for the diagnostics). The last call is made
+# at or after the deadline, so a slow $cond still gets a last look.
+sub _poll {
+    my ($cond, $timeout, $interval) = @_;
+    $interval = $PollInterval unless defined $interval && $interval > 0;
+    my $deadline = Time::HiRes::time() + $timeout;
+    my $err;
+    while (1) {
+        my $v = eval { local $SIG{__DIE__}; $cond->() };
+        if ($@) { $err = $@; chomp $err } else { undef $err }
+        return ($v, undef) if $v;
+        return (undef, $err) if Time::HiRes::time() >= $deadline;
+        Time::HiRes::sleep($interval);
+    }
+}
+
+sub _fmt_secs { my $s = sprintf '%.2f', $_[0]; $s =~ s/\.?0+$//; $s }
+
+# wait_for($description, $cond, $timeout, $interval): one test. Polls
+# $cond (every $interval seconds, default 20 ms) until it is true, for at
+# most $timeout seconds (default wait_timeout()); passes if it became
+# true, fails with "not true within N s" otherwise. Returns $cond's true
+# value, or undef.
+sub wait_for {
+    my ($desc, $cond, $timeout, $interval) = @_;
+    die "wait_for: a CODE ref is required\n" unless ref $cond eq 'CODE';
+    $timeout = wait_timeout() unless defined $timeout;
+    my ($v, $err) = _poll($cond, $timeout, $interval);
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    if ($v) {
+        Test::More::pass($desc);
+        return $v;
+    }
+    Test::More::fail("$desc (not true within " . _fmt_secs($timeout) . ' s)');
+    Test::More::diag("last error: $err") if defined $err;
+    return undef;
+}
+
+# wait_until($cond, $timeout, $description, $interval): a precondition,
+# not a check. Polls like wait_for; returns $cond's true value and records
+# nothing when it becomes true; on timeout records a failing test
+# ("$description: not true within N s") and returns undef.
+sub wait_until {
+    my ($cond, $timeout, $desc, $interval) = @_;
+    die "wait_until: a CODE ref is required\n" unless ref $cond eq 'CODE';
+    $timeout = wait_timeout() unless defined $timeout;
+    my ($v, $err) = _poll($cond, $timeout, $interval);
+    return $v if $v;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    Test::More::fail((defined $desc ? $desc : 'wait_until')
+        . ': not true within ' . _fmt_secs($timeout) . ' s');
+    Test::More::diag("last error: $err") if defined $err;
+    return undef;
+}
+
+# step { ... }: the code itself; a CODE ref in a request eval list is a
+# step run between the requests (this only reads better).
+sub step(&) { return $_[0] }
+
+# deferred { ... }: a request of a request eval list that is built when it
+# is sent (after the steps and requests before it), from the string the
+# block returns ("METHOD URI\nbody", sent exactly as given).
+sub deferred(&) {
+    return bless { code => $_[0] }, 'Test::Nginx::Socket::Deferred';
+}
+
+# nginx_reload(): SIGHUP to the running nginx's master. Returns at once.
+sub nginx_reload {
+    Test::Nginx::Util::reload_nginx()
+        or die "nginx_reload: no nginx master to signal\n";
+    return 1;
+}
+
+# nginx_restart(kill => 0|1): stops this block's nginx (gracefully, or by
+# SIGKILL to the master and all workers) and starts it again on the same
+# servroot and nginx.conf, keeping every file. Dies if it does not come up.
+sub nginx_restart {
+    my %a = @_;
+    my $res = Test::Nginx::Util::restart_nginx(%a);
+    die "nginx_restart: $res->{error}\n" . ($res->{diag} || '') unless $res->{ok};
+    return $res->{pid};
+}
 
 # ---------------------------------------------------------------------------
 # helpers
@@ -233,6 +338,7 @@ sub _build_requests {
         my $raw = _val($block, 'raw_request');
         my @list = ref $raw eq 'ARRAY' ? @$raw : ($raw);
         for my $r (@list) {
+            if (ref $r eq 'CODE') { push @reqs, { step => $r }; next }
             my ($t, $err) = expand_env($r);
             die "raw_request: $err\n" if $err;
             push @reqs, { raw => $t };
@@ -246,30 +352,43 @@ sub _build_requests {
     my @list = ref $req eq 'ARRAY' ? @$req : ($req);
     my $i = 0;
     for my $r (@list) {
-        die "request: empty request\n" unless defined $r && $r =~ /\S/;
-        my ($t, $err) = expand_env($r);
-        die "request: $err\n" if $err;
-        $t =~ s/\A\s+//;
-        my ($first, $body) = split /\r?\n/, $t, 2;
-        my ($method, $uri, $proto) = split ' ', $first;
-        die "request: bad request line '$first'\n" unless defined $uri;
-        if (defined $body) {
-            # a literal section ends with the newline that terminates its last
-            # line; that one is not part of the body (an eval'd string is
-            # sent exactly as given)
-            $body =~ s/\n\z// unless $is_eval;
-            $body = undef unless length $body;
+        # a CODE ref in the list is a step, run between the requests
+        if (ref $r eq 'CODE') { push @reqs, { step => $r }; next }
+        # deferred { ... }: a request built when it is sent
+        if (ref $r eq 'Test::Nginx::Socket::Deferred') {
+            push @reqs, { deferred => $r->{code}, headers => $hdrs_for->($i) };
+            $i++;
+            next;
         }
-        push @reqs, {
-            method   => $method,
-            uri      => $uri,
-            protocol => $proto || 'HTTP/1.1',
-            headers  => $hdrs_for->($i),
-            body     => $body,
-        };
+        die "request: empty request\n" unless defined $r && !ref $r && $r =~ /\S/;
+        push @reqs, { %{ _parse_request($r, $is_eval) }, headers => $hdrs_for->($i) };
         $i++;
     }
     return @reqs;
+}
+
+# "METHOD URI [PROTOCOL]\nbody" -> { method, uri, protocol, body }
+sub _parse_request {
+    my ($r, $is_eval) = @_;
+    my ($t, $err) = expand_env($r);
+    die "request: $err\n" if $err;
+    $t =~ s/\A\s+//;
+    my ($first, $body) = split /\r?\n/, $t, 2;
+    my ($method, $uri, $proto) = split ' ', $first;
+    die "request: bad request line '$first'\n" unless defined $uri;
+    if (defined $body) {
+        # a literal section ends with the newline that terminates its last
+        # line; that one is not part of the body (an eval'd string is
+        # sent exactly as given)
+        $body =~ s/\n\z// unless $is_eval;
+        $body = undef unless length $body;
+    }
+    return {
+        method   => $method,
+        uri      => $uri,
+        protocol => $proto || 'HTTP/1.1',
+        body     => $body,
+    };
 }
 
 sub _user_files {
@@ -415,6 +534,21 @@ sub _check_logs {
     }
 }
 
+# _wait_log($read, \@patterns, $timeout) -> the log text: calls $read
+# until every pattern matches (or $timeout seconds have passed), so that
+# lines logged just after the last response are not missed; without
+# patterns, reads once.
+sub _wait_log {
+    my ($read, $pats, $timeout) = @_;
+    my $log = $read->();
+    return $log unless @$pats;
+    _poll(sub {
+        $log = $read->();
+        return !grep { !_match_pat($log, $_) } @$pats;
+    }, $timeout);
+    return $log;
+}
+
 sub _check_grep_error_log {
     my ($block, $log, $tname) = @_;
     return unless exists $block->{grep_error_log} && exists $block->{grep_error_log_out};
@@ -461,6 +595,55 @@ sub run_tests {
     stop_nginx();
 }
 
+# Perl code of a section: a CODE ref (via eval) is called, text is compiled
+# in package main (no strict) as the body of a sub; either gets @args.
+# Dies with the error.
+sub _run_code {
+    my ($block, $section, @args) = @_;
+    my $code = _val($block, $section);
+    return unless defined $code;
+    if (ref $code eq 'CODE') {
+        $code->(@args);
+        return;
+    }
+    return if ref $code || $code !~ /\S/;
+    my $sub = eval "package main; no strict; sub { $code\n}";
+    die "does not compile: $@" unless $sub;
+    $sub->(@args);
+}
+
+# The conditions of a wait_for section, as [description, CODE, timeout].
+# A literal section is one Perl expression; via eval: a CODE ref,
+# [description, CODE, timeout?, interval?], or an ARRAY of either.
+sub _wait_conditions {
+    my ($block) = @_;
+    return () unless exists $block->{wait_for};
+    my $v = _val($block, 'wait_for');
+    return () unless defined $v;
+    my $one = sub {
+        my ($c) = @_;
+        return ['condition', $c] if ref $c eq 'CODE';
+        if (ref $c eq 'ARRAY' && !ref $c->[0] && ref $c->[1] eq 'CODE') {
+            return [@$c];
+        }
+        die "wait_for: expected a CODE ref or [description, CODE, timeout], got "
+            . (ref $c || "'$c'") . "\n";
+    };
+    if (!ref $v) {
+        return () unless $v =~ /\S/;
+        my $expr = $v;
+        $expr =~ s/^\s+|\s+$//g;
+        my $sub = eval "package main; no strict; sub { $expr\n}";
+        die "wait_for: does not compile: $@" unless $sub;
+        (my $desc = $expr) =~ s/\s+/ /g;
+        return ([$desc, $sub]);
+    }
+    if (ref $v eq 'ARRAY' && (!@$v || ref $v->[0])) {
+        return map { $one->($_) } @$v;
+    }
+    return ($one->($v));
+}
+
 sub _run_block {
     my ($block, $rep) = @_;
     my $tname = $block->name;
@@ -471,6 +654,17 @@ sub _run_block {
         Test::More::fail("$tname - $msg");
         Test::More::diag($diag) if defined $diag && length $diag;
     };
+
+    # a fixed sleep is never the way to wait for something
+    if (exists $block->{wait}) {
+        $fail_block->('--- wait is not supported: it sleeps a fixed time.'
+            . ' error_log is polled (up to wait_timeout); use wait_for for other conditions');
+        return;
+    }
+
+    my $wt = _val($block, 'wait_timeout');
+    local $BlockWaitTimeout =
+        defined $wt && !ref $wt && $wt =~ /^\s*([\d.]+)\s*$/ && $1 > 0 ? $1 + 0 : undef;
 
     # --- configuration
     my %conf;
@@ -485,10 +679,21 @@ sub _run_block {
     $ll = $LogLevel unless defined $ll && $ll =~ /\S/;
     $ll =~ s/^\s+|\s+$//g;
 
-    my (@reqs, $files);
+    my ($master, $workers) = ($MasterProcess, $Workers);
+    if (exists $block->{workers}) {
+        my $w = _val($block, 'workers');
+        unless (defined $w && $w =~ /^\s*(\d+)\s*$/ && $1 > 0) {
+            $fail_block->("workers: expected a number of worker processes");
+            return;
+        }
+        ($master, $workers) = (1, $1);
+    }
+
+    my (@reqs, $files, @conds);
     eval {
         @reqs = _build_requests($block);
         $files = _user_files($block);
+        @conds = _wait_conditions($block);
         1;
     } or do {
         my $e = $@; chomp $e;
@@ -501,14 +706,21 @@ sub _run_block {
     my $res = start_nginx(
         %conf,
         log_level        => $ll,
-        master           => $MasterProcess,
-        workers          => $Workers,
+        master           => $master,
+        workers          => $workers,
         no_root_location => $NoRootLocation,
         env              => [@EnvToNginx],
         user_files       => $files,
+        (exists $block->{setup}
+            ? (before_exec => sub { _run_code($block, 'setup') }) : ()),
     );
     if ($ENV{TEST_NGINX_VERBOSE}) {
         Test::More::diag("$tname: nginx.conf:\n" . ($res->{conf} || ''));
+    }
+    if ($res->{setup_failed}) {
+        (my $e = $res->{error}) =~ s/^setup failed: //;
+        $fail_block->("--- setup failed: $e");
+        return;
     }
 
     if ($must_die) {
@@ -532,48 +744,74 @@ sub _run_block {
 
     # --- init
     if (exists $block->{init}) {
-        my $code = _val($block, 'init');
-        if (defined $code && !ref $code && $code =~ /\S/) {
-            my $ok = eval "package main; no strict; $code; 1";
-            unless ($ok) {
-                my $e = $@; chomp $e;
-                $fail_block->("--- init failed: $e");
-                stop_nginx();
-                return;
-            }
-        } elsif (ref $code eq 'CODE') {
-            unless (eval { $code->(); 1 }) {
-                my $e = $@; chomp $e;
-                $fail_block->("--- init failed: $e");
-                stop_nginx();
-                return;
-            }
+        unless (eval { _run_code($block, 'init'); 1 }) {
+            my $e = $@; chomp $e;
+            $fail_block->("--- init failed: $e");
+            stop_nginx();
+            return;
         }
     }
 
-    # --- requests
+    # --- wait_for: one test per condition
+    for my $c (@conds) {
+        my ($desc, $cond, $timeout, $interval) = @$c;
+        wait_for("$tname - wait_for: $desc", $cond, $timeout, $interval);
+    }
+
+    # --- requests, and the steps between them
     my $timeout = _val($block, 'timeout');
     $timeout = $ENV{TEST_NGINX_TIMEOUT} || 10
         unless defined $timeout && $timeout =~ /^\s*[\d.]+\s*$/;
     $timeout += 0;
-    my $nreq = @reqs;
-    for my $i (0 .. $#reqs) {
-        my $r = $reqs[$i];
+    my $nreq = grep { !$_->{step} } @reqs;
+    my ($i, @responses) = (0);
+    for my $r (@reqs) {
+        if ($r->{step}) {
+            unless (eval { $r->{step}->(); 1 }) {
+                my $e = $@; chomp $e;
+                $fail_block->("step before req $i failed: $e");
+                stop_nginx();
+                return;
+            }
+            next;
+        }
+        if ($r->{deferred}) {
+            my $built = eval {
+                my $text = $r->{deferred}->();
+                die "deferred request: the block returned no request\n"
+                    unless defined $text && !ref $text && $text =~ /\S/;
+                +{ %{ _parse_request($text, 1) }, headers => $r->{headers} };
+            };
+            unless ($built) {
+                my $e = $@; chomp $e;
+                $fail_block->("req $i: $e");
+                stop_nginx();
+                return;
+            }
+            $r = $built;
+        }
         my $resp = http_request(
             %$r,
             port           => server_port(),
             timeout        => $timeout,
             until_complete => defined $r->{raw} ? 1 : 0,
         );
+        push @responses, $resp;
         _check_response($block, $resp, $i, $nreq, $tname);
+        $i++;
     }
 
-    # --- wait, then the error log
-    my $wait = _val($block, 'wait');
-    if (defined $wait && $wait =~ /^\s*([\d.]+)\s*$/ && $1 > 0) {
-        Time::HiRes::sleep($1);
+    # --- check: Perl checks with the responses
+    if (exists $block->{check}) {
+        unless (eval { _run_code($block, 'check', @responses); 1 }) {
+            my $e = $@; chomp $e;
+            $fail_block->("--- check died: $e");
+        }
     }
-    my $log = read_error_log();
+
+    # --- the error log: polled until every error_log pattern matches
+    my $log = _wait_log(\&read_error_log, [_patterns($block, 'error_log')],
+                        wait_timeout());
     _check_logs($block, $log, $tname);
     _check_grep_error_log($block, $log, $tname);
 
@@ -583,6 +821,14 @@ sub _run_block {
         my $slog = read_error_log($len);
         _check_logs($block, $slog, $tname, 'error.log (shutdown)',
             'shutdown_error_log', 'no_shutdown_error_log');
+    }
+
+    # --- shutdown_check: Perl checks once nginx has stopped
+    if (exists $block->{shutdown_check}) {
+        unless (eval { _run_code($block, 'shutdown_check', @responses); 1 }) {
+            my $e = $@; chomp $e;
+            $fail_block->("--- shutdown_check died: $e");
+        }
     }
 }
 

@@ -26,6 +26,7 @@ our @EXPORT_OK = qw(
     expand_env expand_env_or_die
     build_conf write_conf prepare_servroot
     start_nginx stop_nginx stop_all_nginx nginx_running nginx_pid
+    nginx_workers kill_nginx restart_nginx reload_nginx
     read_error_log error_log_path read_file_tail
     port_accepts wait_port_accepts wait_port_free
     http_request http_post http_get parse_http_response decode_chunked
@@ -396,6 +397,8 @@ sub _terminate {
 
 # start_nginx(%o): builds servroot + conf and starts nginx.
 #   o = build_conf options + user_files + start_timeout
+#       + before_exec => CODE (run once the servroot and nginx.conf exist,
+#         just before nginx is started; if it dies, nginx is not started)
 # Returns hashref: { ok => 0|1, error => "...", stderr => "...",
 #                    diag => "...", conf => "..." }
 sub start_nginx {
@@ -427,6 +430,22 @@ sub start_nginx {
     }
     $res->{conf} = _read_file($conf_path);
 
+    if ($o{before_exec}) {
+        unless (eval { $o{before_exec}->(); 1 }) {
+            my $e = $@; chomp $e;
+            $res->{error} = "setup failed: $e";
+            $res->{diag} = $res->{error} . "\n";
+            $res->{setup_failed} = 1;
+            return $res;
+        }
+    }
+    return _launch($root, $port, $res, $o{start_timeout} || 5);
+}
+
+# Starts nginx on the servroot as it is (conf/nginx.conf already written)
+# and waits for the pid file and the port. Fills and returns $res.
+sub _launch {
+    my ($root, $port, $res, $timeout) = @_;
     my $bin = nginx_binary();
     if (!-x $bin) {
         $res->{error} = "nginx binary '$bin' not found or not executable (set TEST_NGINX_BINARY)";
@@ -451,7 +470,6 @@ sub start_nginx {
         POSIX::_exit(127);
     }
 
-    my $timeout = $o{start_timeout} || 5;
     my $deadline = Time::HiRes::time() + $timeout + 5;
     my $status;
     while (1) {
@@ -494,7 +512,8 @@ sub start_nginx {
     if (!$pid) {
         return $fail->("nginx started but wrote no pid file within ${timeout}s");
     }
-    $Running = { pid => $pid, port => $port, servroot => $root };
+    $Running = { pid => $pid, port => $port, servroot => $root,
+                 start_timeout => $timeout };
 
     my $alive = sub { process_alive($pid) };
     unless (wait_port_accepts($port, $timeout, $alive)) {
@@ -520,6 +539,50 @@ sub stop_nginx {
 }
 
 sub stop_all_nginx { stop_nginx() }
+
+# nginx_workers(): the pids of the running nginx's worker processes (the
+# children of its master; empty without a master process).
+sub nginx_workers {
+    my $r = $Running or return ();
+    return grep { process_alive($_) } _children_of($r->{pid});
+}
+
+# kill_nginx(): SIGKILL to the master and every worker at once, as a crash
+# or `kill -9` would do; waits (bounded) until all are gone and the port is
+# free. The servroot stays as it is (the pid file too).
+sub kill_nginx {
+    my $r = $Running or return 1;
+    undef $Running;
+    my @pids = ($r->{pid}, _children_of($r->{pid}));
+    kill 'KILL', @pids;
+    _wait_dead(5, @pids) or return 0;
+    return wait_port_free($r->{port}, 5);
+}
+
+# restart_nginx(kill => 0|1): stops the running nginx (gracefully, or with
+# kill_nginx) and starts it again on the same servroot and nginx.conf:
+# nothing is wiped, logs/error.log goes on. Returns the start_nginx result.
+sub restart_nginx {
+    my %a = @_;
+    my $r = $Running or return { ok => 0, error => 'restart_nginx: no nginx is running' };
+    my ($root, $port, $timeout) = @$r{qw(servroot port start_timeout)};
+    my $gone = $a{kill} ? kill_nginx() : stop_nginx();
+    my $res = { ok => 0, stderr => '', port => $port };
+    unless ($gone) {
+        $res->{error} = "restart_nginx: the old nginx did not go away";
+        $res->{diag} = $res->{error} . "\n";
+        return $res;
+    }
+    unlink File::Spec->catfile($root, 'logs', 'nginx.pid');
+    return _launch($root, $port, $res, $timeout || 5);
+}
+
+# reload_nginx(): SIGHUP to the master (needs a master process). Returns
+# at once, as `nginx -s reload` does; old workers finish in the background.
+sub reload_nginx {
+    my $r = $Running or return 0;
+    return kill 'HUP', $r->{pid};
+}
 
 # ---------------------------------------------------------------------------
 # HTTP client

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# libcore timings and figures (tools/bench/core_bench.cpp): compiles the
+# benchmark against the libcore objects `make all` left in build/libcore
+# and runs it.  Writes build/bench/core_bench.json.
+#
+#   tools/bench/core_bench.sh [glob|queue|poller_stop|receipts|scanner ...]
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=$root/build/bench
+bin=$out/core_bench
+mapfile -t objs < <(find "$root/build/libcore" -name '*.o' | sort)
+[ "${#objs[@]}" -gt 0 ] || { echo "core_bench: no objects in build/libcore: run make all first" >&2; exit 1; }
+mkdir -p "$out"
+src=$root/tools/bench/core_bench.cpp
+if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ -n "$(find "$root/build/libcore" -name '*.o' -newer "$bin" | head -1)" ]; then
+    ${CXX:-g++} -std=c++17 -O2 -g -Wall -Wextra -Werror \
+        -I"$root/libcore/include" -I"$root/libcore/src" \
+        -o "$bin" "$src" "${objs[@]}" \
+        -lyajl -luv -lcurl -lcrypto -llmdb -lpthread
+fi
+echo "libcore figures (tools/bench/core_bench.cpp; the workloads of the libcore tests named there)"
+CORE_BENCH_JSON=$out/core_bench.json "$bin" "$@"
