@@ -9,11 +9,15 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$root/build/bench
 bin=$out/core_bench
-mapfile -t objs < <(find "$root/build/libcore" -name '*.o' | sort)
-[ "${#objs[@]}" -gt 0 ] || { echo "core_bench: no objects in build/libcore: run make all first" >&2; exit 1; }
+# the objects of today's sources (a renamed source leaves a stale object)
+mapfile -t objs < <(cd "$root/libcore/src" && for f in */*.cpp; do
+    echo "$root/build/libcore/${f%.cpp}.o"; done)
+for o in "${objs[@]}"; do
+    [ -f "$o" ] || { echo "core_bench: $o missing: run make all first" >&2; exit 1; }
+done
 mkdir -p "$out"
 src=$root/tools/bench/core_bench.cpp
-if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ -n "$(find "$root/build/libcore" -name '*.o' -newer "$bin" | head -1)" ]; then
+if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ -n "$(for o in "${objs[@]}"; do [ "$o" -nt "$bin" ] && echo "$o"; done | head -1)" ]; then
     ${CXX:-g++} -std=c++17 -O2 -g -Wall -Wextra -Werror \
         -I"$root/libcore/include" -I"$root/libcore/src" \
         -o "$bin" "$src" "${objs[@]}" \
