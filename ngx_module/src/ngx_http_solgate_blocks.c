@@ -9,16 +9,17 @@
 #include "ngx_http_solgate_module.h"
 
 
-static char *ngx_http_solgate_blocks_region(ngx_conf_t *cf,
-    ngx_command_t *cmd, void *conf);
+typedef int (*ngx_http_solgate_blocks_set_pt)(sg_blocks_t *blocks,
+    sg_str_t value, char *err, size_t err_size);
+
+static char *ngx_http_solgate_blocks_word(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
 static char *ngx_http_solgate_blocks_cache(ngx_conf_t *cf,
     ngx_command_t *cmd, void *conf);
 static char *ngx_http_solgate_blocks_state(ngx_conf_t *cf,
     ngx_command_t *cmd, void *conf);
 static char *ngx_http_solgate_blocks_peer(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
-static char *ngx_http_solgate_blocks_peer_token(ngx_conf_t *cf,
-    ngx_command_t *cmd, void *conf);
 static char *ngx_http_solgate_blocks_long_term(ngx_conf_t *cf,
     ngx_command_t *cmd, void *conf);
 static char *ngx_http_solgate_blocks_plan_define(ngx_conf_t *cf,
@@ -36,14 +37,21 @@ static ngx_int_t ngx_http_solgate_blocks_path(ngx_conf_t *cf,
 static void ngx_http_solgate_blocks_free_core(void *data);
 
 
+/* the libcore setter of each one-word directive, in cmd->post */
+static ngx_http_solgate_blocks_set_pt  ngx_http_solgate_set_region =
+    sg_blocks_set_region;
+static ngx_http_solgate_blocks_set_pt  ngx_http_solgate_set_peer_token =
+    sg_blocks_set_peer_token;
+
+
 static ngx_command_t  ngx_http_solgate_blocks_commands[] = {
 
     { ngx_string("region"),
       NGX_CONF_TAKE1,
-      ngx_http_solgate_blocks_region,
+      ngx_http_solgate_blocks_word,
       0,
-      0,
-      NULL },
+      NGX_CONF_UNSET_UINT,
+      &ngx_http_solgate_set_region },
 
     { ngx_string("cache"),
       NGX_CONF_TAKE12,
@@ -66,12 +74,13 @@ static ngx_command_t  ngx_http_solgate_blocks_commands[] = {
       0,
       NULL },
 
+    /* the module keeps the token: it sends it as $solgate_peer_token */
     { ngx_string("peer_token"),
       NGX_CONF_TAKE1,
-      ngx_http_solgate_blocks_peer_token,
+      ngx_http_solgate_blocks_word,
       0,
-      0,
-      NULL },
+      offsetof(ngx_http_solgate_blocks_t, peer_token),
+      &ngx_http_solgate_set_peer_token },
 
     { ngx_string("long_term_storage"),
       NGX_CONF_1MORE,
@@ -215,26 +224,32 @@ ngx_http_solgate_blocks_missing(ngx_conf_t *cf,
 }
 
 
+/*
+ * A one-word directive libcore checks and keeps (cmd->post: its setter);
+ * the module keeps a copy at cmd->offset, unless that is unset.
+ */
 static char *
-ngx_http_solgate_blocks_region(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf)
+ngx_http_solgate_blocks_word(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_solgate_blocks_t *blocks = conf;
 
-    int         rc;
-    char        err[NGX_HTTP_SOLGATE_ERR_SIZE];
-    ngx_str_t  *value;
+    int                              rc;
+    char                             err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    ngx_str_t                       *value;
+    ngx_http_solgate_blocks_set_pt  *set;
 
     value = cf->args->elts;
+    set = cmd->post;
 
-    rc = sg_blocks_set_region(blocks->core,
-                              ngx_http_solgate_sg_str(&value[1]), err,
-                              sizeof(err));
+    rc = (*set)(blocks->core, ngx_http_solgate_sg_str(&value[1]), err,
+                sizeof(err));
     if (rc != SG_OK) {
         return ngx_http_solgate_conf_failed(cf, rc, err);
     }
 
-    blocks->region = value[1];
+    if (cmd->offset != NGX_CONF_UNSET_UINT) {
+        *(ngx_str_t *) ((u_char *) blocks + cmd->offset) = value[1];
+    }
 
     return NGX_CONF_OK;
 }
@@ -353,32 +368,6 @@ ngx_http_solgate_blocks_peer(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     if (ngx_http_solgate_copy_info(cf, peer, &info) != NGX_OK) {
         return NGX_CONF_ERROR;
     }
-
-    return NGX_CONF_OK;
-}
-
-
-static char *
-ngx_http_solgate_blocks_peer_token(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf)
-{
-    ngx_http_solgate_blocks_t *blocks = conf;
-
-    int         rc;
-    char        err[NGX_HTTP_SOLGATE_ERR_SIZE];
-    ngx_str_t  *value;
-
-    value = cf->args->elts;
-
-    rc = sg_blocks_set_peer_token(blocks->core,
-                                  ngx_http_solgate_sg_str(&value[1]), err,
-                                  sizeof(err));
-    if (rc != SG_OK) {
-        return ngx_http_solgate_conf_failed(cf, rc, err);
-    }
-
-    /* sent as X-Solgate-Peer ($solgate_peer_token) when asking a region */
-    blocks->peer_token = value[1];
 
     return NGX_CONF_OK;
 }

@@ -69,7 +69,6 @@ typedef struct {
 struct ngx_http_solgate_blocks_s {
     ngx_str_t                    network_name;
     ngx_http_solgate_network_t  *network;
-    ngx_str_t                    region;      /* for the log */
     ngx_str_t                    cache_dir;   /* made by the master */
     ngx_str_t                    state_dir;
     ngx_str_t                    peer_token;  /* $solgate_peer_token */

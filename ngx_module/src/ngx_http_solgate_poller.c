@@ -28,7 +28,7 @@ static const char   *ngx_http_solgate_level_names[] = {
 ngx_int_t
 ngx_http_solgate_poller_start(ngx_cycle_t *cycle)
 {
-    char                           err[256];
+    char                           err[NGX_HTTP_SOLGATE_ERR_SIZE];
     ngx_http_solgate_main_conf_t  *smcf;
 
     /* never in the master, the cache manager or the cache loader */

@@ -44,6 +44,7 @@ using solgate::capi::Guard;
 using solgate::capi::RunReporting;
 using solgate::capi::ToStr;
 using solgate::capi::View;
+using solgate::capi::Views;
 
 // Fills *out from the call's decision; the strings stay owned by the call.
 void Export(sg_block_call_s* call, sg_blocks_decision_t* out) {
@@ -94,14 +95,6 @@ int Directive(sg_blocks_t* blocks, char* err, size_t err_size,
         }
         return step(*blocks->builder);
     });
-}
-
-std::vector<std::string_view> Views(const sg_str_t* args, size_t n) {
-    std::vector<std::string_view> out;
-    for (size_t i = 0; i < n; i++) {
-        out.push_back(View(args[i]));
-    }
-    return out;
 }
 
 bool Attached(const sg_blocks_t* blocks, std::string* error) {

@@ -17,15 +17,7 @@ using solgate::capi::Guard;
 using solgate::capi::RunReporting;
 using solgate::capi::ToStr;
 using solgate::capi::View;
-
-std::vector<std::string_view> Views(const sg_str_t* args, size_t n) {
-    std::vector<std::string_view> out;
-    out.reserve(n);
-    for (size_t i = 0; i < n; i++) {
-        out.push_back(View(args[i]));
-    }
-    return out;
-}
+using solgate::capi::Views;
 
 // A one-word setting of the network, checked and kept by `set`.
 int SetWord(sg_network_t* net, sg_str_t value, char* err, size_t err_size,

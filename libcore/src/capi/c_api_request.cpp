@@ -13,15 +13,9 @@
 namespace {
 
 using solgate::capi::Guard;
+using solgate::capi::Present;
 using solgate::capi::ToStr;
 using solgate::capi::View;
-
-std::optional<std::string_view> Source(int present, sg_str_t value) {
-    if (!present) {
-        return std::nullopt;
-    }
-    return View(value);
-}
 
 sg_route_t Answer(unsigned status, const std::string& body) {
     return sg_route_t{SG_ROUTE_ANSWER, status, ToStr(body)};
@@ -58,9 +52,9 @@ int sg_request_route(sg_request_t* req, const sg_network_t* net,
     }
     return Guard(SG_ERROR, [&] {
         solgate::SelectorSources from{
-            Source(sources->has_header, sources->header),
-            Source(sources->has_erpc_header, sources->erpc_header),
-            Source(sources->has_query, sources->query)};
+            Present(sources->has_header, sources->header),
+            Present(sources->has_erpc_header, sources->erpc_header),
+            Present(sources->has_query, sources->query)};
         solgate::RouteDecision decision =
             req->request.Route(net->network, from, now_ms);
         if (decision.forward) {

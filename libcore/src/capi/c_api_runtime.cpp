@@ -26,14 +26,8 @@ using solgate::Network;
 using solgate::capi::CopyError;
 using solgate::capi::Guard;
 using solgate::capi::ToText;
+using solgate::capi::Present;
 using solgate::capi::View;
-
-std::optional<std::string_view> Arg(int present, sg_str_t value) {
-    if (!present) {
-        return std::nullopt;
-    }
-    return View(value);
-}
 
 std::vector<const Network*> Networks(sg_network_t* const* nets, size_t n) {
     std::vector<const Network*> out;
@@ -131,9 +125,9 @@ int sg_admin_handle(sg_network_t* const* nets, size_t n,
         request.uri = View(req->uri);
         request.get = req->get != 0;
         request.post = req->post != 0;
-        request.network = Arg(req->has_network, req->network);
-        request.upstream = Arg(req->has_upstream, req->upstream);
-        request.reason = Arg(req->has_reason, req->reason);
+        request.network = Present(req->has_network, req->network);
+        request.upstream = Present(req->has_upstream, req->upstream);
+        request.reason = Present(req->has_reason, req->reason);
         solgate::AdminAnswer answer =
             solgate::HandleAdmin(Networks(nets, n), request, now_ms, wall_ms);
         if (ToText(answer.body, &out->body) != SG_OK ||

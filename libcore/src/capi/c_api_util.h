@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "solgate/solgate.h"
 
@@ -18,6 +19,24 @@ inline sg_str_t ToStr(std::string_view s) { return {s.data(), s.size()}; }
 inline std::string_view View(sg_str_t s) {
     return s.len && s.data ? std::string_view(s.data, s.len)
                            : std::string_view();
+}
+
+// The words of a directive, or the arguments of a call.
+inline std::vector<std::string_view> Views(const sg_str_t* args, size_t n) {
+    std::vector<std::string_view> out;
+    out.reserve(n);
+    for (size_t i = 0; i < n; i++) {
+        out.push_back(View(args[i]));
+    }
+    return out;
+}
+
+// A value the caller may not have (a header, a query argument).
+inline std::optional<std::string_view> Present(int present, sg_str_t value) {
+    if (!present) {
+        return std::nullopt;
+    }
+    return View(value);
 }
 
 // Copies as much of message as fits, NUL-terminated; err may be NULL.
