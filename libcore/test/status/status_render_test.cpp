@@ -2,7 +2,6 @@
 #include <yajl/yajl_tree.h>
 
 #include <initializer_list>
-#include <memory>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -11,39 +10,19 @@
 
 #include "support/fakes.h"
 #include "slots/state_poller.h"
+#include "status/status_fixtures.h"
 #include "status/status_render.h"
 
 namespace solgate {
 namespace {
 
+using testing::CordonByOperator;
+using testing::CordonByPollerForLag;
+using testing::kNowMono;
+using testing::kNowWall;
+using testing::Mainnet;
+using testing::NamedNetwork;
 using testing::TestNetwork;
-
-constexpr int64_t kNowMono = 5000000;
-constexpr int64_t kNowWall = 1700000000123;  // 2023-11-14T22:13:20.123Z
-
-// A network like TestNetwork, under a name of the test's choosing.
-struct NamedNetwork {
-    NamedNetwork(std::string name, size_t n, NetworkSettings settings = {})
-        : shared(std::make_unique<NetworkShared>()),
-          network(std::move(name), settings) {
-        for (size_t i = 0; i < n; i++) {
-            network.AddUpstream({"up-" + std::to_string(i),
-                                 {"http://10.0.1." + std::to_string(i) + "/",
-                                  "", "", ""}});
-        }
-        std::string error;
-        network.Bind(shared.get(), true, 0, &error);
-    }
-
-    std::unique_ptr<NetworkShared> shared;
-    Network network;
-};
-
-NetworkSettings Mainnet() {
-    NetworkSettings s;
-    s.cluster = SG_CLUSTER_MAINNET_BETA;
-    return s;
-}
 
 // A parsed JSON document, freed with the object.
 class Json {
@@ -104,21 +83,6 @@ yajl_val NetworkAt(const Json& json, size_t n) {
 
 yajl_val UpstreamAt(const Json& json, size_t n, size_t u) {
     return Index(At(NetworkAt(json, n), {"upstreams"}), u);
-}
-
-void CordonByPollerForLag(UpstreamRecord& slot, uint64_t lag, int64_t wall) {
-    slot.cordon_lag.store(lag);
-    ASSERT_TRUE(slot.SwapCordon(
-        CordonOwner::kNone,
-        {CordonOwner::kPoller, CordonCause::kShredLag, wall}));
-}
-
-void CordonByOperator(UpstreamRecord& slot, const std::string& note,
-                      int64_t wall) {
-    slot.cordon_note.Write(note);
-    ASSERT_TRUE(slot.SwapCordon(
-        CordonOwner::kNone,
-        {CordonOwner::kOperator, CordonCause::kOperator, wall}));
 }
 
 std::vector<std::string> Lines(const std::string& text) {
