@@ -9,6 +9,7 @@
 
 #include "support/fakes.h"
 #include "slots/state_poller.h"
+#include "status/state_blocks_json.h"
 #include "status/state_json.h"
 #include "status/status_fixtures.h"
 
@@ -316,6 +317,18 @@ TEST(StatusRenderState, SkipsUnboundNetworks) {
     Json empty(RenderState({}, kNowMono, kNowWall));
     ASSERT_NE(empty.root(), nullptr) << empty.error();
     EXPECT_EQ(At(empty.root(), {"networks"})->u.array.len, 0u);
+}
+
+TEST(StatusRenderState, UtcTimesToTheMillisecond) {
+    EXPECT_EQ(FormatUtc(0), "1970-01-01T00:00:00.000Z");
+    EXPECT_EQ(FormatUtc(kNowWall), "2023-11-14T22:13:20.123Z");
+    EXPECT_EQ(FormatUtc(-1), "1969-12-31T23:59:59.999Z");
+}
+
+TEST(StatusRenderState, KeysBeyondEightBytesAreMasked) {
+    EXPECT_EQ(MaskedKey(""), "");
+    EXPECT_EQ(MaskedKey("12345678"), "12345678");
+    EXPECT_EQ(MaskedKey("123456789"), "1234...6789");
 }
 
 }  // namespace
