@@ -14,7 +14,8 @@
 #include "runtime/poller_job.h"
 #include "solgate/solgate.h"
 #include "status/admin_api.h"
-#include "status/status_render.h"
+#include "status/metrics_text.h"
+#include "status/state_json.h"
 
 struct sg_poller_s {
     std::unique_ptr<solgate::PollerThread> thread;

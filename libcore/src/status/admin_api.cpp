@@ -1,7 +1,7 @@
 #include "status/admin_api.h"
 
 #include "json/json_writer.h"
-#include "status/status_render.h"
+#include "status/state_json.h"
 
 namespace solgate {
 namespace {

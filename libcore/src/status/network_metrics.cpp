@@ -1,0 +1,201 @@
+#include "status/network_metrics.h"
+
+#include <algorithm>
+#include <atomic>
+
+#include "slots/state_poller.h"
+#include "status/prometheus_text.h"
+#include "status/status_common.h"
+
+namespace solgate {
+namespace {
+
+// One sample per upstream: {network, upstream} = value(network, i).
+SampleWriter PerUpstream(uint64_t (*value)(const Network&, size_t)) {
+    return [value](std::string& out, std::string_view name,
+                   const Network& network, int64_t) {
+        for (size_t i = 0; i < network.size(); i++) {
+            AppendSample(out, name,
+                         {{"network", network.name()},
+                          {"upstream", network.upstream(i).id}},
+                         value(network, i));
+        }
+    };
+}
+
+// {network, upstream} = the upstream's view of one slot axis.
+template <SlotAxis axis>
+uint64_t UpstreamSlot(const Network& network, size_t i) {
+    return network.slots().View(i, axis);
+}
+
+// {network, upstream} = one counter of the upstream's record.
+template <std::atomic<uint64_t> UpstreamRecord::*counter>
+uint64_t RecordCounter(const Network& network, size_t i) {
+    return ReadCounter(network.record(i).*counter);
+}
+
+uint64_t HealthyValue(const Network& network, size_t i) {
+    return UpstreamHealthy(network, i) ? 1 : 0;
+}
+
+// One sample per upstream and poll method, from one counter array.
+SampleWriter PerPollMethod(
+    const std::atomic<uint64_t> (UpstreamRecord::*counts)[kPollMethodCount]) {
+    return [counts](std::string& out, std::string_view name,
+                    const Network& network, int64_t) {
+        for (size_t i = 0; i < network.size(); i++) {
+            const UpstreamRecord& record = network.record(i);
+            for (size_t m = 0; m < kPollMethodCount; m++) {
+                auto method = static_cast<PollMethod>(m);
+                AppendSample(out, name,
+                             {{"network", network.name()},
+                              {"upstream", network.upstream(i).id},
+                              {"method", PollMethodName(method)}},
+                             ReadCounter((record.*counts)[m]));
+            }
+        }
+    };
+}
+
+// Value 1 with the current reason when cordoned, else reason="" value 0.
+void AppendCordonedSamples(std::string& out, std::string_view name,
+                           const Network& network, int64_t) {
+    for (size_t i = 0; i < network.size(); i++) {
+        bool cordoned = network.Cordoned(i);
+        std::string reason = cordoned ? CordonReason(network, i) : std::string();
+        AppendSample(out, name,
+                     {{"network", network.name()},
+                      {"upstream", network.upstream(i).id},
+                      {"reason", reason}},
+                     cordoned ? 1 : 0);
+    }
+}
+
+// One sample per network: {network} = a counter of its shared table.
+SampleWriter PerNetwork(std::atomic<uint64_t> NetworkShared::*counter) {
+    return [counter](std::string& out, std::string_view name,
+                     const Network& network, int64_t) {
+        AppendSample(out, name, {{"network", network.name()}},
+                     ReadCounter(network.counters().*counter));
+    };
+}
+
+using LaneGauges = LaneAxisMemory::Gauges;
+
+// One sample per lane ("all" and the groups requests formed) and axis:
+// {network, lane, axis} = value(gauges).
+SampleWriter PerLaneAxis(std::string (*value)(const LaneGauges&, int64_t)) {
+    return [value](std::string& out, std::string_view name,
+                   const Network& network, int64_t now_ms) {
+        for (const LaneInfo& lane : network.tips().Lanes()) {
+            for (size_t a = 0; a < kAxisCount; a++) {
+                auto axis = static_cast<LaneAxis>(a);
+                AppendSampleText(
+                    out, name,
+                    {{"network", network.name()},
+                     {"lane", lane.name},
+                     {"axis", LaneAxisName(axis)}},
+                    value(network.tips().Axis(lane.id, axis).Read(), now_ms));
+            }
+        }
+    };
+}
+
+std::string LaneServed(const LaneGauges& axis, int64_t) {
+    return std::to_string(axis.served);
+}
+
+std::string LaneLag(const LaneGauges& axis, int64_t) {
+    return std::to_string(axis.max_head > axis.served
+                              ? axis.max_head - axis.served
+                              : 0);
+}
+
+// "0" while the lane's tip never moved.
+std::string LaneAdvanceAge(const LaneGauges& axis, int64_t now_ms) {
+    if (axis.anchor_ms == 0) {
+        return "0";
+    }
+    return SecondsText(std::max<int64_t>(0, now_ms - axis.anchor_ms));
+}
+
+void AppendIndexedTipSamples(std::string& out, std::string_view name,
+                             const Network& network, int64_t) {
+    AppendSample(out, name, {{"network", network.name()}},
+                 network.CurrentTips().indexed);
+}
+
+}  // namespace
+
+const std::vector<MetricFamily>& NetworkFamilies() {
+    static const std::vector<MetricFamily> kFamilies{
+        {"solgate_upstream_latest_slot", "gauge",
+         "Latest slot of the upstream's processed view (a slot number, not a "
+         "block height).",
+         PerUpstream(UpstreamSlot<kSlotProcessed>)},
+        {"solgate_upstream_finalized_slot", "gauge",
+         "Latest slot of the upstream's finalized view.",
+         PerUpstream(UpstreamSlot<kSlotFinalized>)},
+        {"solgate_upstream_shred_insert_slot", "gauge",
+         "Highest slot the upstream inserted shreds for "
+         "(getMaxShredInsertSlot).",
+         PerUpstream(UpstreamSlot<kSlotShred>)},
+        {"solgate_upstream_ingestion_lag_slots", "gauge",
+         "Shred-insert slot minus processed slot of the upstream (0 when "
+         "unknown).",
+         PerUpstream(IngestionLag)},
+        {"solgate_upstream_healthy", "gauge",
+         "1 unless getHealth failed, the ingestion lag exceeds its "
+         "threshold or the genesis hash differs; else 0.",
+         PerUpstream(HealthyValue)},
+        {"solgate_upstream_cordoned", "gauge",
+         "1 with the reason when the upstream is out of rotation, else 0.",
+         AppendCordonedSamples},
+        {"solgate_upstream_cordon_events_total", "counter",
+         "Times the upstream was cordoned, by the state poller or an operator.",
+         PerUpstream(RecordCounter<&UpstreamRecord::cordon_events>)},
+        {"solgate_upstream_large_rollbacks_total", "counter",
+         "Backward slot jumps beyond the tolerance accepted from the upstream.",
+         PerUpstream(RecordCounter<&UpstreamRecord::large_rollbacks>)},
+        {"solgate_upstream_poll_requests_total", "counter",
+         "State poller requests sent to the upstream, by method.",
+         PerPollMethod(&UpstreamRecord::polls)},
+        {"solgate_upstream_poll_errors_total", "counter",
+         "State poller requests to the upstream that failed, by method.",
+         PerPollMethod(&UpstreamRecord::poll_errors)},
+        {"solgate_upstream_traffic_gate_skips_total", "counter",
+         "Poll ticks that skipped getSlot because live traffic was fresh.",
+         PerUpstream(RecordCounter<&UpstreamRecord::gate_skipped_ticks>)},
+        {"solgate_upstream_context_slot_harvests_total", "counter",
+         "context.slot values taken from the upstream's live responses.",
+         PerUpstream(RecordCounter<&UpstreamRecord::harvested>)},
+        {"solgate_network_getslot_corrections_total", "counter",
+         "getSlot answers from upstreams rewritten to the served tip.",
+         PerNetwork(&NetworkShared::getslot_corrections)},
+        {"solgate_network_guard_rejections_total", "counter",
+         "getBlock calls answered locally because no upstream indexed the slot "
+         "yet.",
+         PerNetwork(&NetworkShared::guard_rejections)},
+        {"solgate_network_all_cordoned_total", "counter",
+         "Upstream picks made while every upstream was cordoned (all taken "
+         "back into rotation).",
+         PerNetwork(&NetworkShared::all_cordoned_fallbacks)},
+        {"solgate_network_served_tip_slot", "gauge",
+         "Served tip slot per lane (\"all\" is the network-wide one) and "
+         "commitment axis.",
+         PerLaneAxis(LaneServed)},
+        {"solgate_network_served_tip_lag_slots", "gauge",
+         "How far the lane's served tip is below its highest upstream head.",
+         PerLaneAxis(LaneLag)},
+        {"solgate_network_served_tip_advance_age_seconds", "gauge",
+         "Seconds since the lane's served tip last moved forward.",
+         PerLaneAxis(LaneAdvanceAge)},
+        {"solgate_network_indexed_tip_slot", "gauge",
+         "Highest shred-insert slot among the network's upstreams.",
+         AppendIndexedTipSamples},
+    };
+    return kFamilies;
+}
+
+}  // namespace solgate

@@ -1,0 +1,218 @@
+#include "status/state_json.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string_view>
+
+#include "rpc/cluster.h"
+#include "slots/state_poller.h"
+#include "status/json_object.h"
+#include "status/state_blocks_json.h"
+#include "status/status_common.h"
+
+namespace solgate {
+namespace {
+
+std::string_view HealthName(HealthOutcome health) {
+    switch (health) {
+    case HealthOutcome::kOk:     return "ok";
+    case HealthOutcome::kFailed: return "failed";
+    default:                     return "unknown";
+    }
+}
+
+std::string_view GenesisName(GenesisCheck genesis) {
+    switch (genesis) {
+    case GenesisCheck::kMatches: return "matches";
+    case GenesisCheck::kDiffers: return "differs";
+    default:                     return "unchecked";
+    }
+}
+
+std::string_view CordonOwnerName(CordonOwner owner) {
+    switch (owner) {
+    case CordonOwner::kPoller:   return "poller";
+    case CordonOwner::kOperator: return "operator";
+    default:                     return "unknown";
+    }
+}
+
+// null when the upstream is in rotation.
+void AppendCordon(std::string& out, const Network& network, size_t i) {
+    CordonState cordon = network.cordons().Cordon(i);
+    if (cordon.owner == CordonOwner::kNone) {
+        out += "null";
+        return;
+    }
+    JsonObject o(out);
+    o.String("by", CordonOwnerName(cordon.owner));
+    o.String("reason", CordonReason(network, i));
+    o.String("since", FormatUtc(cordon.since_wall_ms));
+    o.Close();
+}
+
+// null when no process holds the lease (pid 0, or expired).
+void AppendLease(std::string& out, const Network& network, size_t i,
+                 int64_t now_mono_ms) {
+    Lease lease = network.leases().LeaseHolder(i);
+    if (lease.pid == 0 || lease.expires_ms <= now_mono_ms) {
+        out += "null";
+        return;
+    }
+    JsonObject o(out);
+    o.Uint("pid", lease.pid);
+    o.Int("expires_in_ms", lease.expires_ms - now_mono_ms);
+    o.Close();
+}
+
+// How long ago live traffic last fed a view; null when it never did.
+void AppendAge(JsonObject& o, std::string_view key, int64_t seen,
+               int64_t now_mono_ms) {
+    if (seen == 0) {
+        o.Null(key);
+    } else {
+        o.Int(key, std::max<int64_t>(0, now_mono_ms - seen));
+    }
+}
+
+void AppendTrafficAges(std::string& out, const Network& network, size_t i,
+                       int64_t now_mono_ms) {
+    const SlotStore& views = network.slots();
+    JsonObject o(out);
+    AppendAge(o, "processed", views.TrafficSeenMs(i, kSlotProcessed),
+              now_mono_ms);
+    AppendAge(o, "finalized", views.TrafficSeenMs(i, kSlotFinalized),
+              now_mono_ms);
+    o.Close();
+}
+
+void AppendPollCounts(std::string& out,
+                      const std::atomic<uint64_t> (&counts)[kPollMethodCount]) {
+    JsonObject o(out);
+    for (size_t m = 0; m < kPollMethodCount; m++) {
+        o.Uint(PollMethodName(static_cast<PollMethod>(m)),
+               ReadCounter(counts[m]));
+    }
+    o.Close();
+}
+
+void AppendUpstream(std::string& out, const Network& network, size_t i,
+                    int64_t now_mono_ms) {
+    const SlotStore& views = network.slots();
+    const UpstreamRecord& record = network.record(i);
+    JsonObject o(out);
+    o.String("id", network.upstream(i).id);
+    o.Uint("processed_slot", views.View(i, kSlotProcessed));
+    o.Uint("finalized_slot", views.View(i, kSlotFinalized));
+    o.Uint("shred_insert_slot", views.View(i, kSlotShred));
+    o.Uint("ingestion_lag_slots", IngestionLag(network, i));
+    o.String("health", HealthName(views.Health(i)));
+    o.Bool("healthy", UpstreamHealthy(network, i));
+    o.String("genesis", GenesisName(views.Genesis(i)));
+    AppendCordon(o.Key("cordon"), network, i);
+    AppendLease(o.Key("lease"), network, i, now_mono_ms);
+    AppendTrafficAges(o.Key("traffic_seen_ms_ago"), network, i, now_mono_ms);
+    AppendPollCounts(o.Key("polls"), record.polls);
+    AppendPollCounts(o.Key("poll_errors"), record.poll_errors);
+    o.Uint("large_rollbacks", ReadCounter(record.large_rollbacks));
+    o.Uint("cordon_events", ReadCounter(record.cordon_events));
+    o.Uint("gate_skipped_ticks", ReadCounter(record.gate_skipped_ticks));
+    o.Uint("harvested", ReadCounter(record.harvested));
+    o.Close();
+}
+
+void AppendUpstreams(std::string& out, const Network& network,
+                     int64_t now_mono_ms) {
+    JsonArray upstreams(out);
+    for (size_t i = 0; i < network.size(); i++) {
+        AppendUpstream(upstreams.Next(), network, i, now_mono_ms);
+    }
+    upstreams.Close();
+}
+
+// null when the network has no default commitment.
+void AppendCommitment(JsonObject& o, sg_commitment_t commitment) {
+    std::string_view name = CommitmentName(commitment);
+    if (commitment == SG_COMMITMENT_NONE || name.empty()) {
+        o.Null("commitment");
+    } else {
+        o.String("commitment", name);
+    }
+}
+
+void AppendTips(std::string& out, const Tips& tips) {
+    JsonObject o(out);
+    o.Uint("processed", tips.processed);
+    o.Uint("finalized", tips.finalized);
+    o.Uint("indexed", tips.indexed);
+    o.Close();
+}
+
+void AppendNetworkCounters(std::string& out, const NetworkShared& shared) {
+    JsonObject o(out);
+    o.Uint("getslot_corrections", ReadCounter(shared.getslot_corrections));
+    o.Uint("guard_rejections", ReadCounter(shared.guard_rejections));
+    o.Uint("all_cordoned_fallbacks",
+           ReadCounter(shared.all_cordoned_fallbacks));
+    o.Close();
+}
+
+// "blocks" only for a network whose Cube Runner is bound.
+void AppendNetwork(std::string& out, const Network& network,
+                   int64_t now_mono_ms, int64_t now_wall_ms) {
+    const NetworkSettings& settings = network.settings();
+    JsonObject o(out);
+    o.String("name", network.name());
+    o.String("cluster", ClusterName(settings.cluster));
+    AppendCommitment(o, settings.default_commitment);
+    o.Uint("state_poller_debounce_ms", settings.debounce_ms);
+    o.Int("max_finalized_slot_lag", settings.max_finalized_slot_lag);
+    o.Bool("enforce_block_availability", settings.enforce_block_availability);
+    AppendTips(o.Key("tips"), network.CurrentTips());
+    o.Uint("guard_margin", network.GuardMargin());
+    AppendNetworkCounters(o.Key("counters"), network.counters());
+    AppendUpstreams(o.Key("upstreams"), network, now_mono_ms);
+    if (const BlocksView* blocks = BoundBlocks(network)) {
+        AppendBlocksState(o.Key("blocks"), *blocks, now_mono_ms, now_wall_ms);
+    }
+    o.Close();
+}
+
+}  // namespace
+
+std::string FormatUtc(int64_t wall_ms) {
+    int64_t seconds = wall_ms / 1000;
+    int64_t millis = wall_ms % 1000;
+    if (millis < 0) {
+        seconds -= 1;
+        millis += 1000;
+    }
+    time_t t = static_cast<time_t>(seconds);
+    struct tm utc {};
+    if (gmtime_r(&t, &utc) == nullptr) {
+        return "";
+    }
+    char text[64];
+    std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+                  utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour,
+                  utc.tm_min, utc.tm_sec, static_cast<int>(millis));
+    return text;
+}
+
+std::string RenderState(const std::vector<const Network*>& networks,
+                        int64_t now_mono_ms, int64_t now_wall_ms) {
+    std::string out;
+    JsonObject document(out);
+    JsonArray list(document.Key("networks"));
+    for (const Network* network : BoundNetworks(networks)) {
+        AppendNetwork(list.Next(), *network, now_mono_ms, now_wall_ms);
+    }
+    list.Close();
+    document.String("generated_at", FormatUtc(now_wall_ms));
+    document.Close();
+    return out;
+}
+
+}  // namespace solgate

@@ -1,0 +1,453 @@
+// The complete state JSON and metrics text of two small fixed networks,
+// byte for byte: one with every figure set to its own value and a Cube
+// Runner, one cold. A key, a label, a family or a value that moves,
+// changes or goes missing fails here.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "blocks/block_cache.h"
+#include "support/blocks_zone.h"
+#include "support/fakes.h"
+#include "slots/state_poller.h"
+#include "status/status_fixtures.h"
+#include "status/metrics_text.h"
+#include "status/state_json.h"
+
+namespace solgate {
+namespace {
+
+using testing::Accept;
+using testing::CordonByOperator;
+using testing::kNowMono;
+using testing::kNowWall;
+using testing::Mainnet;
+using testing::NamedNetwork;
+using testing::TestNetwork;
+
+// Every field of the two upstreams and the network set to its own value.
+void FillUpstreams(Network& network, NetworkShared& shared) {
+    UpstreamRecord& a = network.record(0);
+    a.processed = 1000;
+    a.finalized = 968;
+    a.shred = 1004;
+    a.health = static_cast<uint32_t>(HealthOutcome::kOk);
+    a.genesis = static_cast<uint32_t>(GenesisCheck::kMatches);
+    a.lease = Lease{4242, kNowMono + 1500}.Pack();
+    a.processed_seen_ms = kNowMono - 250;
+    a.finalized_seen_ms = kNowMono - 750;
+    for (size_t m = 0; m < kPollMethodCount; m++) {
+        a.polls[m] = 10 + m;
+        a.poll_errors[m] = m;
+    }
+    a.large_rollbacks = 2;
+    a.cordon_events = 3;
+    a.gate_skipped_ticks = 4;
+    a.harvested = 5;
+    a.first_available_plus1 = 4001;
+
+    UpstreamRecord& b = network.record(1);
+    b.processed = 990;
+    b.finalized = 960;
+    b.shred = 1002;
+    b.health = static_cast<uint32_t>(HealthOutcome::kFailed);
+    b.genesis = static_cast<uint32_t>(GenesisCheck::kDiffers);
+    CordonByOperator(b, "disk \"sdb\" \\ swap\nback at noon",
+                     kNowWall - 60000);
+    b.cordon_events = 1;
+
+    shared.getslot_corrections = 6;
+    shared.guard_rejections = 7;
+    shared.all_cordoned_fallbacks = 8;
+    network.RefreshLanes(kNowMono - 1500);
+}
+
+BlockConfBuilder CubeRunner() {
+    BlockConfBuilder b;
+    Accept(b.Region("us"));
+    Accept(b.MaxSize(1 << 20));
+    Accept(b.PeerToken("a-peer-token-of-16+"));
+    Accept(b.Peer("eu", "http://eu.example/", true));
+    Accept(b.LongTermStorage("http://lts.example/"));
+    return b;
+}
+
+// Two blocks in the cache, as a background copy stores them.
+void FillCache(BlockCache& cache) {
+    for (uint64_t slot : {3990, 3991}) {
+        BlockCall call;
+        call.slot = slot;
+        call.variant = "getBlock/json/full/r1/v0";
+        std::string body = R"({"jsonrpc":"2.0","result":{"blockHeight":)" +
+                           std::to_string(slot) +
+                           R"(,"transactions":[]},"id":1})";
+        std::string why;
+        EXPECT_TRUE(StoreAnswer(cache, call, body, kNowWall, &why)) << why;
+    }
+}
+
+// Counters of the Cube Runner, each its own value; two keys; for
+// blade_runner (plan 2, the first queue) one block being retrieved and
+// one queued.
+void FillBlocks(BlocksShared& s) {
+    for (int i = 0; i < kSourceCount; i++) {
+        s.served[i] = 20 + i;
+    }
+    s.tier_answers = 30;
+    s.unauthorized = 31;
+    s.peer_requests = 32;
+    s.stored = 33;
+    s.store_failures = 34;
+    s.peer_fetches[0] = 35;
+    s.peer_failures[0] = 36;
+    s.peer_copies[0] = 37;
+    for (size_t p = 0; p < 4; p++) {
+        s.rate_limited[p] = 40 + p;
+        s.allowance_refusals[p] = 50 + p;
+        s.allowance_counted[p] = 60 + p;
+        s.repeats_counted[p] = 70 + p;
+    }
+    KeyEntry* key = FindOrAddKey(&s.keys, "a-key-of-some-length", 2, kNowWall);
+    ASSERT_NE(key, nullptr);
+    key->requests = 9;
+    key->limited = 1;
+    key->served[kServedCache] = 8;
+    ASSERT_NE(FindOrAddKey(&s.keys, "short", 0, kNowWall), nullptr);
+    s.keys.table_full = 38;
+
+    RetrievalQueueShared* q = QueueAt(&s, 0);
+    for (uint64_t slot : {4000, 4001}) {
+        EXPECT_EQ(RequestBlock(q, 0, slot, "getBlock/json/full/r1/v0",
+                               kNowMono - 2500, 100, 1.0, RepeatFn())
+                      .outcome,
+                  QueueOutcome::kQueued);
+    }
+    EXPECT_TRUE(NextRetrieval(q, kNowMono - 2000, 1.0, 1, 0, RepeatFn()));
+    q->retrieved = 80;
+    q->failed = 81;
+    q->dropped = 82;
+    q->queue_full = 83;
+}
+
+// The state of both networks, in one line; "@CACHE@" is the cache
+// directory of the test's Cube Runner.
+const char kStateJson[] =
+    R"({"networks":[{"name":"mainnet","cluster":"mainnet-beta",)"
+    R"("commitment":null,"state_poller_debounce_ms":400,)"
+    R"("max_finalized_slot_lag":100,"enforce_block_availability":true,)"
+    R"("tips":{"processed":990,"finalized":960,"indexed":1004},)"
+    R"("guard_margin":3,"counters":{"getslot_corrections":6,)"
+    R"("guard_rejections":7,"all_cordoned_fallbacks":8},)"
+    R"("upstreams":[{"id":"up-0","processed_slot":1000,"finalized_slot":968,)"
+    R"("shred_insert_slot":1004,"ingestion_lag_slots":4,"health":"ok",)"
+    R"("healthy":true,"genesis":"matches","cordon":null,"lease":{"pid":4242,)"
+    R"("expires_in_ms":1500},"traffic_seen_ms_ago":{"processed":250,)"
+    R"("finalized":750},"polls":{"getHealth":10,"getSlot_processed":11,)"
+    R"("getSlot_finalized":12,"getMaxShredInsertSlot":13,"getGenesisHash":14,)"
+    R"("getFirstAvailableBlock":15},"poll_errors":{"getHealth":0,)"
+    R"("getSlot_processed":1,"getSlot_finalized":2,"getMaxShredInsertSlot":3,)"
+    R"("getGenesisHash":4,"getFirstAvailableBlock":5},"large_rollbacks":2,)"
+    R"("cordon_events":3,"gate_skipped_ticks":4,"harvested":5},{"id":"up-1",)"
+    R"("processed_slot":990,"finalized_slot":960,"shred_insert_slot":1002,)"
+    R"("ingestion_lag_slots":12,"health":"failed","healthy":false,)"
+    R"("genesis":"differs","cordon":{"by":"operator",)"
+    R"("reason":"disk \"sdb\" \\ swap\nback at noon",)"
+    R"("since":"2023-11-14T22:12:20.123Z"},"lease":null,)"
+    R"("traffic_seen_ms_ago":{"processed":null,"finalized":null},)"
+    R"("polls":{"getHealth":0,"getSlot_processed":0,"getSlot_finalized":0,)"
+    R"("getMaxShredInsertSlot":0,"getGenesisHash":0,)"
+    R"("getFirstAvailableBlock":0},"poll_errors":{"getHealth":0,)"
+    R"("getSlot_processed":0,"getSlot_finalized":0,"getMaxShredInsertSlot":0,)"
+    R"("getGenesisHash":0,"getFirstAvailableBlock":0},"large_rollbacks":0,)"
+    R"("cordon_events":1,"gate_skipped_ticks":0,"harvested":0}],)"
+    R"("blocks":{"region":"us","first_available_block":4000,)"
+    R"("cache":{"dir":"@CACHE@","max_size":1048576,"bytes":144,"entries":2,)"
+    R"("evictions":0,"stored":33,"store_failures":34},"served":{"cache":20,)"
+    R"("ledger":21,"region":22,"long_term":23},"tier_answers":30,)"
+    R"("unauthorized":31,"peer_requests":32,"key_table_full":38,)"
+    R"("peers":[{"name":"eu","url":"http://eu.example/","fetches":35,)"
+    R"("failures":36,"copies":37}],)"
+    R"("long_term_storage":["http://lts.example/"],)"
+    R"("queues":[{"plan":"blade_runner","depth":1,"in_flight":1,)"
+    R"("oldest_wait_ms":2500,"retrieved":80,"failed":81,"dropped":82,)"
+    R"("queue_full":83,"allowance_refusals":52},{"plan":"nexus","depth":0,)"
+    R"("in_flight":0,"oldest_wait_ms":0,"retrieved":0,"failed":0,"dropped":0,)"
+    R"("queue_full":0,"allowance_refusals":53}],"keys":[{"key":"short",)"
+    R"("plan":"free","requests":0,"rate_limited":0,"allowance_used":0,)"
+    R"("repeat_count":0,"served":{"cache":0,"ledger":0,"region":0,)"
+    R"("long_term":0}},{"key":"a-ke...ngth","plan":"blade_runner",)"
+    R"("requests":9,"rate_limited":1,"allowance_used":0,"repeat_count":0,)"
+    R"("served":{"cache":8,"ledger":0,"region":0,"long_term":0}}]}},)"
+    R"({"name":"devnet","cluster":"custom","commitment":null,)"
+    R"("state_poller_debounce_ms":400,"max_finalized_slot_lag":100,)"
+    R"("enforce_block_availability":true,"tips":{"processed":0,"finalized":0,)"
+    R"("indexed":0},"guard_margin":3,"counters":{"getslot_corrections":0,)"
+    R"("guard_rejections":0,"all_cordoned_fallbacks":0},)"
+    R"("upstreams":[{"id":"up-0","processed_slot":0,"finalized_slot":0,)"
+    R"("shred_insert_slot":0,"ingestion_lag_slots":0,"health":"unknown",)"
+    R"("healthy":true,"genesis":"unchecked","cordon":null,"lease":null,)"
+    R"("traffic_seen_ms_ago":{"processed":null,"finalized":null},)"
+    R"("polls":{"getHealth":0,"getSlot_processed":0,"getSlot_finalized":0,)"
+    R"("getMaxShredInsertSlot":0,"getGenesisHash":0,)"
+    R"("getFirstAvailableBlock":0},"poll_errors":{"getHealth":0,)"
+    R"("getSlot_processed":0,"getSlot_finalized":0,"getMaxShredInsertSlot":0,)"
+    R"("getGenesisHash":0,"getFirstAvailableBlock":0},"large_rollbacks":0,)"
+    R"("cordon_events":0,"gate_skipped_ticks":0,"harvested":0}]}],)"
+    R"("generated_at":"2023-11-14T22:13:20.123Z"})";
+
+// The metrics of both networks: every family, once, in its order.
+const char kMetricsText[] = R"metrics(# HELP solgate_upstream_latest_slot Latest slot of the upstream's processed view (a slot number, not a block height).
+# TYPE solgate_upstream_latest_slot gauge
+solgate_upstream_latest_slot{network="mainnet",upstream="up-0"} 1000
+solgate_upstream_latest_slot{network="mainnet",upstream="up-1"} 990
+solgate_upstream_latest_slot{network="devnet",upstream="up-0"} 0
+# HELP solgate_upstream_finalized_slot Latest slot of the upstream's finalized view.
+# TYPE solgate_upstream_finalized_slot gauge
+solgate_upstream_finalized_slot{network="mainnet",upstream="up-0"} 968
+solgate_upstream_finalized_slot{network="mainnet",upstream="up-1"} 960
+solgate_upstream_finalized_slot{network="devnet",upstream="up-0"} 0
+# HELP solgate_upstream_shred_insert_slot Highest slot the upstream inserted shreds for (getMaxShredInsertSlot).
+# TYPE solgate_upstream_shred_insert_slot gauge
+solgate_upstream_shred_insert_slot{network="mainnet",upstream="up-0"} 1004
+solgate_upstream_shred_insert_slot{network="mainnet",upstream="up-1"} 1002
+solgate_upstream_shred_insert_slot{network="devnet",upstream="up-0"} 0
+# HELP solgate_upstream_ingestion_lag_slots Shred-insert slot minus processed slot of the upstream (0 when unknown).
+# TYPE solgate_upstream_ingestion_lag_slots gauge
+solgate_upstream_ingestion_lag_slots{network="mainnet",upstream="up-0"} 4
+solgate_upstream_ingestion_lag_slots{network="mainnet",upstream="up-1"} 12
+solgate_upstream_ingestion_lag_slots{network="devnet",upstream="up-0"} 0
+# HELP solgate_upstream_healthy 1 unless getHealth failed, the ingestion lag exceeds its threshold or the genesis hash differs; else 0.
+# TYPE solgate_upstream_healthy gauge
+solgate_upstream_healthy{network="mainnet",upstream="up-0"} 1
+solgate_upstream_healthy{network="mainnet",upstream="up-1"} 0
+solgate_upstream_healthy{network="devnet",upstream="up-0"} 1
+# HELP solgate_upstream_cordoned 1 with the reason when the upstream is out of rotation, else 0.
+# TYPE solgate_upstream_cordoned gauge
+solgate_upstream_cordoned{network="mainnet",upstream="up-0",reason=""} 0
+solgate_upstream_cordoned{network="mainnet",upstream="up-1",reason="disk \"sdb\" \\ swap\nback at noon"} 1
+solgate_upstream_cordoned{network="devnet",upstream="up-0",reason=""} 0
+# HELP solgate_upstream_cordon_events_total Times the upstream was cordoned, by the state poller or an operator.
+# TYPE solgate_upstream_cordon_events_total counter
+solgate_upstream_cordon_events_total{network="mainnet",upstream="up-0"} 3
+solgate_upstream_cordon_events_total{network="mainnet",upstream="up-1"} 1
+solgate_upstream_cordon_events_total{network="devnet",upstream="up-0"} 0
+# HELP solgate_upstream_large_rollbacks_total Backward slot jumps beyond the tolerance accepted from the upstream.
+# TYPE solgate_upstream_large_rollbacks_total counter
+solgate_upstream_large_rollbacks_total{network="mainnet",upstream="up-0"} 2
+solgate_upstream_large_rollbacks_total{network="mainnet",upstream="up-1"} 0
+solgate_upstream_large_rollbacks_total{network="devnet",upstream="up-0"} 0
+# HELP solgate_upstream_poll_requests_total State poller requests sent to the upstream, by method.
+# TYPE solgate_upstream_poll_requests_total counter
+solgate_upstream_poll_requests_total{network="mainnet",upstream="up-0",method="getHealth"} 10
+solgate_upstream_poll_requests_total{network="mainnet",upstream="up-0",method="getSlot_processed"} 11
+solgate_upstream_poll_requests_total{network="mainnet",upstream="up-0",method="getSlot_finalized"} 12
+solgate_upstream_poll_requests_total{network="mainnet",upstream="up-0",method="getMaxShredInsertSlot"} 13
+solgate_upstream_poll_requests_total{network="mainnet",upstream="up-0",method="getGenesisHash"} 14
+solgate_upstream_poll_requests_total{network="mainnet",upstream="up-0",method="getFirstAvailableBlock"} 15
+solgate_upstream_poll_requests_total{network="mainnet",upstream="up-1",method="getHealth"} 0
+solgate_upstream_poll_requests_total{network="mainnet",upstream="up-1",method="getSlot_processed"} 0
+solgate_upstream_poll_requests_total{network="mainnet",upstream="up-1",method="getSlot_finalized"} 0
+solgate_upstream_poll_requests_total{network="mainnet",upstream="up-1",method="getMaxShredInsertSlot"} 0
+solgate_upstream_poll_requests_total{network="mainnet",upstream="up-1",method="getGenesisHash"} 0
+solgate_upstream_poll_requests_total{network="mainnet",upstream="up-1",method="getFirstAvailableBlock"} 0
+solgate_upstream_poll_requests_total{network="devnet",upstream="up-0",method="getHealth"} 0
+solgate_upstream_poll_requests_total{network="devnet",upstream="up-0",method="getSlot_processed"} 0
+solgate_upstream_poll_requests_total{network="devnet",upstream="up-0",method="getSlot_finalized"} 0
+solgate_upstream_poll_requests_total{network="devnet",upstream="up-0",method="getMaxShredInsertSlot"} 0
+solgate_upstream_poll_requests_total{network="devnet",upstream="up-0",method="getGenesisHash"} 0
+solgate_upstream_poll_requests_total{network="devnet",upstream="up-0",method="getFirstAvailableBlock"} 0
+# HELP solgate_upstream_poll_errors_total State poller requests to the upstream that failed, by method.
+# TYPE solgate_upstream_poll_errors_total counter
+solgate_upstream_poll_errors_total{network="mainnet",upstream="up-0",method="getHealth"} 0
+solgate_upstream_poll_errors_total{network="mainnet",upstream="up-0",method="getSlot_processed"} 1
+solgate_upstream_poll_errors_total{network="mainnet",upstream="up-0",method="getSlot_finalized"} 2
+solgate_upstream_poll_errors_total{network="mainnet",upstream="up-0",method="getMaxShredInsertSlot"} 3
+solgate_upstream_poll_errors_total{network="mainnet",upstream="up-0",method="getGenesisHash"} 4
+solgate_upstream_poll_errors_total{network="mainnet",upstream="up-0",method="getFirstAvailableBlock"} 5
+solgate_upstream_poll_errors_total{network="mainnet",upstream="up-1",method="getHealth"} 0
+solgate_upstream_poll_errors_total{network="mainnet",upstream="up-1",method="getSlot_processed"} 0
+solgate_upstream_poll_errors_total{network="mainnet",upstream="up-1",method="getSlot_finalized"} 0
+solgate_upstream_poll_errors_total{network="mainnet",upstream="up-1",method="getMaxShredInsertSlot"} 0
+solgate_upstream_poll_errors_total{network="mainnet",upstream="up-1",method="getGenesisHash"} 0
+solgate_upstream_poll_errors_total{network="mainnet",upstream="up-1",method="getFirstAvailableBlock"} 0
+solgate_upstream_poll_errors_total{network="devnet",upstream="up-0",method="getHealth"} 0
+solgate_upstream_poll_errors_total{network="devnet",upstream="up-0",method="getSlot_processed"} 0
+solgate_upstream_poll_errors_total{network="devnet",upstream="up-0",method="getSlot_finalized"} 0
+solgate_upstream_poll_errors_total{network="devnet",upstream="up-0",method="getMaxShredInsertSlot"} 0
+solgate_upstream_poll_errors_total{network="devnet",upstream="up-0",method="getGenesisHash"} 0
+solgate_upstream_poll_errors_total{network="devnet",upstream="up-0",method="getFirstAvailableBlock"} 0
+# HELP solgate_upstream_traffic_gate_skips_total Poll ticks that skipped getSlot because live traffic was fresh.
+# TYPE solgate_upstream_traffic_gate_skips_total counter
+solgate_upstream_traffic_gate_skips_total{network="mainnet",upstream="up-0"} 4
+solgate_upstream_traffic_gate_skips_total{network="mainnet",upstream="up-1"} 0
+solgate_upstream_traffic_gate_skips_total{network="devnet",upstream="up-0"} 0
+# HELP solgate_upstream_context_slot_harvests_total context.slot values taken from the upstream's live responses.
+# TYPE solgate_upstream_context_slot_harvests_total counter
+solgate_upstream_context_slot_harvests_total{network="mainnet",upstream="up-0"} 5
+solgate_upstream_context_slot_harvests_total{network="mainnet",upstream="up-1"} 0
+solgate_upstream_context_slot_harvests_total{network="devnet",upstream="up-0"} 0
+# HELP solgate_network_getslot_corrections_total getSlot answers from upstreams rewritten to the served tip.
+# TYPE solgate_network_getslot_corrections_total counter
+solgate_network_getslot_corrections_total{network="mainnet"} 6
+solgate_network_getslot_corrections_total{network="devnet"} 0
+# HELP solgate_network_guard_rejections_total getBlock calls answered locally because no upstream indexed the slot yet.
+# TYPE solgate_network_guard_rejections_total counter
+solgate_network_guard_rejections_total{network="mainnet"} 7
+solgate_network_guard_rejections_total{network="devnet"} 0
+# HELP solgate_network_all_cordoned_total Upstream picks made while every upstream was cordoned (all taken back into rotation).
+# TYPE solgate_network_all_cordoned_total counter
+solgate_network_all_cordoned_total{network="mainnet"} 8
+solgate_network_all_cordoned_total{network="devnet"} 0
+# HELP solgate_network_served_tip_slot Served tip slot per lane ("all" is the network-wide one) and commitment axis.
+# TYPE solgate_network_served_tip_slot gauge
+solgate_network_served_tip_slot{network="mainnet",lane="all",axis="processed"} 990
+solgate_network_served_tip_slot{network="mainnet",lane="all",axis="finalized"} 960
+solgate_network_served_tip_slot{network="devnet",lane="all",axis="processed"} 0
+solgate_network_served_tip_slot{network="devnet",lane="all",axis="finalized"} 0
+# HELP solgate_network_served_tip_lag_slots How far the lane's served tip is below its highest upstream head.
+# TYPE solgate_network_served_tip_lag_slots gauge
+solgate_network_served_tip_lag_slots{network="mainnet",lane="all",axis="processed"} 10
+solgate_network_served_tip_lag_slots{network="mainnet",lane="all",axis="finalized"} 8
+solgate_network_served_tip_lag_slots{network="devnet",lane="all",axis="processed"} 0
+solgate_network_served_tip_lag_slots{network="devnet",lane="all",axis="finalized"} 0
+# HELP solgate_network_served_tip_advance_age_seconds Seconds since the lane's served tip last moved forward.
+# TYPE solgate_network_served_tip_advance_age_seconds gauge
+solgate_network_served_tip_advance_age_seconds{network="mainnet",lane="all",axis="processed"} 1.500
+solgate_network_served_tip_advance_age_seconds{network="mainnet",lane="all",axis="finalized"} 1.500
+solgate_network_served_tip_advance_age_seconds{network="devnet",lane="all",axis="processed"} 0
+solgate_network_served_tip_advance_age_seconds{network="devnet",lane="all",axis="finalized"} 0
+# HELP solgate_network_indexed_tip_slot Highest shred-insert slot among the network's upstreams.
+# TYPE solgate_network_indexed_tip_slot gauge
+solgate_network_indexed_tip_slot{network="mainnet"} 1004
+solgate_network_indexed_tip_slot{network="devnet"} 0
+# HELP solgate_blocks_served_total getBlock answers by the source that held the block.
+# TYPE solgate_blocks_served_total counter
+solgate_blocks_served_total{network="mainnet",source="cache"} 20
+solgate_blocks_served_total{network="mainnet",source="ledger"} 21
+solgate_blocks_served_total{network="mainnet",source="region"} 22
+solgate_blocks_served_total{network="mainnet",source="long_term"} 23
+# HELP solgate_blocks_cache_bytes Bytes of blocks in the region cache.
+# TYPE solgate_blocks_cache_bytes gauge
+solgate_blocks_cache_bytes{network="mainnet"} 144
+# HELP solgate_blocks_cache_entries Blocks (and skipped slots) in the region cache.
+# TYPE solgate_blocks_cache_entries gauge
+solgate_blocks_cache_entries{network="mainnet"} 2
+# HELP solgate_blocks_cache_evictions_total Entries evicted from the region cache to make room.
+# TYPE solgate_blocks_cache_evictions_total counter
+solgate_blocks_cache_evictions_total{network="mainnet"} 0
+# HELP solgate_blocks_cache_store_failures_total Answers that could not be written to the region cache.
+# TYPE solgate_blocks_cache_store_failures_total counter
+solgate_blocks_cache_store_failures_total{network="mainnet"} 34
+# HELP solgate_blocks_tier_answers_total getBlock calls no source held (-32001 for the plan's tier).
+# TYPE solgate_blocks_tier_answers_total counter
+solgate_blocks_tier_answers_total{network="mainnet"} 30
+# HELP solgate_blocks_unauthorized_total Cube Runner calls refused for a missing key or an unknown plan.
+# TYPE solgate_blocks_unauthorized_total counter
+solgate_blocks_unauthorized_total{network="mainnet"} 31
+# HELP solgate_blocks_rate_limited_total getBlock calls refused by the plan's getblock_rate.
+# TYPE solgate_blocks_rate_limited_total counter
+solgate_blocks_rate_limited_total{network="mainnet",plan="free"} 40
+solgate_blocks_rate_limited_total{network="mainnet",plan="operator"} 41
+solgate_blocks_rate_limited_total{network="mainnet",plan="blade_runner"} 42
+solgate_blocks_rate_limited_total{network="mainnet",plan="nexus"} 43
+# HELP solgate_blocks_peer_fetches_total getBlock calls sent to another region's gateway.
+# TYPE solgate_blocks_peer_fetches_total counter
+solgate_blocks_peer_fetches_total{network="mainnet",peer="eu"} 35
+# HELP solgate_blocks_peer_failures_total Calls to another region that failed or found no block.
+# TYPE solgate_blocks_peer_failures_total counter
+solgate_blocks_peer_failures_total{network="mainnet",peer="eu"} 36
+# HELP solgate_blocks_peer_copies_total Blocks copied in the background from another region's cache.
+# TYPE solgate_blocks_peer_copies_total counter
+solgate_blocks_peer_copies_total{network="mainnet",peer="eu"} 37
+# HELP solgate_blocks_peer_requests_total Cache lookups answered for other regions.
+# TYPE solgate_blocks_peer_requests_total counter
+solgate_blocks_peer_requests_total{network="mainnet"} 32
+# HELP solgate_blocks_queue_depth Blocks queued for retrieval from long-term storage, per plan.
+# TYPE solgate_blocks_queue_depth gauge
+solgate_blocks_queue_depth{network="mainnet",plan="blade_runner"} 1
+solgate_blocks_queue_depth{network="mainnet",plan="nexus"} 0
+# HELP solgate_blocks_queue_in_flight Retrievals from long-term storage in progress, per plan.
+# TYPE solgate_blocks_queue_in_flight gauge
+solgate_blocks_queue_in_flight{network="mainnet",plan="blade_runner"} 1
+solgate_blocks_queue_in_flight{network="mainnet",plan="nexus"} 0
+# HELP solgate_blocks_queue_oldest_wait_seconds How long the oldest queued block has waited, per plan.
+# TYPE solgate_blocks_queue_oldest_wait_seconds gauge
+solgate_blocks_queue_oldest_wait_seconds{network="mainnet",plan="blade_runner"} 2.500
+solgate_blocks_queue_oldest_wait_seconds{network="mainnet",plan="nexus"} 0.000
+# HELP solgate_blocks_long_term_retrievals_total Blocks retrieved from long-term storage and cached, per plan.
+# TYPE solgate_blocks_long_term_retrievals_total counter
+solgate_blocks_long_term_retrievals_total{network="mainnet",plan="blade_runner"} 80
+solgate_blocks_long_term_retrievals_total{network="mainnet",plan="nexus"} 0
+# HELP solgate_blocks_long_term_failures_total Retrievals long-term storage did not return, per plan.
+# TYPE solgate_blocks_long_term_failures_total counter
+solgate_blocks_long_term_failures_total{network="mainnet",plan="blade_runner"} 81
+solgate_blocks_long_term_failures_total{network="mainnet",plan="nexus"} 0
+# HELP solgate_blocks_queue_dropped_total Queued blocks dropped after 150 s without a request, per plan.
+# TYPE solgate_blocks_queue_dropped_total counter
+solgate_blocks_queue_dropped_total{network="mainnet",plan="blade_runner"} 82
+solgate_blocks_queue_dropped_total{network="mainnet",plan="nexus"} 0
+# HELP solgate_blocks_queue_full_total Blocks not queued because the plan's queue was full.
+# TYPE solgate_blocks_queue_full_total counter
+solgate_blocks_queue_full_total{network="mainnet",plan="blade_runner"} 83
+solgate_blocks_queue_full_total{network="mainnet",plan="nexus"} 0
+# HELP solgate_blocks_allowance_counted_total Retrievals counted against keys' monthly allowances (once per waiting key), per plan.
+# TYPE solgate_blocks_allowance_counted_total counter
+solgate_blocks_allowance_counted_total{network="mainnet",plan="free"} 60
+solgate_blocks_allowance_counted_total{network="mainnet",plan="operator"} 61
+solgate_blocks_allowance_counted_total{network="mainnet",plan="blade_runner"} 62
+solgate_blocks_allowance_counted_total{network="mainnet",plan="nexus"} 63
+# HELP solgate_blocks_allowance_refusals_total getBlock calls refused because the key's monthly allowance was spent, per plan.
+# TYPE solgate_blocks_allowance_refusals_total counter
+solgate_blocks_allowance_refusals_total{network="mainnet",plan="free"} 50
+solgate_blocks_allowance_refusals_total{network="mainnet",plan="operator"} 51
+solgate_blocks_allowance_refusals_total{network="mainnet",plan="blade_runner"} 52
+solgate_blocks_allowance_refusals_total{network="mainnet",plan="nexus"} 53
+# HELP solgate_blocks_repeats_total Retrievals for keys that had received the block within 24 h (repeat counts), per plan.
+# TYPE solgate_blocks_repeats_total counter
+solgate_blocks_repeats_total{network="mainnet",plan="free"} 70
+solgate_blocks_repeats_total{network="mainnet",plan="operator"} 71
+solgate_blocks_repeats_total{network="mainnet",plan="blade_runner"} 72
+solgate_blocks_repeats_total{network="mainnet",plan="nexus"} 73
+)metrics";
+
+class StatusGolden : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_EQ(rig_.error(), "");
+        FillUpstreams(mainnet_.network, *mainnet_.shared);
+        FillCache(rig_.service()->cache());
+        FillBlocks(*rig_.shared());
+    }
+
+    // The text with every "@CACHE@" replaced by the rig's cache directory.
+    std::string WithCacheDir(std::string text) const {
+        const std::string& dir = rig_.service()->conf().cache_dir();
+        for (size_t at; (at = text.find("@CACHE@")) != std::string::npos;) {
+            text.replace(at, 7, dir);
+        }
+        return text;
+    }
+
+    // Both bound; devnet cold, with one upstream and no Cube Runner.
+    std::vector<const Network*> Networks() const {
+        return {&mainnet_.network, &devnet_.network};
+    }
+
+    TestNetwork mainnet_{2, Mainnet()};
+    NamedNetwork devnet_{"devnet", 1};
+    testing::BlockServiceRig rig_{mainnet_.network, "status_golden_test",
+                                  CubeRunner()};
+};
+
+TEST_F(StatusGolden, StateJson) {
+    EXPECT_EQ(RenderState(Networks(), kNowMono, kNowWall),
+              WithCacheDir(kStateJson));
+}
+
+TEST_F(StatusGolden, MetricsText) {
+    EXPECT_EQ(RenderMetrics(Networks(), kNowMono), kMetricsText);
+}
+
+}  // namespace
+}  // namespace solgate
