@@ -84,7 +84,7 @@ protected:
     }
 
     uint64_t Allowance(const std::string& key) {
-        return service->accounts().AllowanceUsed(key, clock.WallMs());
+        return service->allowances().AllowanceUsed(key, clock.WallMs());
     }
 
     TestNetwork net;
@@ -115,7 +115,7 @@ TEST_F(LongTermTest, QueuedThenRetrievedThenServedFromTheCache) {
     d = Ask(250, "k1");
     EXPECT_EQ(d.kind, BlockDecision::kCache);
     EXPECT_EQ(Allowance("k1"), 1u);
-    EXPECT_EQ(service->zone().shared().served[kSourceLongTerm].load(), 1u);
+    EXPECT_EQ(service->zone().counters().served[kSourceLongTerm].load(), 1u);
     // Held for any key on any plan, free ones included.
     EXPECT_EQ(Ask(250, "someone", "free").kind, BlockDecision::kCache);
 }
@@ -175,7 +175,7 @@ TEST_F(LongTermTest, AllowanceStopsRetrievals) {
     // What is cached is still served, and other keys are not affected.
     EXPECT_EQ(Ask(290, "k1").kind, BlockDecision::kCache);
     EXPECT_EQ(Ask(293, "k2").http_status, 429u);
-    EXPECT_EQ(service->zone().shared().allowance_refusals[
+    EXPECT_EQ(service->zone().counters().allowance_refusals[
                   FindPlan(service->conf().plans(), "arch") -
                   &service->conf().plans()[0]].load(),
               1u);
@@ -191,7 +191,7 @@ TEST_F(LongTermTest, RetrievingAgainWhatAKeyReceivedIsARepeat) {
     EXPECT_EQ(Ask(300, "k1").http_status, 429u);   // gone: queued again
     Tick();
     transport.AnswerEach([](const auto&) { return Ok(Block(300)); });
-    EXPECT_EQ(service->accounts().RepeatCount("k1", clock.WallMs()), 1u);
+    EXPECT_EQ(service->allowances().RepeatCount("k1", clock.WallMs()), 1u);
     EXPECT_EQ(Allowance("k1"), 2u);
 }
 
@@ -222,12 +222,12 @@ TEST_F(LongTermTest, ReceiptsOnlyForBlocksReceived) {
     call.source = kSourceLedger;
     // A ledger answer is counted at its headers; it may be an error.
     service->CountServed(call, kSourceLedger, clock.WallMs());
-    EXPECT_FALSE(service->accounts().Received("k1", 4990, clock.WallMs()));
+    EXPECT_FALSE(service->allowances().Received("k1", 4990, clock.WallMs()));
     std::string error;
     ASSERT_TRUE(StoreAnswer(service->cache(), call, Block(4990),
                             clock.WallMs(), &error))
         << error;
-    EXPECT_TRUE(service->accounts().Received("k1", 4990, clock.WallMs()));
+    EXPECT_TRUE(service->allowances().Received("k1", 4990, clock.WallMs()));
 }
 
 }  // namespace
