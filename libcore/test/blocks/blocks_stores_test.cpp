@@ -181,16 +181,6 @@ public:
     int prunes = 0;
 };
 
-std::string GetBlock(uint64_t slot) {
-    return R"({"jsonrpc":"2.0","id":9,"method":"getBlock","params":[)" +
-           std::to_string(slot) + R"(,{"maxSupportedTransactionVersion":0}]})";
-}
-
-std::string Block(uint64_t slot) {
-    return R"({"jsonrpc":"2.0","result":{"blockHeight":)" +
-           std::to_string(slot - 7) + R"(,"transactions":[]},"id":1})";
-}
-
 BlockConfBuilder ARegionWithAPeerAndStorage() {
     BlockConfBuilder conf;
     Accept(conf.Region("us"));
@@ -198,9 +188,7 @@ BlockConfBuilder ARegionWithAPeerAndStorage() {
     Accept(conf.PeerToken("region-token-0123456789"));
     Accept(conf.LongTermStorage("http://lts/"));
     Accept(conf.PlanDefine("tiny", {"tier=free", "getblock_rate=2r/s"}));
-    Accept(conf.PlanDefine("arch", {"tier=archive", "getblock_rate=0",
-                                    "retrieval_rate=10r/s", "queue_limit=2",
-                                    "monthly_allowance=3"}));
+    testing::DefineSmallArchivePlan(conf);
     return conf;
 }
 
@@ -213,10 +201,8 @@ protected:
         EXPECT_EQ(rig.error(), "");
         net.network.record(0).first_available_plus1.store(4001);
         net.network.record(0).SuggestFinalized(5000);
-        arch = static_cast<size_t>(FindPlan(service->conf().plans(), "arch") -
-                                   service->conf().plans().data());
-        tiny = static_cast<size_t>(FindPlan(service->conf().plans(), "tiny") -
-                                   service->conf().plans().data());
+        arch = testing::PlanIndex(service->conf(), "arch");
+        tiny = testing::PlanIndex(service->conf(), "tiny");
         BlocksStores stores;
         stores.keys = &keys;
         stores.leases = &leases;
@@ -228,7 +214,7 @@ protected:
 
     BlockDecision Ask(uint64_t slot, const std::string& key,
                       const std::string& plan, BlockCall* call) {
-        std::string body = GetBlock(slot);
+        std::string body = testing::GetBlockRequest(slot);
         RpcRequest request = ParseRpcRequest(body.data(), body.size());
         return service->Decide(request, key, plan, "", clock.MonotonicMs(),
                                clock.WallMs(), call);
@@ -314,7 +300,7 @@ TEST_F(BlocksStoresTest, LongTermStorageQueuesRetrievesAndCountsThroughThem) {
     EXPECT_EQ(transport.pending[0].url, "http://lts/");
     EXPECT_NE(transport.pending[0].body.find("[250,"), std::string::npos);
     transport.AnswerEach([](const auto&) {
-        return HttpResult{0, "", 200, Block(250)};
+        return HttpResult{0, "", 200, testing::BlockReply(250)};
     });
     EXPECT_EQ(queue.completed, (std::vector<bool>{true}));
     EXPECT_EQ(allowances.used["k1"], 1u);

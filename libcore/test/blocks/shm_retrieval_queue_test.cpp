@@ -4,9 +4,8 @@
 #include "blocks/shm_retrieval_queue.h"
 
 #include <gtest/gtest.h>
-#include <sys/mman.h>
 
-#include <cstdlib>
+#include "support/blocks_zone.h"
 
 namespace solgate {
 namespace {
@@ -15,26 +14,15 @@ constexpr char kV[] = "getBlock/json/full/r1/v0";
 constexpr int64_t kNow = 1'000'000;
 constexpr double kRate = 10;   // a hand-out every 100 ms
 
-// A queue in shared anonymous memory, as nginx would map it.
+// A mapped queue and its store.
 class Queue {
 public:
-    Queue() {
-        void* p = mmap(nullptr, sizeof(RetrievalQueueShared),
-                       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                       -1, 0);
-        if (p == MAP_FAILED) std::abort();
-        shared_ = static_cast<RetrievalQueueShared*>(p);
-        if (!InitRetrievalQueue(shared_)) std::abort();
-        shm_ = std::make_unique<ShmRetrievalQueue>(shared_);
-    }
-    ~Queue() { munmap(shared_, sizeof(RetrievalQueueShared)); }
-
-    QueueStore& store() { return *shm_; }
-    RetrievalQueueShared* shared() { return shared_; }
+    QueueStore& store() { return shm_; }
+    RetrievalQueueShared* shared() { return mapped_.get(); }
 
 private:
-    RetrievalQueueShared* shared_;
-    std::unique_ptr<ShmRetrievalQueue> shm_;
+    testing::MappedQueue mapped_;
+    ShmRetrievalQueue shm_{mapped_.get()};
 };
 
 TEST(ShmRetrievalQueue, OneBlockForEveryKeyThatAsks) {
