@@ -34,7 +34,8 @@ std::vector<KeyFigures> BlocksView::Keys(int64_t wall_ms) const {
     for (KeySnapshot& key : zone_.keys().Snapshot()) {
         KeyFigures figures;
         if (allowances.open()) {
-            figures.allowance_used = allowances.AllowanceUsed(key.key, wall_ms);
+            figures.allowance_used =
+                allowances.AllowanceUsed(key.key, wall_ms);
             figures.repeat_count = allowances.RepeatCount(key.key, wall_ms);
         }
         figures.snapshot = std::move(key);

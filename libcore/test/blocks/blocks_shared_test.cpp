@@ -109,6 +109,7 @@ TEST(BlocksShared, TheKeysAndLeasesAreTheZones) {
     testing::BlocksZone memory(conf);
     LmdbAllowances ledger;
     SharedBlocks zone(conf, ledger);
+    EXPECT_FALSE(zone.bound());   // no key store to ask yet
     std::string error;
     ASSERT_TRUE(zone.Bind(memory.memory(), true, &error)) << error;
     std::optional<KeyId> id = zone.keys().FindOrAdd("the-key", 0, 1);
