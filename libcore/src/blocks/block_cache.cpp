@@ -4,13 +4,11 @@
 
 #include "blocks/block_retention.h"
 #include "blocks/blocks_shared.h"
-#include "blocks/key_accounts.h"
 
 namespace solgate {
 
-BlockCache::BlockCache(const BlockServiceConf& conf, SharedBlocks& zone,
-                       KeyAccounts& accounts)
-    : conf_(conf), zone_(zone), accounts_(accounts) {}
+BlockCache::BlockCache(const BlockServiceConf& conf, SharedBlocks& zone)
+    : conf_(conf), zone_(zone) {}
 
 BlockCache::~BlockCache() = default;
 
@@ -49,7 +47,7 @@ bool BlockCache::Entries(std::vector<BlockStore::Entry>* out) const {
 uint64_t BlockCache::Version() const {
     BlockStore::Totals totals =
         store_ ? store_->GetTotals() : BlockStore::Totals{};
-    uint64_t stored = zone_.bound() ? zone_.shared().stored.load() : 0;
+    uint64_t stored = zone_.bound() ? zone_.counters().stored.load() : 0;
     return totals.entries * 1000003u + totals.evictions + stored;
 }
 
@@ -111,7 +109,7 @@ bool BlockCache::Commit(const std::string& temp_path, uint64_t slot,
         *error = "the cache is closed";
     }
     if (zone_.bound()) {
-        (ok ? zone_.shared().stored : zone_.shared().store_failures)
+        (ok ? zone_.counters().stored : zone_.counters().store_failures)
             .fetch_add(1);
     }
     return ok;
@@ -119,7 +117,7 @@ bool BlockCache::Commit(const std::string& temp_path, uint64_t slot,
 
 void BlockCache::NoteReceipt(const std::string& api_key, uint64_t slot,
                              int64_t wall_ms) {
-    accounts_.NoteReceipt(api_key, slot, wall_ms);
+    zone_.allowances().NoteReceipt(api_key, slot, wall_ms);
 }
 
 }  // namespace solgate

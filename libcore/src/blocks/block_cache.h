@@ -20,14 +20,13 @@
 
 namespace solgate {
 
-class KeyAccounts;
 class SharedBlocks;
 
 class BlockCache : public CaptureSink {
 public:
-    // `zone` counts what is stored; `accounts` gets the receipts.
-    BlockCache(const BlockServiceConf& conf, SharedBlocks& zone,
-               KeyAccounts& accounts);
+    // `zone` counts what is stored and takes the receipts (its
+    // allowances).
+    BlockCache(const BlockServiceConf& conf, SharedBlocks& zone);
     ~BlockCache() override;
 
     BlockCache(const BlockCache&) = delete;
@@ -71,7 +70,6 @@ public:
 private:
     const BlockServiceConf& conf_;
     SharedBlocks& zone_;
-    KeyAccounts& accounts_;
     std::unique_ptr<BlockStore> store_;
 };
 

@@ -5,14 +5,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "blocks/key_store.h"
 #include "store/block_store.h"
 
 namespace solgate {
-
-struct KeyEntry;
 
 // The tiers a block is looked for in, in this order.
 enum BlockSource : int {
@@ -38,7 +38,8 @@ struct BlockCall {
     std::string api_key;
     int64_t wall_ms = 0;     // when the call arrived (UTC ms)
     size_t plan = 0;
-    KeyEntry* key = nullptr; // the key's rate bucket; nullptr: table full
+    // The key's id in the KeyStore; nullopt: no room for it (not limited).
+    std::optional<KeyId> key;
     bool peer_request = false;
     int source = -1;         // the source of the current attempt
     size_t next_peer = 0;    // peers before this index were asked

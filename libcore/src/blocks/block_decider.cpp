@@ -7,7 +7,6 @@
 #include "blocks/block_cache.h"
 #include "blocks/block_variant.h"
 #include "blocks/blocks_shared.h"
-#include "blocks/key_limiter.h"
 #include "blocks/long_term_queues.h"
 #include "blocks/region_summaries.h"
 #include "blocks/request_scores.h"
@@ -101,14 +100,14 @@ BlockDecision BlockDecider::Decide(const RpcRequest& request,
         return ForPeer(call);
     }
 
-    BlocksShared& shared = zone_.shared();
+    BlocksShared& counters = zone_.counters();
     if (api_key.empty()) {
-        shared.unauthorized.fetch_add(1, std::memory_order_relaxed);
+        counters.unauthorized.fetch_add(1, std::memory_order_relaxed);
         return NoApiKey(*call, rpc->method);
     }
     const BlockPlan* plan = FindPlan(conf_.plans(), plan_name);
     if (plan == nullptr) {
-        shared.unauthorized.fetch_add(1, std::memory_order_relaxed);
+        counters.unauthorized.fetch_add(1, std::memory_order_relaxed);
         return NoValidPlan(*call);
     }
     call->plan = static_cast<size_t>(plan - conf_.plans().data());
@@ -123,13 +122,14 @@ BlockDecision BlockDecider::Decide(const RpcRequest& request,
         return ResultAnswer(*call, std::to_string(*first));
     }
 
-    call->key = FindOrAddKey(&shared.keys, api_key,
-                             static_cast<uint32_t>(call->plan), wall_ms);
-    if (call->key != nullptr) {
+    KeyStore& keys = zone_.keys();
+    call->key =
+        keys.FindOrAdd(api_key, static_cast<uint32_t>(call->plan), wall_ms);
+    if (call->key) {
         LimitVerdict verdict =
-            CheckRate(call->key, plan->getblock_rate, now_ms * 1000);
+            keys.CheckRate(*call->key, plan->getblock_rate, now_ms * 1000);
         if (!verdict.allowed) {
-            shared.rate_limited[call->plan].fetch_add(
+            counters.rate_limited[call->plan].fetch_add(
                 1, std::memory_order_relaxed);
             return RateLimited(*call, *plan,
                                RetryAfterForMs(verdict.retry_after_ms));
@@ -155,7 +155,7 @@ BlockDecision BlockDecider::ForPeer(BlockCall* call) {
     if (!CacheHit(*call, &hit)) {
         return NotHeldHere(*call, conf_.region());
     }
-    zone_.shared().peer_requests.fetch_add(1, std::memory_order_relaxed);
+    zone_.counters().peer_requests.fetch_add(1, std::memory_order_relaxed);
     return hit;
 }
 
@@ -190,7 +190,7 @@ BlockDecision BlockDecider::NextSource(BlockCall* call, int64_t now_ms) {
                 call->source = kSourceRegion;
                 call->peer = p;
                 call->next_peer = p + 1;
-                zone_.shared().peer_fetches[p].fetch_add(
+                zone_.counters().peer_fetches[p].fetch_add(
                     1, std::memory_order_relaxed);
                 BlockDecision d;
                 d.kind = BlockDecision::kPeer;
@@ -216,7 +216,7 @@ BlockDecision BlockDecider::NoSource(const BlockCall& call, int64_t now_ms) {
 }
 
 BlockDecision BlockDecider::TierAnswerFor(const BlockCall& call) {
-    zone_.shared().tier_answers.fetch_add(1, std::memory_order_relaxed);
+    zone_.counters().tier_answers.fetch_add(1, std::memory_order_relaxed);
     return TierAnswer(call, FirstAvailableBlock().value_or(0),
                       conf_.plans()[call.plan].HasLongTermStorage());
 }
@@ -228,7 +228,7 @@ BlockDecision BlockDecider::AfterPeerFailure(BlockCall* call,
         return NotHeldHere(*call, conf_.region());
     }
     if (call->source == kSourceRegion && call->peer < kMaxBlockPeers) {
-        zone_.shared().peer_failures[call->peer].fetch_add(
+        zone_.counters().peer_failures[call->peer].fetch_add(
             1, std::memory_order_relaxed);
     }
     return NextSource(call, now_ms);
@@ -239,9 +239,9 @@ void BlockDecider::CountServed(const BlockCall& call, int source,
     if (source < 0 || source >= kSourceCount || !zone_.bound()) {
         return;
     }
-    zone_.shared().served[source].fetch_add(1, std::memory_order_relaxed);
-    if (call.key != nullptr) {
-        solgate::CountServed(call.key, source);
+    zone_.counters().served[source].fetch_add(1, std::memory_order_relaxed);
+    if (call.key) {
+        zone_.keys().CountServed(*call.key, source);
     }
     // A cache hit is a block delivered; a ledger or region answer may be
     // an error, so its receipt waits for its capture (BlockCapture::Finish).

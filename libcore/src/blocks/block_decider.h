@@ -6,9 +6,10 @@
 // was served, and says which answers are worth capturing into the cache.
 //
 // Runs on nginx's event loop: it reads the cache index and the regions'
-// summaries, and touches the shared zone only for the key's rate bucket
-// and counters; it never writes the cache (scores are noted for the
-// upkeep, captures are started by the caller).
+// summaries, and reaches shared state only for the key's rate bucket and
+// figures (the KeyStore), the long-term queue and the host's counters; it
+// never writes the cache (scores are noted for the upkeep, captures are
+// started by the caller).
 #pragma once
 
 #include <cstdint>

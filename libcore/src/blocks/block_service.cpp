@@ -10,12 +10,12 @@ namespace solgate {
 BlockService::BlockService(BlockServiceConf conf, Network& network)
     : conf_(std::move(conf)),
       network_(network),
-      zone_(conf_),
-      cache_(conf_, zone_, accounts_),
-      long_term_(conf_, zone_, accounts_),
+      zone_(conf_, ledger_),
+      cache_(conf_, zone_),
+      long_term_(conf_, zone_),
       decider_(conf_, network_, zone_, cache_, local_, peers_, long_term_,
                scores_),
-      view_(conf_, zone_, decider_, cache_, accounts_, long_term_) {
+      view_(conf_, zone_, decider_, cache_, long_term_) {
     network.TrackLedgerWindow();
     network.set_blocks(this);
 }
@@ -30,7 +30,7 @@ bool BlockService::OpenStore(bool reconcile, std::string* error) {
     if (!cache_.OpenStore(reconcile, error)) {
         return false;
     }
-    if (!accounts_.Open(conf_.state_dir(), reconcile, error)) {
+    if (!ledger_.Open(conf_.state_dir(), reconcile, error)) {
         *error = "key ledger: " + *error;
         cache_.Close();
         return false;
@@ -41,7 +41,7 @@ bool BlockService::OpenStore(bool reconcile, std::string* error) {
 void BlockService::CloseStore() {
     RunCommits();
     Maintain(0);
-    accounts_.Close();
+    ledger_.Close();
     cache_.Close();
 }
 
@@ -66,11 +66,12 @@ void BlockService::Maintain(int64_t wall_ms) {
         return;
     }
     cache_.ApplyScores(scores_.Take());
-    accounts_.Flush();
+    AllowanceStore& allowances = zone_.allowances();
+    allowances.Flush();
     if (wall_ms != 0) {
         cache_.MakeRoom(0, wall_ms);
         RefreshSummary(wall_ms);
-        accounts_.PruneIfDue(wall_ms);
+        allowances.PruneIfDue(wall_ms);
     }
 }
 

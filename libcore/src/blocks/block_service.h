@@ -12,8 +12,9 @@
 //   CacheSummary     what this region's cache holds, sent to the others
 //   PeerSummaries    what the other regions' caches hold (BlockSync)
 //   LongTermQueues   the long-term storage queues (LongTermRetriever)
-//   KeyAccounts      allowances, receipts and repeats (the key ledger)
-//   SharedBlocks     the shared zone: counters, leases, keys, queues
+//   LmdbAllowances   allowances, receipts and repeats (the key ledger)
+//   SharedBlocks     the shared state: the stores of keys, leases, queues
+//                    and allowances (blocks_stores.h), the host's counters
 //   BlocksView       what the state page and the metrics read
 //
 // Lifetime. Built in the nginx master at configuration time from a frozen
@@ -35,7 +36,7 @@
 #include "blocks/blocks_shared.h"
 #include "blocks/blocks_view.h"
 #include "blocks/commit_handoff.h"
-#include "blocks/key_accounts.h"
+#include "blocks/lmdb_allowances.h"
 #include "blocks/long_term_queues.h"
 #include "blocks/region_summaries.h"
 #include "blocks/request_scores.h"
@@ -61,6 +62,9 @@ public:
     // The zone nginx gives, BlocksSharedSize(conf()) bytes.
     bool Bind(void* memory, bool fresh, std::string* error);
     bool bound() const { return zone_.bound(); }
+    // After Bind: other stores in front of the zone's and the ledger's
+    // (SharedBlocks::UseStores).
+    void UseStores(const BlocksStores& stores) { zone_.UseStores(stores); }
 
     // In each process after fork; `reconcile` in the first one only.
     bool OpenStore(bool reconcile, std::string* error);
@@ -110,7 +114,8 @@ public:
     const BlockDecider& decider() const { return decider_; }
     BlockCache& cache() { return cache_; }
     const BlockCache& cache() const { return cache_; }
-    KeyAccounts& accounts() { return accounts_; }
+    // The allowances in use (the ledger's unless others stand in front).
+    AllowanceStore& allowances() { return zone_.allowances(); }
     LongTermQueues& long_term() { return long_term_; }
     SharedBlocks& zone() { return zone_; }
     PeerSummaries& peer_summaries() { return peers_; }
@@ -127,8 +132,8 @@ private:
     // those above it.
     const BlockServiceConf conf_;
     Network& network_;
+    LmdbAllowances ledger_;
     SharedBlocks zone_;
-    KeyAccounts accounts_;
     BlockCache cache_;
     RequestScores scores_;
     CacheSummary local_;

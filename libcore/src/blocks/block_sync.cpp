@@ -9,7 +9,6 @@
 #include "blocks/block_capture.h"
 #include "blocks/block_variant.h"
 #include "slots/poll_reply.h"
-#include "slots/shared_state.h"
 
 namespace solgate {
 namespace {
@@ -112,7 +111,7 @@ BlockSync::BlockSync(const RegionSyncParts& parts, Transport& transport,
 
 BlockSync::~BlockSync() {
     if (parts_.zone.bound()) {
-        ReleaseLease(parts_.zone.shared().copy_lease, pid_);
+        parts_.zone.leases().ReleaseLease(kCopyLease, pid_);
     }
 }
 
@@ -193,8 +192,8 @@ void BlockSync::Copy(int64_t now) {
     }
     // Renewed on every tick, also while a copy is in flight, so it does not
     // pass to another process in the middle of one.
-    if (!ClaimLease(parts_.zone.shared().copy_lease, pid_, now,
-                    kLeaseTtlMs)) {
+    if (!parts_.zone.leases().ClaimLease(kCopyLease, pid_, now,
+                                         kLeaseTtlMs)) {
         return;
     }
     Forget(now);
@@ -354,7 +353,7 @@ void BlockSync::OnCopy(const Candidate& candidate, const HttpResult& reply) {
                         &why)) {
             copies_stored_++;
             if (candidate.peer < kMaxBlockPeers) {
-                parts_.zone.shared().peer_copies[candidate.peer].fetch_add(
+                parts_.zone.counters().peer_copies[candidate.peer].fetch_add(
                     1, std::memory_order_relaxed);
             }
             if (copied_[candidate.variant].insert(candidate.slot).second) {

@@ -11,7 +11,7 @@
 // it. The log gets one WARN when a peer starts failing and one INFO when
 // it recovers.
 //
-// Background copy. Only the process holding the zone's copy lease
+// Background copy. Only the process holding the copy lease (kCopyLease)
 // copies, and only when it has the cache open. "Each region copies, in
 // the background, the blocks it is missing from the caches of the other
 // regions, newest first, as far back as its own cache can hold, at a

@@ -2,21 +2,30 @@
 // BlocksShared (counters, leases, the key table), then one
 // RetrievalQueueShared per plan with long-term storage (each ~3.3 MB).
 //
-// SharedBlocks is the one door to it: the parts of Cube Runner reach the
-// zone's state only through the SharedBlocks they are given, so that what
-// lives in shm today can live elsewhere tomorrow without their logic
-// changing. Lock-free (atomics and CAS), like shared_state.h: a lock held
-// by a worker that crashes would never be released.
+// SharedBlocks is the one door to Cube Runner's shared state: the parts of
+// Cube Runner reach the keys, the leases, the queues and the allowances
+// only through the stores it hands out (blocks_stores.h), which are the
+// zone's and the key ledger's unless others were put in front, so that
+// what lives in shm today can live elsewhere without their logic
+// changing. It is the only code that knows the zone's layout. Lock-free
+// (atomics and CAS), like shared_state.h: a lock held by a worker that
+// crashes would never be released.
+//
+// What stays per host whatever the stores: the counters the metrics read
+// (counters()). Each host's metrics are scraped on their own and summed
+// by whoever reads them, so a shared sum would be counted N times.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "blocks/block_call.h"
 #include "blocks/block_conf.h"
+#include "blocks/blocks_stores.h"
 #include "blocks/key_limiter.h"
 #include "blocks/retrieval_queue.h"
 
@@ -54,9 +63,16 @@ size_t BlocksSharedSize(const BlockServiceConf& conf);
 // The i-th queue of a zone.
 RetrievalQueueShared* QueueAt(void* zone, size_t i);
 
+class ShmBlockLeases;
+class ShmKeyStore;
+class ShmRetrievalQueue;
+
 class SharedBlocks {
 public:
-    explicit SharedBlocks(const BlockServiceConf& conf) : conf_(conf) {}
+    // `ledger` holds the allowances in this process (opened after fork);
+    // both outlive this.
+    SharedBlocks(const BlockServiceConf& conf, AllowanceStore& ledger);
+    ~SharedBlocks();
 
     SharedBlocks(const SharedBlocks&) = delete;
     SharedBlocks& operator=(const SharedBlocks&) = delete;
@@ -68,19 +84,34 @@ public:
     bool Bind(void* memory, bool fresh, std::string* error);
     bool bound() const { return shared_ != nullptr; }
 
-    // Valid once bound.
-    BlocksShared& shared() const { return *shared_; }
+    // The stores. keys() and leases() once bound.
+    KeyStore& keys() const { return *stores_.keys; }
+    LeaseStore& leases() const { return *stores_.leases; }
+    AllowanceStore& allowances() const { return *stores_.allowances; }
     // The plan's queue; nullptr when it has none or before Bind.
-    RetrievalQueueShared* queue(size_t plan) const {
-        return plan < queues_.size() ? queues_[plan] : nullptr;
+    QueueStore* queue(size_t plan) const {
+        return plan < queues_.size() && queues_[plan] ? stores_.queues[plan]
+                                                      : nullptr;
     }
-    // The text of the key at a key table index ("" for none).
-    std::string KeyText(uint32_t key_index) const;
+    // After Bind: other stores in front of the zone's and the ledger's
+    // (they must outlive this; a null member keeps the one there is, and
+    // a queue is used only for a plan that has one).
+    void UseStores(const BlocksStores& stores);
+
+    // Per host, valid once bound: the counters the metrics read.
+    BlocksShared& counters() const { return *shared_; }
 
 private:
+    // The zone's stores, in use until UseStores puts others in front.
+    void MakeStores(void* memory);
+
     const BlockServiceConf& conf_;
     BlocksShared* shared_ = nullptr;
-    std::vector<RetrievalQueueShared*> queues_;   // by plan; nullptr: none
+    std::unique_ptr<ShmKeyStore> keys_;
+    std::unique_ptr<ShmBlockLeases> leases_;
+    // By plan; nullptr: none.
+    std::vector<std::unique_ptr<ShmRetrievalQueue>> queues_;
+    BlocksStores stores_;
 };
 
 }  // namespace solgate

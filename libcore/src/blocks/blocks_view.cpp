@@ -2,25 +2,23 @@
 
 #include "blocks/block_cache.h"
 #include "blocks/block_decider.h"
-#include "blocks/key_accounts.h"
 #include "blocks/long_term_queues.h"
 
 namespace solgate {
 
 BlocksView::BlocksView(const BlockServiceConf& conf,
                        const SharedBlocks& zone, const BlockDecider& decider,
-                       const BlockCache& cache, const KeyAccounts& accounts,
+                       const BlockCache& cache,
                        const LongTermQueues& long_term)
     : conf_(conf),
       zone_(zone),
       decider_(decider),
       cache_(cache),
-      accounts_(accounts),
       long_term_(long_term) {}
 
 bool BlocksView::bound() const { return zone_.bound(); }
 
-const BlocksShared& BlocksView::counters() const { return zone_.shared(); }
+const BlocksShared& BlocksView::counters() const { return zone_.counters(); }
 
 std::optional<uint64_t> BlocksView::FirstAvailableBlock() const {
     return decider_.FirstAvailableBlock();
@@ -32,11 +30,13 @@ std::optional<BlockStore::Totals> BlocksView::CacheTotals() const {
 
 std::vector<KeyFigures> BlocksView::Keys(int64_t wall_ms) const {
     std::vector<KeyFigures> keys;
-    for (KeySnapshot& key : SnapshotKeys(&zone_.shared().keys)) {
+    const AllowanceStore& allowances = zone_.allowances();
+    for (KeySnapshot& key : zone_.keys().Snapshot()) {
         KeyFigures figures;
-        if (accounts_.open()) {
-            figures.allowance_used = accounts_.AllowanceUsed(key.key, wall_ms);
-            figures.repeat_count = accounts_.RepeatCount(key.key, wall_ms);
+        if (allowances.open()) {
+            figures.allowance_used =
+                allowances.AllowanceUsed(key.key, wall_ms);
+            figures.repeat_count = allowances.RepeatCount(key.key, wall_ms);
         }
         figures.snapshot = std::move(key);
         keys.push_back(std::move(figures));

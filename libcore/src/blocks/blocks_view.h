@@ -1,6 +1,7 @@
 // What the state page and the metrics read of one solgate_blocks, and
-// nothing they could change it with: the configuration, the shared
-// counters, the cache's totals, each key's figures and each queue's.
+// nothing they could change it with: the configuration, the host's
+// counters, the cache's totals, each key's figures and each queue's (from
+// the stores in use, blocks_stores.h).
 #pragma once
 
 #include <cstddef>
@@ -10,21 +11,20 @@
 
 #include "blocks/block_conf.h"
 #include "blocks/blocks_shared.h"
-#include "blocks/key_limiter.h"
-#include "blocks/retrieval_queue.h"
+#include "blocks/key_store.h"
+#include "blocks/queue_store.h"
 #include "store/block_store.h"
 
 namespace solgate {
 
 class BlockCache;
 class BlockDecider;
-class KeyAccounts;
 class LongTermQueues;
 
 // One API key as the state shows it.
 struct KeyFigures {
     KeySnapshot snapshot;
-    // From the key ledger; absent while it is not open in this process.
+    // From the allowances; absent while they are not open in this process.
     std::optional<uint64_t> allowance_used;
     std::optional<uint64_t> repeat_count;
 };
@@ -33,7 +33,7 @@ class BlocksView {
 public:
     BlocksView(const BlockServiceConf& conf, const SharedBlocks& zone,
                const BlockDecider& decider, const BlockCache& cache,
-               const KeyAccounts& accounts, const LongTermQueues& long_term);
+               const LongTermQueues& long_term);
 
     // Nothing else may be read before the zone is bound.
     bool bound() const;
@@ -42,8 +42,8 @@ public:
     std::optional<uint64_t> FirstAvailableBlock() const;
     // nullopt while the cache is not open in this process.
     std::optional<BlockStore::Totals> CacheTotals() const;
-    // The keys in the key table, in table order, with their allowance
-    // used and repeat count as of wall_ms.
+    // The keys, in the key store's order, with their allowance used and
+    // repeat count as of wall_ms.
     std::vector<KeyFigures> Keys(int64_t wall_ms) const;
     // nullopt for a plan without a queue.
     std::optional<QueueStats> Queue(size_t plan, int64_t now_ms) const;
@@ -53,7 +53,6 @@ private:
     const SharedBlocks& zone_;
     const BlockDecider& decider_;
     const BlockCache& cache_;
-    const KeyAccounts& accounts_;
     const LongTermQueues& long_term_;
 };
 

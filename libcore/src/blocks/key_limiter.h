@@ -1,8 +1,9 @@
-// Per-API-key rate limiting that every nginx worker shares: a fixed table
-// in shared memory, one entry per key, found by open addressing on the
-// key's hash.  Like shared_state.h, everything is lock-free (std::atomic
-// on process-shared memory, compare-and-swap), because a lock held by a
-// worker that crashes would never be released.
+// The key table behind ShmKeyStore (shm_key_store.h): per-API-key rate
+// limiting that every nginx worker shares, a fixed table in shared memory,
+// one entry per key, found by open addressing on the key's hash.  Like
+// shared_state.h, everything is lock-free (std::atomic on process-shared
+// memory, compare-and-swap), because a lock held by a worker that crashes
+// would never be released.
 //
 // Entries are claimed and never freed: the table holds the first
 // kCapacity distinct keys (a key whose probe window of kMaxProbe entries
@@ -20,18 +21,11 @@
 #include <string_view>
 #include <vector>
 
+#include "blocks/key_store.h"
+
 namespace solgate {
 
 constexpr size_t kKeyTextCapacity = 64;  // 63 bytes and a NUL
-constexpr int kServedSourceCount = 4;
-
-// Where a served answer came from, for KeyEntry::served.
-enum ServedSource : int {
-    kServedCache = 0,
-    kServedLedger = 1,
-    kServedRegion = 2,
-    kServedLongTerm = 3,
-};
 
 // One API key.  Claimed by CAS on `hash`; the claimer then writes the key
 // text and publishes it with `ready` (release), so readers that see
@@ -57,7 +51,7 @@ struct KeyEntry {
 struct KeyTable {
     static constexpr uint32_t kMagic = 0x4b4c4d54;  // "KLMT"
     static constexpr uint32_t kLayout = 1;
-    static constexpr size_t kCapacity = 4096;       // a power of two
+    static constexpr size_t kCapacity = kMaxKeys;   // a power of two
     static constexpr size_t kMaxProbe = 64;
 
     uint32_t magic;
@@ -89,11 +83,6 @@ KeyEntry* FindOrAddKeyWithHash(KeyTable* t, std::string_view key,
                                uint64_t hash, uint32_t plan_index,
                                int64_t now_ms) noexcept;
 
-struct LimitVerdict {
-    bool allowed;
-    int64_t retry_after_ms;  // > 0 when refused (rounded up), else 0
-};
-
 // GCRA: emission interval T = 1e6 / rate us, burst tolerance
 // tau = T * (burst - 1) with burst = max(1, ceil(rate)), i.e. one
 // second's worth may come at once.  A request is allowed when
@@ -109,18 +98,8 @@ LimitVerdict CheckRate(KeyEntry* e, double rate_per_sec,
 // e == nullptr or a source out of range is ignored.
 void CountServed(KeyEntry* e, int source) noexcept;
 
-// What the admin endpoint shows of one key.
-struct KeySnapshot {
-    std::string key;  // the stored text: cut to 63 bytes when longer
-    uint32_t plan_index = 0;
-    uint64_t requests = 0;
-    uint64_t limited = 0;
-    uint64_t served[kServedSourceCount] = {};
-    int64_t last_seen_ms = 0;
-    uint32_t key_length = 0;  // the full length; > key.size() when cut
-};
-
-// The ready entries, in table order.  Counters are read one by one, not as
+// The ready entries, in table order (key: the stored text, cut to 63
+// bytes when longer).  Counters are read one by one, not as
 // one atomic picture.  Returns what it gathered if memory runs out.
 std::vector<KeySnapshot> SnapshotKeys(const KeyTable* t) noexcept;
 

@@ -1,17 +1,16 @@
 #include "blocks/long_term_queues.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "blocks/blocks_shared.h"
-#include "blocks/key_accounts.h"
-#include "slots/shared_state.h"
 
 namespace solgate {
 
 LongTermQueues::LongTermQueues(const BlockServiceConf& conf,
-                               SharedBlocks& zone, KeyAccounts& accounts)
-    : conf_(conf), zone_(zone), accounts_(accounts) {}
+                               SharedBlocks& zone)
+    : conf_(conf), zone_(zone) {}
 
 bool LongTermQueues::bound() const { return zone_.bound(); }
 
@@ -19,45 +18,46 @@ bool LongTermQueues::HasQueue(size_t plan) const {
     return QueueOf(plan) != nullptr;
 }
 
-RetrievalQueueShared* LongTermQueues::QueueOf(size_t plan) const {
+QueueStore* LongTermQueues::QueueOf(size_t plan) const {
     return zone_.queue(plan);
 }
 
-uint32_t LongTermQueues::RepeatCountOf(uint32_t key_index, void* lookup) {
+uint32_t LongTermQueues::RepeatCountOf(KeyId key, void* lookup) {
     const auto* l = static_cast<const RepeatLookup*>(lookup);
-    const LongTermQueues& q = *l->queues;
-    if (!q.accounts_.open()) {
+    const SharedBlocks& zone = l->queues->zone_;
+    if (!zone.allowances().open()) {
         return 0;
     }
-    return static_cast<uint32_t>(
-        q.accounts_.RepeatCount(q.zone_.KeyText(key_index), l->wall_ms));
+    return static_cast<uint32_t>(zone.allowances().RepeatCount(
+        zone.keys().Text(key), l->wall_ms));
 }
 
 LongTermVerdict LongTermQueues::Admit(const BlockCall& call,
                                       int64_t now_ms, int64_t wall_ms) {
     LongTermVerdict verdict;
-    RetrievalQueueShared* queue = QueueOf(call.plan);
+    QueueStore* queue = QueueOf(call.plan);
     if (queue == nullptr) {
         return verdict;   // kUnavailable
     }
     const BlockPlan& plan = conf_.plans()[call.plan];
-    if (call.key == nullptr) {
+    if (!call.key) {
         verdict.kind = LongTermVerdict::kTooManyKeys;
         return verdict;
     }
-    if (plan.monthly_allowance > 0 && accounts_.open() &&
-        accounts_.AllowanceUsed(call.api_key, wall_ms) >=
+    AllowanceStore& allowances = zone_.allowances();
+    if (plan.monthly_allowance > 0 && allowances.open() &&
+        allowances.AllowanceUsed(call.api_key, wall_ms) >=
             plan.monthly_allowance) {
-        zone_.shared().allowance_refusals[call.plan].fetch_add(1);
+        zone_.counters().allowance_refusals[call.plan].fetch_add(1);
         verdict.kind = LongTermVerdict::kAllowanceSpent;
         return verdict;
     }
-    auto index = static_cast<uint32_t>(call.key - zone_.shared().keys.entries);
     RepeatLookup lookup{this, wall_ms};
-    verdict.queue = RequestBlock(
-        queue, index, call.slot, call.variant, now_ms,
+    // Each store bounds the limit by what it can hold.
+    verdict.queue = queue->Request(
+        *call.key, call.slot, call.variant, now_ms,
         static_cast<uint32_t>(std::min<uint64_t>(plan.queue_limit,
-                                                 kQueueCapacity)),
+                                                 UINT32_MAX)),
         plan.retrieval_rate, RepeatFn{&LongTermQueues::RepeatCountOf, &lookup});
     return verdict;
 }
@@ -65,13 +65,13 @@ LongTermVerdict LongTermQueues::Admit(const BlockCall& call,
 bool LongTermQueues::ClaimRetrievals(size_t plan, uint32_t pid,
                                      int64_t now_ms, int64_t ttl_ms) {
     return zone_.bound() && plan < kMaxBlockPlans &&
-           ClaimLease(zone_.shared().retrieval_lease[plan], pid, now_ms,
-                      ttl_ms);
+           zone_.leases().ClaimLease(RetrievalLease(plan), pid, now_ms,
+                                     ttl_ms);
 }
 
 void LongTermQueues::ReleaseRetrievals(size_t plan, uint32_t pid) {
     if (zone_.bound() && plan < kMaxBlockPlans) {
-        ReleaseLease(zone_.shared().retrieval_lease[plan], pid);
+        zone_.leases().ReleaseLease(RetrievalLease(plan), pid);
     }
 }
 
@@ -79,53 +79,54 @@ std::optional<Retrieval> LongTermQueues::Next(size_t plan, int64_t now_ms,
                                               int64_t wall_ms,
                                               uint32_t max_in_flight,
                                               int64_t stale_ms) {
-    RetrievalQueueShared* queue = QueueOf(plan);
+    QueueStore* queue = QueueOf(plan);
     if (queue == nullptr) {
         return std::nullopt;
     }
     RepeatLookup lookup{this, wall_ms};
-    return NextRetrieval(queue, now_ms, conf_.plans()[plan].retrieval_rate,
-                         max_in_flight, stale_ms,
-                         RepeatFn{&LongTermQueues::RepeatCountOf, &lookup});
+    return queue->Next(now_ms, conf_.plans()[plan].retrieval_rate,
+                       max_in_flight, stale_ms,
+                       RepeatFn{&LongTermQueues::RepeatCountOf, &lookup});
 }
 
 void LongTermQueues::Complete(size_t plan, const Retrieval& retrieval,
                               bool ok, int64_t now_ms, int64_t wall_ms) {
-    RetrievalQueueShared* queue = QueueOf(plan);
+    QueueStore* queue = QueueOf(plan);
     if (queue == nullptr) {
         return;
     }
-    std::vector<uint32_t> waiters = CompleteRetrieval(
-        queue, retrieval.index, retrieval.generation, ok, now_ms);
+    std::vector<KeyId> waiters = queue->Complete(retrieval, ok, now_ms);
     if (!ok || waiters.empty()) {
         return;
     }
-    BlocksShared& shared = zone_.shared();
+    BlocksShared& counters = zone_.counters();
+    KeyStore& key_store = zone_.keys();
     std::vector<std::string> keys;
-    for (uint32_t w : waiters) {
-        std::string key = zone_.KeyText(w);
+    for (KeyId w : waiters) {
+        std::string key = key_store.Text(w);
         if (key.empty()) {
             continue;
         }
         keys.push_back(std::move(key));
-        shared.served[kSourceLongTerm].fetch_add(1);
-        CountServed(&shared.keys.entries[w], kSourceLongTerm);
+        counters.served[kSourceLongTerm].fetch_add(1);
+        key_store.CountServed(w, kSourceLongTerm);
     }
-    if (accounts_.open() && !keys.empty()) {
-        size_t repeats =
-            accounts_.CountRetrieval(keys, retrieval.slot, wall_ms);
-        shared.repeats_counted[plan].fetch_add(repeats);
-        shared.allowance_counted[plan].fetch_add(keys.size());
+    AllowanceStore& allowances = zone_.allowances();
+    if (allowances.open() && !keys.empty()) {
+        size_t repeats = allowances.CountRetrieval(keys, retrieval.slot,
+                                                   wall_ms);
+        counters.repeats_counted[plan].fetch_add(repeats);
+        counters.allowance_counted[plan].fetch_add(keys.size());
     }
 }
 
 std::optional<QueueStats> LongTermQueues::Stats(size_t plan,
                                                 int64_t now_ms) const {
-    RetrievalQueueShared* queue = QueueOf(plan);
+    QueueStore* queue = QueueOf(plan);
     if (queue == nullptr) {
         return std::nullopt;
     }
-    return GetQueueStats(queue, now_ms);
+    return queue->Stats(now_ms);
 }
 
 }  // namespace solgate

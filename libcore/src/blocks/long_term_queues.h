@@ -5,9 +5,9 @@
 // out by the plan's rate (Next) and reports what storage did (Complete),
 // which counts the retrieval for every key that waited for it.
 //
-// The queues and the retrieval leases live in the shared zone (reached
-// through SharedBlocks), the allowances and receipts in the key ledger
-// (through KeyAccounts); this class is the one place that joins them.
+// The queues, the retrieval leases, the keys and their allowances are
+// reached through the stores SharedBlocks hands out (blocks_stores.h);
+// this class is the one place that joins them.
 #pragma once
 
 #include <cstddef>
@@ -17,11 +17,10 @@
 
 #include "blocks/block_call.h"
 #include "blocks/block_conf.h"
-#include "blocks/retrieval_queue.h"
+#include "blocks/queue_store.h"
 
 namespace solgate {
 
-class KeyAccounts;
 class SharedBlocks;
 
 // Why a block was or was not queued.
@@ -38,8 +37,7 @@ struct LongTermVerdict {
 
 class LongTermQueues {
 public:
-    LongTermQueues(const BlockServiceConf& conf, SharedBlocks& zone,
-                   KeyAccounts& accounts);
+    LongTermQueues(const BlockServiceConf& conf, SharedBlocks& zone);
 
     LongTermQueues(const LongTermQueues&) = delete;
     LongTermQueues& operator=(const LongTermQueues&) = delete;
@@ -61,13 +59,13 @@ public:
 
     // --- the poller thread --------------------------------------------------
 
-    // Only the holder of a plan's lease retrieves for it (one process per
-    // host); renewed by claiming again.
+    // Only the holder of a plan's lease retrieves for it (one process
+    // wherever the lease store is shared); renewed by claiming again.
     bool ClaimRetrievals(size_t plan, uint32_t pid, int64_t now_ms,
                          int64_t ttl_ms);
     void ReleaseRetrievals(size_t plan, uint32_t pid);
-    // The next block to fetch for the plan (NextRetrieval at the plan's
-    // retrieval_rate, with the keys' repeat counts as of wall_ms).
+    // The next block to fetch for the plan (at the plan's retrieval_rate,
+    // with the keys' repeat counts as of wall_ms).
     std::optional<Retrieval> Next(size_t plan, int64_t now_ms,
                                   int64_t wall_ms, uint32_t max_in_flight,
                                   int64_t stale_ms);
@@ -88,12 +86,11 @@ private:
         const LongTermQueues* queues;
         int64_t wall_ms;
     };
-    static uint32_t RepeatCountOf(uint32_t key_index, void* lookup);
-    RetrievalQueueShared* QueueOf(size_t plan) const;
+    static uint32_t RepeatCountOf(KeyId key, void* lookup);
+    QueueStore* QueueOf(size_t plan) const;
 
     const BlockServiceConf& conf_;
     SharedBlocks& zone_;
-    KeyAccounts& accounts_;
 };
 
 }  // namespace solgate

@@ -1,12 +1,15 @@
-// Cube Runner's long-term storage (LTS) queue: one per plan per region,
-// shared by every API key on the plan and every nginx worker of the host.
-// It lives in shared memory that several processes map (MAP_SHARED), so
-// it holds only trivially-copyable data: fixed arrays and one
-// process-shared, robust pthread mutex.  Every call takes the mutex for
-// an O(entries) pass at most; a worker killed while holding it does not
-// wedge the others (EOWNERDEAD: the next locker repairs the derived
-// counts and carries on).  Nothing throws; every call takes now_ms, a
-// monotonic clock shared by the processes (fake clocks in tests).
+// Cube Runner's long-term storage (LTS) queue behind ShmRetrievalQueue
+// (shm_retrieval_queue.h): one per plan per region, shared by every API
+// key on the plan and every nginx worker of the host.  It lives in shared
+// memory that several processes map (MAP_SHARED), so it holds only
+// trivially-copyable data: fixed arrays and one process-shared, robust
+// pthread mutex.  Every call takes the mutex for an O(entries) pass at
+// most; a worker killed while holding it does not wedge the others
+// (EOWNERDEAD: the next locker repairs the derived counts and carries
+// on).  Nothing throws; every call takes now_ms, a monotonic clock shared
+// by the processes (fake clocks in tests).  `repeats` (queue_store.h) is
+// asked under the mutex: once per NextRetrieval, and by RequestBlock once
+// per key in its position estimate.
 //
 // The rules, from the spec (cube-runner-getblock.txt):
 // - A block is (slot, variant); variant is ASCII, at most 47 bytes.
@@ -48,15 +51,16 @@
 #include <string_view>
 #include <vector>
 
+#include "blocks/queue_store.h"
+
 namespace solgate {
 
 constexpr size_t kQueueCapacity = 16384;    // entries of one queue
 constexpr size_t kMaxWaiters = 16;          // key indices kept per entry
 constexpr size_t kQueueVariantBytes = 48;   // 47 bytes and a NUL
-constexpr size_t kQueueKeys = 4096;         // == KeyTable::kCapacity
+constexpr size_t kQueueKeys = kMaxKeys;     // waiters are key ids
 constexpr int64_t kQueueIdleDropMs = 150000;   // dropped after > 150 s
 constexpr int64_t kTombstoneKeepMs = 600000;   // freed after > 10 min
-constexpr uint32_t kMaxRetryAfterS = 60;
 
 // What an entry of the queue is doing.
 enum QueueEntryState : uint8_t {
@@ -124,39 +128,6 @@ struct RetrievalQueueShared {
 // the queue then refuses every call.
 bool InitRetrievalQueue(RetrievalQueueShared* q) noexcept;
 
-// A key's repeat count (Repeat requests in the spec), asked under the
-// queue's lock: it must be quick, must not block and must not call into
-// the queue.  fn == nullptr means 0 for every key.  Asked once per
-// NextRetrieval, and by RequestBlock once per key in its position
-// estimate.
-struct RepeatFn {
-    uint32_t (*fn)(uint32_t key_index, void* user) = nullptr;
-    void* user = nullptr;
-
-    uint32_t operator()(uint32_t key_index) const {
-        return fn ? fn(key_index, user) : 0;
-    }
-};
-
-enum class QueueOutcome {
-    kQueued,         // queued, or was already
-    kQueueFull,      // not queued: queue_limit reached
-    kDropped,        // was dropped for lack of requests; queued again
-    kStorageFailed,  // storage did not return it last time; queued again
-    kUnavailable,    // not queued: bad key/variant or unusable queue
-};
-
-// position: 1 while being retrieved; else in-flight count + 1 + queued
-// blocks retrieved before it if nothing else arrived.  0 when not queued.
-struct QueueAnswer {
-    QueueOutcome outcome = QueueOutcome::kUnavailable;
-    uint32_t position = 0;
-    uint32_t retry_after_s = 1;  // RetryAfterSeconds(position or 1, rate)
-};
-
-// clamp(ceil(position / rate), 1, 60); rate <= 0 or NaN counts as 1/s.
-uint32_t RetryAfterSeconds(uint32_t position, double rate) noexcept;
-
 // A request from key `key_index` (< kQueueKeys) for a block that no
 // cache, ledger or region holds.  Queued or being retrieved: refreshes
 // its last-request time and adds the key to its waiters.  A tombstone:
@@ -169,17 +140,6 @@ QueueAnswer RequestBlock(RetrievalQueueShared* q, uint32_t key_index,
                          int64_t now_ms, uint32_t queue_limit,
                          double retrieval_rate,
                          const RepeatFn& repeats) noexcept;
-
-// One block to fetch from storage.  Pass index and generation back to
-// CompleteRetrieval.
-struct Retrieval {
-    uint32_t index = 0;
-    uint32_t generation = 0;
-    uint64_t slot = 0;
-    std::string variant;
-    std::vector<uint32_t> waiters;  // stored waiters, up to kMaxWaiters
-    uint32_t waiter_count = 0;      // distinct waiters, all of them
-};
 
 // The next block to retrieve, now marked as being retrieved; nullopt when
 // nothing is queued, max_in_flight (0 counts as 1) are out, or the rate
@@ -208,19 +168,6 @@ std::vector<uint32_t> CompleteRetrieval(RetrievalQueueShared* q,
 void ExpireIdle(RetrievalQueueShared* q, int64_t now_ms) noexcept;
 
 // For metrics and the admin endpoint (after ExpireIdle).
-struct QueueStats {
-    uint32_t depth = 0;         // queued, not being retrieved
-    uint32_t in_flight = 0;     // being retrieved
-    uint32_t tombstones = 0;    // dropped or failed, still remembered
-    int64_t oldest_wait_ms = 0;  // now - queued_ms of the oldest queued
-    uint64_t dropped = 0;
-    uint64_t retrieved = 0;
-    uint64_t failed = 0;
-    uint64_t queue_full = 0;
-    uint64_t stale = 0;
-    uint64_t recovered = 0;
-};
-
 QueueStats GetQueueStats(RetrievalQueueShared* q, int64_t now_ms) noexcept;
 
 }  // namespace solgate

@@ -1,6 +1,6 @@
 // The region cache as the rest of Cube Runner sees it: what it holds, the
 // CaptureSink that captures, copies and retrievals write into (counted in
-// the zone, receipts to the key accounts), room made by the retention
+// the zone, receipts to the allowances), room made by the retention
 // rule, score batches.
 #include "blocks/block_cache.h"
 
@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "blocks/key_accounts.h"
+#include "blocks/lmdb_allowances.h"
 #include "support/blocks_zone.h"
 
 namespace solgate {
@@ -42,8 +42,8 @@ protected:
         : dir_("block_cache_test"),
           conf_(testing::Built(InDir(dir_, max_size))),
           memory_(conf_),
-          zone_(conf_),
-          cache_(conf_, zone_, accounts_) {
+          zone_(conf_, accounts_),
+          cache_(conf_, zone_) {
         std::string error;
         EXPECT_TRUE(zone_.Bind(memory_.memory(), true, &error)) << error;
         EXPECT_TRUE(accounts_.Open(conf_.state_dir(), true, &error)) << error;
@@ -65,8 +65,8 @@ protected:
     TempDir dir_;
     BlockServiceConf conf_;
     testing::BlocksZone memory_;
+    LmdbAllowances accounts_;
     SharedBlocks zone_;
-    KeyAccounts accounts_;
     BlockCache cache_;
 };
 
@@ -80,7 +80,7 @@ TEST_F(BlockCacheTest, HoldsWhatWasCommittedAndCountsIt) {
     EXPECT_EQ(std::filesystem::file_size(cache_.PathFor(4900, kV)),
               rec.bytes);
     EXPECT_FALSE(cache_.Lookup(4901, kV, &rec));
-    EXPECT_EQ(zone_.shared().stored.load(), 1u);
+    EXPECT_EQ(zone_.counters().stored.load(), 1u);
     EXPECT_EQ(cache_.Totals()->entries, 1u);
     EXPECT_EQ(cache_.Totals()->bytes, rec.bytes);
     EXPECT_NE(cache_.Version(), before);
@@ -95,8 +95,8 @@ TEST_F(BlockCacheTest, HoldsWhatWasCommittedAndCountsIt) {
 
 TEST_F(BlockCacheTest, AFailedCommitIsCountedAndLeavesNoFile) {
     EXPECT_FALSE(Store(1, Answer(1), "k1", kWall, "bad variant"));
-    EXPECT_EQ(zone_.shared().store_failures.load(), 1u);
-    EXPECT_EQ(zone_.shared().stored.load(), 0u);
+    EXPECT_EQ(zone_.counters().store_failures.load(), 1u);
+    EXPECT_EQ(zone_.counters().stored.load(), 0u);
     EXPECT_FALSE(accounts_.Received("k1", 1, kWall));
     EXPECT_EQ(cache_.Totals()->entries, 0u);
 }
@@ -111,7 +111,7 @@ TEST_F(BlockCacheTest, ACommitAfterTheCacheClosedRemovesItsFile) {
     EXPECT_FALSE(cache_.Commit(temp, 1, kV, rec, &error));
     EXPECT_EQ(error, "the cache is closed");
     EXPECT_FALSE(std::filesystem::exists(temp));
-    EXPECT_EQ(zone_.shared().store_failures.load(), 1u);
+    EXPECT_EQ(zone_.counters().store_failures.load(), 1u);
 }
 
 TEST_F(BlockCacheTest, ClosedItHoldsNothingAndTakesNoCapture) {

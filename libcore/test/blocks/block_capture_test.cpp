@@ -231,7 +231,7 @@ TEST_F(BlockCaptureTest, TheClientGetsAReceipt) {
     ASSERT_TRUE(Capture(CallFor(15, "key-a"), Block(15, "1"), 64, &error))
         << error;
     ASSERT_TRUE(Capture(CallFor(16), Block(16, "1"), 64, &error)) << error;
-    const KeyAccounts& ledger = service().accounts();
+    const AllowanceStore& ledger = service().allowances();
     EXPECT_TRUE(ledger.Received("key-a", 15, kWall));
     EXPECT_FALSE(ledger.Received("key-a", 16, kWall));
     EXPECT_FALSE(ledger.Received("", 16, kWall));
@@ -241,7 +241,7 @@ TEST_F(BlockCaptureTest, NoReceiptForWhatWasNotStored) {
     std::string error;
     EXPECT_FALSE(Capture(CallFor(17, "key-a"), ErrorAnswer(-32004, "1"), 64,
                          &error));
-    EXPECT_FALSE(service().accounts().Received("key-a", 17, kWall));
+    EXPECT_FALSE(service().allowances().Received("key-a", 17, kWall));
 }
 
 TEST_F(BlockCaptureTest, AFailedCommitIsCounted) {

@@ -335,8 +335,8 @@ TEST_F(BlockSyncTest, CopiesNewestFirstAcrossPeersAndVariants) {
     EXPECT_EQ(copies_[0].peer_url, "http://ap.example/");
     EXPECT_EQ(copies_[1].peer_url, "http://eu.example/");
     EXPECT_EQ(sync_->copies_stored(), 5u);
-    EXPECT_EQ(service_->zone().shared().peer_copies[0].load(), 3u);
-    EXPECT_EQ(service_->zone().shared().peer_copies[1].load(), 2u);
+    EXPECT_EQ(service_->zone().counters().peer_copies[0].load(), 3u);
+    EXPECT_EQ(service_->zone().counters().peer_copies[1].load(), 2u);
     for (const auto& [slot, variant] : expected) {
         BlockRecord rec;
         EXPECT_TRUE(cache().Lookup(slot, variant, &rec)) << slot;
@@ -370,8 +370,8 @@ TEST_F(BlockSyncTest, CopyRequestAndStoredBlockMatchThePeer) {
     std::string expected = BlockBody(4242, kBase64, 300000);
     EXPECT_EQ(rec.bytes, expected.size());
     EXPECT_EQ(ReadFile(cache().PathFor(4242, kBase64)), expected);
-    EXPECT_EQ(service_->zone().shared().peer_copies[0].load(), 1u);
-    EXPECT_EQ(service_->zone().shared().stored.load(), 1u);
+    EXPECT_EQ(service_->zone().counters().peer_copies[0].load(), 1u);
+    EXPECT_EQ(service_->zone().counters().stored.load(), 1u);
 
     // The region answers it from its cache now.
     service_->Maintain(clock_.WallMs());
@@ -409,8 +409,8 @@ TEST_F(BlockSyncTest, CopyRateIsBounded) {
 TEST_F(BlockSyncTest, NoCopyWithoutTheLease) {
     eu().holds[kJson] = Ranges("1-10");
     for (int i = 0; i < 20; i++) {
-        ASSERT_TRUE(ClaimLease(service_->zone().shared().copy_lease, kOtherPid,
-                               clock_.MonotonicMs() + 400, kLeaseTtlMs));
+        ASSERT_TRUE(service_->zone().leases().ClaimLease(
+            kCopyLease, kOtherPid, clock_.MonotonicMs() + 400, kLeaseTtlMs));
         Step();
     }
     EXPECT_TRUE(copies_.empty());
@@ -419,9 +419,10 @@ TEST_F(BlockSyncTest, NoCopyWithoutTheLease) {
     // The other process stops renewing: the lease passes here.
     for (int i = 0; i < 10; i++) Step();
     EXPECT_FALSE(copies_.empty());
-    EXPECT_EQ(Lease::Unpack(service_->zone().shared().copy_lease.load()).pid, kPid);
+    EXPECT_EQ(service_->zone().leases().LeaseHolder(kCopyLease).pid, kPid);
     sync_.reset();   // gives it up
-    EXPECT_EQ(service_->zone().shared().copy_lease.load(), 0u);
+    EXPECT_EQ(service_->zone().leases().LeaseHolder(kCopyLease).pid, 0u);
+    EXPECT_EQ(service_->zone().leases().LeaseHolder(kCopyLease).expires_ms, 0);
 }
 
 TEST_F(BlockSyncTest, NoCopyWhileTheCacheIsNinetyPercentFull) {
@@ -481,7 +482,7 @@ TEST_F(BlockSyncTest, AnswerThatIsNotABlockIsNotStored) {
     BlockRecord rec;
     EXPECT_FALSE(cache().Lookup(77, kJson, &rec));
     EXPECT_EQ(sync_->copies_failed(), 1u);
-    EXPECT_EQ(service_->zone().shared().peer_copies[0].load(), 0u);
+    EXPECT_EQ(service_->zone().counters().peer_copies[0].load(), 0u);
 }
 
 TEST_F(BlockSyncTest, NoCopyWithoutAStore) {
@@ -489,7 +490,8 @@ TEST_F(BlockSyncTest, NoCopyWithoutAStore) {
     service_->CloseStore();
     for (int i = 0; i < 10; i++) Step();
     EXPECT_TRUE(copies_.empty());
-    EXPECT_EQ(service_->zone().shared().copy_lease.load(), 0u);
+    EXPECT_EQ(service_->zone().leases().LeaseHolder(kCopyLease).pid, 0u);
+    EXPECT_EQ(service_->zone().leases().LeaseHolder(kCopyLease).expires_ms, 0);
     EXPECT_GT(eu().summaries, 0);
 }
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "blocks/lmdb_allowances.h"
 #include "support/blocks_zone.h"
 
 namespace solgate {
@@ -45,21 +46,33 @@ TEST(BlocksShared, ARoomPerArchivePlanWithStorage) {
 TEST(BlocksShared, BindMapsTheQueuesOfArchivePlans) {
     BlockServiceConf conf = WithStorage();
     testing::BlocksZone memory(conf);
-    SharedBlocks zone(conf);
+    LmdbAllowances ledger;
+    SharedBlocks zone(conf, ledger);
     EXPECT_FALSE(zone.bound());
     EXPECT_EQ(zone.queue(2), nullptr);
+    EXPECT_EQ(&zone.allowances(), &ledger);   // not in the zone
     std::string error;
     ASSERT_TRUE(zone.Bind(memory.memory(), true, &error)) << error;
     EXPECT_TRUE(zone.bound());
-    EXPECT_EQ(&zone.shared(), memory.shared());
-    EXPECT_EQ(zone.shared().magic, BlocksShared::kMagic);
-    EXPECT_EQ(zone.shared().queues, 2u);
+    EXPECT_EQ(&zone.counters(), memory.shared());
+    EXPECT_EQ(zone.counters().magic, BlocksShared::kMagic);
+    EXPECT_EQ(zone.counters().queues, 2u);
     for (size_t p = 0; p < conf.plans().size(); p++) {
         EXPECT_EQ(zone.queue(p) != nullptr, conf.HasQueue(p))
             << conf.plans()[p].name;
     }
-    EXPECT_EQ(zone.queue(2), QueueAt(memory.memory(), 0));
-    EXPECT_EQ(zone.queue(3), QueueAt(memory.memory(), 1));
+    // Each queue store is over its own queue in the zone.
+    BlockCall call;
+    call.key = zone.keys().FindOrAdd("k", 2, 1);
+    ASSERT_TRUE(call.key);
+    EXPECT_EQ(zone.queue(2)->Request(*call.key, 10, "v", 1000, 4, 1, {})
+                  .outcome,
+              QueueOutcome::kQueued);
+    zone.queue(3)->Request(*call.key, 11, "v", 1000, 4, 1, {});
+    zone.queue(3)->Request(*call.key, 12, "v", 1000, 4, 1, {});
+    EXPECT_EQ(GetQueueStats(QueueAt(memory.memory(), 0), 1000).depth, 1u);
+    EXPECT_EQ(GetQueueStats(QueueAt(memory.memory(), 1), 1000).depth, 2u);
+    EXPECT_EQ(zone.queue(3)->Stats(1000).depth, 2u);
     EXPECT_EQ(zone.queue(conf.plans().size()), nullptr);
 }
 
@@ -67,42 +80,52 @@ TEST(BlocksShared, AReloadKeepsTheCountersUnlessTheLayoutChanged) {
     BlockServiceConf conf = WithStorage();
     testing::BlocksZone memory(conf);
     std::string error;
+    LmdbAllowances ledger;
     {
-        SharedBlocks zone(conf);
+        SharedBlocks zone(conf, ledger);
         ASSERT_TRUE(zone.Bind(memory.memory(), true, &error)) << error;
-        zone.shared().tier_answers.store(7);
+        zone.counters().tier_answers.store(7);
     }
-    SharedBlocks again(conf);
+    SharedBlocks again(conf, ledger);
     ASSERT_TRUE(again.Bind(memory.memory(), false, &error)) << error;
-    EXPECT_EQ(again.shared().tier_answers.load(), 7u);
+    EXPECT_EQ(again.counters().tier_answers.load(), 7u);
 
     // Laid out for other queues (a plan without storage now): set afresh.
     BlockServiceConf none = testing::Built(Base());
-    SharedBlocks other(none);
+    SharedBlocks other(none, ledger);
     ASSERT_TRUE(other.Bind(memory.memory(), false, &error)) << error;
-    EXPECT_EQ(other.shared().tier_answers.load(), 0u);
-    EXPECT_EQ(other.shared().queues, 0u);
+    EXPECT_EQ(other.counters().tier_answers.load(), 0u);
+    EXPECT_EQ(other.counters().queues, 0u);
 
     // And `fresh` always starts over.
-    other.shared().tier_answers.store(3);
-    SharedBlocks fresh(none);
+    other.counters().tier_answers.store(3);
+    SharedBlocks fresh(none, ledger);
     ASSERT_TRUE(fresh.Bind(memory.memory(), true, &error)) << error;
-    EXPECT_EQ(fresh.shared().tier_answers.load(), 0u);
+    EXPECT_EQ(fresh.counters().tier_answers.load(), 0u);
 }
 
-TEST(BlocksShared, KeyTextOfATableIndex) {
+TEST(BlocksShared, TheKeysAndLeasesAreTheZones) {
     BlockServiceConf conf = testing::Built(Base());
     testing::BlocksZone memory(conf);
-    SharedBlocks zone(conf);
-    EXPECT_EQ(zone.KeyText(0), "");   // not bound
+    LmdbAllowances ledger;
+    SharedBlocks zone(conf, ledger);
+    EXPECT_FALSE(zone.bound());   // no key store to ask yet
     std::string error;
     ASSERT_TRUE(zone.Bind(memory.memory(), true, &error)) << error;
-    KeyEntry* e = FindOrAddKey(&zone.shared().keys, "the-key", 0, 1);
+    std::optional<KeyId> id = zone.keys().FindOrAdd("the-key", 0, 1);
+    ASSERT_TRUE(id);
+    KeyEntry* e = FindOrAddKey(&memory.shared()->keys, "the-key", 0, 1);
     ASSERT_NE(e, nullptr);
-    auto index = static_cast<uint32_t>(e - zone.shared().keys.entries);
-    EXPECT_EQ(zone.KeyText(index), "the-key");
-    EXPECT_EQ(zone.KeyText((index + 1) % KeyTable::kCapacity), "");
-    EXPECT_EQ(zone.KeyText(KeyTable::kCapacity), "");
+    EXPECT_EQ(*id, static_cast<KeyId>(e - memory.shared()->keys.entries));
+    EXPECT_EQ(zone.keys().Text(*id), "the-key");
+    EXPECT_EQ(zone.keys().Text((*id + 1) % KeyTable::kCapacity), "");
+    EXPECT_EQ(zone.keys().Text(KeyTable::kCapacity), "");
+
+    ASSERT_TRUE(zone.leases().ClaimLease(kCopyLease, 7, 100, 2000));
+    EXPECT_EQ(Lease::Unpack(memory.shared()->copy_lease.load()).pid, 7u);
+    ASSERT_TRUE(zone.leases().ClaimLease(RetrievalLease(3), 8, 100, 2000));
+    EXPECT_EQ(Lease::Unpack(memory.shared()->retrieval_lease[3].load()).pid,
+              8u);
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ TEST(BlocksView, FiguresOfAnOpenService) {
     EXPECT_EQ(view.CacheTotals()->entries, 0u);
 
     FindOrAddKey(&rig.shared()->keys, "a-key-of-some-length", 2, kWall);
-    service.accounts().CountRetrieval({"a-key-of-some-length"}, 5, kWall);
+    service.allowances().CountRetrieval({"a-key-of-some-length"}, 5, kWall);
     std::vector<KeyFigures> keys = view.Keys(kWall);
     ASSERT_EQ(keys.size(), 1u);
     EXPECT_EQ(keys[0].snapshot.key, "a-key-of-some-length");

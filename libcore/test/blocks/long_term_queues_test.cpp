@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "blocks/blocks_shared.h"
-#include "blocks/key_accounts.h"
+#include "blocks/lmdb_allowances.h"
 #include "slots/shared_state.h"
 #include "slots/state_poller.h"
 #include "support/blocks_zone.h"
@@ -37,8 +37,8 @@ protected:
         : dir_("long_term_queues_test"),
           conf_(testing::Built(SmallArchivePlan())),
           memory_(conf_),
-          zone_(conf_),
-          queues_(conf_, zone_, accounts_) {
+          zone_(conf_, accounts_),
+          queues_(conf_, zone_) {
         std::string error;
         EXPECT_TRUE(zone_.Bind(memory_.memory(), true, &error)) << error;
         EXPECT_TRUE(accounts_.Open(dir_.path(), true, &error)) << error;
@@ -54,16 +54,16 @@ protected:
         call.api_key = key;
         call.slot = slot;
         call.variant = kV;
-        call.key = FindOrAddKey(&zone_.shared().keys, key,
-                                static_cast<uint32_t>(call.plan), kWall);
+        call.key = zone_.keys().FindOrAdd(
+            key, static_cast<uint32_t>(call.plan), kWall);
         return call;
     }
 
     TempDir dir_;
     BlockServiceConf conf_;
     testing::BlocksZone memory_;
+    LmdbAllowances accounts_;
     SharedBlocks zone_;
-    KeyAccounts accounts_;
     LongTermQueues queues_;
     size_t arch_ = 0;
 };
@@ -98,7 +98,7 @@ TEST_F(LongTermQueuesTest, QueuedUpToTheLimit) {
 
 TEST_F(LongTermQueuesTest, AKeyTheTableCouldNotHoldIsNotQueued) {
     BlockCall call = Call("k1", 10);
-    call.key = nullptr;
+    call.key = std::nullopt;
     EXPECT_EQ(queues_.Admit(call, kNow, kWall).kind,
               LongTermVerdict::kTooManyKeys);
     EXPECT_EQ(queues_.Stats(arch_, kNow)->depth, 0u);
@@ -115,7 +115,7 @@ TEST_F(LongTermQueuesTest, ACompletedRetrievalCountsForEveryWaiter) {
     EXPECT_EQ(r->waiter_count, 2u);
     queues_.Complete(arch_, *r, true, kNow + 300, kWall);
 
-    BlocksShared& shared = zone_.shared();
+    BlocksShared& shared = zone_.counters();
     EXPECT_EQ(shared.served[kSourceLongTerm].load(), 2u);
     EXPECT_EQ(shared.allowance_counted[arch_].load(), 2u);
     EXPECT_EQ(shared.repeats_counted[arch_].load(), 1u);
@@ -123,7 +123,9 @@ TEST_F(LongTermQueuesTest, ACompletedRetrievalCountsForEveryWaiter) {
     EXPECT_EQ(accounts_.AllowanceUsed("k2", kWall), 1u);
     EXPECT_EQ(accounts_.RepeatCount("k2", kWall), 1u);
     EXPECT_EQ(accounts_.RepeatCount("k1", kWall), 0u);
-    EXPECT_EQ(Call("k1", 0).key->served[kSourceLongTerm].load(), 1u);
+    EXPECT_EQ(memory_.shared()->keys.entries[*Call("k1", 0).key]
+                  .served[kSourceLongTerm].load(),
+              1u);
     EXPECT_EQ(queues_.Stats(arch_, kNow + 400)->retrieved, 1u);
 
     // Each key's allowance of 1 is now spent.
@@ -138,7 +140,7 @@ TEST_F(LongTermQueuesTest, AFailedRetrievalCountsNothing) {
     std::optional<Retrieval> r = queues_.Next(arch_, kNow + 200, kWall, 1, 0);
     ASSERT_TRUE(r);
     queues_.Complete(arch_, *r, false, kNow + 300, kWall);
-    EXPECT_EQ(zone_.shared().served[kSourceLongTerm].load(), 0u);
+    EXPECT_EQ(zone_.counters().served[kSourceLongTerm].load(), 0u);
     EXPECT_EQ(accounts_.AllowanceUsed("k1", kWall), 0u);
     EXPECT_EQ(queues_.Admit(Call("k1", 10), kNow + 400, kWall).queue.outcome,
               QueueOutcome::kStorageFailed);
@@ -157,9 +159,9 @@ TEST_F(LongTermQueuesTest, OneProcessRetrievesForAPlan) {
 
 TEST(LongTermQueuesUnbound, NothingBeforeTheZone) {
     BlockServiceConf conf = testing::Built(SmallArchivePlan());
-    SharedBlocks zone(conf);
-    KeyAccounts accounts;
-    LongTermQueues queues(conf, zone, accounts);
+    LmdbAllowances accounts;
+    SharedBlocks zone(conf, accounts);
+    LongTermQueues queues(conf, zone);
     EXPECT_FALSE(queues.bound());
     EXPECT_FALSE(queues.HasQueue(4));
     EXPECT_FALSE(queues.ClaimRetrievals(4, 1, kNow, kLeaseTtlMs));

@@ -19,15 +19,8 @@ using testing::TestNetwork;
 
 constexpr const char* kVariant = "getBlock/json/full/r1/v0";
 
-std::string GetBlock(uint64_t slot) {
-    return R"({"jsonrpc":"2.0","id":9,"method":"getBlock","params":[)" +
-           std::to_string(slot) + R"(,{"maxSupportedTransactionVersion":0}]})";
-}
-
-std::string Block(uint64_t slot) {
-    return R"({"jsonrpc":"2.0","result":{"blockHeight":)" +
-           std::to_string(slot - 7) + R"(,"transactions":[]},"id":1})";
-}
+using testing::BlockReply;
+using testing::GetBlockRequest;
 
 HttpResult Ok(const std::string& body) { return HttpResult{0, "", 200, body}; }
 HttpResult Unavailable() {
@@ -42,9 +35,7 @@ BlockConfBuilder TwoStoragesAndASmallArchivePlan() {
     Accept(conf.Region("us"));
     Accept(conf.LongTermStorage("http://lts-a/"));
     Accept(conf.LongTermStorage("http://lts-b/"));
-    Accept(conf.PlanDefine("arch", {"tier=archive", "getblock_rate=0",
-                                    "retrieval_rate=10r/s", "queue_limit=2",
-                                    "monthly_allowance=3"}));
+    testing::DefineSmallArchivePlan(conf);
     return conf;
 }
 
@@ -64,7 +55,7 @@ protected:
 
     BlockDecision Ask(uint64_t slot, const std::string& key,
                       const std::string& plan = "arch") {
-        std::string body = GetBlock(slot);
+        std::string body = GetBlockRequest(slot);
         RpcRequest request = ParseRpcRequest(body.data(), body.size());
         BlockCall call;
         BlockDecision d = service->Decide(request, key, plan, "",
@@ -84,7 +75,7 @@ protected:
     }
 
     uint64_t Allowance(const std::string& key) {
-        return service->accounts().AllowanceUsed(key, clock.WallMs());
+        return service->allowances().AllowanceUsed(key, clock.WallMs());
     }
 
     TestNetwork net;
@@ -110,12 +101,12 @@ TEST_F(LongTermTest, QueuedThenRetrievedThenServedFromTheCache) {
     ASSERT_EQ(transport.pending.size(), 1u);
     EXPECT_EQ(transport.pending[0].url, "http://lts-a/");
     EXPECT_NE(transport.pending[0].body.find("[250,"), std::string::npos);
-    transport.AnswerEach([](const auto&) { return Ok(Block(250)); });
+    transport.AnswerEach([](const auto&) { return Ok(BlockReply(250)); });
 
     d = Ask(250, "k1");
     EXPECT_EQ(d.kind, BlockDecision::kCache);
     EXPECT_EQ(Allowance("k1"), 1u);
-    EXPECT_EQ(service->zone().shared().served[kSourceLongTerm].load(), 1u);
+    EXPECT_EQ(service->zone().counters().served[kSourceLongTerm].load(), 1u);
     // Held for any key on any plan, free ones included.
     EXPECT_EQ(Ask(250, "someone", "free").kind, BlockDecision::kCache);
 }
@@ -127,7 +118,7 @@ TEST_F(LongTermTest, OneRetrievalForThreeKeysCountedForEach) {
     Tick();
     Tick();
     ASSERT_EQ(transport.pending.size(), 1u);   // retrieved once
-    transport.AnswerEach([](const auto&) { return Ok(Block(260)); });
+    transport.AnswerEach([](const auto&) { return Ok(BlockReply(260)); });
     EXPECT_EQ(Allowance("k1"), 1u);
     EXPECT_EQ(Allowance("k2"), 1u);
     EXPECT_EQ(Allowance("k3"), 1u);
@@ -165,7 +156,8 @@ TEST_F(LongTermTest, AllowanceStopsRetrievals) {
     for (uint64_t slot : {290, 291, 292}) {
         Ask(slot, "k1");
         Tick();
-        transport.AnswerEach([slot](const auto&) { return Ok(Block(slot)); });
+        transport.AnswerEach(
+            [slot](const auto&) { return Ok(BlockReply(slot)); });
     }
     EXPECT_EQ(Allowance("k1"), 3u);
     BlockDecision d = Ask(293, "k1");
@@ -175,23 +167,22 @@ TEST_F(LongTermTest, AllowanceStopsRetrievals) {
     // What is cached is still served, and other keys are not affected.
     EXPECT_EQ(Ask(290, "k1").kind, BlockDecision::kCache);
     EXPECT_EQ(Ask(293, "k2").http_status, 429u);
-    EXPECT_EQ(service->zone().shared().allowance_refusals[
-                  FindPlan(service->conf().plans(), "arch") -
-                  &service->conf().plans()[0]].load(),
+    EXPECT_EQ(service->zone().counters().allowance_refusals[
+                  testing::PlanIndex(service->conf(), "arch")].load(),
               1u);
 }
 
 TEST_F(LongTermTest, RetrievingAgainWhatAKeyReceivedIsARepeat) {
     Ask(300, "k1");
     Tick();
-    transport.AnswerEach([](const auto&) { return Ok(Block(300)); });
+    transport.AnswerEach([](const auto&) { return Ok(BlockReply(300)); });
     Ask(300, "k1");   // received from the cache: a receipt
     std::string error;
     service->cache().StoreForTesting()->Remove({{300, kVariant}}, &error);
     EXPECT_EQ(Ask(300, "k1").http_status, 429u);   // gone: queued again
     Tick();
-    transport.AnswerEach([](const auto&) { return Ok(Block(300)); });
-    EXPECT_EQ(service->accounts().RepeatCount("k1", clock.WallMs()), 1u);
+    transport.AnswerEach([](const auto&) { return Ok(BlockReply(300)); });
+    EXPECT_EQ(service->allowances().RepeatCount("k1", clock.WallMs()), 1u);
     EXPECT_EQ(Allowance("k1"), 2u);
 }
 
@@ -222,12 +213,12 @@ TEST_F(LongTermTest, ReceiptsOnlyForBlocksReceived) {
     call.source = kSourceLedger;
     // A ledger answer is counted at its headers; it may be an error.
     service->CountServed(call, kSourceLedger, clock.WallMs());
-    EXPECT_FALSE(service->accounts().Received("k1", 4990, clock.WallMs()));
+    EXPECT_FALSE(service->allowances().Received("k1", 4990, clock.WallMs()));
     std::string error;
-    ASSERT_TRUE(StoreAnswer(service->cache(), call, Block(4990),
+    ASSERT_TRUE(StoreAnswer(service->cache(), call, BlockReply(4990),
                             clock.WallMs(), &error))
         << error;
-    EXPECT_TRUE(service->accounts().Received("k1", 4990, clock.WallMs()));
+    EXPECT_TRUE(service->allowances().Received("k1", 4990, clock.WallMs()));
 }
 
 }  // namespace

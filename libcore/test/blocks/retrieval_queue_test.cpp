@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "blocks/retrieval_queue.h"
+#include "support/blocks_zone.h"
 
 namespace solgate {
 namespace {
@@ -21,23 +22,7 @@ constexpr char kVariant[] = "getBlock/json/full/r1/v0";
 constexpr uint32_t kLimit = 16384;
 constexpr double kFast = 1e6;  // retrievals per second: never the bound
 
-// A queue in shared anonymous memory, as nginx would map it.
-class Queue {
-public:
-    Queue() {
-        void* p = mmap(nullptr, sizeof(RetrievalQueueShared),
-                       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                       -1, 0);
-        if (p == MAP_FAILED) std::abort();
-        q_ = static_cast<RetrievalQueueShared*>(p);
-        if (!InitRetrievalQueue(q_)) std::abort();
-    }
-    ~Queue() { munmap(q_, sizeof(RetrievalQueueShared)); }
-    RetrievalQueueShared* get() { return q_; }
-
-private:
-    RetrievalQueueShared* q_;
-};
+using Queue = testing::MappedQueue;
 
 // Repeat counts from a table in the test.
 uint32_t FromMap(uint32_t key, void* user) {

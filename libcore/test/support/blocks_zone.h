@@ -1,13 +1,16 @@
 // The shared zone a solgate_blocks gets from nginx, for tests: zeroed,
-// 64-byte aligned, sized for the configuration's queues.
+// 64-byte aligned, sized for the configuration's queues; a queue mapped
+// on its own; and the words of a getBlock exchange.
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "blocks/block_service.h"
 #include "support/temp_dir.h"
@@ -27,6 +30,53 @@ inline BlockServiceConf Built(const BlockConfBuilder& builder) {
     Accept(builder.Build(&conf));
     return conf;
 }
+
+// An archive plan "arch" small enough to fill in a test: no rate limit,
+// 10 retrievals a second, 2 blocks queued, 3 a month per key.
+inline void DefineSmallArchivePlan(BlockConfBuilder& conf) {
+    Accept(conf.PlanDefine("arch", {"tier=archive", "getblock_rate=0",
+                                    "retrieval_rate=10r/s", "queue_limit=2",
+                                    "monthly_allowance=3"}));
+}
+
+// The index of the plan `name` (which the configuration must define).
+inline size_t PlanIndex(const BlockServiceConf& conf, std::string_view name) {
+    const BlockPlan* plan = FindPlan(conf.plans(), name);
+    EXPECT_NE(plan, nullptr) << name;
+    return static_cast<size_t>(plan - conf.plans().data());
+}
+
+// A client's getBlock of `slot` (id 9), and a block a source answers it
+// with.
+inline std::string GetBlockRequest(uint64_t slot) {
+    return R"({"jsonrpc":"2.0","id":9,"method":"getBlock","params":[)" +
+           std::to_string(slot) + R"(,{"maxSupportedTransactionVersion":0}]})";
+}
+inline std::string BlockReply(uint64_t slot) {
+    return R"({"jsonrpc":"2.0","result":{"blockHeight":)" +
+           std::to_string(slot - 7) + R"(,"transactions":[]},"id":1})";
+}
+
+// A long-term queue in shared anonymous memory, as nginx would map it.
+class MappedQueue {
+public:
+    MappedQueue() {
+        void* p = mmap(nullptr, sizeof(RetrievalQueueShared),
+                       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                       -1, 0);
+        if (p == MAP_FAILED) std::abort();
+        q_ = static_cast<RetrievalQueueShared*>(p);
+        if (!InitRetrievalQueue(q_)) std::abort();
+    }
+    ~MappedQueue() { munmap(q_, sizeof(RetrievalQueueShared)); }
+    MappedQueue(const MappedQueue&) = delete;
+    MappedQueue& operator=(const MappedQueue&) = delete;
+
+    RetrievalQueueShared* get() { return q_; }
+
+private:
+    RetrievalQueueShared* q_;
+};
 
 class BlocksZone {
 public:

@@ -1,7 +1,8 @@
-// The key ledger as Cube Runner uses it: closed, it counts nothing and
-// says nothing was counted; open, a retrieval counts each waiting key once
-// and a repeat for each that had already received the block.
-#include "blocks/key_accounts.h"
+// The key ledger as Cube Runner's allowances, through the AllowanceStore:
+// closed, it counts nothing and says nothing was counted; open, a
+// retrieval counts each waiting key once and a repeat for each that had
+// already received the block.
+#include "blocks/lmdb_allowances.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +13,9 @@ namespace {
 
 constexpr int64_t kWall = 1'800'000'000'000;
 
-TEST(KeyAccounts, ClosedCountsNothing) {
-    KeyAccounts accounts;
+TEST(LmdbAllowances, ClosedCountsNothing) {
+    LmdbAllowances ledger;
+    AllowanceStore& accounts = ledger;
     EXPECT_FALSE(accounts.open());
     accounts.NoteReceipt("k", 1, kWall);
     EXPECT_FALSE(accounts.Received("k", 1, kWall));
@@ -24,11 +26,13 @@ TEST(KeyAccounts, ClosedCountsNothing) {
     accounts.PruneIfDue(kWall);
 }
 
-TEST(KeyAccounts, ARetrievalCountsEveryKeyAndTheRepeats) {
-    TempDir dir("key_accounts_test");
-    KeyAccounts accounts;
+TEST(LmdbAllowances, ARetrievalCountsEveryKeyAndTheRepeats) {
+    TempDir dir("lmdb_allowances_test");
+    LmdbAllowances ledger;
     std::string error;
-    ASSERT_TRUE(accounts.Open(dir.path(), true, &error)) << error;
+    ASSERT_TRUE(ledger.Open(dir.path(), true, &error)) << error;
+    AllowanceStore& accounts = ledger;
+    EXPECT_TRUE(accounts.open());
     accounts.NoteReceipt("had-it", 7, kWall);
     EXPECT_TRUE(accounts.Received("had-it", 7, kWall));   // before Flush
     EXPECT_FALSE(accounts.Received("new", 7, kWall));
@@ -42,25 +46,27 @@ TEST(KeyAccounts, ARetrievalCountsEveryKeyAndTheRepeats) {
     EXPECT_EQ(accounts.AllowanceUsed("new", kWall), 1u);
 }
 
-TEST(KeyAccounts, ReceiptsOutliveAReopenOnceFlushed) {
-    TempDir dir("key_accounts_test");
+TEST(LmdbAllowances, ReceiptsOutliveAReopenOnceFlushed) {
+    TempDir dir("lmdb_allowances_test");
     std::string error;
     {
-        KeyAccounts accounts;
-        ASSERT_TRUE(accounts.Open(dir.path(), true, &error)) << error;
+        LmdbAllowances ledger;
+        ASSERT_TRUE(ledger.Open(dir.path(), true, &error)) << error;
+        AllowanceStore& accounts = ledger;
         accounts.NoteReceipt("k", 9, kWall);
         accounts.Flush();
         accounts.PruneIfDue(kWall);   // keeps the last 25 hours
-        accounts.Close();
+        ledger.Close();
         EXPECT_FALSE(accounts.open());
     }
-    KeyAccounts again;
+    LmdbAllowances again;
     ASSERT_TRUE(again.Open(dir.path(), false, &error)) << error;
-    EXPECT_TRUE(again.Received("k", 9, kWall + 1000));
+    const AllowanceStore& reopened = again;
+    EXPECT_TRUE(reopened.Received("k", 9, kWall + 1000));
 }
 
-TEST(KeyAccounts, OpenFailsWithTheReason) {
-    KeyAccounts accounts;
+TEST(LmdbAllowances, OpenFailsWithTheReason) {
+    LmdbAllowances accounts;
     std::string error;
     EXPECT_FALSE(accounts.Open("/proc/no-such-dir", false, &error));
     EXPECT_FALSE(error.empty());

@@ -1,15 +1,15 @@
-#include "blocks/key_accounts.h"
+#include "blocks/lmdb_allowances.h"
 
 #include "store/key_ledger.h"
 
 namespace solgate {
 
-KeyAccounts::KeyAccounts() = default;
+LmdbAllowances::LmdbAllowances() = default;
 
-KeyAccounts::~KeyAccounts() = default;
+LmdbAllowances::~LmdbAllowances() = default;
 
-bool KeyAccounts::Open(const std::string& state_dir, bool recover,
-                       std::string* error) {
+bool LmdbAllowances::Open(const std::string& state_dir, bool recover,
+                          std::string* error) {
     KeyLedgerOptions options;
     options.state_dir = state_dir;
     options.recover = recover;
@@ -17,32 +17,32 @@ bool KeyAccounts::Open(const std::string& state_dir, bool recover,
     return ledger_ != nullptr;
 }
 
-void KeyAccounts::Close() { ledger_.reset(); }
+void LmdbAllowances::Close() { ledger_.reset(); }
 
-void KeyAccounts::NoteReceipt(std::string_view key, uint64_t slot,
-                              int64_t wall_ms) {
+void LmdbAllowances::NoteReceipt(std::string_view key, uint64_t slot,
+                                 int64_t wall_ms) {
     if (ledger_) {
         ledger_->NoteReceipt(key, slot, wall_ms);
     }
 }
 
-bool KeyAccounts::Received(std::string_view key, uint64_t slot,
-                           int64_t wall_ms) const {
+bool LmdbAllowances::Received(std::string_view key, uint64_t slot,
+                              int64_t wall_ms) const {
     return ledger_ && ledger_->Received(key, slot, wall_ms);
 }
 
-uint64_t KeyAccounts::AllowanceUsed(std::string_view key,
-                                    int64_t wall_ms) const {
+uint64_t LmdbAllowances::AllowanceUsed(std::string_view key,
+                                       int64_t wall_ms) const {
     return ledger_ ? ledger_->AllowanceUsed(key, wall_ms) : 0;
 }
 
-uint64_t KeyAccounts::RepeatCount(std::string_view key,
-                                  int64_t wall_ms) const {
+uint64_t LmdbAllowances::RepeatCount(std::string_view key,
+                                     int64_t wall_ms) const {
     return ledger_ ? ledger_->RepeatCount(key, wall_ms) : 0;
 }
 
-size_t KeyAccounts::CountRetrieval(const std::vector<std::string>& keys,
-                                   uint64_t slot, int64_t wall_ms) {
+size_t LmdbAllowances::CountRetrieval(const std::vector<std::string>& keys,
+                                      uint64_t slot, int64_t wall_ms) {
     if (!ledger_ || keys.empty()) {
         return 0;
     }
@@ -59,14 +59,14 @@ size_t KeyAccounts::CountRetrieval(const std::vector<std::string>& keys,
     return repeats;
 }
 
-void KeyAccounts::Flush() {
+void LmdbAllowances::Flush() {
     std::string error;
     if (ledger_) {
         ledger_->Flush(&error);
     }
 }
 
-void KeyAccounts::PruneIfDue(int64_t wall_ms) {
+void LmdbAllowances::PruneIfDue(int64_t wall_ms) {
     if (ledger_ && wall_ms - last_prune_ms_ >= kLedgerPruneMs) {
         last_prune_ms_ = wall_ms;
         std::string error;
