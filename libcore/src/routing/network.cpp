@@ -6,7 +6,6 @@
 #include "routing/selector.h"
 #include "rpc/cluster.h"
 #include "slots/lane_name.h"
-#include "slots/lanes.h"
 #include "slots/served_tip.h"
 
 namespace solgate {
@@ -271,17 +270,14 @@ SelectorGroup Network::ResolveSelector(std::string_view text) const {
 uint64_t Network::PickTip(std::optional<LaneId> lane,
                           const std::vector<size_t>& voters, LaneAxis axis,
                           int64_t now_ms) const {
-    SlotAxis view = axis == kAxisProcessed ? kSlotProcessed : kSlotFinalized;
     std::vector<uint64_t> heads;
-    heads.reserve(voters.size());
-    for (size_t i : voters) {
-        heads.push_back(slots().View(i, view));
-    }
+    slots().Views(voters,
+                  axis == kAxisProcessed ? kSlotProcessed : kSlotFinalized,
+                  &heads);
     if (!lane) {
         return ServedTip(std::move(heads));
     }
-    return PickLaneAxis(tips().Axis(*lane, axis), heads,
-                        axis == kAxisFinalized, now_ms);
+    return tips().PickServedTip(*lane, axis, heads, now_ms);
 }
 
 void Network::RefreshLanes(int64_t now_ms) const {

@@ -19,9 +19,6 @@ std::optional<RoutedRequest::Attempt> RoutedRequest::NextAttempt(
     if (network_ == nullptr) {
         return std::nullopt;
     }
-    if (tried_.empty()) {
-        tried_.assign(network_->size(), 0);
-    }
     std::optional<uint64_t> min_context_slot;
     if (parsed_.shape == RpcRequest::Shape::kSingle) {
         min_context_slot = parsed_.calls[0].min_context_slot;

@@ -4,6 +4,7 @@
 // internal redirect to the retry location).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -53,7 +54,9 @@ private:
     RpcRequest parsed_;
     const Network* network_ = nullptr;
     RoutePlan plan_;
-    std::vector<unsigned char> tried_;
+    // One flag per upstream; inline, so a request costs no allocation for
+    // it (kMaxUpstreams bytes).
+    std::array<unsigned char, kMaxUpstreams> tried_{};
     std::optional<size_t> upstream_;
     size_t attempts_ = 0;
 };

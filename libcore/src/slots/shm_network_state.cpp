@@ -1,5 +1,7 @@
 #include "slots/shm_network_state.h"
 
+#include "slots/lanes.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -204,6 +206,16 @@ uint64_t ShmNetworkState::View(size_t upstream, SlotAxis axis) const {
     return ViewWord(record(upstream), axis).load(std::memory_order_relaxed);
 }
 
+void ShmNetworkState::Views(const std::vector<size_t>& upstreams,
+                            SlotAxis axis, std::vector<uint64_t>* out) const {
+    out->clear();
+    out->reserve(upstreams.size());
+    for (size_t i : upstreams) {
+        out->push_back(
+            ViewWord(record(i), axis).load(std::memory_order_relaxed));
+    }
+}
+
 bool ShmNetworkState::Suggest(size_t upstream, SlotAxis axis, uint64_t value) {
     UpstreamRecord& r = record(upstream);
     return SuggestSlot(ViewWord(r, axis), value, r.large_rollbacks);
@@ -302,6 +314,13 @@ LaneShared& ShmNetworkState::lane(LaneId id) const {
 
 LaneAxisMemory& ShmNetworkState::Axis(LaneId lane, LaneAxis axis) {
     return *axes_[lane][axis];
+}
+
+uint64_t ShmNetworkState::PickServedTip(LaneId lane, LaneAxis axis,
+                                        const std::vector<uint64_t>& heads,
+                                        int64_t now_ms) {
+    return PickLaneAxis(*axes_[lane][axis], heads, axis == kAxisFinalized,
+                        now_ms);
 }
 
 std::optional<LaneId> ShmNetworkState::FindOrCreateLane(

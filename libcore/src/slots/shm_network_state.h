@@ -26,7 +26,7 @@
 namespace solgate {
 
 // One axis of a lane, in shared memory.
-class ShmLaneAxis : public LaneAxisMemory {
+class ShmLaneAxis final : public LaneAxisMemory {
 public:
     explicit ShmLaneAxis(LaneAxisState& state) : state_(state) {}
 
@@ -43,7 +43,7 @@ private:
     LaneAxisState& state_;
 };
 
-class ShmNetworkState : public SlotStore,
+class ShmNetworkState final : public SlotStore,
                         public CordonStore,
                         public LeaseStore,
                         public TipStore {
@@ -58,6 +58,8 @@ public:
 
     // SlotStore
     uint64_t View(size_t upstream, SlotAxis axis) const override;
+    void Views(const std::vector<size_t>& upstreams, SlotAxis axis,
+               std::vector<uint64_t>* out) const override;
     bool Suggest(size_t upstream, SlotAxis axis, uint64_t value) override;
     int64_t TrafficSeenMs(size_t upstream, SlotAxis axis) const override;
     void MarkTrafficSeen(size_t upstream, SlotAxis axis,
@@ -89,6 +91,9 @@ public:
     uint64_t Answered() const override;
     void SuggestAnswered(uint64_t slot) override;
     LaneAxisMemory& Axis(LaneId lane, LaneAxis axis) override;
+    uint64_t PickServedTip(LaneId lane, LaneAxis axis,
+                           const std::vector<uint64_t>& heads,
+                           int64_t now_ms) override;
     std::optional<LaneId> FindOrCreateLane(
         std::string_view key, std::string_view name,
         const std::vector<size_t>& members) override;

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "slots/slot_types.h"
 
@@ -19,6 +20,10 @@ public:
     virtual ~SlotStore() = default;
 
     virtual uint64_t View(size_t upstream, SlotAxis axis) const = 0;
+    // View for each of `upstreams`, in order, into *out (one call for a
+    // whole voter set: tips read it per request).
+    virtual void Views(const std::vector<size_t>& upstreams, SlotAxis axis,
+                       std::vector<uint64_t>* out) const = 0;
     // Raises the view to `value`, or lowers it when the drop is larger than
     // kToleratedSlotRollback (counted); 0 is ignored. True when accepted.
     virtual bool Suggest(size_t upstream, SlotAxis axis, uint64_t value) = 0;

@@ -67,6 +67,11 @@ public:
     virtual void SuggestAnswered(uint64_t slot) = 0;
 
     virtual LaneAxisMemory& Axis(LaneId lane, LaneAxis axis) = 0;
+    // The served-tip rule (lanes.h) over the lane's memory for this axis:
+    // the tip to serve given the voters' heads.
+    virtual uint64_t PickServedTip(LaneId lane, LaneAxis axis,
+                                   const std::vector<uint64_t>& heads,
+                                   int64_t now_ms) = 0;
     // The lane of the group `key` (made with `name` and `members`, upstream
     // indices, when new); nullopt when every lane is taken.
     virtual std::optional<LaneId> FindOrCreateLane(

@@ -152,6 +152,11 @@ public:
         auto it = views.find({i, axis});
         return it == views.end() ? 0 : it->second;
     }
+    void Views(const std::vector<size_t>& upstreams, SlotAxis axis,
+               std::vector<uint64_t>* out) const override {
+        out->clear();
+        for (size_t i : upstreams) out->push_back(View(i, axis));
+    }
     bool Suggest(size_t i, SlotAxis axis, uint64_t value) override {
         uint64_t& v = views[{i, axis}];
         if (value <= v) return false;
