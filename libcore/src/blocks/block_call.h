@@ -9,21 +9,11 @@
 #include <string>
 #include <string_view>
 
+#include "blocks/block_source.h"
 #include "blocks/key_store.h"
 #include "store/block_store.h"
 
 namespace solgate {
-
-// The tiers a block is looked for in, in this order.
-enum BlockSource : int {
-    kSourceCache = 0,
-    kSourceLedger,
-    kSourceRegion,
-    kSourceLongTerm,
-    kSourceCount
-};
-// "cache", "ledger", "region", "long_term"; "" for anything else.
-std::string_view BlockSourceName(int source);
 
 // The JSON-RPC method a region asks another region's summary with (only
 // answered to requests carrying the peer token).

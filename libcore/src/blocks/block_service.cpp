@@ -57,10 +57,6 @@ RegionSyncParts BlockService::sync_parts() {
     return RegionSyncParts{conf_, zone_, peers_, local_, cache_};
 }
 
-std::string BlockService::RenderSummary(int64_t wall_ms) const {
-    return local_.Render(conf_.region(), network_.name(), wall_ms);
-}
-
 void BlockService::Maintain(int64_t wall_ms) {
     if (!cache_.Open()) {
         return;

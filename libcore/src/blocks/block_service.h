@@ -95,8 +95,6 @@ public:
     void CommitLater(std::unique_ptr<BlockCapture> capture, int64_t wall_ms) {
         commits_.Hand(std::move(capture), wall_ms);
     }
-    // This region's cache summary, as another region asks for it.
-    std::string RenderSummary(int64_t wall_ms) const;
 
     // --- the poller thread --------------------------------------------------
 

@@ -49,4 +49,6 @@ std::optional<QueueStats> BlocksView::Queue(size_t plan,
     return long_term_.Stats(plan, now_ms);
 }
 
+uint64_t BlocksView::KeyTableFull() const { return zone_.keys().TableFull(); }
+
 }  // namespace solgate

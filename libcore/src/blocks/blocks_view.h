@@ -45,6 +45,8 @@ public:
     // The keys, in the key store's order, with their allowance used and
     // repeat count as of wall_ms.
     std::vector<KeyFigures> Keys(int64_t wall_ms) const;
+    // Lookups the key store had no room for.
+    uint64_t KeyTableFull() const;
     // nullopt for a plan without a queue.
     std::optional<QueueStats> Queue(size_t plan, int64_t now_ms) const;
 

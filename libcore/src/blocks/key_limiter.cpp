@@ -174,7 +174,7 @@ LimitVerdict CheckRate(KeyEntry* e, double rate_per_sec,
 }
 
 void CountServed(KeyEntry* e, int source) noexcept {
-    if (e == nullptr || source < 0 || source >= kServedSourceCount) {
+    if (e == nullptr || source < 0 || source >= kSourceCount) {
         return;
     }
     e->served[source].fetch_add(1, std::memory_order_relaxed);
@@ -195,7 +195,7 @@ std::vector<KeySnapshot> SnapshotKeys(const KeyTable* t) noexcept {
             s.plan_index = e.plan_index.load(std::memory_order_relaxed);
             s.requests = e.requests.load(std::memory_order_relaxed);
             s.limited = e.limited.load(std::memory_order_relaxed);
-            for (int i = 0; i < kServedSourceCount; i++) {
+            for (int i = 0; i < kSourceCount; i++) {
                 s.served[i] = e.served[i].load(std::memory_order_relaxed);
             }
             s.last_seen_ms = e.last_seen_ms.load(std::memory_order_relaxed);

@@ -44,7 +44,7 @@ struct KeyEntry {
     std::atomic<int64_t> tat_us;
     std::atomic<uint64_t> requests;    // CheckRate calls
     std::atomic<uint64_t> limited;     // of those, refused
-    std::atomic<uint64_t> served[kServedSourceCount];  // by ServedSource
+    std::atomic<uint64_t> served[kSourceCount];  // by BlockSource
     std::atomic<int64_t> last_seen_ms;  // highest now_ms seen
 };
 
@@ -94,7 +94,7 @@ KeyEntry* FindOrAddKeyWithHash(KeyTable* t, std::string_view key,
 LimitVerdict CheckRate(KeyEntry* e, double rate_per_sec,
                        int64_t now_us) noexcept;
 
-// Counts one answer served to the key from `source` (a ServedSource);
+// Counts one answer served to the key from `source` (a BlockSource);
 // e == nullptr or a source out of range is ignored.
 void CountServed(KeyEntry* e, int source) noexcept;
 

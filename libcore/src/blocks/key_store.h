@@ -19,19 +19,12 @@
 #include <string_view>
 #include <vector>
 
+#include "blocks/block_source.h"
+
 namespace solgate {
 
 using KeyId = uint32_t;
 constexpr size_t kMaxKeys = 4096;
-constexpr int kServedSourceCount = 4;
-
-// Where a served answer came from, for CountServed (BlockSource's values).
-enum ServedSource : int {
-    kServedCache = 0,
-    kServedLedger = 1,
-    kServedRegion = 2,
-    kServedLongTerm = 3,
-};
 
 struct LimitVerdict {
     bool allowed;
@@ -44,7 +37,7 @@ struct KeySnapshot {
     uint32_t plan_index = 0;
     uint64_t requests = 0;
     uint64_t limited = 0;
-    uint64_t served[kServedSourceCount] = {};
+    uint64_t served[kSourceCount] = {};
     int64_t last_seen_ms = 0;
     uint32_t key_length = 0;  // the full length; > key.size() when cut
 };
@@ -65,7 +58,7 @@ public:
     // Exact under concurrent callers everywhere the store is shared.
     virtual LimitVerdict CheckRate(KeyId key, double rate_per_sec,
                                    int64_t now_us) = 0;
-    // Counts one answer served to the key from `source` (a ServedSource);
+    // Counts one answer served to the key from `source` (a BlockSource);
     // a source out of range is ignored.
     virtual void CountServed(KeyId key, int source) = 0;
 
@@ -74,6 +67,8 @@ public:
     // Every key, in the store's order. Counters are read one by one, not
     // as one atomic picture.
     virtual std::vector<KeySnapshot> Snapshot() const = 0;
+    // How many lookups found no room (those keys go unlimited).
+    virtual uint64_t TableFull() const = 0;
 };
 
 }  // namespace solgate

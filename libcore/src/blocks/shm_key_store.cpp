@@ -41,4 +41,8 @@ std::vector<KeySnapshot> ShmKeyStore::Snapshot() const {
     return SnapshotKeys(&table_);
 }
 
+uint64_t ShmKeyStore::TableFull() const {
+    return table_.table_full.load(std::memory_order_relaxed);
+}
+
 }  // namespace solgate

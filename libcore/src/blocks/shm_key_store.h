@@ -20,6 +20,7 @@ public:
     void CountServed(KeyId key, int source) override;
     std::string Text(KeyId key) const override;
     std::vector<KeySnapshot> Snapshot() const override;
+    uint64_t TableFull() const override;
 
 private:
     // nullptr for an id out of the table (taken as a key not admitted).

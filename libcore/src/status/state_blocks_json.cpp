@@ -140,7 +140,7 @@ void AppendBlocksState(std::string& out, const BlocksView& blocks,
     o.Uint("tier_answers", ReadCounter(shared.tier_answers));
     o.Uint("unauthorized", ReadCounter(shared.unauthorized));
     o.Uint("peer_requests", ReadCounter(shared.peer_requests));
-    o.Uint("key_table_full", ReadCounter(shared.keys.table_full));
+    o.Uint("key_table_full", blocks.KeyTableFull());
     AppendPeers(o.Key("peers"), blocks);
     AppendLongTermStorage(o.Key("long_term_storage"), blocks);
     AppendQueues(o.Key("queues"), blocks, now_mono_ms);

@@ -61,6 +61,7 @@ public:
         return key < keys.size() ? keys[key].key : "";
     }
     std::vector<KeySnapshot> Snapshot() const override { return keys; }
+    uint64_t TableFull() const override { return 0; }
 
     std::map<std::string, KeyId> ids;
     std::vector<KeySnapshot> keys;   // by id

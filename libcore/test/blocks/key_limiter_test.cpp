@@ -172,11 +172,11 @@ TEST(KeyLimiter, KeysAreIndependent) {
 TEST(KeyLimiter, CountServedAndSnapshot) {
     Table table;
     KeyEntry* e = FindOrAddKey(table.t, "counted", 4, 123);
-    CountServed(e, kServedCache);
-    CountServed(e, kServedCache);
-    CountServed(e, kServedLedger);
-    CountServed(e, kServedRegion);
-    CountServed(e, kServedLongTerm);
+    CountServed(e, kSourceCache);
+    CountServed(e, kSourceCache);
+    CountServed(e, kSourceLedger);
+    CountServed(e, kSourceRegion);
+    CountServed(e, kSourceLongTerm);
     CountServed(e, 4);   // out of range: ignored
     CountServed(e, -1);
     CheckRate(e, 1, 0);
@@ -371,7 +371,7 @@ TEST(KeyLimiter, SharedAcrossForkedProcesses) {
         ok = ok && own != nullptr && both != nullptr;
         if (both != nullptr) {
             CheckRate(both, 100, kSecond);  // 2 calls in all: both allowed
-            CountServed(both, kServedRegion);
+            CountServed(both, kSourceRegion);
         }
     }
     if (in_child) {
@@ -391,7 +391,7 @@ TEST(KeyLimiter, SharedAcrossForkedProcesses) {
         if (s.key.rfind("both-", 0) == 0) {
             EXPECT_EQ(s.requests, 2u) << s.key;
             EXPECT_EQ(s.limited, 0u) << s.key;
-            EXPECT_EQ(s.served[kServedRegion], 2u) << s.key;
+            EXPECT_EQ(s.served[kSourceRegion], 2u) << s.key;
         }
     }
     EXPECT_EQ(names.size(), 3u * kKeys);

@@ -77,17 +77,17 @@ TEST(ShmKeyStore, ABurstOfOneSecondThenTheRate) {
 TEST(ShmKeyStore, ServedPerSource) {
     Keys keys;
     KeyId id = *keys.store.FindOrAdd("k", 0, 0);
-    keys.store.CountServed(id, kServedCache);
-    keys.store.CountServed(id, kServedLongTerm);
-    keys.store.CountServed(id, kServedLongTerm);
-    keys.store.CountServed(id, kServedSourceCount);   // ignored
+    keys.store.CountServed(id, kSourceCache);
+    keys.store.CountServed(id, kSourceLongTerm);
+    keys.store.CountServed(id, kSourceLongTerm);
+    keys.store.CountServed(id, kSourceCount);   // ignored
     keys.store.CountServed(id, -1);                   // ignored
     std::vector<KeySnapshot> all = keys.store.Snapshot();
     ASSERT_EQ(all.size(), 1u);
-    EXPECT_EQ(all[0].served[kServedCache], 1u);
-    EXPECT_EQ(all[0].served[kServedLedger], 0u);
-    EXPECT_EQ(all[0].served[kServedRegion], 0u);
-    EXPECT_EQ(all[0].served[kServedLongTerm], 2u);
+    EXPECT_EQ(all[0].served[kSourceCache], 1u);
+    EXPECT_EQ(all[0].served[kSourceLedger], 0u);
+    EXPECT_EQ(all[0].served[kSourceRegion], 0u);
+    EXPECT_EQ(all[0].served[kSourceLongTerm], 2u);
 }
 
 TEST(ShmKeyStore, ALongKeyIsStoredCut) {
@@ -108,11 +108,12 @@ TEST(ShmKeyStore, NoIdWhenTheTableIsFullAndSuchKeysAreNotLimited) {
         ASSERT_LT(++i, 100 * kMaxKeys);
     }
     EXPECT_EQ(keys.table->table_full.load(), 1u);
+    EXPECT_EQ(keys.store.TableFull(), 1u);
     EXPECT_LE(keys.store.Snapshot().size(), kMaxKeys);
     // An id no table entry holds fails open, like a key not admitted.
     EXPECT_TRUE(keys.store.CheckRate(kMaxKeys, 1e-6, 0).allowed);
     EXPECT_TRUE(keys.store.CheckRate(kMaxKeys, 1e-6, 0).allowed);
-    keys.store.CountServed(kMaxKeys, kServedCache);   // ignored
+    keys.store.CountServed(kMaxKeys, kSourceCache);   // ignored
 }
 
 }  // namespace

@@ -112,7 +112,7 @@ void FillBlocks(BlocksShared& s) {
     ASSERT_NE(key, nullptr);
     key->requests = 9;
     key->limited = 1;
-    key->served[kServedCache] = 8;
+    key->served[kSourceCache] = 8;
     ASSERT_NE(FindOrAddKey(&s.keys, "short", 0, kNowWall), nullptr);
     s.keys.table_full = 38;
 
