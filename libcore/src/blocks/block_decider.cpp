@@ -100,7 +100,7 @@ BlockDecision BlockDecider::Decide(const RpcRequest& request,
         return ForPeer(call);
     }
 
-    BlocksShared& counters = zone_.counters();
+    BlocksHostCounters& counters = zone_.counters();
     if (api_key.empty()) {
         counters.unauthorized.fetch_add(1, std::memory_order_relaxed);
         return NoApiKey(*call, rpc->method);

@@ -31,13 +31,8 @@
 
 namespace solgate {
 
-struct BlocksShared {
-    static constexpr uint32_t kMagic = 0x53474243;  // "SGBC"
-    static constexpr uint32_t kLayout = 2;
-
-    uint32_t magic;
-    uint32_t layout;
-    uint32_t queues;     // long-term storage queues placed after this
+// What one host counts of its Cube Runner for its own metrics.
+struct BlocksHostCounters {
     std::atomic<uint64_t> served[kSourceCount];
     std::atomic<uint64_t> tier_answers;
     std::atomic<uint64_t> unauthorized;
@@ -48,13 +43,24 @@ struct BlocksShared {
     std::atomic<uint64_t> peer_fetches[kMaxBlockPeers];
     std::atomic<uint64_t> peer_failures[kMaxBlockPeers];
     std::atomic<uint64_t> peer_copies[kMaxBlockPeers];
-    std::atomic<uint64_t> copy_lease;        // background copy: one process
-    // Long-term storage, per plan: who retrieves (one process per host),
-    // calls refused for a spent allowance, retrievals counted per key.
-    std::atomic<uint64_t> retrieval_lease[kMaxBlockPlans];
+    // Long-term storage, per plan: calls refused for a spent allowance,
+    // retrievals counted per key, repeats.
     std::atomic<uint64_t> allowance_refusals[kMaxBlockPlans];
     std::atomic<uint64_t> allowance_counted[kMaxBlockPlans];
     std::atomic<uint64_t> repeats_counted[kMaxBlockPlans];
+};
+
+struct BlocksShared {
+    static constexpr uint32_t kMagic = 0x53474243;  // "SGBC"
+    static constexpr uint32_t kLayout = 3;
+
+    uint32_t magic;
+    uint32_t layout;
+    uint32_t queues;     // long-term storage queues placed after this
+    BlocksHostCounters counters;
+    std::atomic<uint64_t> copy_lease;        // background copy: one process
+    // Who retrieves a plan's queue (one process per host).
+    std::atomic<uint64_t> retrieval_lease[kMaxBlockPlans];
     KeyTable keys;
 };
 
@@ -99,7 +105,7 @@ public:
     void UseStores(const BlocksStores& stores);
 
     // Per host, valid once bound: the counters the metrics read.
-    BlocksShared& counters() const { return *shared_; }
+    BlocksHostCounters& counters() const { return shared_->counters; }
 
 private:
     // The zone's stores, in use until UseStores puts others in front.

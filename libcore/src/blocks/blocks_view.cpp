@@ -18,7 +18,9 @@ BlocksView::BlocksView(const BlockServiceConf& conf,
 
 bool BlocksView::bound() const { return zone_.bound(); }
 
-const BlocksShared& BlocksView::counters() const { return zone_.counters(); }
+const BlocksHostCounters& BlocksView::counters() const {
+    return zone_.counters();
+}
 
 std::optional<uint64_t> BlocksView::FirstAvailableBlock() const {
     return decider_.FirstAvailableBlock();

@@ -38,7 +38,7 @@ public:
     // Nothing else may be read before the zone is bound.
     bool bound() const;
     const BlockServiceConf& conf() const { return conf_; }
-    const BlocksShared& counters() const;
+    const BlocksHostCounters& counters() const;
     std::optional<uint64_t> FirstAvailableBlock() const;
     // nullopt while the cache is not open in this process.
     std::optional<BlockStore::Totals> CacheTotals() const;

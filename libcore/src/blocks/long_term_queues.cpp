@@ -99,7 +99,7 @@ void LongTermQueues::Complete(size_t plan, const Retrieval& retrieval,
     if (!ok || waiters.empty()) {
         return;
     }
-    BlocksShared& counters = zone_.counters();
+    BlocksHostCounters& counters = zone_.counters();
     KeyStore& key_store = zone_.keys();
     std::vector<std::string> keys;
     for (KeyId w : waiters) {

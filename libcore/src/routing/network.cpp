@@ -312,7 +312,7 @@ void Network::OperatorCordon(size_t i, std::string_view reason,
     for (auto owner :
          {CordonOwner::kNone, CordonOwner::kPoller, CordonOwner::kOperator}) {
         if (cordons().SwapCordon(i, owner, next)) {
-            record(i).cordon_events.fetch_add(1);
+            host(i).cordon_events.fetch_add(1);
             break;
         }
     }

@@ -132,10 +132,13 @@ public:
     // After Bind: other stores in front of the zone's (they must outlive
     // this network; a null member keeps the zone's).
     void UseStores(const NetworkStores& stores);
-    // What stays per host: the poller's schedule and the counters the
-    // metrics read (the table in the network's zone).
+    // What stays per host whatever the stores: the poller's schedule and
+    // the counters the metrics read.
+    UpstreamHostRecord& host(size_t i) const { return state_->host(i); }
+    NetworkHostCounters& counters() const { return state_->counters(); }
+    // The zone's whole record of upstream i: for tests that set the zone
+    // up. The rest of libcore goes through the stores and host().
     UpstreamRecord& record(size_t i) const { return state_->record(i); }
-    NetworkShared& counters() const { return state_->table(); }
     // Whether upstream i's record is still its own after a reload.
     bool OwnsRecord(size_t i) const {
         return state_->Owns(i, upstreams_[i].id);

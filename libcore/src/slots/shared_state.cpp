@@ -80,15 +80,15 @@ bool SuggestSlot(std::atomic<uint64_t>& view, uint64_t value,
 }
 
 bool UpstreamRecord::SuggestProcessed(uint64_t value) {
-    return SuggestSlot(processed, value, large_rollbacks);
+    return SuggestSlot(processed, value, host.large_rollbacks);
 }
 
 bool UpstreamRecord::SuggestFinalized(uint64_t value) {
-    return SuggestSlot(finalized, value, large_rollbacks);
+    return SuggestSlot(finalized, value, host.large_rollbacks);
 }
 
 bool UpstreamRecord::SuggestShred(uint64_t value) {
-    return SuggestSlot(shred, value, large_rollbacks);
+    return SuggestSlot(shred, value, host.large_rollbacks);
 }
 
 // owner: bits 56-63, cause: bits 48-55, since: bits 0-47 (ms, ~8900 years)
@@ -124,8 +124,8 @@ bool UpstreamRecord::SwapCordon(CordonOwner expected, const CordonState& next) {
 }
 
 void UpstreamRecord::Reset(std::string_view new_id) {
-    // Only the master touches a slot being (re)bound, before workers fork
-    // or while the slot is free: plain stores are enough.
+    // Only the master touches a record being (re)bound, before workers
+    // fork or while the record is free: plain stores are enough.
     processed.store(0);
     finalized.store(0);
     shred.store(0);
@@ -136,19 +136,19 @@ void UpstreamRecord::Reset(std::string_view new_id) {
     cordon.store(0);
     cordon_lag.store(0);
     first_available_plus1.store(0);
-    first_available_polled_ms.store(0);
     cordon_note.Write("");
     lease.store(0);
-    last_fanout_ms.store(0);
-    gate_skips.store(0);
-    large_rollbacks.store(0);
-    cordon_events.store(0);
+    host.last_fanout_ms.store(0);
+    host.gate_skips.store(0);
+    host.first_available_polled_ms.store(0);
+    host.large_rollbacks.store(0);
+    host.cordon_events.store(0);
     for (size_t m = 0; m < kPollMethodCount; m++) {
-        polls[m].store(0);
-        poll_errors[m].store(0);
+        host.polls[m].store(0);
+        host.poll_errors[m].store(0);
     }
-    gate_skipped_ticks.store(0);
-    harvested.store(0);
+    host.gate_skipped_ticks.store(0);
+    host.harvested.store(0);
     size_t n = std::min(new_id.size(), kIdCapacity - 1);
     std::memcpy(id, new_id.data(), n);
     id[n] = '\0';

@@ -43,6 +43,25 @@ struct SharedText {
     std::string Read() const;
 };
 
+// What one host keeps of an upstream for itself, whatever store holds the
+// upstream's shared state: the poller's schedule and the metrics counters
+// (each host's metrics are scraped on their own).
+struct UpstreamHostRecord {
+    std::atomic<int64_t> last_fanout_ms;
+    std::atomic<uint32_t> gate_skips;  // consecutive ticks without getSlot
+    // When the ledger window was last asked for (monotonic ms).
+    std::atomic<int64_t> first_available_polled_ms;
+
+    std::atomic<uint64_t> large_rollbacks;
+    std::atomic<uint64_t> cordon_events;
+    std::atomic<uint64_t> polls[kPollMethodCount];
+    std::atomic<uint64_t> poll_errors[kPollMethodCount];
+    std::atomic<uint64_t> gate_skipped_ticks;
+    std::atomic<uint64_t> harvested;  // context.slot values from traffic
+};
+
+// One upstream in the network's zone: the shared state the stores of
+// shm_network_state.h hand out, and this host's own record.
 struct UpstreamRecord {
     enum Use : uint32_t { kFree = 0, kBound = 1, kRetired = 2 };
 
@@ -63,25 +82,16 @@ struct UpstreamRecord {
     std::atomic<uint64_t> cordon_lag;  // lag when the poller cordoned
     // getFirstAvailableBlock + 1 (0: not known yet): the ledger's window.
     std::atomic<uint64_t> first_available_plus1;
-    std::atomic<int64_t> first_available_polled_ms;
     SharedText cordon_note;         // operator's reason, or genesis detail
 
     // Poll ownership: packed (pid, expires monotonic ms); see Lease.
     std::atomic<uint64_t> lease;
-    std::atomic<int64_t> last_fanout_ms;
-    std::atomic<uint32_t> gate_skips;  // consecutive ticks without getSlot
 
-    // Counters for metrics.
-    std::atomic<uint64_t> large_rollbacks;
-    std::atomic<uint64_t> cordon_events;
-    std::atomic<uint64_t> polls[kPollMethodCount];
-    std::atomic<uint64_t> poll_errors[kPollMethodCount];
-    std::atomic<uint64_t> gate_skipped_ticks;
-    std::atomic<uint64_t> harvested;  // context.slot values from traffic
+    UpstreamHostRecord host;
 
     // Raises a view to `value`, or lowers it when the drop is larger than
-    // kToleratedSlotRollback (counted). Returns true when the value was
-    // accepted.
+    // kToleratedSlotRollback (counted in host.large_rollbacks). Returns
+    // true when the value was accepted.
     bool SuggestProcessed(uint64_t value);
     bool SuggestFinalized(uint64_t value);
     bool SuggestShred(uint64_t value);
@@ -123,24 +133,29 @@ struct LaneShared {
     }
 };
 
-struct NetworkShared {
-    static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
-    static constexpr uint32_t kLayout = 4;
-
-    uint32_t magic;
-    uint32_t layout;
+// What one host counts of a network for itself (and its round robin).
+struct NetworkHostCounters {
     std::atomic<uint64_t> rr_turn;
-    // The highest processed slot any worker has answered getSlot with, so
-    // no client sees the slot move backwards across upstreams.
-    std::atomic<uint64_t> processed_answered;
     std::atomic<uint64_t> answered_rollbacks;
     std::atomic<uint64_t> getslot_corrections;
     std::atomic<uint64_t> guard_rejections;
     std::atomic<uint64_t> all_cordoned_fallbacks;
     std::atomic<uint64_t> lane_cap_misses;  // lane-worthy groups past the cap
+};
+
+struct NetworkShared {
+    static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
+    static constexpr uint32_t kLayout = 5;
+
+    uint32_t magic;
+    uint32_t layout;
+    // The highest processed slot any worker has answered getSlot with, so
+    // no client sees the slot move backwards across upstreams.
+    std::atomic<uint64_t> processed_answered;
     LaneShared all;                          // the network-wide lane
     LaneShared lanes[kMaxLanes];
-    UpstreamRecord slots[kMaxUpstreams];
+    UpstreamRecord records[kMaxUpstreams];
+    NetworkHostCounters counters;
 };
 
 // Renews the lease when `pid` holds it, or takes it when it has expired.

@@ -31,7 +31,7 @@ bool AssignRecords(NetworkShared* table, const std::vector<std::string>& ids,
 
     for (size_t i = 0; i < ids.size(); i++) {
         for (size_t s = 0; s < kMaxUpstreams; s++) {
-            UpstreamRecord& r = table->slots[s];
+            UpstreamRecord& r = table->records[s];
             if (!(*claimed)[s] && r.use.load() != UpstreamRecord::kFree &&
                 RecordHasId(r, ids[i])) {
                 r.use.store(UpstreamRecord::kBound);
@@ -47,7 +47,7 @@ bool AssignRecords(NetworkShared* table, const std::vector<std::string>& ids,
     // An old worker may still poll a retired record until it exits, so it
     // is reused only once its lease ran out.
     for (size_t s = 0; s < kMaxUpstreams; s++) {
-        UpstreamRecord& r = table->slots[s];
+        UpstreamRecord& r = table->records[s];
         if (!(*claimed)[s] && r.use.load() == UpstreamRecord::kBound) {
             r.use.store(UpstreamRecord::kRetired);
         }
@@ -58,7 +58,7 @@ bool AssignRecords(NetworkShared* table, const std::vector<std::string>& ids,
             continue;
         }
         for (size_t s = 0; s < kMaxUpstreams; s++) {
-            UpstreamRecord& r = table->slots[s];
+            UpstreamRecord& r = table->records[s];
             uint32_t use = r.use.load();
             bool reusable =
                 use == UpstreamRecord::kFree ||
@@ -218,7 +218,7 @@ void ShmNetworkState::Views(const std::vector<size_t>& upstreams,
 
 bool ShmNetworkState::Suggest(size_t upstream, SlotAxis axis, uint64_t value) {
     UpstreamRecord& r = record(upstream);
-    return SuggestSlot(ViewWord(r, axis), value, r.large_rollbacks);
+    return SuggestSlot(ViewWord(r, axis), value, r.host.large_rollbacks);
 }
 
 int64_t ShmNetworkState::TrafficSeenMs(size_t upstream, SlotAxis axis) const {
@@ -305,7 +305,8 @@ uint64_t ShmNetworkState::Answered() const {
 }
 
 void ShmNetworkState::SuggestAnswered(uint64_t slot) {
-    SuggestSlot(table_->processed_answered, slot, table_->answered_rollbacks);
+    SuggestSlot(table_->processed_answered, slot,
+                table_->counters.answered_rollbacks);
 }
 
 LaneShared& ShmNetworkState::lane(LaneId id) const {
@@ -364,7 +365,7 @@ std::optional<LaneId> ShmNetworkState::FindOrCreateLane(
         }
         return k + 1;
     }
-    table_->lane_cap_misses.fetch_add(1, std::memory_order_relaxed);
+    table_->counters.lane_cap_misses.fetch_add(1, std::memory_order_relaxed);
     return std::nullopt;
 }
 

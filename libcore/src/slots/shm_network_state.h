@@ -99,12 +99,17 @@ public:
         const std::vector<size_t>& members) override;
     std::vector<LaneInfo> Lanes() const override;
 
+    // The zone's record of an upstream, shared part and all: this store's,
+    // and tests' way to set the zone up.
+    UpstreamRecord& record(size_t upstream) const {
+        return table_->records[record_of_[upstream]];
+    }
     // What stays per host whatever the store: the poller's schedule and
     // the counters the metrics read.
-    UpstreamRecord& record(size_t upstream) const {
-        return table_->slots[record_of_[upstream]];
+    UpstreamHostRecord& host(size_t upstream) const {
+        return record(upstream).host;
     }
-    NetworkShared& table() const { return *table_; }
+    NetworkHostCounters& counters() const { return table_->counters; }
     // Whether upstream i's record is still its own (an old worker draining
     // after a reload must not poll into a record given to another id).
     bool Owns(size_t upstream, std::string_view id) const;

@@ -42,7 +42,7 @@ void HarvestContextSlot(const Network& network, size_t upstream,
                         sg_commitment_t commitment, uint64_t context_slot,
                         int64_t now_ms) {
     SlotStore& views = network.slots();
-    network.record(upstream).harvested.fetch_add(1, std::memory_order_relaxed);
+    network.host(upstream).harvested.fetch_add(1, std::memory_order_relaxed);
     if (commitment == SG_COMMITMENT_FINALIZED &&
         views.Suggest(upstream, kSlotFinalized, context_slot)) {
         views.MarkTrafficSeen(upstream, kSlotFinalized, now_ms);

@@ -74,7 +74,7 @@ UpstreamPoller::UpstreamPoller(const Network& network, size_t index,
                                Transport& transport, Clock& clock, LogSink log)
     : network_(network),
       index_(index),
-      record_(network.record(index)),
+      host_(network.host(index)),
       views_(network.slots()),
       cordons_(network.cordons()),
       transport_(transport),
@@ -99,7 +99,7 @@ void UpstreamPoller::Tick() {
         return;  // the previous fan-out is still out
     }
     int64_t now = clock_.MonotonicMs();
-    int64_t last = record_.last_fanout_ms.load(std::memory_order_relaxed);
+    int64_t last = host_.last_fanout_ms.load(std::memory_order_relaxed);
     if (last != 0 && now - last + kTickJitterMs < network_.settings().debounce_ms) {
         return;  // inside the debounce window: no RPC at all
     }
@@ -110,7 +110,7 @@ void UpstreamPoller::Tick() {
                                Describe().c_str(), kPollIntervalMs,
                                network_.settings().debounce_ms));
     }
-    record_.last_fanout_ms.store(now, std::memory_order_relaxed);
+    host_.last_fanout_ms.store(now, std::memory_order_relaxed);
 
     pending_ = 1;  // held until every call below is issued
     Call(kPollGetHealth, RequestBody("getHealth"), [this](const HttpResult& r) {
@@ -132,11 +132,11 @@ void UpstreamPoller::Tick() {
 
     // Live traffic that keeps both views fresh stands in for the two
     // getSlot calls, at most kMaxGateSkips ticks in a row.
-    if (TrafficFresh(now) && record_.gate_skips.load() < kMaxGateSkips) {
-        record_.gate_skips.fetch_add(1);
-        record_.gate_skipped_ticks.fetch_add(1);
+    if (TrafficFresh(now) && host_.gate_skips.load() < kMaxGateSkips) {
+        host_.gate_skips.fetch_add(1);
+        host_.gate_skipped_ticks.fetch_add(1);
     } else {
-        record_.gate_skips.store(0);
+        host_.gate_skips.store(0);
         Call(kPollGetSlotProcessed,
              RequestBody("getSlot", "[{\"commitment\":\"processed\"}]"),
              [this](const HttpResult& r) {
@@ -183,18 +183,18 @@ void UpstreamPoller::PollLedgerWindow(int64_t now) {
     if (!network_.settings().track_ledger_window) {
         return;
     }
-    int64_t last = record_.first_available_polled_ms.load();
+    int64_t last = host_.first_available_polled_ms.load();
     if (last != 0 && now - last < kFirstAvailablePollMs) {
         return;
     }
-    record_.first_available_polled_ms.store(now);
+    host_.first_available_polled_ms.store(now);
     Call(kPollGetFirstAvailableBlock, RequestBody("getFirstAvailableBlock"),
          [this, now](const HttpResult& r) {
              if (auto v = ReplyU64(r)) {
                  views_.SetFirstAvailable(index_, *v);
              } else {
                  // asked again in kFirstAvailableRetryMs, not every tick
-                 record_.first_available_polled_ms.store(
+                 host_.first_available_polled_ms.store(
                      now - kFirstAvailablePollMs + kFirstAvailableRetryMs);
              }
          });
@@ -203,14 +203,14 @@ void UpstreamPoller::PollLedgerWindow(int64_t now) {
 void UpstreamPoller::Call(PollMethod method, std::string body,
                           std::function<void(const HttpResult&)> on_reply) {
     pending_++;
-    record_.polls[method].fetch_add(1, std::memory_order_relaxed);
+    host_.polls[method].fetch_add(1, std::memory_order_relaxed);
     transport_.Post(network_.upstream(index_).poll, std::move(body),
                     kPollTimeoutMs,
                     [this, method, on_reply](HttpResult reply) {
                         bool ok = reply.transport_error == 0 &&
                                   reply.http_status == 200;
                         if (!ok) {
-                            record_.poll_errors[method].fetch_add(1);
+                            host_.poll_errors[method].fetch_add(1);
                         }
                         on_reply(reply);
                         CallDone();
@@ -242,7 +242,7 @@ void UpstreamPoller::Evaluate() {
                               {CordonOwner::kPoller, cause, clock_.WallMs()})) {
             return;  // an operator got there first
         }
-        record_.cordon_events.fetch_add(1);
+        host_.cordon_events.fetch_add(1);
         log_(kLogWarn,
              Format("svm upstream unhealthy; cordoning out of rotation: %s "
                     "shredInsertSlot=%llu shredInsertSlotLag=%llu "

@@ -50,7 +50,7 @@ private:
 
     const Network& network_;
     size_t index_;
-    UpstreamRecord& record_;  // this host's schedule and counters
+    UpstreamHostRecord& host_;  // this host's schedule and counters
     SlotStore& views_;
     CordonStore& cordons_;
     Transport& transport_;

@@ -28,7 +28,7 @@ SampleWriter PerBlocks(BlocksWriter write) {
 }
 
 // {network} = one shared counter.
-SampleWriter BlocksCounter(std::atomic<uint64_t> BlocksShared::*counter) {
+SampleWriter BlocksCounter(std::atomic<uint64_t> BlocksHostCounters::*counter) {
     return PerBlocks([counter](std::string& out, std::string_view name,
                                std::string_view network,
                                const BlocksView& blocks, int64_t) {
@@ -61,7 +61,7 @@ void AppendServedBySource(std::string& out, std::string_view name,
 
 // {network, peer} for every configured peer, from one counter array.
 SampleWriter BlocksPerPeer(
-    std::atomic<uint64_t> (BlocksShared::*counts)[kMaxBlockPeers]) {
+    std::atomic<uint64_t> (BlocksHostCounters::*counts)[kMaxBlockPeers]) {
     return PerBlocks([counts](std::string& out, std::string_view name,
                               std::string_view network,
                               const BlocksView& blocks, int64_t) {
@@ -76,7 +76,7 @@ SampleWriter BlocksPerPeer(
 
 // {network, plan} for every configured plan, from one counter array.
 SampleWriter BlocksPerPlan(
-    std::atomic<uint64_t> (BlocksShared::*counts)[kMaxBlockPlans]) {
+    std::atomic<uint64_t> (BlocksHostCounters::*counts)[kMaxBlockPlans]) {
     return PerBlocks([counts](std::string& out, std::string_view name,
                               std::string_view network,
                               const BlocksView& blocks, int64_t) {
@@ -135,28 +135,28 @@ const std::vector<MetricFamily>& BlocksFamilies() {
          BlocksCache(&BlockStore::Totals::evictions)},
         {"solgate_blocks_cache_store_failures_total", "counter",
          "Answers that could not be written to the region cache.",
-         BlocksCounter(&BlocksShared::store_failures)},
+         BlocksCounter(&BlocksHostCounters::store_failures)},
         {"solgate_blocks_tier_answers_total", "counter",
          "getBlock calls no source held (-32001 for the plan's tier).",
-         BlocksCounter(&BlocksShared::tier_answers)},
+         BlocksCounter(&BlocksHostCounters::tier_answers)},
         {"solgate_blocks_unauthorized_total", "counter",
          "Cube Runner calls refused for a missing key or an unknown plan.",
-         BlocksCounter(&BlocksShared::unauthorized)},
+         BlocksCounter(&BlocksHostCounters::unauthorized)},
         {"solgate_blocks_rate_limited_total", "counter",
          "getBlock calls refused by the plan's getblock_rate.",
-         BlocksPerPlan(&BlocksShared::rate_limited)},
+         BlocksPerPlan(&BlocksHostCounters::rate_limited)},
         {"solgate_blocks_peer_fetches_total", "counter",
          "getBlock calls sent to another region's gateway.",
-         BlocksPerPeer(&BlocksShared::peer_fetches)},
+         BlocksPerPeer(&BlocksHostCounters::peer_fetches)},
         {"solgate_blocks_peer_failures_total", "counter",
          "Calls to another region that failed or found no block.",
-         BlocksPerPeer(&BlocksShared::peer_failures)},
+         BlocksPerPeer(&BlocksHostCounters::peer_failures)},
         {"solgate_blocks_peer_copies_total", "counter",
          "Blocks copied in the background from another region's cache.",
-         BlocksPerPeer(&BlocksShared::peer_copies)},
+         BlocksPerPeer(&BlocksHostCounters::peer_copies)},
         {"solgate_blocks_peer_requests_total", "counter",
          "Cache lookups answered for other regions.",
-         BlocksCounter(&BlocksShared::peer_requests)},
+         BlocksCounter(&BlocksHostCounters::peer_requests)},
         {"solgate_blocks_queue_depth", "gauge",
          "Blocks queued for retrieval from long-term storage, per plan.",
          PerQueue(QueueCount<&QueueStats::depth>)},
@@ -181,15 +181,15 @@ const std::vector<MetricFamily>& BlocksFamilies() {
         {"solgate_blocks_allowance_counted_total", "counter",
          "Retrievals counted against keys' monthly allowances (once per "
          "waiting key), per plan.",
-         BlocksPerPlan(&BlocksShared::allowance_counted)},
+         BlocksPerPlan(&BlocksHostCounters::allowance_counted)},
         {"solgate_blocks_allowance_refusals_total", "counter",
          "getBlock calls refused because the key's monthly allowance was "
          "spent, per plan.",
-         BlocksPerPlan(&BlocksShared::allowance_refusals)},
+         BlocksPerPlan(&BlocksHostCounters::allowance_refusals)},
         {"solgate_blocks_repeats_total", "counter",
          "Retrievals for keys that had received the block within 24 h "
          "(repeat counts), per plan.",
-         BlocksPerPlan(&BlocksShared::repeats_counted)},
+         BlocksPerPlan(&BlocksHostCounters::repeats_counted)},
     };
     return kFamilies;
 }

@@ -29,10 +29,10 @@ uint64_t UpstreamSlot(const Network& network, size_t i) {
     return network.slots().View(i, axis);
 }
 
-// {network, upstream} = one counter of the upstream's record.
-template <std::atomic<uint64_t> UpstreamRecord::*counter>
+// {network, upstream} = one of this host's counters of the upstream.
+template <std::atomic<uint64_t> UpstreamHostRecord::*counter>
 uint64_t RecordCounter(const Network& network, size_t i) {
-    return ReadCounter(network.record(i).*counter);
+    return ReadCounter(network.host(i).*counter);
 }
 
 uint64_t HealthyValue(const Network& network, size_t i) {
@@ -41,11 +41,11 @@ uint64_t HealthyValue(const Network& network, size_t i) {
 
 // One sample per upstream and poll method, from one counter array.
 SampleWriter PerPollMethod(
-    const std::atomic<uint64_t> (UpstreamRecord::*counts)[kPollMethodCount]) {
+    const std::atomic<uint64_t> (UpstreamHostRecord::*counts)[kPollMethodCount]) {
     return [counts](std::string& out, std::string_view name,
                     const Network& network, int64_t) {
         for (size_t i = 0; i < network.size(); i++) {
-            const UpstreamRecord& record = network.record(i);
+            const UpstreamHostRecord& record = network.host(i);
             for (size_t m = 0; m < kPollMethodCount; m++) {
                 auto method = static_cast<PollMethod>(m);
                 AppendSample(out, name,
@@ -72,8 +72,8 @@ void AppendCordonedSamples(std::string& out, std::string_view name,
     }
 }
 
-// One sample per network: {network} = a counter of its shared table.
-SampleWriter PerNetwork(std::atomic<uint64_t> NetworkShared::*counter) {
+// One sample per network: {network} = one of this host's counters.
+SampleWriter PerNetwork(std::atomic<uint64_t> NetworkHostCounters::*counter) {
     return [counter](std::string& out, std::string_view name,
                      const Network& network, int64_t) {
         AppendSample(out, name, {{"network", network.name()}},
@@ -154,33 +154,33 @@ const std::vector<MetricFamily>& NetworkFamilies() {
          AppendCordonedSamples},
         {"solgate_upstream_cordon_events_total", "counter",
          "Times the upstream was cordoned, by the state poller or an operator.",
-         PerUpstream(RecordCounter<&UpstreamRecord::cordon_events>)},
+         PerUpstream(RecordCounter<&UpstreamHostRecord::cordon_events>)},
         {"solgate_upstream_large_rollbacks_total", "counter",
          "Backward slot jumps beyond the tolerance accepted from the upstream.",
-         PerUpstream(RecordCounter<&UpstreamRecord::large_rollbacks>)},
+         PerUpstream(RecordCounter<&UpstreamHostRecord::large_rollbacks>)},
         {"solgate_upstream_poll_requests_total", "counter",
          "State poller requests sent to the upstream, by method.",
-         PerPollMethod(&UpstreamRecord::polls)},
+         PerPollMethod(&UpstreamHostRecord::polls)},
         {"solgate_upstream_poll_errors_total", "counter",
          "State poller requests to the upstream that failed, by method.",
-         PerPollMethod(&UpstreamRecord::poll_errors)},
+         PerPollMethod(&UpstreamHostRecord::poll_errors)},
         {"solgate_upstream_traffic_gate_skips_total", "counter",
          "Poll ticks that skipped getSlot because live traffic was fresh.",
-         PerUpstream(RecordCounter<&UpstreamRecord::gate_skipped_ticks>)},
+         PerUpstream(RecordCounter<&UpstreamHostRecord::gate_skipped_ticks>)},
         {"solgate_upstream_context_slot_harvests_total", "counter",
          "context.slot values taken from the upstream's live responses.",
-         PerUpstream(RecordCounter<&UpstreamRecord::harvested>)},
+         PerUpstream(RecordCounter<&UpstreamHostRecord::harvested>)},
         {"solgate_network_getslot_corrections_total", "counter",
          "getSlot answers from upstreams rewritten to the served tip.",
-         PerNetwork(&NetworkShared::getslot_corrections)},
+         PerNetwork(&NetworkHostCounters::getslot_corrections)},
         {"solgate_network_guard_rejections_total", "counter",
          "getBlock calls answered locally because no upstream indexed the slot "
          "yet.",
-         PerNetwork(&NetworkShared::guard_rejections)},
+         PerNetwork(&NetworkHostCounters::guard_rejections)},
         {"solgate_network_all_cordoned_total", "counter",
          "Upstream picks made while every upstream was cordoned (all taken "
          "back into rotation).",
-         PerNetwork(&NetworkShared::all_cordoned_fallbacks)},
+         PerNetwork(&NetworkHostCounters::all_cordoned_fallbacks)},
         {"solgate_network_served_tip_slot", "gauge",
          "Served tip slot per lane (\"all\" is the network-wide one) and "
          "commitment axis.",

@@ -85,7 +85,7 @@ void AppendQueues(std::string& out, const BlocksView& blocks,
 // The cache's totals only while it is open in this process.
 void AppendCache(std::string& out, const BlocksView& blocks) {
     const BlockServiceConf& conf = blocks.conf();
-    const BlocksShared& shared = blocks.counters();
+    const BlocksHostCounters& shared = blocks.counters();
     JsonObject cache(out);
     cache.String("dir", conf.cache_dir());
     cache.Uint("max_size", conf.max_bytes());
@@ -101,7 +101,7 @@ void AppendCache(std::string& out, const BlocksView& blocks) {
 
 void AppendPeers(std::string& out, const BlocksView& blocks) {
     const std::vector<BlockPeer>& peers = blocks.conf().peers();
-    const BlocksShared& shared = blocks.counters();
+    const BlocksHostCounters& shared = blocks.counters();
     JsonArray list(out);
     for (size_t p = 0; p < peers.size(); p++) {
         JsonObject peer(list.Next());
@@ -127,7 +127,7 @@ void AppendLongTermStorage(std::string& out, const BlocksView& blocks) {
 
 void AppendBlocksState(std::string& out, const BlocksView& blocks,
                        int64_t now_mono_ms, int64_t now_wall_ms) {
-    const BlocksShared& shared = blocks.counters();
+    const BlocksHostCounters& shared = blocks.counters();
     JsonObject o(out);
     o.String("region", blocks.conf().region());
     if (std::optional<uint64_t> first = blocks.FirstAvailableBlock()) {

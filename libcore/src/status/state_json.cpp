@@ -101,7 +101,7 @@ void AppendPollCounts(std::string& out,
 void AppendUpstream(std::string& out, const Network& network, size_t i,
                     int64_t now_mono_ms) {
     const SlotStore& views = network.slots();
-    const UpstreamRecord& record = network.record(i);
+    const UpstreamHostRecord& record = network.host(i);
     JsonObject o(out);
     o.String("id", network.upstream(i).id);
     o.Uint("processed_slot", views.View(i, kSlotProcessed));
@@ -150,7 +150,7 @@ void AppendTips(std::string& out, const Tips& tips) {
     o.Close();
 }
 
-void AppendNetworkCounters(std::string& out, const NetworkShared& shared) {
+void AppendNetworkCounters(std::string& out, const NetworkHostCounters& shared) {
     JsonObject o(out);
     o.Uint("getslot_corrections", ReadCounter(shared.getslot_corrections));
     o.Uint("guard_rejections", ReadCounter(shared.guard_rejections));

@@ -133,8 +133,8 @@ TEST_F(BlockCaptureTest, AStreamedBlockIsStoredAsServed) {
     EXPECT_EQ(rec.stored_ms, kWall);
     EXPECT_EQ(rec.score, 1.0);
     EXPECT_EQ(rec.score_ms, kWall);
-    EXPECT_EQ(rig_.shared()->stored.load(), 1u);
-    EXPECT_EQ(rig_.shared()->store_failures.load(), 0u);
+    EXPECT_EQ(rig_.shared()->counters.stored.load(), 1u);
+    EXPECT_EQ(rig_.shared()->counters.store_failures.load(), 0u);
     EXPECT_EQ(TempFiles(), 0u);
 }
 
@@ -158,7 +158,7 @@ TEST_F(BlockCaptureTest, SkippedSlotsAreStoredAsSuch) {
     EXPECT_EQ(rec.kind, BlockRecord::kSkippedSlot);
     EXPECT_EQ(Served(8, &rec), ErrorAnswer(-32009, "null"));
     EXPECT_EQ(rec.kind, BlockRecord::kSkippedSlot);
-    EXPECT_EQ(rig_.shared()->stored.load(), 2u);
+    EXPECT_EQ(rig_.shared()->counters.stored.load(), 2u);
 }
 
 TEST_F(BlockCaptureTest, OtherErrorsAreNotCached) {
@@ -170,7 +170,7 @@ TEST_F(BlockCaptureTest, OtherErrorsAreNotCached) {
     }
     EXPECT_EQ(Served(9), "");
     EXPECT_EQ(TempFiles(), 0u);
-    EXPECT_EQ(rig_.shared()->stored.load(), 0u);
+    EXPECT_EQ(rig_.shared()->counters.stored.load(), 0u);
 }
 
 TEST_F(BlockCaptureTest, AMalformedBodyIsAbandonedAtOnce) {
@@ -250,8 +250,8 @@ TEST_F(BlockCaptureTest, AFailedCommitIsCounted) {
     std::string error;
     EXPECT_FALSE(Capture(call, Block(18, "1"), 64, &error));
     EXPECT_EQ(error, "block cache: invalid variant");
-    EXPECT_EQ(rig_.shared()->store_failures.load(), 1u);
-    EXPECT_EQ(rig_.shared()->stored.load(), 0u);
+    EXPECT_EQ(rig_.shared()->counters.store_failures.load(), 1u);
+    EXPECT_EQ(rig_.shared()->counters.stored.load(), 0u);
     EXPECT_EQ(TempFiles(), 0u);
 }
 
@@ -278,7 +278,7 @@ TEST_F(FullBlockCaptureTest, NoRoomMeansNotStored) {
     EXPECT_EQ(error, "cache full of blocks that must stay");
     EXPECT_EQ(Served(20), "");
     EXPECT_EQ(TempFiles(), 0u);
-    EXPECT_EQ(rig_.shared()->stored.load(), 0u);
+    EXPECT_EQ(rig_.shared()->counters.stored.load(), 0u);
 }
 
 TEST(CacheableEnvelope, AResultOrASkippedSlot) {

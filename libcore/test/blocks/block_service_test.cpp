@@ -116,7 +116,7 @@ TEST_F(BlockServiceTest, KeyAndPlanAreRequired) {
     BlockCall other;
     d = Decide(GetBlock(10), "k", "gold", &other);
     EXPECT_EQ(d.http_status, 401u);
-    EXPECT_EQ(shared->unauthorized.load(), 2u);
+    EXPECT_EQ(shared->counters.unauthorized.load(), 2u);
 }
 
 TEST_F(BlockServiceTest, LedgerWhileItsWindowIsUnknownOrHoldsTheSlot) {
@@ -162,8 +162,8 @@ TEST_F(BlockServiceTest, RegionsThatHoldTheBlockInOrderThenTheTier) {
     EXPECT_EQ(d.peer, 1u);
     d = service->AfterPeerFailure(&call, kNow);
     EXPECT_EQ(d.kind, BlockDecision::kAnswer);   // the tier answer
-    EXPECT_EQ(shared->peer_fetches[0].load(), 1u);
-    EXPECT_EQ(shared->peer_failures[1].load(), 1u);
+    EXPECT_EQ(shared->counters.peer_fetches[0].load(), 1u);
+    EXPECT_EQ(shared->counters.peer_failures[1].load(), 1u);
 
     // Not in the summary, or a summary too old: never asked.
     BlockCall other;
@@ -187,7 +187,7 @@ TEST_F(BlockServiceTest, CacheHitAfterAFinalizedAnswerWasCaptured) {
     EXPECT_EQ(d.record.bytes, body.size());
     EXPECT_EQ(body.substr(d.record.id_offset, d.record.id_length), "77");
     EXPECT_EQ(d.path, service->cache().PathFor(4900, "getBlock/json/full/r1/v0"));
-    EXPECT_EQ(shared->stored.load(), 1u);
+    EXPECT_EQ(shared->counters.stored.load(), 1u);
 }
 
 TEST_F(BlockServiceTest, OnlyFinalizedLedgerAnswersAreCaptured) {
@@ -239,7 +239,7 @@ TEST_F(BlockServiceTest, RateLimitPerKey) {
     size_t tiny = static_cast<size_t>(
         FindPlan(service->conf().plans(), "tiny") -
         &service->conf().plans()[0]);
-    EXPECT_EQ(shared->rate_limited[tiny].load(), 1u);
+    EXPECT_EQ(shared->counters.rate_limited[tiny].load(), 1u);
 }
 
 TEST_F(BlockServiceTest, FirstAvailableBlockExtendsTheLedgerWindowByTheCache) {

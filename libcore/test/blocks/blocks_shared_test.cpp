@@ -54,9 +54,9 @@ TEST(BlocksShared, BindMapsTheQueuesOfArchivePlans) {
     std::string error;
     ASSERT_TRUE(zone.Bind(memory.memory(), true, &error)) << error;
     EXPECT_TRUE(zone.bound());
-    EXPECT_EQ(&zone.counters(), memory.shared());
-    EXPECT_EQ(zone.counters().magic, BlocksShared::kMagic);
-    EXPECT_EQ(zone.counters().queues, 2u);
+    EXPECT_EQ(&zone.counters(), &memory.shared()->counters);
+    EXPECT_EQ(memory.shared()->magic, BlocksShared::kMagic);
+    EXPECT_EQ(memory.shared()->queues, 2u);
     for (size_t p = 0; p < conf.plans().size(); p++) {
         EXPECT_EQ(zone.queue(p) != nullptr, conf.HasQueue(p))
             << conf.plans()[p].name;
@@ -95,7 +95,7 @@ TEST(BlocksShared, AReloadKeepsTheCountersUnlessTheLayoutChanged) {
     SharedBlocks other(none, ledger);
     ASSERT_TRUE(other.Bind(memory.memory(), false, &error)) << error;
     EXPECT_EQ(other.counters().tier_answers.load(), 0u);
-    EXPECT_EQ(other.counters().queues, 0u);
+    EXPECT_EQ(static_cast<BlocksShared*>(memory.memory())->queues, 0u);
 
     // And `fresh` always starts over.
     other.counters().tier_answers.store(3);

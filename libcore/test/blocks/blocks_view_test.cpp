@@ -33,7 +33,7 @@ TEST(BlocksView, FiguresOfAnOpenService) {
     const BlocksView& view = service.view();
     EXPECT_TRUE(view.bound());
     EXPECT_EQ(&view.conf(), &service.conf());
-    EXPECT_EQ(&view.counters(), rig.shared());
+    EXPECT_EQ(&view.counters(), &rig.shared()->counters);
     EXPECT_EQ(view.FirstAvailableBlock(), std::optional<uint64_t>(4000));
     ASSERT_TRUE(view.CacheTotals());
     EXPECT_EQ(view.CacheTotals()->entries, 0u);

@@ -115,7 +115,7 @@ TEST_F(LongTermQueuesTest, ACompletedRetrievalCountsForEveryWaiter) {
     EXPECT_EQ(r->waiter_count, 2u);
     queues_.Complete(arch_, *r, true, kNow + 300, kWall);
 
-    BlocksShared& shared = zone_.counters();
+    BlocksHostCounters& shared = zone_.counters();
     EXPECT_EQ(shared.served[kSourceLongTerm].load(), 2u);
     EXPECT_EQ(shared.allowance_counted[arch_].load(), 2u);
     EXPECT_EQ(shared.repeats_counted[arch_].load(), 1u);

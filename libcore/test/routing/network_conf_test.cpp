@@ -114,7 +114,7 @@ TEST(OperatorCordon, ReplacesThePollersAndKeepsAPrintableReason) {
     EXPECT_EQ(s.cause, CordonCause::kOperator);
     EXPECT_EQ(s.since_wall_ms, 42);
     EXPECT_EQ(n.record(0).cordon_note.Read(), "disk?full ?");
-    EXPECT_EQ(n.record(0).cordon_events.load(), 1u);
+    EXPECT_EQ(n.record(0).host.cordon_events.load(), 1u);
     n.OperatorCordon(1, "", 43);
     EXPECT_EQ(n.record(1).cordon_note.Read(), "cordoned by the operator");
     n.OperatorUncordon(0);

@@ -94,12 +94,12 @@ TEST(Network, RebindKeepsStateByIdAndRetiresRemoved) {
     EXPECT_EQ(second.record(1).processed.load(), 777u);  // "b" kept its view
     EXPECT_EQ(std::string(second.record(0).id), "c");
     EXPECT_EQ(second.record(0).processed.load(), 0u);
-    EXPECT_EQ(shared->slots[0].use.load(), UpstreamRecord::kRetired);  // "a"
+    EXPECT_EQ(shared->records[0].use.load(), UpstreamRecord::kRetired);  // "a"
 
     Network third("m", {});
     third.AddUpstream({"a", {}});  // came back while retired: same state
     ASSERT_TRUE(third.Bind(shared.get(), false, 200, &error));
-    EXPECT_EQ(&third.record(0), &shared->slots[0]);
+    EXPECT_EQ(&third.record(0), &shared->records[0]);
 }
 
 TEST(Network, RetiredSlotReusedOnlyAfterLeaseExpires) {

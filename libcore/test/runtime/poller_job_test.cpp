@@ -61,8 +61,8 @@ TEST(PollerJob, PollsTheLeasedUpstreamsAndGivesTheLeasesBack) {
     ASSERT_TRUE(log.WaitFor("svm state poller: getHealth failed: "
                             "network=mainnet upstream=nowhere"));
     EXPECT_EQ(network.leases().LeaseHolder(0).pid, 4242u);
-    EXPECT_GE(network.record(0).polls[kPollGetHealth].load(), 1u);
-    EXPECT_GE(network.record(0).poll_errors[kPollGetHealth].load(), 1u);
+    EXPECT_GE(network.record(0).host.polls[kPollGetHealth].load(), 1u);
+    EXPECT_GE(network.record(0).host.poll_errors[kPollGetHealth].load(), 1u);
     EXPECT_EQ(network.slots().Health(0), HealthOutcome::kFailed);
     poller->Stop();
     EXPECT_EQ(network.leases().LeaseHolder(0).pid, 0u);

@@ -151,7 +151,7 @@ TEST_F(LanePlanTest, TheCapLeavesGroupsWithoutALane) {
     RoutePlan p = Plan("getSlot", "family:edge");
     EXPECT_FALSE(p.lane);
     EXPECT_EQ(p.matched.size(), 2u);
-    EXPECT_EQ(shared->lane_cap_misses.load(), 1u);
+    EXPECT_EQ(shared->counters.lane_cap_misses.load(), 1u);
     // once a lane is free again (a reload dropped a stale one), it gets one
     shared->lanes[3].state.store(LaneShared::kFree);
     EXPECT_TRUE(Plan("getSlot", "family:edge").lane);

@@ -50,7 +50,7 @@ protected:
                             0);
     }
 
-    NetworkShared& shared() { return net_.network.counters(); }
+    NetworkShared& shared() { return *net_.shared; }
 
     TestNetwork net_{3};
     RpcRequest request_;
@@ -140,7 +140,7 @@ TEST_F(ResponseHooks, AByteAtATimeHarvestFeedsOnlyTheLatestView) {
     EXPECT_EQ(answering.processed.load(), 777u);
     EXPECT_EQ(answering.processed_seen_ms.load(), 42);
     EXPECT_EQ(answering.finalized.load(), 0u);
-    EXPECT_EQ(answering.harvested.load(), 1u);
+    EXPECT_EQ(answering.host.harvested.load(), 1u);
     EXPECT_EQ(net_.network.record(0).processed.load(), 0u);
     EXPECT_EQ(net_.network.record(1).processed.load(), 0u);
 }
@@ -154,7 +154,7 @@ TEST_F(ResponseHooks, OnceDoneFeedAndFinishChangeNothing) {
     hook->Finish(3);
     EXPECT_EQ(net_.network.record(0).processed.load(), 500u);
     EXPECT_EQ(net_.network.record(0).processed_seen_ms.load(), 1);
-    EXPECT_EQ(net_.network.record(0).harvested.load(), 1u);
+    EXPECT_EQ(net_.network.record(0).host.harvested.load(), 1u);
 }
 
 TEST_F(ResponseHooks, ABodyWithoutTheSlotHarvestsNothing) {
@@ -169,7 +169,7 @@ TEST_F(ResponseHooks, ABodyWithoutTheSlotHarvestsNothing) {
         auto hook = Hook(Call("getBalance"));
         EXPECT_TRUE(hook->Feed(body.data(), body.size(), 1)) << body;
         hook->Finish(1);
-        EXPECT_EQ(net_.network.record(0).harvested.load(), 0u) << body;
+        EXPECT_EQ(net_.network.record(0).host.harvested.load(), 0u) << body;
         EXPECT_EQ(net_.network.record(0).processed.load(), 0u) << body;
     }
 }
@@ -182,13 +182,13 @@ TEST_F(ResponseHooks, ACutBodyIsFinishedWithoutAHarvest) {
     hook->Finish(1);
     EXPECT_TRUE(hook->Feed("}", 1, 1));   // finished: nothing more read
     EXPECT_EQ(net_.network.record(0).processed.load(), 0u);
-    EXPECT_EQ(net_.network.record(0).harvested.load(), 0u);
+    EXPECT_EQ(net_.network.record(0).host.harvested.load(), 0u);
 }
 
 TEST_F(ResponseHooks, FinishWithoutAnyBodyHarvestsNothing) {
     auto hook = Hook(Call("getBalance"));
     hook->Finish(1);
-    EXPECT_EQ(net_.network.record(0).harvested.load(), 0u);
+    EXPECT_EQ(net_.network.record(0).host.harvested.load(), 0u);
 }
 
 TEST_F(ResponseHooks, AnEmptyChunkIsNotTheEnd) {
@@ -206,7 +206,7 @@ TEST_F(ResponseHooks, ConfirmedAnswersAreNeverCorrected) {
     auto hook = Hook(Call("getSlot", R"([{"commitment":"confirmed"}])"));
     EXPECT_FALSE(Rewrite(*hook, 900));
     EXPECT_FALSE(Rewrite(*hook, 1100));
-    EXPECT_EQ(shared().getslot_corrections.load(), 0u);
+    EXPECT_EQ(shared().counters.getslot_corrections.load(), 0u);
     EXPECT_EQ(shared().processed_answered.load(), 0u);
 }
 
@@ -222,7 +222,7 @@ TEST_F(ResponseHooks, FinalizedAnswersMeetTheIndexedFinalizedTip) {
     ASSERT_TRUE(up);
     EXPECT_EQ(up->to, 950u);
     EXPECT_FALSE(Rewrite(*hook, 950));
-    EXPECT_EQ(shared().getslot_corrections.load(), 2u);
+    EXPECT_EQ(shared().counters.getslot_corrections.load(), 2u);
     // Finalized answers leave the processed memory alone.
     EXPECT_EQ(shared().processed_answered.load(), 0u);
 }
@@ -295,7 +295,7 @@ TEST_F(ResponseHooks, AnswersThatAreNotASlotAreLeftAlone) {
           R"({"jsonrpc":"2.0","result":995,"id":1} trailing)", "", "null"}) {
         EXPECT_FALSE(hook->Rewrite(body, 0)) << body;
     }
-    EXPECT_EQ(shared().getslot_corrections.load(), 0u);
+    EXPECT_EQ(shared().counters.getslot_corrections.load(), 0u);
     EXPECT_EQ(shared().processed_answered.load(), 0u);
 }
 

@@ -40,7 +40,7 @@ TEST(ShmSlotStore, ViewsRiseAndToleratesSmallRollbacks) {
     EXPECT_EQ(state->View(1, kSlotShred), 5003u);
     EXPECT_EQ(state->View(0, kSlotProcessed), 0u);
     EXPECT_TRUE(state->Suggest(1, kSlotProcessed, 1000));   // a reset node
-    EXPECT_EQ(state->record(1).large_rollbacks.load(), 1u);
+    EXPECT_EQ(state->record(1).host.large_rollbacks.load(), 1u);
     EXPECT_EQ(state->record(1).processed.load(), 1000u);    // the zone holds it
 }
 
@@ -142,7 +142,7 @@ TEST(ShmTipStore, EveryLaneTakenCountsAMiss) {
                                             {0, 1}));
     }
     EXPECT_FALSE(state->FindOrCreateLane("grp:more", "x", {0, 1}));
-    EXPECT_EQ(table->lane_cap_misses.load(), 1u);
+    EXPECT_EQ(table->counters.lane_cap_misses.load(), 1u);
 }
 
 // Slot views kept in a map, as another store would keep them.

@@ -73,7 +73,7 @@ TEST(Harvest, FinalizedFeedsBothViewsWeakerOnlyLatest) {
     HarvestContextSlot(net.network, 0, SG_COMMITMENT_PROCESSED, 590, 99);
     EXPECT_EQ(s.processed.load(), 600u);
     EXPECT_EQ(s.processed_seen_ms.load(), 88);
-    EXPECT_EQ(s.harvested.load(), 3u);
+    EXPECT_EQ(s.host.harvested.load(), 3u);
 }
 
 TEST(IsEnvelopeMethod, OnlyEnvelopes) {
@@ -135,10 +135,10 @@ TEST_F(ResponseHookTest, ProcessedAnswersNeverGoBackwardsAcrossUpstreams) {
 
 TEST_F(ResponseHookTest, AFarAheadAnswerDoesNotPinTheFloor) {
     for (size_t i = 0; i < 3; i++) net.network.record(i).processed = 1000;
-    net.network.counters().processed_answered = 90000000;  // a devnet answer
+    net.shared->processed_answered = 90000000;  // a devnet answer
     auto hook = Hook(R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})");
     EXPECT_FALSE(hook->Rewrite(R"({"jsonrpc":"2.0","result":1001,"id":1})", 0));
-    EXPECT_EQ(net.network.counters().processed_answered.load(), 1001u);
+    EXPECT_EQ(net.shared->processed_answered.load(), 1001u);
     EXPECT_EQ(net.network.counters().answered_rollbacks.load(), 1u);
 }
 

@@ -87,8 +87,8 @@ TEST_F(PollerTest, FirstTickFansOutFourCallsAndChecksGenesis) {
     EXPECT_EQ(Count(kLogDebug, "tickInterval=400ms debounce=400ms"), 1);
 
     TickAnswered(Node(1001, 969, 1002));
-    EXPECT_EQ(slot().polls[kPollGetGenesisHash].load(), 1u);  // asked once
-    EXPECT_EQ(slot().polls[kPollGetHealth].load(), 2u);
+    EXPECT_EQ(slot().host.polls[kPollGetGenesisHash].load(), 1u);  // asked once
+    EXPECT_EQ(slot().host.polls[kPollGetHealth].load(), 2u);
 }
 
 class LedgerWindowTest : public PollerTest {
@@ -112,22 +112,22 @@ TEST_F(LedgerWindowTest, PolledEvery30SecondsRetriedAfterAFailure) {
     node["getFirstAvailableBlock"] = Result("500");
     TickAnswered(node);
     EXPECT_EQ(slot().first_available_plus1.load(), 501u);
-    EXPECT_EQ(slot().polls[kPollGetFirstAvailableBlock].load(), 1u);
+    EXPECT_EQ(slot().host.polls[kPollGetFirstAvailableBlock].load(), 1u);
     for (int i = 0; i < 74; i++) {  // 29.6 s more
         TickAnswered(node);
     }
-    EXPECT_EQ(slot().polls[kPollGetFirstAvailableBlock].load(), 1u);
+    EXPECT_EQ(slot().host.polls[kPollGetFirstAvailableBlock].load(), 1u);
     node["getFirstAvailableBlock"] = Error(-32601);
     TickAnswered(node);           // 30 s: asked again, fails
-    EXPECT_EQ(slot().polls[kPollGetFirstAvailableBlock].load(), 2u);
+    EXPECT_EQ(slot().host.polls[kPollGetFirstAvailableBlock].load(), 2u);
     EXPECT_EQ(slot().first_available_plus1.load(), 501u);  // kept
     for (int i = 0; i < 12; i++) {  // 4.8 s: not yet
         TickAnswered(node);
     }
-    EXPECT_EQ(slot().polls[kPollGetFirstAvailableBlock].load(), 2u);
+    EXPECT_EQ(slot().host.polls[kPollGetFirstAvailableBlock].load(), 2u);
     node["getFirstAvailableBlock"] = Result("0");
     TickAnswered(node);           // 5 s after the failure
-    EXPECT_EQ(slot().polls[kPollGetFirstAvailableBlock].load(), 3u);
+    EXPECT_EQ(slot().host.polls[kPollGetFirstAvailableBlock].load(), 3u);
     EXPECT_EQ(slot().first_available_plus1.load(), 1u);  // genesis
 }
 
@@ -140,8 +140,8 @@ TEST_F(PollerTest, EachFailureIsIsolated) {
     EXPECT_EQ(slot().processed.load(), 1000u);
     EXPECT_EQ(slot().finalized.load(), 0u);
     EXPECT_EQ(slot().shred.load(), 1001u);
-    EXPECT_EQ(slot().poll_errors[kPollGetSlotFinalized].load(), 1u);
-    EXPECT_EQ(slot().poll_errors[kPollGetSlotProcessed].load(), 0u);
+    EXPECT_EQ(slot().host.poll_errors[kPollGetSlotFinalized].load(), 1u);
+    EXPECT_EQ(slot().host.poll_errors[kPollGetSlotProcessed].load(), 0u);
 }
 
 TEST_F(PollerTest, TickInsideTheDebounceWindowDoesNothing) {
@@ -203,7 +203,7 @@ TEST_F(PollerTest, TrafficGateSkipsGetSlotAtMostFourTicksInARow) {
               (std::vector<bool>{false, false, false, false, true,
                                  false, false, false, false, true,
                                  false, false}));
-    EXPECT_EQ(slot().gate_skipped_ticks.load(), 10u);
+    EXPECT_EQ(slot().host.gate_skipped_ticks.load(), 10u);
 }
 
 TEST_F(PollerTest, TrafficGateNeedsBothViewsFresh) {
@@ -230,7 +230,7 @@ TEST_F(PollerTest, PollerResultsNeverOpenTheGate) {
     }
     EXPECT_EQ(slot().processed_seen_ms.load(), 0);
     EXPECT_EQ(slot().finalized_seen_ms.load(), 0);
-    EXPECT_EQ(slot().gate_skipped_ticks.load(), 0u);
+    EXPECT_EQ(slot().host.gate_skipped_ticks.load(), 0u);
 }
 
 TEST_F(PollerTest, LagExactlyAtThresholdIsHealthy) {
@@ -264,7 +264,7 @@ TEST_F(PollerTest, CordonAndUncordonAreEdgeTriggered) {
     for (int tick = 1; tick <= 40; tick++) {
         TickAnswered(Node(1000, 968, 1001 + tick * 5));
     }
-    EXPECT_EQ(slot().cordon_events.load(), 1u);
+    EXPECT_EQ(slot().host.cordon_events.load(), 1u);
     EXPECT_EQ(Count(kLogWarn, "cordoning out of rotation"), 1);
     CordonState first = slot().Cordon();
 
@@ -291,7 +291,7 @@ TEST_F(PollerTest, GetHealthTransportErrorIsUnhealthy) {
     node.erase("getHealth");
     transport.AnswerAll(node);
     EXPECT_EQ(slot().Cordon().cause, CordonCause::kUnhealthy);
-    EXPECT_EQ(slot().poll_errors[kPollGetHealth].load(), 1u);
+    EXPECT_EQ(slot().host.poll_errors[kPollGetHealth].load(), 1u);
 }
 
 TEST_F(PollerTest, OperatorCordonSurvivesRecovery) {

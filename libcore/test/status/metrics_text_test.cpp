@@ -69,12 +69,12 @@ TEST(StatusRenderMetrics, UpstreamSamples) {
     slot.processed = 100;
     slot.finalized = 68;
     slot.shred = 350;
-    slot.polls[kPollGetSlotProcessed] = 12;
-    slot.poll_errors[kPollGetHealth] = 2;
-    slot.cordon_events = 1;
-    slot.large_rollbacks = 4;
-    slot.gate_skipped_ticks = 9;
-    slot.harvested = 31;
+    slot.host.polls[kPollGetSlotProcessed] = 12;
+    slot.host.poll_errors[kPollGetHealth] = 2;
+    slot.host.cordon_events = 1;
+    slot.host.large_rollbacks = 4;
+    slot.host.gate_skipped_ticks = 9;
+    slot.host.harvested = 31;
     CordonByPollerForLag(slot, 250, kNowWall);
     std::string m = RenderMetrics({&net.network}, 0);
 
@@ -114,9 +114,9 @@ TEST(StatusRenderMetrics, NetworkSamples) {
         net.network.record(i).finalized = 960 + i;
         net.network.record(i).shred = 1010 + i;
     }
-    net.shared->getslot_corrections = 5;
-    net.shared->guard_rejections = 6;
-    net.shared->all_cordoned_fallbacks = 7;
+    net.shared->counters.getslot_corrections = 5;
+    net.shared->counters.guard_rejections = 6;
+    net.shared->counters.all_cordoned_fallbacks = 7;
     net.network.RefreshLanes(5000);  // the poller does this every tick
     std::string m = RenderMetrics({&net.network}, 8000);
 

@@ -185,7 +185,7 @@ TEST(StatusRenderState, PollerCordonedLaggingUpstream) {
     slot.health = static_cast<uint32_t>(HealthOutcome::kOk);
     slot.genesis = static_cast<uint32_t>(GenesisCheck::kMatches);
     CordonByPollerForLag(slot, 250, kNowWall - 60000);
-    slot.cordon_events = 1;
+    slot.host.cordon_events = 1;
 
     Json json(RenderState({&net.network}, kNowMono, kNowWall));
     ASSERT_NE(json.root(), nullptr) << json.error();
@@ -268,15 +268,15 @@ TEST(StatusRenderState, TrafficAgesCountersAndTips) {
     }
     UpstreamRecord& slot = net.network.record(0);
     slot.processed_seen_ms = kNowMono - 250;
-    slot.polls[kPollGetHealth] = 7;
-    slot.polls[kPollGetGenesisHash] = 1;
-    slot.poll_errors[kPollGetSlotFinalized] = 2;
-    slot.large_rollbacks = 3;
-    slot.gate_skipped_ticks = 11;
-    slot.harvested = 19;
-    net.shared->getslot_corrections = 5;
-    net.shared->guard_rejections = 6;
-    net.shared->all_cordoned_fallbacks = 7;
+    slot.host.polls[kPollGetHealth] = 7;
+    slot.host.polls[kPollGetGenesisHash] = 1;
+    slot.host.poll_errors[kPollGetSlotFinalized] = 2;
+    slot.host.large_rollbacks = 3;
+    slot.host.gate_skipped_ticks = 11;
+    slot.host.harvested = 19;
+    net.shared->counters.getslot_corrections = 5;
+    net.shared->counters.guard_rejections = 6;
+    net.shared->counters.all_cordoned_fallbacks = 7;
 
     Json json(RenderState({&net.network}, kNowMono, kNowWall));
     ASSERT_NE(json.root(), nullptr) << json.error();

@@ -38,13 +38,13 @@ void FillUpstreams(Network& network, NetworkShared& shared) {
     a.processed_seen_ms = kNowMono - 250;
     a.finalized_seen_ms = kNowMono - 750;
     for (size_t m = 0; m < kPollMethodCount; m++) {
-        a.polls[m] = 10 + m;
-        a.poll_errors[m] = m;
+        a.host.polls[m] = 10 + m;
+        a.host.poll_errors[m] = m;
     }
-    a.large_rollbacks = 2;
-    a.cordon_events = 3;
-    a.gate_skipped_ticks = 4;
-    a.harvested = 5;
+    a.host.large_rollbacks = 2;
+    a.host.cordon_events = 3;
+    a.host.gate_skipped_ticks = 4;
+    a.host.harvested = 5;
     a.first_available_plus1 = 4001;
 
     UpstreamRecord& b = network.record(1);
@@ -55,11 +55,11 @@ void FillUpstreams(Network& network, NetworkShared& shared) {
     b.genesis = static_cast<uint32_t>(GenesisCheck::kDiffers);
     CordonByOperator(b, "disk \"sdb\" \\ swap\nback at noon",
                      kNowWall - 60000);
-    b.cordon_events = 1;
+    b.host.cordon_events = 1;
 
-    shared.getslot_corrections = 6;
-    shared.guard_rejections = 7;
-    shared.all_cordoned_fallbacks = 8;
+    shared.counters.getslot_corrections = 6;
+    shared.counters.guard_rejections = 7;
+    shared.counters.all_cordoned_fallbacks = 8;
     network.RefreshLanes(kNowMono - 1500);
 }
 
@@ -92,21 +92,21 @@ void FillCache(BlockCache& cache) {
 // one queued.
 void FillBlocks(BlocksShared& s) {
     for (int i = 0; i < kSourceCount; i++) {
-        s.served[i] = 20 + i;
+        s.counters.served[i] = 20 + i;
     }
-    s.tier_answers = 30;
-    s.unauthorized = 31;
-    s.peer_requests = 32;
-    s.stored = 33;
-    s.store_failures = 34;
-    s.peer_fetches[0] = 35;
-    s.peer_failures[0] = 36;
-    s.peer_copies[0] = 37;
+    s.counters.tier_answers = 30;
+    s.counters.unauthorized = 31;
+    s.counters.peer_requests = 32;
+    s.counters.stored = 33;
+    s.counters.store_failures = 34;
+    s.counters.peer_fetches[0] = 35;
+    s.counters.peer_failures[0] = 36;
+    s.counters.peer_copies[0] = 37;
     for (size_t p = 0; p < 4; p++) {
-        s.rate_limited[p] = 40 + p;
-        s.allowance_refusals[p] = 50 + p;
-        s.allowance_counted[p] = 60 + p;
-        s.repeats_counted[p] = 70 + p;
+        s.counters.rate_limited[p] = 40 + p;
+        s.counters.allowance_refusals[p] = 50 + p;
+        s.counters.allowance_counted[p] = 60 + p;
+        s.counters.repeats_counted[p] = 70 + p;
     }
     KeyEntry* key = FindOrAddKey(&s.keys, "a-key-of-some-length", 2, kNowWall);
     ASSERT_NE(key, nullptr);
