@@ -135,7 +135,7 @@ prove: all
 	TEST_NGINX_LOAD_MODULES=$(MODULE) \
 	TEST_NGINX_SIM=$(SIM) \
 	TEST_NGINX_CONF_DIR=$(ROOT)/conf \
-	prove -I t/lib -r t/
+	prove -I t/lib -r $(or $(T),t/)
 
 # The @solana/kit client t/090 runs when node is present; its packages come
 # from the npm registry (package-lock.json pins them).

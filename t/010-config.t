@@ -482,13 +482,13 @@ peer_token must be at least 16 bytes
 
 
 
-=== TEST 37: state_poller_debounce above the limit, named with where the network is
+=== TEST 37: state_poller_debounce above the limit, named where it is given
 --- http_config
     solgate_network mainnet { state_poller_debounce 61s; upstream a http://127.0.0.1:1; }
 --- config
 --- must_die
 --- error_log eval
-qr/state_poller_debounce of network "mainnet" must be at most 60s in \S+nginx\.conf:\d+/
+qr/"state_poller_debounce" must be at most 60s in \S+nginx\.conf:\d+/
 
 
 
@@ -533,3 +533,39 @@ solgate_blocks "mainnet" needs "api_key"
 --- must_die
 --- error_log
 "region" directive is duplicate
+
+
+
+=== TEST 42: state_poller_debounce above the limit in the defaults block
+--- http_config
+    solgate_network_defaults {
+        state_poller_debounce 2m;
+    }
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log eval
+qr/"state_poller_debounce" must be at most 60s in \S+nginx\.conf:\d+/
+
+
+
+=== TEST 43: a network named like another's Cube Runner zone gets its own zone
+--- http_config
+    solgate_network blocks_mainnet { upstream a http://127.0.0.1:1; }
+    solgate_network mainnet { cluster mainnet-beta; upstream a http://127.0.0.1:1; }
+    solgate_blocks mainnet {
+        region us; cache $TEST_NGINX_SERVROOT/blocks/c; state $TEST_NGINX_SERVROOT/blocks/s;
+        api_key $http_x_api_key; plan $http_x_plan;
+    }
+--- config
+    location / {
+        solgate_pass mainnet;
+        include $TEST_NGINX_CONF_DIR/solgate_proxy.conf;
+    }
+--- request
+POST /
+{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}
+--- response_body chomp
+{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":1}
+--- no_error_log
+[emerg]

@@ -528,7 +528,8 @@ ngx_http_solgate_blocks_path(ngx_conf_t *cf, ngx_http_solgate_blocks_t *b,
     if (err) {
         ngx_log_error(NGX_LOG_EMERG, cf->log, err,
                       "solgate_blocks \"%V\": cannot create the parents "
-                      "of \"%V\"", &b->network_name, dir);
+                      "of \"%V\" in %V:%ui", &b->network_name, dir,
+                      &b->at.file, b->at.line);
         return NGX_ERROR;
     }
 
@@ -551,16 +552,22 @@ ngx_http_solgate_blocks_free_core(void *data)
 static ngx_int_t
 ngx_http_solgate_blocks_zone(ngx_conf_t *cf, ngx_http_solgate_blocks_t *b)
 {
-    size_t  size;
+    size_t                   size;
+    ngx_http_solgate_zone_t  zone;
 
     /* the slab pool's headers (a page descriptor per 4k page) come on top */
     size = sg_blocks_shared_size(b->core);
 
+    zone.block = "solgate_blocks";
+    zone.name = b->network_name;
+    zone.at = b->at;
+    zone.owner = b;
+    zone.shared_size = size;
+    zone.bind = ngx_http_solgate_bind_blocks;
+
     b->shm_zone = ngx_http_solgate_zone_add(cf, "solgate_blocks_",
-                                            &b->network_name,
-                                            size + size / 64 + 64 * 1024, b,
-                                            size,
-                                            ngx_http_solgate_bind_blocks);
+                                            size + size / 64 + 64 * 1024,
+                                            &zone);
 
     return b->shm_zone ? NGX_OK : NGX_ERROR;
 }

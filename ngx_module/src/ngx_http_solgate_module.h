@@ -140,6 +140,9 @@ typedef ngx_int_t (*ngx_http_solgate_zone_bind_pt)(void *owner, void *shared,
     ngx_uint_t fresh, char *err, size_t err_size);
 
 typedef struct {
+    const char                    *block;   /* "solgate_network", for errors */
+    ngx_str_t                      name;    /* the network's name */
+    ngx_http_solgate_conf_at_t     at;      /* where the block is */
     void                          *owner;
     size_t                         shared_size;
     ngx_http_solgate_zone_bind_pt  bind;
@@ -161,8 +164,7 @@ ngx_int_t ngx_http_solgate_copy_info(ngx_conf_t *cf,
 
 /* ngx_http_solgate_zone.c */
 ngx_shm_zone_t *ngx_http_solgate_zone_add(ngx_conf_t *cf, const char *prefix,
-    ngx_str_t *name, size_t size, void *owner, size_t shared_size,
-    ngx_http_solgate_zone_bind_pt bind);
+    size_t size, ngx_http_solgate_zone_t *zone);
 
 /* ngx_http_solgate_network.c */
 char *ngx_http_solgate_network_block(ngx_conf_t *cf, ngx_command_t *cmd,

@@ -33,10 +33,17 @@ static ngx_int_t ngx_http_solgate_reach_blocks(ngx_conf_t *cf,
 static ngx_http_upstream_server_t *ngx_http_solgate_first_server(
     ngx_conf_t *cf, ngx_str_t *authority);
 static void ngx_http_solgate_free_core(void *data);
+static char *ngx_http_solgate_check_debounce(ngx_conf_t *cf, void *post,
+    void *data);
 
 
 static ngx_conf_num_bounds_t  ngx_http_solgate_lag_bounds = {
     ngx_conf_check_num_bounds, 0, -1
+};
+
+/* checked at the directive, so a defaults block's value is named there */
+static ngx_conf_post_t  ngx_http_solgate_debounce_post = {
+    ngx_http_solgate_check_debounce
 };
 
 
@@ -55,7 +62,7 @@ static ngx_http_solgate_core_set_pt  ngx_http_solgate_set_default_selector =
       ngx_conf_set_msec_slot,                                                \
       0,                                                                     \
       (base) + offsetof(ngx_http_solgate_settings_t, debounce),              \
-      NULL },                                                                \
+      &ngx_http_solgate_debounce_post },                                     \
                                                                              \
     { ngx_string("max_finalized_slot_lag"),                                  \
       NGX_CONF_TAKE1,                                                        \
@@ -359,11 +366,17 @@ static ngx_int_t
 ngx_http_solgate_add_zone(ngx_conf_t *cf, ngx_http_solgate_network_t *network,
     size_t size)
 {
-    network->shm_zone = ngx_http_solgate_zone_add(cf, "solgate_",
-                                                  &network->name, size,
-                                                  network,
-                                                  sg_network_shared_size(),
-                                                  ngx_http_solgate_bind_network);
+    ngx_http_solgate_zone_t  zone;
+
+    zone.block = "solgate_network";
+    zone.name = network->name;
+    zone.at = network->at;
+    zone.owner = network;
+    zone.shared_size = sg_network_shared_size();
+    zone.bind = ngx_http_solgate_bind_network;
+
+    network->shm_zone = ngx_http_solgate_zone_add(cf, "solgate_network_",
+                                                  size, &zone);
 
     return network->shm_zone ? NGX_OK : NGX_ERROR;
 }
@@ -437,7 +450,8 @@ ngx_http_solgate_build_core(ngx_conf_t *cf,
     ngx_conf_merge_value(s->max_finalized_slot_lag, d->max_finalized_slot_lag,
                          SG_DEFAULT_MAX_FINALIZED_LAG);
     ngx_conf_merge_value(s->enforce_block_availability,
-                         d->enforce_block_availability, 1);
+                         d->enforce_block_availability,
+                         SG_DEFAULT_ENFORCE_BLOCK_AVAILABILITY);
 
     merged.debounce_ms = (uint32_t) ngx_min(s->debounce,
                                             (ngx_msec_t) UINT32_MAX);
@@ -537,4 +551,20 @@ static void
 ngx_http_solgate_free_core(void *data)
 {
     sg_network_free(data);
+}
+
+
+static char *
+ngx_http_solgate_check_debounce(ngx_conf_t *cf, void *post, void *data)
+{
+    ngx_msec_t  *debounce = data;
+
+    if (*debounce > SG_MAX_DEBOUNCE_MS) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "\"state_poller_debounce\" must be at most %ds",
+                           SG_MAX_DEBOUNCE_MS / 1000);
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
 }

@@ -13,27 +13,27 @@ static ngx_int_t ngx_http_solgate_zone_init(ngx_shm_zone_t *shm_zone,
     void *data);
 
 
-/* Adds the zone PREFIX+NAME of `size` bytes holding owner's table. */
+/* Adds the zone PREFIX+NAME of `size` bytes; `zone` is copied. */
 ngx_shm_zone_t *
-ngx_http_solgate_zone_add(ngx_conf_t *cf, const char *prefix,
-    ngx_str_t *name, size_t size, void *owner, size_t shared_size,
-    ngx_http_solgate_zone_bind_pt bind)
+ngx_http_solgate_zone_add(ngx_conf_t *cf, const char *prefix, size_t size,
+    ngx_http_solgate_zone_t *zone)
 {
     size_t                    n;
     ngx_str_t                 zone_name;
     ngx_shm_zone_t           *shm_zone;
-    ngx_http_solgate_zone_t  *zone;
+    ngx_http_solgate_zone_t  *copy;
 
     n = ngx_strlen(prefix);
 
-    zone_name.len = n + name->len;
+    zone_name.len = n + zone->name.len;
     zone_name.data = ngx_pnalloc(cf->pool, zone_name.len);
-    zone = ngx_palloc(cf->pool, sizeof(ngx_http_solgate_zone_t));
-    if (zone_name.data == NULL || zone == NULL) {
+    copy = ngx_palloc(cf->pool, sizeof(ngx_http_solgate_zone_t));
+    if (zone_name.data == NULL || copy == NULL) {
         return NULL;
     }
 
-    ngx_memcpy(ngx_cpymem(zone_name.data, prefix, n), name->data, name->len);
+    ngx_memcpy(ngx_cpymem(zone_name.data, prefix, n), zone->name.data,
+               zone->name.len);
 
     shm_zone = ngx_shared_memory_add(cf, &zone_name, size,
                                      &ngx_http_solgate_module);
@@ -42,18 +42,17 @@ ngx_http_solgate_zone_add(ngx_conf_t *cf, const char *prefix,
     }
 
     if (shm_zone->data != NULL) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "shared memory zone \"%V\" is already in use",
-                           &zone_name);
+        ngx_log_error(NGX_LOG_EMERG, cf->log, 0,
+                      "%s \"%V\": shared memory zone \"%V\" is already "
+                      "in use in %V:%ui", zone->block, &zone->name,
+                      &zone_name, &zone->at.file, zone->at.line);
         return NULL;
     }
 
-    zone->owner = owner;
-    zone->shared_size = shared_size;
-    zone->bind = bind;
+    *copy = *zone;
 
     shm_zone->init = ngx_http_solgate_zone_init;
-    shm_zone->data = zone;
+    shm_zone->data = copy;
 
     return shm_zone;
 }
@@ -79,6 +78,11 @@ ngx_http_solgate_zone_init(ngx_shm_zone_t *shm_zone, void *data)
     } else {
         shared = ngx_slab_calloc(shpool, zone->shared_size);
         if (shared == NULL) {
+            ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
+                          "%s \"%V\": zone \"%V\" has no room for its "
+                          "%uz-byte table in %V:%ui", zone->block,
+                          &zone->name, &shm_zone->shm.name,
+                          zone->shared_size, &zone->at.file, zone->at.line);
             return NGX_ERROR;
         }
 
@@ -98,7 +102,8 @@ ngx_http_solgate_zone_init(ngx_shm_zone_t *shm_zone, void *data)
 
     if (zone->bind(zone->owner, shared, fresh, err, sizeof(err)) != NGX_OK) {
         ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
-                      "solgate zone \"%V\": %s", &shm_zone->shm.name, err);
+                      "%s \"%V\": %s in %V:%ui", zone->block, &zone->name,
+                      err, &zone->at.file, zone->at.line);
         return NGX_ERROR;
     }
 

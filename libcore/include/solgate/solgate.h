@@ -16,7 +16,8 @@
  *   no full stop, the bad token quoted); err may be NULL.
  * - Strings are (pointer, length) pairs, never NUL-terminated unless said
  *   so.  Strings handed out are owned by the object named beside them and
- *   live as long as it does.
+ *   stay valid until the next call that changes or frees that object;
+ *   copy what must outlive it.
  * - Handles are opaque.  Every sg_*_free accepts NULL.
  * - No function throws (each is noexcept at the boundary), calls back
  *   into nginx, or keeps a pointer the caller passed in after it returns
@@ -50,9 +51,8 @@ typedef enum {
     SG_OK        =  0,
     SG_ERROR     = -1,   /* internal failure: out of memory, a caught bug */
     SG_INVALID   = -2,   /* the input is refused; err says why */
-    SG_NOT_FOUND = -3,   /* no item by that name (an upstream id) */
-    SG_NONE      = -4,   /* nothing to give: no upstream left, no change */
-    SG_AGAIN     = -5    /* more input is wanted */
+    SG_NONE      = -3,   /* nothing to give: no upstream left, no change */
+    SG_AGAIN     = -4    /* more input is wanted */
 } sg_status_e;
 
 typedef struct {
@@ -77,6 +77,7 @@ SG_API const char *sg_version(void) SG_NOEXCEPT;
 #define SG_DEFAULT_DEBOUNCE_MS         400    /* state_poller_debounce */
 #define SG_MAX_DEBOUNCE_MS             60000
 #define SG_DEFAULT_MAX_FINALIZED_LAG   100    /* max_finalized_slot_lag */
+#define SG_DEFAULT_ENFORCE_BLOCK_AVAILABILITY  1  /* enforce_block_availability */
 #define SG_MAX_UPSTREAMS               256    /* per network */
 
 
@@ -303,8 +304,6 @@ SG_API int sg_admin_handle(sg_network_t *const *nets, size_t n,
     const sg_admin_request_t *req, int64_t now_ms, int64_t wall_ms,
     sg_admin_answer_t *out) SG_NOEXCEPT;
 
-SG_API int sg_status_render_state(sg_network_t *const *nets, size_t n,
-    int64_t now_ms, int64_t wall_ms, sg_text_t *out) SG_NOEXCEPT;
 SG_API int sg_status_render_metrics(sg_network_t *const *nets, size_t n,
     int64_t now_ms, sg_text_t *out) SG_NOEXCEPT;
 

@@ -92,18 +92,6 @@ void sg_poller_stop(sg_poller_t* poller) noexcept {
     delete poller;
 }
 
-int sg_status_render_state(sg_network_t* const* nets, size_t n,
-                           int64_t now_ms, int64_t wall_ms,
-                           sg_text_t* out) noexcept {
-    if (out == nullptr || (nets == nullptr && n > 0)) {
-        return SG_INVALID;
-    }
-    return Guard(SG_ERROR, [&] {
-        return ToText(
-            solgate::RenderState(Networks(nets, n), now_ms, wall_ms), out);
-    });
-}
-
 int sg_status_render_metrics(sg_network_t* const* nets, size_t n,
                              int64_t now_ms, sg_text_t* out) noexcept {
     if (out == nullptr || (nets == nullptr && n > 0)) {

@@ -290,14 +290,20 @@ TEST(CApi, StatusAnswers) {
 TEST(CApi, StatusTextsAreOwnedAndFreed) {
     CNetwork net({{"a", "http://x"}});
     sg_network_t* nets[] = {net.get()};
-    sg_text_t state{}, metrics{};
-    ASSERT_EQ(sg_status_render_state(nets, 1, 0, 0, &state), SG_OK);
+    sg_text_t metrics{};
+    sg_admin_request_t req{};
+    req.uri = {"/solgate/state", 14};
+    req.get = 1;
+    sg_admin_answer_t answer{};
+    ASSERT_EQ(sg_admin_handle(nets, 1, &req, 0, 0, &answer), SG_OK);
+    sg_text_t& state = answer.body;
     ASSERT_EQ(sg_status_render_metrics(nets, 1, 0, &metrics), SG_OK);
     EXPECT_EQ(state.data[0], '{');
     EXPECT_EQ(std::strlen(state.data), state.len);
     EXPECT_NE(std::string(metrics.data, metrics.len).find("solgate_"),
               std::string::npos);
     sg_text_free(&state);
+    sg_text_free(&answer.log);
     sg_text_free(&metrics);
     EXPECT_EQ(state.data, nullptr);
     sg_text_free(&state);   // twice is harmless
@@ -328,7 +334,8 @@ TEST(CApi, ConfigurationMessages) {
               SG_INVALID);
     EXPECT_STREQ(err, "invalid use_upstream_default \"a |\": missing pattern "
                       "after '|' at position 3");
-    sg_network_settings_t settings{400, 100, 1};
+    sg_network_settings_t settings{SG_DEFAULT_DEBOUNCE_MS, SG_DEFAULT_MAX_FINALIZED_LAG,
+                                   SG_DEFAULT_ENFORCE_BLOCK_AVAILABILITY};
     EXPECT_EQ(sg_network_configure(net, &settings, err, sizeof(err)),
               SG_INVALID);
     EXPECT_STREQ(err, "solgate_network \"m\" has no \"upstream\"");
@@ -376,12 +383,12 @@ TEST(CApi, NullArgumentsAreRefusedNotFollowed) {
     sg_pick_t pick;
     sg_upstream_info_t info;
     sg_correction_t fixed;
-    sg_text_t text;
     sg_network_t* net = nullptr;
     sg_request_t* req = nullptr;
     sg_response_t* resp = nullptr;
     sg_poller_t* poller = nullptr;
-    sg_network_settings_t settings{400, 100, 1};
+    sg_network_settings_t settings{SG_DEFAULT_DEBOUNCE_MS, SG_DEFAULT_MAX_FINALIZED_LAG,
+                                   SG_DEFAULT_ENFORCE_BLOCK_AVAILABILITY};
 
     EXPECT_EQ(sg_network_new(S("m"), nullptr, err, sizeof(err)), SG_INVALID);
     EXPECT_EQ(sg_network_set_cluster(nullptr, S("devnet"), err, sizeof(err)),
@@ -424,7 +431,6 @@ TEST(CApi, NullArgumentsAreRefusedNotFollowed) {
                               sizeof(err)),
               SG_INVALID);
     EXPECT_EQ(poller, nullptr);
-    EXPECT_EQ(sg_status_render_state(nullptr, 1, 0, 0, &text), SG_INVALID);
     EXPECT_EQ(sg_status_render_metrics(nullptr, 0, 0, nullptr), SG_INVALID);
 
     sg_network_free(nullptr);
