@@ -60,17 +60,13 @@ sub blocks_state { network_state()->{blocks} }
 
 # Asks like a client that honours Retry-After (faster: every 200 ms) until
 # the block comes, for at most $secs; returns the last response and the
-# number of 429s.
+# number of 429s before it.
 sub fetch { my ($key, $slot, $secs) = @_;
-    my ($res, $waits) = (undef, 0);
-    my $end = Time::HiRes::time() + ($secs // 15);
-    while (Time::HiRes::time() < $end) {
-        $res = ask($key, $slot);
-        return ($res, $waits) unless $res->{status} == 429 && $res->{body} =~ /"queuePosition"/;
-        $waits++;
-        Time::HiRes::sleep(0.2);
-    }
-    return ($res, $waits);
+    my ($res, $asked) = (undef, 0);
+    wait_until(sub { $asked++; $res = ask($key, $slot);
+                     !($res->{status} == 429 && $res->{body} =~ /"queuePosition"/) },
+               $secs // 15, "block $slot for key $key leaves the queue", 0.2);
+    return ($res, $asked - 1);
 }
 
 # a slot below the ledger's window that was not skipped

@@ -273,7 +273,7 @@ ngx_http_solgate_reject_method(ngx_http_request_t *r,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    body = sg_status_answer(NGX_HTTP_NOT_ALLOWED);
+    body = sg_http_error_answer(NGX_HTTP_NOT_ALLOWED);
 
     ctx->answered = 1;
 

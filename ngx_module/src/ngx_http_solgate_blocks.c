@@ -24,10 +24,6 @@ static char *ngx_http_solgate_blocks_long_term(ngx_conf_t *cf,
     ngx_command_t *cmd, void *conf);
 static char *ngx_http_solgate_blocks_plan_define(ngx_conf_t *cf,
     ngx_command_t *cmd, void *conf);
-static char *ngx_http_solgate_blocks_missing(ngx_conf_t *cf,
-    ngx_http_solgate_blocks_t *blocks);
-static char *ngx_http_solgate_blocks_args(ngx_conf_t *cf,
-    ngx_uint_t first, sg_str_t **args, ngx_uint_t *n);
 static ngx_int_t ngx_http_solgate_blocks_zone(ngx_conf_t *cf,
     ngx_http_solgate_blocks_t *blocks);
 static ngx_int_t ngx_http_solgate_bind_blocks(void *owner, void *shared,
@@ -37,11 +33,21 @@ static ngx_int_t ngx_http_solgate_blocks_path(ngx_conf_t *cf,
 static void ngx_http_solgate_blocks_free_core(void *data);
 
 
-/* the libcore setter of each one-word directive, in cmd->post */
-static ngx_http_solgate_blocks_set_pt  ngx_http_solgate_set_region =
-    sg_blocks_set_region;
-static ngx_http_solgate_blocks_set_pt  ngx_http_solgate_set_peer_token =
-    sg_blocks_set_peer_token;
+/* A one-word directive (cmd->post): libcore's setter, and whether the
+ * module keeps a copy of the word at cmd->offset. */
+typedef struct {
+    ngx_http_solgate_blocks_set_pt   set;
+    ngx_flag_t                       keep;
+} ngx_http_solgate_blocks_word_t;
+
+static ngx_http_solgate_blocks_word_t  ngx_http_solgate_region_word = {
+    sg_blocks_set_region, 0
+};
+
+/* the module keeps the token: it sends it as $solgate_peer_token */
+static ngx_http_solgate_blocks_word_t  ngx_http_solgate_peer_token_word = {
+    sg_blocks_set_peer_token, 1
+};
 
 
 static ngx_command_t  ngx_http_solgate_blocks_commands[] = {
@@ -50,8 +56,8 @@ static ngx_command_t  ngx_http_solgate_blocks_commands[] = {
       NGX_CONF_TAKE1,
       ngx_http_solgate_blocks_word,
       0,
-      NGX_CONF_UNSET_UINT,
-      &ngx_http_solgate_set_region },
+      0,
+      &ngx_http_solgate_region_word },
 
     { ngx_string("cache"),
       NGX_CONF_TAKE12,
@@ -74,13 +80,12 @@ static ngx_command_t  ngx_http_solgate_blocks_commands[] = {
       0,
       NULL },
 
-    /* the module keeps the token: it sends it as $solgate_peer_token */
     { ngx_string("peer_token"),
       NGX_CONF_TAKE1,
       ngx_http_solgate_blocks_word,
       0,
       offsetof(ngx_http_solgate_blocks_t, peer_token),
-      &ngx_http_solgate_set_peer_token },
+      &ngx_http_solgate_peer_token_word },
 
     { ngx_string("long_term_storage"),
       NGX_CONF_1MORE,
@@ -180,14 +185,11 @@ ngx_http_solgate_blocks_block(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return rv;
     }
 
-    rc = sg_blocks_check(blocks->core, err, sizeof(err));
+    rc = sg_blocks_check(blocks->core, blocks->api_key != NULL,
+                         blocks->plan != NULL, err, sizeof(err));
     if (rc != SG_OK) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "solgate_blocks \"%V\" %s",
                            &blocks->network_name, err);
-        return NGX_CONF_ERROR;
-    }
-
-    if (ngx_http_solgate_blocks_missing(cf, blocks) != NGX_CONF_OK) {
         return NGX_CONF_ERROR;
     }
 
@@ -202,32 +204,7 @@ ngx_http_solgate_blocks_block(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 }
 
 
-/* The variables nginx evaluates for libcore: libcore checked the rest. */
-static char *
-ngx_http_solgate_blocks_missing(ngx_conf_t *cf,
-    ngx_http_solgate_blocks_t *blocks)
-{
-    char  *missing;
-
-    missing = blocks->api_key == NULL ? "api_key"
-              : blocks->plan == NULL ? "plan"
-              : NULL;
-
-    if (missing == NULL) {
-        return NGX_CONF_OK;
-    }
-
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                       "solgate_blocks \"%V\" needs \"%s\"",
-                       &blocks->network_name, missing);
-    return NGX_CONF_ERROR;
-}
-
-
-/*
- * A one-word directive libcore checks and keeps (cmd->post: its setter);
- * the module keeps a copy at cmd->offset, unless that is unset.
- */
+/* A one-word directive libcore checks and keeps (cmd->post says how). */
 static char *
 ngx_http_solgate_blocks_word(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
@@ -236,18 +213,18 @@ ngx_http_solgate_blocks_word(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     int                              rc;
     char                             err[NGX_HTTP_SOLGATE_ERR_SIZE];
     ngx_str_t                       *value;
-    ngx_http_solgate_blocks_set_pt  *set;
+    ngx_http_solgate_blocks_word_t  *word;
 
     value = cf->args->elts;
-    set = cmd->post;
+    word = cmd->post;
 
-    rc = (*set)(blocks->core, ngx_http_solgate_sg_str(&value[1]), err,
-                sizeof(err));
+    rc = word->set(blocks->core, ngx_http_solgate_sg_str(&value[1]), err,
+                   sizeof(err));
     if (rc != SG_OK) {
         return ngx_http_solgate_conf_failed(cf, rc, err);
     }
 
-    if (cmd->offset != NGX_CONF_UNSET_UINT) {
+    if (word->keep) {
         *(ngx_str_t *) ((u_char *) blocks + cmd->offset) = value[1];
     }
 
@@ -351,7 +328,7 @@ ngx_http_solgate_blocks_peer(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     sg_upstream_info_t            info;
     ngx_http_solgate_upstream_t  *peer;
 
-    if (ngx_http_solgate_blocks_args(cf, 1, &args, &n) != NGX_CONF_OK) {
+    if (ngx_http_solgate_conf_args(cf, 1, &args, &n) != NGX_CONF_OK) {
         return NGX_CONF_ERROR;
     }
 
@@ -416,7 +393,7 @@ ngx_http_solgate_blocks_plan_define(ngx_conf_t *cf, ngx_command_t *cmd,
     sg_str_t    *args;
     ngx_uint_t   n;
 
-    if (ngx_http_solgate_blocks_args(cf, 1, &args, &n) != NGX_CONF_OK) {
+    if (ngx_http_solgate_conf_args(cf, 1, &args, &n) != NGX_CONF_OK) {
         return NGX_CONF_ERROR;
     }
 
@@ -424,30 +401,6 @@ ngx_http_solgate_blocks_plan_define(ngx_conf_t *cf, ngx_command_t *cmd,
 
     return rc == SG_OK ? NGX_CONF_OK
                        : ngx_http_solgate_conf_failed(cf, rc, err);
-}
-
-
-/* The directive's arguments from `first` on, for libcore. */
-static char *
-ngx_http_solgate_blocks_args(ngx_conf_t *cf, ngx_uint_t first, sg_str_t **args,
-    ngx_uint_t *n)
-{
-    ngx_str_t   *value;
-    ngx_uint_t   i;
-
-    value = cf->args->elts;
-    *n = cf->args->nelts - first;
-
-    *args = ngx_palloc(cf->temp_pool, *n * sizeof(sg_str_t));
-    if (*args == NULL) {
-        return NGX_CONF_ERROR;
-    }
-
-    for (i = 0; i < *n; i++) {
-        (*args)[i] = ngx_http_solgate_sg_str(&value[first + i]);
-    }
-
-    return NGX_CONF_OK;
 }
 
 

@@ -304,6 +304,7 @@ ngx_int_t
 ngx_http_solgate_blocks_header(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx)
 {
+    int                         encoded;
     ngx_http_solgate_blocks_t  *b;
 
     b = ctx->network->blocks;
@@ -315,13 +316,10 @@ ngx_http_solgate_blocks_header(ngx_http_request_t *r,
     ctx->block_served = 1;
     sg_blocks_served(b->core, ctx->block_call, ngx_http_solgate_wall_ms());
 
-    if (r->headers_out.content_encoding
-        && r->headers_out.content_encoding->value.len)
-    {
-        return NGX_OK;      /* an encoded body is not what the cache holds */
-    }
+    encoded = r->headers_out.content_encoding != NULL
+              && r->headers_out.content_encoding->value.len > 0;
 
-    (void) sg_capture_start(b->core, ctx->block_call,
+    (void) sg_capture_start(b->core, ctx->block_call, encoded,
                             (int64_t) ngx_current_msec, &ctx->capture);
 
     return NGX_OK;

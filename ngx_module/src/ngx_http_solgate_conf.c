@@ -161,6 +161,30 @@ ngx_http_solgate_sg_str(ngx_str_t *s)
 }
 
 
+/* The directive's arguments from `first` on, for libcore. */
+char *
+ngx_http_solgate_conf_args(ngx_conf_t *cf, ngx_uint_t first, sg_str_t **args,
+    ngx_uint_t *n)
+{
+    ngx_str_t   *value;
+    ngx_uint_t   i;
+
+    value = cf->args->elts;
+    *n = cf->args->nelts - first;
+
+    *args = ngx_palloc(cf->temp_pool, *n * sizeof(sg_str_t));
+    if (*args == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    for (i = 0; i < *n; i++) {
+        (*args)[i] = ngx_http_solgate_sg_str(&value[first + i]);
+    }
+
+    return NGX_CONF_OK;
+}
+
+
 void
 ngx_http_solgate_conf_here(ngx_conf_t *cf, ngx_http_solgate_conf_at_t *at)
 {

@@ -169,7 +169,7 @@ ngx_http_solgate_error_body(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 
     ctx->rewrite_sent = 1;
 
-    body = sg_status_answer(r->headers_out.status);
+    body = sg_http_error_answer(r->headers_out.status);
 
     b = ngx_calloc_buf(r->pool);
     if (b == NULL) {

@@ -157,6 +157,8 @@ char *ngx_http_solgate_conf_block(ngx_conf_t *cf, ngx_command_t *cmds,
     const char *block, void *conf);
 char *ngx_http_solgate_conf_failed(ngx_conf_t *cf, int rc, const char *err);
 sg_str_t ngx_http_solgate_sg_str(ngx_str_t *s);
+char *ngx_http_solgate_conf_args(ngx_conf_t *cf, ngx_uint_t first,
+    sg_str_t **args, ngx_uint_t *n);
 void ngx_http_solgate_conf_here(ngx_conf_t *cf,
     ngx_http_solgate_conf_at_t *at);
 ngx_int_t ngx_http_solgate_copy_info(ngx_conf_t *cf,

@@ -330,17 +330,13 @@ ngx_http_solgate_add_upstream(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     int                           rc;
     char                          err[NGX_HTTP_SOLGATE_ERR_SIZE];
-    sg_str_t                      args[NGX_CONF_MAX_ARGS];
-    ngx_str_t                    *value;
-    ngx_uint_t                    i, n;
+    sg_str_t                     *args;
+    ngx_uint_t                    n;
     sg_upstream_info_t            info;
     ngx_http_solgate_upstream_t  *upstream;
 
-    value = cf->args->elts;
-    n = cf->args->nelts - 1;
-
-    for (i = 0; i < n; i++) {
-        args[i] = ngx_http_solgate_sg_str(&value[i + 1]);
+    if (ngx_http_solgate_conf_args(cf, 1, &args, &n) != NGX_CONF_OK) {
+        return NGX_CONF_ERROR;
     }
 
     rc = sg_network_add_upstream(network->core, args, n, &info, err,

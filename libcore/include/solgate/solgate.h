@@ -6,7 +6,8 @@
  * Conventions, the same for every function:
  * - Names are by object: sg_network_*, sg_request_*, sg_response_*,
  *   sg_poller_*, sg_status_*, sg_admin_*, sg_blocks_*, sg_block_call_*,
- *   sg_capture_*.
+ *   sg_capture_*; sg_version, sg_text_free and sg_http_error_answer
+ *   stand alone.
  *   The object comes first, then the inputs, then the clocks (now_ms:
  *   monotonic, comparable across processes; wall_ms: UTC), then the
  *   outputs, then (err, err_size).
@@ -220,7 +221,7 @@ SG_API sg_str_t sg_request_lane(const sg_request_t *req) SG_NOEXCEPT;
 
 /* The JSON-RPC error body for an HTTP error status nginx answers itself
  * (413, 408, 405, other 4xx, 5xx), id null: static memory. */
-SG_API sg_str_t sg_status_answer(unsigned http_status) SG_NOEXCEPT;
+SG_API sg_str_t sg_http_error_answer(unsigned http_status) SG_NOEXCEPT;
 
 
 /* The response path of a forwarded request */
@@ -350,10 +351,12 @@ SG_API int sg_blocks_add_long_term(sg_blocks_t *blocks, sg_str_t url,
 /* plan_define NAME tier=... getblock_rate=... ...: args after the name */
 SG_API int sg_blocks_define_plan(sg_blocks_t *blocks, const sg_str_t *args,
     size_t nargs, char *err, size_t err_size) SG_NOEXCEPT;
-/* What only the whole block can tell (a directive missing): SG_INVALID
- * with `needs "..."`, to follow `solgate_blocks "NETWORK" `. */
-SG_API int sg_blocks_check(const sg_blocks_t *blocks, char *err,
-    size_t err_size) SG_NOEXCEPT;
+/* What only the whole block can tell (a directive missing; api_key and plan
+ * are nginx variables the module holds, so it says whether they were
+ * given): SG_INVALID with `needs "..."`, to follow `solgate_blocks
+ * "NETWORK" `. */
+SG_API int sg_blocks_check(const sg_blocks_t *blocks, int has_api_key,
+    int has_plan, char *err, size_t err_size) SG_NOEXCEPT;
 /* Serves net (which must outlive blocks); no directive is taken after. */
 SG_API int sg_blocks_attach(sg_blocks_t *blocks, sg_network_t *net,
     char *err, size_t err_size) SG_NOEXCEPT;
@@ -414,11 +417,11 @@ SG_API void sg_block_call_free(sg_block_call_t *call) SG_NOEXCEPT;
 
 /*
  * Copying the answer of the call's current attempt into the cache while it
- * streams: SG_OK with *out, SG_NONE when it is not to be cached.  Fails
- * open.
+ * streams: SG_OK with *out, SG_NONE when it is not to be cached (among
+ * others an answer sent with a Content-Encoding).  Fails open.
  */
 SG_API int sg_capture_start(sg_blocks_t *blocks, const sg_block_call_t *call,
-    int64_t now_ms, sg_capture_t **out) SG_NOEXCEPT;
+    int content_encoded, int64_t now_ms, sg_capture_t **out) SG_NOEXCEPT;
 /* SG_OK, or SG_NONE once the capture gave up (free it). */
 SG_API int sg_capture_write(sg_capture_t *capture, const char *data,
     size_t len) SG_NOEXCEPT;

@@ -2,19 +2,15 @@
 
 #include <utility>
 
+#include "conf/conf_messages.h"
 #include "conf/conf_words.h"
 
 namespace solgate {
 namespace {
 
-std::string Duplicate(std::string_view directive) {
-    return Quoted(directive) + " directive is duplicate";
-}
-
-std::string TooMany(std::string_view what, size_t most) {
-    return "too many " + std::string(what) + " (at most " +
-           std::to_string(most) + ")";
-}
+using conf::Duplicate;
+using conf::Quoted;
+using conf::TooMany;
 
 // The directories and the region are given once and must say something.
 std::optional<std::string> SetOnce(std::string* field,
@@ -189,6 +185,20 @@ std::optional<std::string> BlockConfBuilder::Build(
     }
     if (out != nullptr) {
         *out = conf_;
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> BlockConfBuilder::Check(bool has_api_key,
+                                                   bool has_plan) const {
+    if (auto bad = Build(nullptr)) {
+        return bad;
+    }
+    if (!has_api_key) {
+        return std::string("needs \"api_key\"");
+    }
+    if (!has_plan) {
+        return std::string("needs \"plan\"");
     }
     return std::nullopt;
 }

@@ -106,6 +106,9 @@ private:
 // message meant to follow `solgate_blocks "NETWORK" `:
 //   needs "region"      needs "cache"      needs "state"
 //   has a "peer" but no "peer_token"
+// and Check, for the whole block as nginx read it, then:
+//   needs "api_key"     needs "plan"
+// (the two request variables nginx evaluates; the module holds them).
 class BlockConfBuilder {
 public:
     BlockConfBuilder() = default;
@@ -129,6 +132,8 @@ public:
     // nullopt with the frozen configuration in *out (which may be null to
     // only check), or the first thing missing.
     std::optional<std::string> Build(BlockServiceConf* out) const;
+    // Build's checks, then whether the block gave api_key and plan.
+    std::optional<std::string> Check(bool has_api_key, bool has_plan) const;
 
 private:
     BlockServiceConf conf_;

@@ -250,7 +250,11 @@ void BlockDecider::CountServed(const BlockCall& call, int source,
     }
 }
 
-bool BlockDecider::WantsCapture(const BlockCall& call, int64_t now_ms) const {
+bool BlockDecider::WantsCapture(const BlockCall& call, bool content_encoded,
+                                int64_t now_ms) const {
+    if (content_encoded) {
+        return false;
+    }
     return call.source == kSourceRegion ||
            (call.source == kSourceLedger && Finalized(call.slot, now_ms));
 }

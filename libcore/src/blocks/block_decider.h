@@ -57,8 +57,10 @@ public:
 
     // Whether the answer of the call's current source goes into the cache:
     // another region's always (it held it in its cache), the ledger's once
-    // the slot is finalized (never changes again).
-    bool WantsCapture(const BlockCall& call, int64_t now_ms) const;
+    // the slot is finalized (never changes again); never a body sent with a
+    // Content-Encoding (not the JSON the cache holds).
+    bool WantsCapture(const BlockCall& call, bool content_encoded,
+                      int64_t now_ms) const;
     // Whether `slot` is finalized on the network (safe to cache).
     bool Finalized(uint64_t slot, int64_t now_ms) const;
     // The first slot from which every block can be served here: the

@@ -3,7 +3,11 @@
 #include <charconv>
 #include <utility>
 
+#include "conf/conf_messages.h"
+
 namespace solgate {
+
+using conf::Quoted;
 
 static BlockPlan MakePlan(const char* name, PlanTier tier,
                           double getblock_rate, double retrieval_rate,
@@ -124,13 +128,6 @@ static bool IsPlanName(std::string_view name) {
         }
     }
     return true;
-}
-
-std::string Quoted(std::string_view text) {
-    std::string q = "\"";
-    q.append(text.data(), text.size());
-    q += '"';
-    return q;
 }
 
 std::optional<std::string> ParsePlanDefine(

@@ -34,9 +34,6 @@ struct BlockPlan {
 // (getblock_rate, retrieval_rate, queue_limit, monthly_allowance)
 std::vector<BlockPlan> DefaultBlockPlans();
 
-// A token as an nginx message quotes it: "TOKEN".
-std::string Quoted(std::string_view text);
-
 // "free", "operator", "archive".
 std::string_view PlanTierName(PlanTier tier);
 

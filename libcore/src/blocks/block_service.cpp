@@ -46,8 +46,8 @@ void BlockService::CloseStore() {
 }
 
 std::unique_ptr<BlockCapture> BlockService::StartCapture(
-    const BlockCall& call, int64_t now_ms) {
-    if (!decider_.WantsCapture(call, now_ms)) {
+    const BlockCall& call, bool content_encoded, int64_t now_ms) {
+    if (!decider_.WantsCapture(call, content_encoded, now_ms)) {
         return nullptr;
     }
     return BlockCapture::Start(cache_, call);

@@ -90,6 +90,7 @@ public:
     // when it is not worth caching (BlockDecider::WantsCapture) or cannot
     // be made.
     std::unique_ptr<BlockCapture> StartCapture(const BlockCall& call,
+                                               bool content_encoded,
                                                int64_t now_ms);
     // The capture's answer arrived whole: committed on the poller thread.
     void CommitLater(std::unique_ptr<BlockCapture> capture, int64_t wall_ms) {

@@ -45,7 +45,7 @@
 #include "blocks/block_conf.h"
 #include "blocks/blocks_shared.h"
 #include "blocks/region_summaries.h"
-#include "runtime/transport.h"
+#include "base/transport.h"
 #include "slots/state_poller.h"
 
 namespace solgate {

@@ -19,7 +19,7 @@
 
 #include "blocks/block_capture.h"
 #include "blocks/long_term_queues.h"
-#include "runtime/transport.h"
+#include "base/transport.h"
 #include "slots/state_poller.h"
 
 namespace solgate {

@@ -41,6 +41,7 @@ using solgate::BlockDecision;
 using solgate::capi::Configure;
 using solgate::capi::CopyError;
 using solgate::capi::Guard;
+using solgate::capi::NullArgument;
 using solgate::capi::RunReporting;
 using solgate::capi::ToStr;
 using solgate::capi::View;
@@ -87,7 +88,7 @@ template <typename Step>
 int Directive(sg_blocks_t* blocks, char* err, size_t err_size,
               Step&& step) noexcept {
     if (blocks == nullptr) {
-        return SG_INVALID;
+        return NullArgument(err, err_size);
     }
     return Configure(err, err_size, [&]() -> std::optional<std::string> {
         if (blocks->builder == nullptr) {
@@ -156,7 +157,7 @@ int sg_blocks_add_peer(sg_blocks_t* blocks, const sg_str_t* args,
                        size_t nargs, sg_upstream_info_t* info, char* err,
                        size_t err_size) noexcept {
     if (info == nullptr || (args == nullptr && nargs > 0)) {
-        return SG_INVALID;
+        return NullArgument(err, err_size);
     }
     return Directive(blocks, err, err_size,
                      [&](solgate::BlockConfBuilder& b)
@@ -192,18 +193,20 @@ int sg_blocks_define_plan(sg_blocks_t* blocks, const sg_str_t* args,
     });
 }
 
-int sg_blocks_check(const sg_blocks_t* blocks, char* err,
-                    size_t err_size) noexcept {
+int sg_blocks_check(const sg_blocks_t* blocks, int has_api_key,
+                    int has_plan, char* err, size_t err_size) noexcept {
     if (blocks == nullptr || blocks->builder == nullptr) {
-        return SG_INVALID;
+        return NullArgument(err, err_size);
     }
-    return Configure(err, err_size, [&] { return blocks->builder->Build(nullptr); });
+    return Configure(err, err_size, [&] {
+        return blocks->builder->Check(has_api_key != 0, has_plan != 0);
+    });
 }
 
 int sg_blocks_attach(sg_blocks_t* blocks, sg_network_t* net, char* err,
                      size_t err_size) noexcept {
     if (net == nullptr) {
-        return SG_INVALID;
+        return NullArgument(err, err_size);
     }
     return Directive(blocks, err, err_size,
                      [&](solgate::BlockConfBuilder& b)
@@ -305,7 +308,8 @@ void sg_blocks_served(sg_blocks_t* blocks, sg_block_call_t* call,
 void sg_block_call_free(sg_block_call_t* call) noexcept { delete call; }
 
 int sg_capture_start(sg_blocks_t* blocks, const sg_block_call_t* call,
-                     int64_t now_ms, sg_capture_t** out) noexcept {
+                     int content_encoded, int64_t now_ms,
+                     sg_capture_t** out) noexcept {
     if (out == nullptr) {
         return SG_INVALID;
     }
@@ -314,7 +318,9 @@ int sg_capture_start(sg_blocks_t* blocks, const sg_block_call_t* call,
         return SG_NONE;
     }
     return Guard(SG_NONE, [&] {
-        auto capture = blocks->service->StartCapture(call->call, now_ms);
+        auto capture = blocks->service->StartCapture(call->call,
+                                                     content_encoded != 0,
+                                                     now_ms);
         if (!capture) {
             return SG_NONE;
         }

@@ -14,6 +14,7 @@ namespace {
 using solgate::capi::Configure;
 using solgate::capi::CopyError;
 using solgate::capi::Guard;
+using solgate::capi::NullArgument;
 using solgate::capi::RunReporting;
 using solgate::capi::ToStr;
 using solgate::capi::View;
@@ -24,7 +25,7 @@ int SetWord(sg_network_t* net, sg_str_t value, char* err, size_t err_size,
             std::optional<std::string> (solgate::Network::*set)(
                 std::string_view)) noexcept {
     if (net == nullptr) {
-        return SG_INVALID;
+        return NullArgument(err, err_size);
     }
     return Configure(err, err_size,
                      [&] { return (net->network.*set)(View(value)); });
@@ -44,7 +45,7 @@ extern "C" {
 int sg_network_new(sg_str_t name, sg_network_t** out, char* err,
                    size_t err_size) noexcept {
     if (out == nullptr) {
-        return SG_INVALID;
+        return NullArgument(err, err_size);
     }
     *out = nullptr;
     return Configure(err, err_size, [&]() -> std::optional<std::string> {
@@ -81,7 +82,7 @@ int sg_network_add_upstream(sg_network_t* net, const sg_str_t* args,
                             size_t nargs, sg_upstream_info_t* info, char* err,
                             size_t err_size) noexcept {
     if (net == nullptr || (args == nullptr && nargs > 0) || info == nullptr) {
-        return SG_INVALID;
+        return NullArgument(err, err_size);
     }
     return Configure(err, err_size, [&]() -> std::optional<std::string> {
         size_t index = 0;
@@ -97,7 +98,11 @@ int sg_network_add_upstream(sg_network_t* net, const sg_str_t* args,
 int sg_network_reach_through_block(sg_network_t* net, size_t upstream,
                                    sg_str_t address, int is_unix, char* err,
                                    size_t err_size) noexcept {
-    if (net == nullptr || upstream >= net->network.size()) {
+    if (net == nullptr) {
+        return NullArgument(err, err_size);
+    }
+    if (upstream >= net->network.size()) {
+        CopyError("no such upstream", err, err_size);
         return SG_INVALID;
     }
     return Configure(err, err_size, [&] {
@@ -110,7 +115,7 @@ int sg_network_configure(sg_network_t* net,
                          const sg_network_settings_t* settings, char* err,
                          size_t err_size) noexcept {
     if (net == nullptr || settings == nullptr) {
-        return SG_INVALID;
+        return NullArgument(err, err_size);
     }
     return Configure(err, err_size, [&] {
         return net->network.Configure(settings->debounce_ms,

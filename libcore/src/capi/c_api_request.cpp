@@ -111,7 +111,7 @@ sg_str_t sg_request_lane(const sg_request_t* req) noexcept {
     return ToStr(req->request.plan().lane_name);
 }
 
-sg_str_t sg_status_answer(unsigned http_status) noexcept {
+sg_str_t sg_http_error_answer(unsigned http_status) noexcept {
     try {
         return ToStr(solgate::StatusAnswer(http_status));
     } catch (...) {

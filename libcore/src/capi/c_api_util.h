@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +51,12 @@ inline void CopyError(std::string_view message, char* err,
     }
 }
 
+// A required pointer argument is NULL: SG_INVALID, said in err.
+inline int NullArgument(char* err, size_t err_size) noexcept {
+    CopyError("a required argument is NULL", err, err_size);
+    return SG_INVALID;
+}
+
 // text as malloc'd NUL-terminated memory in *out (sg_text_free releases it).
 inline int ToText(const std::string& text, sg_text_t* out) noexcept {
     char* data = static_cast<char*>(std::malloc(text.size() + 1));
@@ -59,6 +67,25 @@ inline int ToText(const std::string& text, sg_text_t* out) noexcept {
     data[text.size()] = '\0';
     *out = sg_text_t{data, text.size()};
     return SG_OK;
+}
+
+// What the exception being handled says, for the caller's err: "out of
+// memory" for bad_alloc, else the internal error's own text. Call it only
+// inside a catch block.
+inline std::string CaughtMessage() noexcept {
+    try {
+        throw;
+    } catch (const std::bad_alloc&) {
+        return "out of memory";
+    } catch (const std::exception& e) {
+        try {
+            return std::string("internal error: ") + e.what();
+        } catch (...) {
+            return "internal error";
+        }
+    } catch (...) {
+        return "internal error";
+    }
 }
 
 // The body of an export that has no message to give: its status, or
@@ -74,7 +101,7 @@ int Guard(int on_throw, Body&& body) noexcept {
 }
 
 // A configuration step: it returns nullopt, or the message for `nginx -t`
-// (SG_INVALID). Throwing is SG_ERROR, "out of memory".
+// (SG_INVALID). Throwing is SG_ERROR with CaughtMessage() in err.
 template <typename Step>
 int Configure(char* err, size_t err_size, Step&& step) noexcept {
     try {
@@ -85,13 +112,13 @@ int Configure(char* err, size_t err_size, Step&& step) noexcept {
         }
         return SG_OK;
     } catch (...) {
-        CopyError("out of memory", err, err_size);
+        CopyError(CaughtMessage(), err, err_size);
         return SG_ERROR;
     }
 }
 
 // A step that returns false with a message on failure: SG_OK, or
-// `failure` with the message in err; SG_ERROR ("out of memory") when it
+// `failure` with the message in err; SG_ERROR (CaughtMessage()) when it
 // throws.
 template <typename Step>
 int RunReporting(char* err, size_t err_size, int failure,
@@ -104,7 +131,7 @@ int RunReporting(char* err, size_t err_size, int failure,
         CopyError(error, err, err_size);
         return failure;
     } catch (...) {
-        CopyError("out of memory", err, err_size);
+        CopyError(CaughtMessage(), err, err_size);
         return SG_ERROR;
     }
 }

@@ -1,11 +1,9 @@
 #include "conf/upstream_args.h"
 
+#include "conf/conf_messages.h"
+
 namespace solgate::conf {
 namespace {
-
-std::string Quoted(std::string_view text) {
-    return "\"" + std::string(text) + "\"";
-}
 
 std::vector<std::string> Split(std::string_view list, char separator) {
     std::vector<std::string> items;

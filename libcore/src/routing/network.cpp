@@ -3,12 +3,16 @@
 #include <algorithm>
 #include <cstring>
 
+#include "conf/conf_messages.h"
 #include "routing/selector.h"
 #include "rpc/cluster.h"
 #include "slots/lane_name.h"
 #include "slots/served_tip.h"
 
 namespace solgate {
+
+using conf::Duplicate;
+using conf::Quoted;
 
 void Network::AddUpstream(UpstreamConf upstream) {
     if (!upstream.methods.empty() || !upstream.ignore_methods.empty()) {
@@ -19,18 +23,6 @@ void Network::AddUpstream(UpstreamConf upstream) {
     }
     upstreams_.push_back(std::move(upstream));
 }
-
-namespace {
-
-std::string Quoted(std::string_view text) {
-    return "\"" + std::string(text) + "\"";
-}
-
-std::string Duplicate(std::string_view directive) {
-    return Quoted(directive) + " directive is duplicate";
-}
-
-}  // namespace
 
 std::optional<std::string> Network::SetCluster(std::string_view name) {
     if (cluster_set_) {

@@ -13,7 +13,7 @@
 #include "slots/shm_network_state.h"
 #include "rpc/cluster.h"
 #include "solgate/solgate.h"
-#include "runtime/transport.h"
+#include "base/transport.h"
 
 namespace solgate {
 

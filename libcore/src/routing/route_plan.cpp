@@ -2,9 +2,13 @@
 
 #include <algorithm>
 
+#include "conf/conf_messages.h"
+
 
 namespace solgate {
 namespace {
+
+using conf::Quoted;
 
 // The distinct methods of the request's calls.
 std::vector<std::string_view> Methods(const RpcRequest& request) {
@@ -56,10 +60,6 @@ void KeepLedgerHolders(const Network& network, const RpcRequest& request,
     if (any) {
         plan.allowed = std::move(holders);
     }
-}
-
-std::string Quoted(std::string_view text) {
-    return "\"" + std::string(text) + "\"";
 }
 
 std::string MethodList(const std::vector<std::string_view>& methods) {

@@ -28,7 +28,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "runtime/transport.h"
+#include "base/transport.h"
 
 namespace solgate {
 

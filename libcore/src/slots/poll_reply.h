@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/transport.h"
+#include "base/transport.h"
 
 namespace solgate {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "routing/network.h"
-#include "runtime/transport.h"
+#include "base/transport.h"
 
 namespace solgate {
 

@@ -1,14 +1,13 @@
 #include "status/admin_api.h"
 
+#include "conf/conf_messages.h"
 #include "json/json_writer.h"
 #include "status/state_json.h"
 
 namespace solgate {
 namespace {
 
-std::string Quoted(std::string_view text) {
-    return "\"" + std::string(text) + "\"";
-}
+using conf::Quoted;
 
 AdminAnswer Reply(unsigned status, const std::string& message) {
     AdminAnswer answer;

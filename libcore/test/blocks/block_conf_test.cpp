@@ -156,6 +156,15 @@ TEST(BlockConfBuilder, BuildSaysWhatIsMissing) {
     EXPECT_EQ(b.Build(nullptr), std::nullopt);
 }
 
+TEST(BlockConfBuilder, CheckAlsoWantsTheRequestVariables) {
+    BlockConfBuilder b;
+    EXPECT_EQ(b.Check(true, true), Refusal("needs \"region\""));
+    BlockConfBuilder done = Complete();
+    EXPECT_EQ(done.Check(false, true), Refusal("needs \"api_key\""));
+    EXPECT_EQ(done.Check(true, false), Refusal("needs \"plan\""));
+    EXPECT_EQ(done.Check(true, true), std::nullopt);
+}
+
 TEST(BlockConfBuilder, AFailedBuildLeavesTheTargetAlone) {
     BlockConfBuilder done = Complete();
     BlockServiceConf conf;

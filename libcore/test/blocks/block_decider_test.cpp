@@ -51,33 +51,39 @@ protected:
 
 TEST_F(BlockDeciderTest, RegionsAlwaysTheLedgerOnceFinalized) {
     const BlockDecider& d = service->decider();
-    EXPECT_TRUE(d.WantsCapture(From(kSourceRegion, 4999), kNow));
-    EXPECT_TRUE(d.WantsCapture(From(kSourceLedger, 4968), kNow));
-    EXPECT_FALSE(d.WantsCapture(From(kSourceLedger, 4969), kNow));
-    EXPECT_FALSE(d.WantsCapture(From(kSourceCache, 10), kNow));
-    EXPECT_FALSE(d.WantsCapture(From(kSourceLongTerm, 10), kNow));
-    EXPECT_FALSE(d.WantsCapture(From(-1, 10), kNow));
+    EXPECT_TRUE(d.WantsCapture(From(kSourceRegion, 4999), false, kNow));
+    EXPECT_TRUE(d.WantsCapture(From(kSourceLedger, 4968), false, kNow));
+    EXPECT_FALSE(d.WantsCapture(From(kSourceLedger, 4969), false, kNow));
+    EXPECT_FALSE(d.WantsCapture(From(kSourceCache, 10), false, kNow));
+    EXPECT_FALSE(d.WantsCapture(From(kSourceLongTerm, 10), false, kNow));
+    EXPECT_FALSE(d.WantsCapture(From(-1, 10), false, kNow));
+    // a body with a Content-Encoding is not the JSON the cache holds
+    EXPECT_FALSE(d.WantsCapture(From(kSourceRegion, 4999), true, kNow));
+    EXPECT_FALSE(d.WantsCapture(From(kSourceLedger, 4968), true, kNow));
 }
 
 TEST_F(BlockDeciderTest, StartCaptureOnlyForWhatIsWanted) {
-    EXPECT_NE(service->StartCapture(From(kSourceRegion, 4999), kNow),
+    EXPECT_NE(service->StartCapture(From(kSourceRegion, 4999), false, kNow),
               nullptr);
-    EXPECT_NE(service->StartCapture(From(kSourceLedger, 4000), kNow),
+    EXPECT_NE(service->StartCapture(From(kSourceLedger, 4000), false, kNow),
               nullptr);
-    EXPECT_EQ(service->StartCapture(From(kSourceLedger, 4990), kNow),
+    EXPECT_EQ(service->StartCapture(From(kSourceLedger, 4990), false, kNow),
               nullptr);
-    EXPECT_EQ(service->StartCapture(From(kSourceCache, 4000), kNow), nullptr);
+    EXPECT_EQ(service->StartCapture(From(kSourceCache, 4000), false, kNow),
+              nullptr);
+    EXPECT_EQ(service->StartCapture(From(kSourceRegion, 4999), true, kNow),
+              nullptr);
     BlockCall uncacheable = From(kSourceRegion, 4000);
     uncacheable.variant.clear();
-    EXPECT_EQ(service->StartCapture(uncacheable, kNow), nullptr);
+    EXPECT_EQ(service->StartCapture(uncacheable, false, kNow), nullptr);
     service->CloseStore();   // no cache in this process
-    EXPECT_EQ(service->StartCapture(From(kSourceRegion, 4999), kNow),
+    EXPECT_EQ(service->StartCapture(From(kSourceRegion, 4999), false, kNow),
               nullptr);
 }
 
 TEST_F(BlockDeciderTest, ACaptureStartedIsCommittedThroughTheHandoff) {
     std::unique_ptr<BlockCapture> capture =
-        service->StartCapture(From(kSourceLedger, 4000), kNow);
+        service->StartCapture(From(kSourceLedger, 4000), false, kNow);
     ASSERT_NE(capture, nullptr);
     std::string body = R"({"jsonrpc":"2.0","result":{"b":1},"id":5})";
     ASSERT_TRUE(capture->Write(body.data(), body.size()));

@@ -112,7 +112,7 @@ TEST(CApiBlocks, RefusalsCarryLibcoresMessage) {
     EXPECT_STREQ(err, "peer_token must be at least 16 bytes: it is all that "
                       "tells another region from a client");
     // Not whole, and not attached yet: no zone to size or bind.
-    EXPECT_EQ(sg_blocks_check(blocks, err, sizeof(err)), SG_INVALID);
+    EXPECT_EQ(sg_blocks_check(blocks, 1, 1, err, sizeof(err)), SG_INVALID);
     EXPECT_STREQ(err, "needs \"region\"");
     EXPECT_EQ(sg_blocks_shared_size(blocks), 0u);
     EXPECT_EQ(sg_blocks_bind(blocks, nullptr, 1, err, sizeof(err)), SG_ERROR);
@@ -141,7 +141,11 @@ TEST(CApiBlocks, AttachFreezesTheConfiguration) {
     Network network;
     sg_blocks_t* blocks = Whole("0123456789abcdef");
     char err[160];
-    ASSERT_EQ(sg_blocks_check(blocks, err, sizeof(err)), SG_OK);
+    EXPECT_EQ(sg_blocks_check(blocks, 0, 1, err, sizeof(err)), SG_INVALID);
+    EXPECT_STREQ(err, "needs \"api_key\"");
+    EXPECT_EQ(sg_blocks_check(blocks, 1, 0, err, sizeof(err)), SG_INVALID);
+    EXPECT_STREQ(err, "needs \"plan\"");
+    ASSERT_EQ(sg_blocks_check(blocks, 1, 1, err, sizeof(err)), SG_OK);
     ASSERT_EQ(sg_blocks_attach(blocks, network.net, err, sizeof(err)), SG_OK);
     sg_str_t args[] = {Str("ap"), Str("http://ap/")};
     sg_upstream_info_t info;
@@ -169,7 +173,7 @@ TEST(CApiBlocks, AttachFreezesTheConfiguration) {
     EXPECT_EQ(d.action, SG_BLOCKS_PASS);
     EXPECT_EQ(call, nullptr);
     sg_capture_t* capture = reinterpret_cast<sg_capture_t*>(1);
-    EXPECT_EQ(sg_capture_start(blocks, call, 0, &capture), SG_NONE);
+    EXPECT_EQ(sg_capture_start(blocks, call, 0, 0, &capture), SG_NONE);
     EXPECT_EQ(capture, nullptr);
     sg_request_free(req);
     sg_blocks_free(blocks);
@@ -185,7 +189,7 @@ TEST(CApiBlocks, AttachRefusesWhatTheBuilderRefuses) {
     sg_upstream_info_t info;
     ASSERT_EQ(sg_blocks_add_peer(blocks, args, 2, &info, err, sizeof(err)),
               SG_OK);
-    EXPECT_EQ(sg_blocks_check(blocks, err, sizeof(err)), SG_INVALID);
+    EXPECT_EQ(sg_blocks_check(blocks, 1, 1, err, sizeof(err)), SG_INVALID);
     EXPECT_STREQ(err, "has a \"peer\" but no \"peer_token\"");
     EXPECT_EQ(sg_blocks_attach(blocks, network.net, err, sizeof(err)),
               SG_INVALID);
@@ -219,7 +223,7 @@ TEST(CApiBlocks, NullArgumentsAreRefusedNotFollowed) {
               SG_INVALID);
     EXPECT_EQ(sg_blocks_define_plan(nullptr, nullptr, 0, err, sizeof(err)),
               SG_INVALID);
-    EXPECT_EQ(sg_blocks_check(nullptr, err, sizeof(err)), SG_INVALID);
+    EXPECT_EQ(sg_blocks_check(nullptr, 1, 1, err, sizeof(err)), SG_INVALID);
     EXPECT_EQ(sg_blocks_attach(nullptr, nullptr, err, sizeof(err)),
               SG_INVALID);
     EXPECT_EQ(sg_blocks_shared_size(nullptr), 0u);
@@ -229,8 +233,8 @@ TEST(CApiBlocks, NullArgumentsAreRefusedNotFollowed) {
                                0, &call, &d),
               SG_INVALID);
     EXPECT_EQ(sg_blocks_next(nullptr, nullptr, 0, &d), SG_INVALID);
-    EXPECT_EQ(sg_capture_start(nullptr, nullptr, 0, &capture), SG_NONE);
-    EXPECT_EQ(sg_capture_start(nullptr, nullptr, 0, nullptr), SG_INVALID);
+    EXPECT_EQ(sg_capture_start(nullptr, nullptr, 0, 0, &capture), SG_NONE);
+    EXPECT_EQ(sg_capture_start(nullptr, nullptr, 0, 0, nullptr), SG_INVALID);
     EXPECT_EQ(sg_capture_write(nullptr, "x", 1), SG_NONE);
     sg_blocks_served(nullptr, nullptr, 0);
     sg_blocks_close(nullptr);

@@ -271,19 +271,19 @@ TEST(CApi, AdminEndpointsAndTheirRefusals) {
 }
 
 TEST(CApi, StatusAnswers) {
-    EXPECT_EQ(Text(sg_status_answer(413)),
+    EXPECT_EQ(Text(sg_http_error_answer(413)),
               R"({"jsonrpc":"2.0","error":{"code":-32600,"message":)"
               R"("Invalid request: body larger than client_max_body_size"},)"
               R"("id":null})");
-    EXPECT_EQ(Text(sg_status_answer(405)),
+    EXPECT_EQ(Text(sg_http_error_answer(405)),
               R"({"jsonrpc":"2.0","error":{"code":-32600,"message":)"
               R"("Invalid request: JSON-RPC requests must be sent with POST"},)"
               R"("id":null})");
-    EXPECT_NE(Text(sg_status_answer(408)).find("timed out reading"),
+    EXPECT_NE(Text(sg_http_error_answer(408)).find("timed out reading"),
               std::string::npos);
-    EXPECT_NE(Text(sg_status_answer(404)).find(R"(-32600,"message":"Invalid request"})"),
+    EXPECT_NE(Text(sg_http_error_answer(404)).find(R"(-32600,"message":"Invalid request"})"),
               std::string::npos);
-    EXPECT_NE(Text(sg_status_answer(503)).find(R"(-32603,"message":"Internal error"})"),
+    EXPECT_NE(Text(sg_http_error_answer(503)).find(R"(-32603,"message":"Internal error"})"),
               std::string::npos);
 }
 
@@ -402,8 +402,10 @@ TEST(CApi, NullArgumentsAreRefusedNotFollowed) {
     EXPECT_EQ(sg_network_add_upstream(nullptr, nullptr, 0, &info, err,
                                       sizeof(err)),
               SG_INVALID);
+    err[0] = '\0';
     EXPECT_EQ(sg_network_configure(nullptr, &settings, err, sizeof(err)),
               SG_INVALID);
+    EXPECT_STREQ(err, "a required argument is NULL");
     EXPECT_EQ(sg_network_bind(nullptr, nullptr, 1, 0, err, sizeof(err)),
               SG_INVALID);
     sg_admin_answer_t answer;

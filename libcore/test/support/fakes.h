@@ -10,7 +10,7 @@
 
 #include "routing/network.h"
 #include "slots/shared_state.h"
-#include "runtime/transport.h"
+#include "base/transport.h"
 
 namespace solgate::testing {
 
