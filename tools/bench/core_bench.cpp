@@ -9,7 +9,6 @@
 // on the file named by $CORE_BENCH_JSON (if set).  A figure past its
 // design bound prints SLOW; core_bench exits 0 unless a workload itself
 // fails.
-#include <lmdb.h>
 #include <sys/mman.h>
 #include <uv.h>
 
@@ -23,7 +22,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -34,6 +32,7 @@
 #include "runtime/loop_job.h"
 #include "runtime/poller_thread.h"
 #include "store/key_ledger.h"
+#include "support/workloads.h"
 
 namespace {
 
@@ -124,31 +123,15 @@ void BenchQueue() {
     auto ask = [&](uint32_t key, uint64_t slot) {
         return RequestBlock(q, key, slot, kVariant, 0, kLimit, 1.0, fn);
     };
-    std::mt19937 rng(7);
-    for (uint64_t s = 0; s < 10000; ++s) {
-        int n = 1 + rng() % 3;
-        for (int i = 0; i < n; ++i) ask(rng() % 200, 1000 + s);
-    }
-    uint32_t worst_slot = 0, worst = 0;
-    for (uint64_t s = 0; s < 10000; s += 97) {
-        QueueAnswer a = ask(q->entries[s].waiters[0], q->slot[s]);
-        if (a.position > worst) {
-            worst = a.position;
-            worst_slot = uint32_t(q->slot[s]);
-        }
-    }
-    uint32_t key = 0;
-    for (uint32_t i = 0; i < q->used; ++i) {
-        if (q->slot[i] == worst_slot) key = q->entries[i].waiters[0];
-    }
+    testing::FullQueueLast last = testing::FillFullQueue(q, ask);
     const int kRuns = 50;
     auto start = Clock::now();
-    for (int i = 0; i < kRuns; ++i) ask(key, worst_slot);
+    for (int i = 0; i < kRuns; ++i) ask(last.key, last.slot);
     double us = Seconds(start) * 1e6 / kRuns;
     munmap(p, sizeof(RetrievalQueueShared));
     // the test's old bound ("generous: sanitizers and -O0 builds")
     Figure("queue: RequestBlock, 10000 queued, last", us, "us", 50000,
-           "position " + std::to_string(worst));
+           "position " + std::to_string(last.position));
 }
 
 // --- poller_stop: libcore/test/runtime/poller_thread_test.cpp,
@@ -207,13 +190,13 @@ void BenchPollerStop() {
 // --- receipts: libcore/test/store/key_ledger_test.cpp,
 //     KeyLedgerTest.ReceiptsOfManyKeysAreKept
 
-constexpr int64_t kHour = 3600000;
-constexpr int64_t kNow = 1796083200000 + 10 * kHour;  // 2026-12-01T10:00Z
+constexpr int64_t kNow = 1796083200000 + 10 * 3600000;  // 2026-12-01T10:00Z
 
 int RemoveEntry(const char* path, const struct stat*, int, struct FTW*) {
     return remove(path);
 }
 
+// The receipts workload, and the size of the file it left.
 struct Receipts {
     bool ok = false;
     uint64_t rows = 0;
@@ -222,60 +205,17 @@ struct Receipts {
 };
 
 Receipts WriteReceipts(const std::string& state_dir, int keys, bool archival) {
-    using namespace solgate;
+    solgate::testing::ManyKeys m =
+        solgate::testing::WriteManyReceipts(state_dir, keys, archival, kNow);
     Receipts out;
-    KeyLedgerOptions options;
-    options.state_dir = state_dir;
-    std::string error;
-    auto ledger = KeyLedger::Open(options, &error);
-    if (ledger == nullptr) return out;
-    std::mt19937_64 random(7);
-    constexpr int kPerHour = 10000 / 24 + 1;
-    constexpr int kFlushes = 30;
-    constexpr uint64_t kSlotsPerHour = 9000;
-    const uint64_t tip = 380000000;
-    for (int step = 0; step < 25 * kFlushes; step++) {
-        int hour = step / kFlushes;
-        int part = step % kFlushes;
-        for (int key = 0; key < keys; key++) {
-            std::string name = "key-" + std::to_string(key) +
-                               "-0123456789abcdef0123456789";
-            name.resize(36, 'x');
-            for (int i = part * kPerHour / kFlushes;
-                 i < (part + 1) * kPerHour / kFlushes; i++) {
-                uint64_t slot = archival ? random() % tip
-                                         : tip + hour * kSlotsPerHour +
-                                               random() % kSlotsPerHour;
-                ledger->NoteReceipt(name, slot, kNow + hour * kHour);
-            }
-        }
-        if (!ledger->Flush(&error)) return out;
-    }
-    if (ledger->GetStats().dropped_receipts != 0 || !ledger->Flush(&error)) {
-        return out;
-    }
-    out.rows = ledger->GetStats().receipt_buckets;
-    ledger.reset();
-    MDB_env* env = nullptr;
-    MDB_txn* txn = nullptr;
-    MDB_dbi dbi = 0;
-    MDB_stat st;
-    mdb_env_create(&env);
-    mdb_env_set_maxdbs(env, 8);
-    std::string dir = state_dir + "/keys";
-    if (mdb_env_open(env, dir.c_str(), MDB_RDONLY, 0600) == 0 &&
-        mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn) == 0 &&
-        mdb_dbi_open(txn, "receipts", 0, &dbi) == 0 &&
-        mdb_stat(txn, dbi, &st) == 0) {
-        out.page_bytes =
-            (st.ms_branch_pages + st.ms_leaf_pages + st.ms_overflow_pages) *
-            uint64_t{st.ms_psize};
-    }
-    if (txn != nullptr) mdb_txn_abort(txn);
-    mdb_env_close(env);
+    out.rows = m.rows;
+    out.page_bytes = m.page_bytes;
     struct stat fst;
-    if (stat((dir + "/data.mdb").c_str(), &fst) == 0) out.file_bytes = fst.st_size;
-    out.ok = out.page_bytes > 0;
+    if (stat((state_dir + "/keys/data.mdb").c_str(), &fst) == 0) {
+        out.file_bytes = fst.st_size;
+    }
+    out.ok = m.opened && m.failed_flushes == 0 && m.dropped == 0 &&
+             m.page_bytes > 0;
     return out;
 }
 
@@ -313,59 +253,6 @@ void BenchReceipts() {
 // --- scanner: libcore/test/json/envelope_scanner_test.cpp,
 //     EnvelopeScanner.FiveMegabyteBlock and FiveMegabyteBase64Block
 
-// the test's MakeBlock: a getBlock-like body with "json" encoding
-std::string MakeBlock(size_t min_bytes, const std::string& id) {
-    uint64_t seed = 88172645463325252ULL;
-    auto next = [&seed] {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        return seed;
-    };
-    static const char kBase58[] =
-        "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
-    auto b58 = [&](size_t n) {
-        std::string s(n, '1');
-        for (char& c : s) c = kBase58[next() % 58];
-        return s;
-    };
-    std::string out =
-        R"({"jsonrpc":"2.0","result":{"blockHeight":270000000,)"
-        R"("blockTime":1718000000,"blockhash":")" + b58(44) +
-        R"(","parentSlot":290000000,"previousBlockhash":")" + b58(44) +
-        R"(","rewards":[],"transactions":[)";
-    for (size_t tx = 0; out.size() < min_bytes; tx++) {
-        if (tx > 0) out += ',';
-        out += R"({"meta":{"computeUnitsConsumed":)" +
-               std::to_string(next() % 200000) +
-               R"(,"err":null,"fee":5000,"innerInstructions":[],)"
-               R"("logMessages":["Program )" + b58(44) +
-               R"( invoke [1]","Program log: Instruction: Transfer \"x\"",)"
-               R"("Program )" + b58(44) + R"( success"],"postBalances":[)";
-        for (int i = 0; i < 6; i++) {
-            out += (i ? "," : "") + std::to_string(next() % 10000000000ULL);
-        }
-        out += R"(],"preBalances":[)";
-        for (int i = 0; i < 6; i++) {
-            out += (i ? "," : "") + std::to_string(next() % 10000000000ULL);
-        }
-        out += R"(],"status":{"Ok":null}},"transaction":{"message":{)"
-               R"("accountKeys":[)";
-        for (int i = 0; i < 6; i++) {
-            out += std::string(i ? "," : "") + '"' + b58(44) + '"';
-        }
-        out += R"(],"header":{"numReadonlySignedAccounts":0,)"
-               R"("numReadonlyUnsignedAccounts":3,"numRequiredSignatures":1},)"
-               R"("instructions":[{"accounts":[1,2,3,0],"data":")" +
-               b58(24 + next() % 40) +
-               R"(","programIdIndex":4,"stackHeight":null}],)"
-               R"("recentBlockhash":")" + b58(44) +
-               R"("},"signatures":[")" + b58(88) + R"("]}})";
-    }
-    out += R"(]},"id":)" + id + "}\n";
-    return out;
-}
-
 double MegabytesPerSecond(const std::string& body, size_t piece, int rounds) {
     auto start = Clock::now();
     for (int r = 0; r < rounds; r++) {
@@ -382,7 +269,8 @@ double MegabytesPerSecond(const std::string& body, size_t piece, int rounds) {
 }
 
 void BenchScanner() {
-    std::string body = MakeBlock(5 << 20, R"("cube-\"runner\"-1")");
+    std::string body =
+        solgate::testing::MakeJsonBlock(5 << 20, R"("cube-\"runner\"-1")");
     Figure("scanner: json-encoded 5 MB block, 16 KB chunks",
            MegabytesPerSecond(body, 16384, 5), "MB/s", 0);
     std::string base64 = R"({"jsonrpc":"2.0","result":{"transactions":[)";

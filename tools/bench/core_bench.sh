@@ -19,7 +19,7 @@ mkdir -p "$out"
 src=$root/tools/bench/core_bench.cpp
 if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ -n "$(for o in "${objs[@]}"; do [ "$o" -nt "$bin" ] && echo "$o"; done | head -1)" ]; then
     ${CXX:-g++} -std=c++17 -O2 -g -Wall -Wextra -Werror \
-        -I"$root/libcore/include" -I"$root/libcore/src" \
+        -I"$root/libcore/include" -I"$root/libcore/src" -I"$root/libcore/test" \
         -o "$bin" "$src" "${objs[@]}" \
         -lyajl -luv -lcurl -lcrypto -llmdb -lpthread
 fi

@@ -1,8 +1,6 @@
 // The lookup planner of Cube Runner: which source answers a getBlock.
 #include <gtest/gtest.h>
 
-
-
 #include "blocks/block_capture.h"
 #include "blocks/block_service.h"
 #include "support/blocks_zone.h"

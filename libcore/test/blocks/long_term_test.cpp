@@ -2,8 +2,6 @@
 // and the retriever on the poller thread, with a fake transport and clock.
 #include <gtest/gtest.h>
 
-
-
 #include "support/blocks_zone.h"
 #include "support/fakes.h"
 #include "blocks/block_capture.h"

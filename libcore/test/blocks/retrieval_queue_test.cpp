@@ -14,6 +14,7 @@
 
 #include "blocks/retrieval_queue.h"
 #include "support/blocks_zone.h"
+#include "support/workloads.h"
 
 namespace solgate {
 namespace {
@@ -524,28 +525,15 @@ TEST(RetrievalQueue, PositionOnFullQueue) {
     std::map<uint32_t, uint32_t> rep;
     for (uint32_t k = 0; k < 200; ++k) rep[k] = k % 4;
     RepeatFn fn = Repeats(&rep);
-    std::mt19937 rng(7);
-    for (uint64_t s = 0; s < 10000; ++s) {
-        int n = 1 + rng() % 3;
-        for (int i = 0; i < n; ++i) Ask(q, rng() % 200, 1000 + s, 0, fn);
-    }
+    auto ask = [&](uint32_t key, uint64_t slot) {
+        return Ask(q, key, slot, 0, fn);
+    };
+    testing::FullQueueLast last = testing::FillFullQueue(q, ask);
     ASSERT_EQ(GetQueueStats(q, 0).depth, 10000u);
-    uint32_t worst_slot = 0, worst = 0;
-    for (uint64_t s = 0; s < 10000; s += 97) {
-        QueueAnswer a = Ask(q, q->entries[s].waiters[0], q->slot[s], 0, fn);
-        if (a.position > worst) {
-            worst = a.position;
-            worst_slot = uint32_t(q->slot[s]);
-        }
-    }
-    uint32_t key = 0;
-    for (uint32_t i = 0; i < q->used; ++i) {
-        if (q->slot[i] == worst_slot) key = q->entries[i].waiters[0];
-    }
-    EXPECT_GT(worst, 9000u);
-    QueueAnswer again = Ask(q, key, worst_slot, 0, fn);
+    EXPECT_GT(last.position, 9000u);
+    QueueAnswer again = Ask(q, last.key, last.slot, 0, fn);
     EXPECT_EQ(again.outcome, QueueOutcome::kQueued);
-    EXPECT_EQ(again.position, worst);
+    EXPECT_EQ(again.position, last.position);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "json/envelope_scanner.h"
+#include "support/workloads.h"
 
 namespace solgate {
 namespace {
@@ -314,66 +315,8 @@ TEST(EnvelopeScanner, DepthLimit) {
     EXPECT_FALSE(Scan(nested(EnvelopeScanner::kMaxDepth)).ok);
 }
 
-// A getBlock-like body with "json" encoding: many short strings, numbers
-// and small arrays, the shape that costs a scanner the most per byte.
-std::string MakeBlock(size_t min_bytes, const std::string& id) {
-    uint64_t seed = 88172645463325252ULL;
-    auto next = [&seed] {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        return seed;
-    };
-    static const char kBase58[] =
-        "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
-    auto b58 = [&](size_t n) {
-        std::string s(n, '1');
-        for (char& c : s) {
-            c = kBase58[next() % 58];
-        }
-        return s;
-    };
-    std::string out =
-        R"({"jsonrpc":"2.0","result":{"blockHeight":270000000,)"
-        R"("blockTime":1718000000,"blockhash":")" + b58(44) +
-        R"(","parentSlot":290000000,"previousBlockhash":")" + b58(44) +
-        R"(","rewards":[],"transactions":[)";
-    for (size_t tx = 0; out.size() < min_bytes; tx++) {
-        if (tx > 0) {
-            out += ',';
-        }
-        out += R"({"meta":{"computeUnitsConsumed":)" +
-               std::to_string(next() % 200000) +
-               R"(,"err":null,"fee":5000,"innerInstructions":[],)"
-               R"("logMessages":["Program )" + b58(44) +
-               R"( invoke [1]","Program log: Instruction: Transfer \"x\"",)"
-               R"("Program )" + b58(44) + R"( success"],"postBalances":[)";
-        for (int i = 0; i < 6; i++) {
-            out += (i ? "," : "") + std::to_string(next() % 10000000000ULL);
-        }
-        out += R"(],"preBalances":[)";
-        for (int i = 0; i < 6; i++) {
-            out += (i ? "," : "") + std::to_string(next() % 10000000000ULL);
-        }
-        out += R"(],"status":{"Ok":null}},"transaction":{"message":{)"
-               R"("accountKeys":[)";
-        for (int i = 0; i < 6; i++) {
-            out += std::string(i ? "," : "") + '"' + b58(44) + '"';
-        }
-        out += R"(],"header":{"numReadonlySignedAccounts":0,)"
-               R"("numReadonlyUnsignedAccounts":3,"numRequiredSignatures":1},)"
-               R"("instructions":[{"accounts":[1,2,3,0],"data":")" +
-               b58(24 + next() % 40) +
-               R"(","programIdIndex":4,"stackHeight":null}],)"
-               R"("recentBlockhash":")" + b58(44) +
-               R"("},"signatures":[")" + b58(88) + R"("]}})";
-    }
-    out += R"(]},"id":)" + id + "}\n";
-    return out;
-}
-
 TEST(EnvelopeScanner, FiveMegabyteBlock) {
-    std::string body = MakeBlock(5 << 20, R"("cube-\"runner\"-1")");
+    std::string body = testing::MakeJsonBlock(5 << 20, R"("cube-\"runner\"-1")");
     ASSERT_GE(body.size(), 5u << 20);
     for (size_t piece : {size_t{0}, size_t{16384}, size_t{4093}}) {
         Outcome o = ScanPieces(body, piece);

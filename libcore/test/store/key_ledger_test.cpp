@@ -9,12 +9,12 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
 #include <thread>
 
 #include "store/key_ledger.h"
 #include "support/scribble.h"
 #include "support/temp_dir.h"
+#include "support/workloads.h"
 
 namespace solgate {
 namespace {
@@ -636,82 +636,6 @@ TEST_F(KeyLedgerTest, CorruptLedgerIsAnErrorOrStartsOver) {
 
 // --- many keys ---------------------------------------------------------
 
-// What writing the receipts of many keys did. (The size the receipts take,
-// per key and per receipt, is printed by tools/bench/core_bench: receipts.)
-struct ManyKeys {
-    bool opened = false;
-    int failed_flushes = 0;
-    uint64_t dropped = 0;
-    uint64_t rows = 0;
-    uint64_t page_bytes = 0;   // the receipts sub-database's LMDB pages
-};
-
-// Receipts of `keys` keys over the 25 hours kept, 10,000 blocks per key
-// and day, flushed 30 times an hour.
-ManyKeys WriteManyReceipts(const std::string& state_dir, int keys,
-                           bool archival) {
-    ManyKeys out;
-    KeyLedgerOptions options;
-    options.state_dir = state_dir;
-    std::string error;
-    auto ledger = KeyLedger::Open(options, &error);
-    if (ledger == nullptr) {
-        return out;
-    }
-    out.opened = true;
-    std::mt19937_64 random(7);
-    constexpr int kPerHour = 10000 / 24 + 1;
-    constexpr int kFlushes = 30;
-    constexpr uint64_t kSlotsPerHour = 9000;   // 2.5 slots a second
-    const uint64_t tip = 380000000;
-    for (int step = 0; step < 25 * kFlushes; step++) {
-        int hour = step / kFlushes;
-        int part = step % kFlushes;
-        for (int key = 0; key < keys; key++) {
-            std::string name = "key-" + std::to_string(key) +
-                               "-0123456789abcdef0123456789";
-            name.resize(36, 'x');
-            for (int i = part * kPerHour / kFlushes;
-                 i < (part + 1) * kPerHour / kFlushes; i++) {
-                uint64_t slot =
-                    archival ? random() % tip
-                             : tip + hour * kSlotsPerHour +
-                                   random() % kSlotsPerHour;
-                ledger->NoteReceipt(name, slot, kNow + hour * kHour);
-            }
-        }
-        if (!ledger->Flush(&error)) {
-            out.failed_flushes++;
-        }
-    }
-    out.dropped = ledger->GetStats().dropped_receipts;
-    if (!ledger->Flush(&error)) {
-        out.failed_flushes++;
-    }
-    out.rows = ledger->GetStats().receipt_buckets;
-    ledger.reset();
-    MDB_env* env = nullptr;
-    MDB_txn* txn = nullptr;
-    MDB_dbi dbi = 0;
-    MDB_stat stat;
-    mdb_env_create(&env);
-    mdb_env_set_maxdbs(env, 8);
-    std::string dir = state_dir + "/keys";
-    if (mdb_env_open(env, dir.c_str(), MDB_RDONLY, 0600) == 0 &&
-        mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn) == 0 &&
-        mdb_dbi_open(txn, "receipts", 0, &dbi) == 0 &&
-        mdb_stat(txn, dbi, &stat) == 0) {
-        out.page_bytes = (stat.ms_branch_pages + stat.ms_leaf_pages +
-                          stat.ms_overflow_pages) *
-                         uint64_t{stat.ms_psize};
-    }
-    if (txn != nullptr) {
-        mdb_txn_abort(txn);
-    }
-    mdb_env_close(env);
-    return out;
-}
-
 // 256 keys at full rate for 25 hours, near the tip and over all history:
 // every flush succeeds, nothing is dropped, the receipts are on disk.
 TEST_F(KeyLedgerTest, ReceiptsOfManyKeysAreKept) {
@@ -719,7 +643,8 @@ TEST_F(KeyLedgerTest, ReceiptsOfManyKeysAreKept) {
     for (bool archival : {false, true}) {
         SCOPED_TRACE(archival ? "archival" : "near tip");
         std::string state = dir_.path() + (archival ? "/arch" : "/tip");
-        ManyKeys m = WriteManyReceipts(state, kKeys, archival);
+        testing::ManyKeys m =
+            testing::WriteManyReceipts(state, kKeys, archival, kNow);
         ASSERT_TRUE(m.opened);
         EXPECT_EQ(m.failed_flushes, 0);
         EXPECT_EQ(m.dropped, 0u);
