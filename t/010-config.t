@@ -148,11 +148,11 @@ invalid tags "family" in upstream "a": must be a list of key:value pairs
 
 === TEST 11: unknown upstream parameter
 --- http_config
-    solgate_network mainnet { upstream a http://127.0.0.1:1 weight=2; }
+    solgate_network mainnet { upstream a http://127.0.0.1:1 priority=2; }
 --- config
 --- must_die
 --- error_log
-invalid parameter "weight=2" in upstream "a", expected "host=", "tags=", "methods=" or "ignore_methods="
+invalid parameter "priority=2" in upstream "a", expected "host=", "tags=", "methods=", "ignore_methods=", "weight=", "backup", "max_fails=" or "fail_timeout="
 
 
 
@@ -567,5 +567,45 @@ POST /
 {"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}
 --- response_body chomp
 {"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":1}
+--- no_error_log
+[emerg]
+
+
+
+=== TEST 44: routing settings and upstream options are checked
+--- http_config
+    solgate_network mainnet { max_slot_lag -1; upstream a http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log
+"max_slot_lag" directive invalid number in
+
+
+
+=== TEST 45: a weight of 0 is refused, naming the upstream
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1 weight=0; }
+--- config
+--- must_die
+--- error_log
+invalid "weight=" "0" in upstream "a": must be a number from 1 to 1000
+
+
+
+=== TEST 46: the routing options and settings are accepted and shown
+--- http_config
+    solgate_network_defaults { max_slot_lag 50; }
+    solgate_network mainnet {
+        use_upstream_from_client off;
+        upstream a http://127.0.0.1:1 weight=3 max_fails=2 fail_timeout=30s;
+        upstream b http://127.0.0.1:2 backup;
+    }
+--- config
+    location / { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+    location /solgate/ { solgate_admin; }
+--- request
+GET /solgate/state
+--- response_body_like
+"max_slot_lag":50,"use_upstream_from_client":false,.*"id":"a",.*"weight":3,"backup":false,.*"id":"b",.*"weight":1,"backup":true
 --- no_error_log
 [emerg]

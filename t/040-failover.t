@@ -137,10 +137,10 @@ solgate: all 2 upstream(s) of network "alldead" failed
 === TEST 5: other upstream statuses pass through untouched
 --- init
 clear_faults();
-sim_fault($_, 'http_status', code => 429) for @Ports;
+sim_fault($_, 'http_status', code => 400) for @Ports;
 --- request
 POST /
 {"jsonrpc":"2.0","id":1,"method":"getSlot"}
---- error_code: 429
+--- error_code: 400
 --- no_error_log
 retrying on

@@ -3,9 +3,10 @@
  * either send libcore's answer or point proxy_pass at the upstream it
  * picked.
  *
- * Failover: solgate_proxy.conf sends 502/503/504 (and transport errors,
- * which proxy reports as 502/504) to a named location that runs this
- * handler again.  The context survives that redirect, and libcore's
+ * Failover: solgate_proxy.conf sends 429, 500, 502, 503 and 504 (and
+ * transport errors, which proxy reports as 502/504) to a named location
+ * that runs this handler again.  Each attempt's end is reported to
+ * libcore (passive health: max_fails, a 429's Retry-After).  The context survives that redirect, and libcore's
  * request remembers the upstreams already tried, so the next attempt goes
  * to another one; when none is left the client gets libcore's answer.
  */
@@ -125,6 +126,7 @@ ngx_http_solgate_retry(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
     ngx_int_t  rc;
 
     if (!ctx->peer_attempt) {
+        ngx_http_solgate_report_attempt(r, ctx);
         return ngx_http_solgate_attempt(r, ctx);
     }
 
@@ -216,13 +218,14 @@ ngx_http_solgate_attempt(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 
     if (ctx->upstream != NULL) {
         ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
-                      "solgate: upstream \"%V\" failed (status %ui), "
+                      "solgate: upstream \"%V\" failed (%V, status %ui), "
                       "retrying on \"%V\"", &ctx->upstream->id,
-                      ngx_http_solgate_last_status(r),
+                      &ctx->last_cause, ngx_http_solgate_last_status(r),
                       &upstreams[pick.upstream].id);
     }
 
     ctx->upstream = &upstreams[pick.upstream];
+    ctx->reported = 0;
 
     ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
                    "solgate access handler: attempt to \"%V\"",
@@ -341,4 +344,66 @@ ngx_http_solgate_last_status(ngx_http_request_t *r)
     state = r->upstream_states->elts;
 
     return state[r->upstream_states->nelts - 1].status;
+}
+
+
+/*
+ * Tells libcore how the current attempt ended, once: from the retry
+ * location (it failed) or the header filter (it answered).  Proxy records
+ * a failure without an HTTP answer as 502 or 504 with no header time.
+ */
+void
+ngx_http_solgate_report_attempt(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx)
+{
+    ngx_str_t                   name = ngx_string("Retry-After");
+    ngx_table_elt_t            *retry_after;
+    sg_attempt_end_t            end;
+    sg_attempt_report_t         report;
+    ngx_http_upstream_state_t  *state;
+
+    if (ctx->reported || ctx->rpc == NULL || ctx->upstream == NULL
+        || ctx->peer_attempt)
+    {
+        return;
+    }
+
+    ctx->reported = 1;
+    ngx_memzero(&end, sizeof(sg_attempt_end_t));
+
+    if (r->upstream_states != NULL && r->upstream_states->nelts > 0) {
+        state = r->upstream_states->elts;
+        state = &state[r->upstream_states->nelts - 1];
+        end.http_status = (unsigned) state->status;
+
+        if (state->header_time == (ngx_msec_t) -1) {
+            end.timed_out = state->status == NGX_HTTP_GATEWAY_TIME_OUT;
+            end.http_status = 0;
+        }
+    }
+
+    if (end.http_status == NGX_HTTP_TOO_MANY_REQUESTS && r->upstream != NULL) {
+        ngx_http_solgate_find_in_list(&r->upstream->headers_in.headers,
+                                      &name, &retry_after, 1);
+        if (retry_after != NULL) {
+            end.retry_after = ngx_http_solgate_sg_str(&retry_after->value);
+        }
+    }
+
+    if (sg_request_report(ctx->rpc, &end, (int64_t) ngx_current_msec, &report)
+        != SG_OK)
+    {
+        return;
+    }
+
+    ctx->last_cause.data = (u_char *) report.cause.data;
+    ctx->last_cause.len = report.cause.len;
+
+    if (report.ejected_ms > 0) {
+        ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+                      "solgate: upstream \"%V\" of network \"%V\" out of "
+                      "rotation for %uD ms after a failed attempt (%V)",
+                      &ctx->upstream->id, &ctx->network->name,
+                      report.ejected_ms, &ctx->last_cause);
+    }
 }

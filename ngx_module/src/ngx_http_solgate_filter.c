@@ -72,6 +72,10 @@ ngx_http_solgate_header_filter(ngx_http_request_t *r)
         return ngx_http_solgate_error_header(r);
     }
 
+    if (ctx != NULL && ctx->upstream != NULL && r->upstream != NULL) {
+        ngx_http_solgate_report_attempt(r, ctx);    /* it answered */
+    }
+
     if (ctx != NULL && ctx->rpc != NULL && ctx->upstream != NULL
         && r->upstream != NULL && r->headers_out.status == NGX_HTTP_OK)
     {

@@ -48,6 +48,8 @@ typedef struct {
     ngx_msec_t                   debounce;
     ngx_int_t                    max_finalized_slot_lag;
     ngx_flag_t                   enforce_block_availability;
+    ngx_int_t                    max_slot_lag;
+    ngx_flag_t                   use_upstream_from_client;
 } ngx_http_solgate_settings_t;
 
 
@@ -116,6 +118,7 @@ typedef struct {
     sg_request_t                *rpc;
     ngx_http_solgate_upstream_t *upstream;  /* the current attempt's */
     ngx_int_t                    status;    /* returned on re-entry */
+    ngx_str_t                    last_cause; /* of the last attempt's end */
 
     sg_response_t               *response;  /* getSlot rewrite or harvest */
     ngx_chain_t                 *held;      /* getSlot answer being read */
@@ -129,6 +132,7 @@ typedef struct {
     unsigned                     rewrite_error:1;
     unsigned                     rewrite_sent:1;
     unsigned                     harvest_done:1;
+    unsigned                     reported:1;     /* the attempt's end */
 } ngx_http_solgate_ctx_t;
 
 
@@ -201,6 +205,8 @@ ngx_table_elt_t *ngx_http_solgate_find_header(ngx_http_request_t *r,
     ngx_str_t *name);
 void ngx_http_solgate_find_headers(ngx_http_request_t *r, ngx_str_t *names,
     ngx_table_elt_t **found, ngx_uint_t n);
+void ngx_http_solgate_find_in_list(ngx_list_t *headers, ngx_str_t *names,
+    ngx_table_elt_t **found, ngx_uint_t n);
 ngx_int_t ngx_http_solgate_query_arg(ngx_http_request_t *r, char *name,
     ngx_uint_t plus_is_space, ngx_str_t *value);
 int64_t ngx_http_solgate_wall_ms(void);
@@ -217,6 +223,8 @@ ngx_int_t ngx_http_solgate_send_text(ngx_http_request_t *r,
 
 /* ngx_http_solgate_access.c */
 ngx_int_t ngx_http_solgate_access_handler(ngx_http_request_t *r);
+void ngx_http_solgate_report_attempt(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
 
 /* ngx_http_solgate_blocks_serve.c */
 ngx_int_t ngx_http_solgate_blocks_route(ngx_http_request_t *r,

@@ -78,6 +78,21 @@ static ngx_http_solgate_core_set_pt  ngx_http_solgate_set_default_selector =
       0,                                                                     \
       (base) + offsetof(ngx_http_solgate_settings_t,                         \
                         enforce_block_availability),                         \
+      NULL },                                                                \
+                                                                             \
+    { ngx_string("max_slot_lag"),                                            \
+      NGX_CONF_TAKE1,                                                        \
+      ngx_conf_set_num_slot,                                                 \
+      0,                                                                     \
+      (base) + offsetof(ngx_http_solgate_settings_t, max_slot_lag),          \
+      &ngx_http_solgate_lag_bounds },                                        \
+                                                                             \
+    { ngx_string("use_upstream_from_client"),                                \
+      NGX_CONF_FLAG,                                                         \
+      ngx_conf_set_flag_slot,                                                \
+      0,                                                                     \
+      (base) + offsetof(ngx_http_solgate_settings_t,                         \
+                        use_upstream_from_client),                           \
       NULL }
 
 
@@ -112,8 +127,7 @@ static ngx_command_t  ngx_http_solgate_network_commands[] = {
       &ngx_http_solgate_set_default_selector },
 
     { ngx_string("upstream"),
-      NGX_CONF_TAKE2|NGX_CONF_TAKE3|NGX_CONF_TAKE4|NGX_CONF_TAKE5
-      |NGX_CONF_TAKE6,
+      NGX_CONF_2MORE,
       ngx_http_solgate_add_upstream,
       0,
       0,
@@ -140,6 +154,8 @@ ngx_http_solgate_init_settings(ngx_http_solgate_settings_t *settings)
     settings->debounce = NGX_CONF_UNSET_MSEC;
     settings->max_finalized_slot_lag = NGX_CONF_UNSET;
     settings->enforce_block_availability = NGX_CONF_UNSET;
+    settings->max_slot_lag = NGX_CONF_UNSET;
+    settings->use_upstream_from_client = NGX_CONF_UNSET;
 }
 
 
@@ -449,10 +465,19 @@ ngx_http_solgate_build_core(ngx_conf_t *cf,
                          d->enforce_block_availability,
                          SG_DEFAULT_ENFORCE_BLOCK_AVAILABILITY);
 
+    ngx_conf_merge_value(s->max_slot_lag, d->max_slot_lag,
+                         SG_DEFAULT_MAX_SLOT_LAG);
+    ngx_conf_merge_value(s->use_upstream_from_client,
+                         d->use_upstream_from_client,
+                         SG_DEFAULT_USE_UPSTREAM_FROM_CLIENT);
+
+    ngx_memzero(&merged, sizeof(sg_network_settings_t));
     merged.debounce_ms = (uint32_t) ngx_min(s->debounce,
                                             (ngx_msec_t) UINT32_MAX);
     merged.max_finalized_slot_lag = s->max_finalized_slot_lag;
     merged.enforce_block_availability = (int) s->enforce_block_availability;
+    merged.max_slot_lag = s->max_slot_lag;
+    merged.use_upstream_from_client = (int) s->use_upstream_from_client;
 
     rc = sg_network_configure(network->core, &merged, err, sizeof(err));
     if (rc != SG_OK) {

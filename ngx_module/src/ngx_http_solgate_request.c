@@ -75,9 +75,18 @@ ngx_http_solgate_find_header(ngx_http_request_t *r, ngx_str_t *name)
 }
 
 
-/* found[k]: the first header called names[k], or NULL; one pass. */
+/* found[k]: the first request header called names[k], or NULL. */
 void
 ngx_http_solgate_find_headers(ngx_http_request_t *r, ngx_str_t *names,
+    ngx_table_elt_t **found, ngx_uint_t n)
+{
+    ngx_http_solgate_find_in_list(&r->headers_in.headers, names, found, n);
+}
+
+
+/* found[k]: the first header of the list called names[k]; one pass. */
+void
+ngx_http_solgate_find_in_list(ngx_list_t *headers, ngx_str_t *names,
     ngx_table_elt_t **found, ngx_uint_t n)
 {
     ngx_uint_t        i, k, missing;
@@ -89,7 +98,7 @@ ngx_http_solgate_find_headers(ngx_http_request_t *r, ngx_str_t *names,
     }
 
     missing = n;
-    part = &r->headers_in.headers.part;
+    part = &headers->part;
     h = part->elts;
 
     for (i = 0; missing; i++) {

@@ -79,6 +79,8 @@ SG_API const char *sg_version(void) SG_NOEXCEPT;
 #define SG_MAX_DEBOUNCE_MS             60000
 #define SG_DEFAULT_MAX_FINALIZED_LAG   100    /* max_finalized_slot_lag */
 #define SG_DEFAULT_ENFORCE_BLOCK_AVAILABILITY  1  /* enforce_block_availability */
+#define SG_DEFAULT_MAX_SLOT_LAG        20     /* max_slot_lag */
+#define SG_DEFAULT_USE_UPSTREAM_FROM_CLIENT  1  /* use_upstream_from_client */
 #define SG_MAX_UPSTREAMS               256    /* per network */
 
 
@@ -102,6 +104,8 @@ typedef struct {
     uint32_t     debounce_ms;             /* state_poller_debounce */
     int64_t      max_finalized_slot_lag;  /* 0: consensus filter off */
     int          enforce_block_availability;
+    int64_t      max_slot_lag;            /* 0: lag never excludes */
+    int          use_upstream_from_client;
 } sg_network_settings_t;
 
 /* SG_INVALID for a bad name.  Fails closed. */
@@ -206,6 +210,26 @@ SG_API int sg_request_route(sg_request_t *req, const sg_network_t *net,
  */
 SG_API int sg_request_pick(sg_request_t *req, int64_t now_ms, sg_pick_t *out)
     SG_NOEXCEPT;
+
+/* How the current attempt ended, for failover and passive health. */
+typedef struct {
+    unsigned     http_status;    /* the upstream's, 0: no HTTP answer */
+    int          timed_out;      /* no answer in time (status 0) */
+    sg_str_t     retry_after;    /* a 429's Retry-After header, or empty */
+} sg_attempt_end_t;
+
+typedef struct {
+    int          failed;         /* the node failed: fail over */
+    uint32_t     ejected_ms;     /* out of rotation for this long now, 0: not
+                                  * (max_fails reached, or a Retry-After) */
+    sg_str_t     cause;          /* "ok", "transport", "timeout", "http_429",
+                                  * "http_5xx": static memory */
+} sg_attempt_report_t;
+
+/* Records how the attempt of the last sg_request_pick ended.  Fails
+ * open: without a report the upstream simply keeps its standing. */
+SG_API int sg_request_report(sg_request_t *req, const sg_attempt_end_t *end,
+    int64_t now_ms, sg_attempt_report_t *out) SG_NOEXCEPT;
 
 /* The answer when every attempt failed: HTTP 502, one JSON-RPC error per
  * call.  Fails closed. */

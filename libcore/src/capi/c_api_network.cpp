@@ -118,9 +118,15 @@ int sg_network_configure(sg_network_t* net,
         return NullArgument(err, err_size);
     }
     return Configure(err, err_size, [&] {
-        return net->network.Configure(settings->debounce_ms,
-                                      settings->max_finalized_slot_lag,
-                                      settings->enforce_block_availability != 0);
+        solgate::NetworkTuning tuning;
+        tuning.debounce_ms = settings->debounce_ms;
+        tuning.max_finalized_slot_lag = settings->max_finalized_slot_lag;
+        tuning.enforce_block_availability =
+            settings->enforce_block_availability != 0;
+        tuning.max_slot_lag = settings->max_slot_lag;
+        tuning.use_upstream_from_client =
+            settings->use_upstream_from_client != 0;
+        return net->network.Configure(tuning);
     });
 }
 

@@ -82,6 +82,25 @@ int sg_request_pick(sg_request_t* req, int64_t now_ms,
     });
 }
 
+int sg_request_report(sg_request_t* req, const sg_attempt_end_t* end,
+                      int64_t now_ms, sg_attempt_report_t* out) noexcept {
+    if (req == nullptr || end == nullptr || out == nullptr) {
+        return SG_INVALID;
+    }
+    *out = sg_attempt_report_t{};
+    return Guard(SG_ERROR, [&] {
+        int64_t ejected_ms = 0;
+        solgate::AttemptOutcome outcome = req->request.Report(
+            end->http_status, end->timed_out != 0, View(end->retry_after),
+            now_ms, &ejected_ms);
+        std::string_view cause = solgate::AttemptCauseName(outcome.cause);
+        out->failed = outcome.cause != solgate::AttemptCause::kOk ? 1 : 0;
+        out->ejected_ms = static_cast<uint32_t>(ejected_ms);
+        out->cause = sg_str_t{cause.data(), cause.size()};
+        return SG_OK;
+    });
+}
+
 int sg_request_fail(sg_request_t* req, sg_route_t* out) noexcept {
     if (req == nullptr || out == nullptr) {
         return SG_INVALID;

@@ -114,4 +114,52 @@ std::optional<std::string_view> CheckMethods(std::string_view methods) {
     return std::nullopt;
 }
 
+std::optional<uint64_t> ParseCount(std::string_view text, uint64_t min,
+                                   uint64_t max) {
+    if (text.empty() || text.size() > 18) {
+        return std::nullopt;
+    }
+    uint64_t value = 0;
+    for (char c : text) {
+        if (c < '0' || c > '9') {
+            return std::nullopt;
+        }
+        value = value * 10 + static_cast<uint64_t>(c - '0');
+    }
+    if (value < min || value > max) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+std::optional<uint64_t> ParseDurationMs(std::string_view text,
+                                        uint64_t max_ms) {
+    size_t digits = 0;
+    while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
+        digits++;
+    }
+    std::optional<uint64_t> number =
+        ParseCount(text.substr(0, digits), 0, 1000000000);
+    if (!number) {
+        return std::nullopt;
+    }
+    std::string_view unit = text.substr(digits);
+    uint64_t scale = 0;
+    if (unit == "ms") {
+        scale = 1;
+    } else if (unit.empty() || unit == "s") {
+        scale = 1000;
+    } else if (unit == "m") {
+        scale = 60000;
+    } else if (unit == "h") {
+        scale = 3600000;
+    } else {
+        return std::nullopt;
+    }
+    if (*number > max_ms / scale) {
+        return std::nullopt;
+    }
+    return *number * scale;
+}
+
 }  // namespace solgate::conf

@@ -5,6 +5,7 @@
 // `invalid upstream id "a b": may contain only letters, digits, ...`.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -34,5 +35,14 @@ std::optional<std::string_view> CheckTags(std::string_view tags);
 
 // "getBlock|getTransaction|get*": method names or globs joined by '|'.
 std::optional<std::string_view> CheckMethods(std::string_view methods);
+
+// A time as nginx writes it: digits and a unit (ms, s, m, h; none means
+// seconds), as milliseconds; nullopt when malformed or above max_ms.
+std::optional<uint64_t> ParseDurationMs(std::string_view text,
+                                        uint64_t max_ms);
+
+// A decimal number from min to max; nullopt otherwise.
+std::optional<uint64_t> ParseCount(std::string_view text, uint64_t min,
+                                   uint64_t max);
 
 }  // namespace solgate::conf

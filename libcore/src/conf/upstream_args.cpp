@@ -55,9 +55,42 @@ std::optional<std::string> ParseOption(std::string_view option,
             return std::nullopt;
         }
     }
+    if (option == "backup") {
+        out->routing.backup = true;
+        return std::nullopt;
+    }
+    if (auto weight = OptionValue(option, "weight=")) {
+        auto n = ParseCount(*weight, 1, UpstreamRouting::kMaxWeight);
+        if (!n) {
+            return "invalid \"weight=\" " + Quoted(*weight) + in +
+                   ": must be a number from 1 to " +
+                   std::to_string(UpstreamRouting::kMaxWeight);
+        }
+        out->routing.weight = static_cast<uint32_t>(*n);
+        return std::nullopt;
+    }
+    if (auto fails = OptionValue(option, "max_fails=")) {
+        auto n = ParseCount(*fails, 0, 1000);
+        if (!n) {
+            return "invalid \"max_fails=\" " + Quoted(*fails) + in +
+                   ": must be a number from 0 (never ejected) to 1000";
+        }
+        out->routing.max_fails = static_cast<uint32_t>(*n);
+        return std::nullopt;
+    }
+    if (auto timeout = OptionValue(option, "fail_timeout=")) {
+        auto ms = ParseDurationMs(*timeout, UpstreamRouting::kMaxFailTimeoutMs);
+        if (!ms || *ms == 0) {
+            return "invalid \"fail_timeout=\" " + Quoted(*timeout) + in +
+                   ": must be a time from 1ms to 1h, such as 10s";
+        }
+        out->routing.fail_timeout_ms = static_cast<uint32_t>(*ms);
+        return std::nullopt;
+    }
     return "invalid parameter " + Quoted(option) + in +
-           ", expected \"host=\", \"tags=\", \"methods=\" or "
-           "\"ignore_methods=\"";
+           ", expected \"host=\", \"tags=\", \"methods=\", "
+           "\"ignore_methods=\", \"weight=\", \"backup\", "
+           "\"max_fails=\" or \"fail_timeout=\"";
 }
 
 }  // namespace
@@ -81,6 +114,11 @@ std::optional<std::string> ParseUpstreamArgs(
     *out = UpstreamArgs{};
     if (args.size() < 2) {
         return "\"upstream\" needs an id and a URL";
+    }
+    if (args.size() > 2 + kMaxUpstreamOptions) {
+        return "too many parameters in \"upstream\" " + Quoted(args[0]) +
+               ": at most " + std::to_string(kMaxUpstreamOptions) +
+               " options";
     }
     if (auto bad = CheckName(args[0])) {
         return "invalid upstream id " + Quoted(args[0]) + ": " +

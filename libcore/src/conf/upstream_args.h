@@ -1,6 +1,7 @@
 // The arguments of `upstream ID URL [host=NAME] [tags=K:V,...]
-// [methods=M|...] [ignore_methods=M|...]` in a solgate_network block,
-// parsed and checked once, with the messages `nginx -t` prints.
+// [methods=M|...] [ignore_methods=M|...] [weight=N] [backup]
+// [max_fails=N] [fail_timeout=TIME]` in a solgate_network block, parsed
+// and checked once, with the messages `nginx -t` prints.
 #pragma once
 
 #include <functional>
@@ -26,20 +27,34 @@ struct ProxyTarget {
 
 ProxyTarget MakeProxyTarget(std::string_view url, const HttpUrl& parsed);
 
+// How routing treats one upstream beside its health and lag.
+struct UpstreamRouting {
+    static constexpr uint32_t kMaxWeight = 1000;
+    static constexpr uint64_t kMaxFailTimeoutMs = 3600000;
+
+    uint32_t weight = 1;             // its share among equal candidates
+    bool backup = false;             // only when no primary is eligible
+    uint32_t max_fails = 1;          // consecutive failures that eject it
+    uint32_t fail_timeout_ms = 10000;  // ... for this long; 0 fails: never
+};
+
 struct UpstreamArgs {
     std::string id;
     ProxyTarget target;
     std::vector<std::string> tags;            // "key:value"
     std::vector<std::string> methods;         // served only these (globs)
     std::vector<std::string> ignore_methods;  // never these (globs)
+    UpstreamRouting routing;
 };
+
+constexpr size_t kMaxUpstreamOptions = 8;
 
 // Checks a new id against what is already configured (duplicates, the
 // count limit): nullopt when it may be added, else the message.
 using NewIdCheck =
     std::function<std::optional<std::string>(std::string_view id)>;
 
-// args: ID URL and up to four options, in that order. nullopt on success
+// args: ID URL and its options, in that order. nullopt on success
 // with *out filled, else the message (ids and tokens quoted as written).
 std::optional<std::string> ParseUpstreamArgs(
     const std::vector<std::string_view>& args, const NewIdCheck& check_new,

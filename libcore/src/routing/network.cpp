@@ -1,6 +1,7 @@
 #include "routing/network.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "conf/conf_messages.h"
@@ -15,6 +16,7 @@ using conf::Duplicate;
 using conf::Quoted;
 
 void Network::AddUpstream(UpstreamConf upstream) {
+    has_backups_ = has_backups_ || upstream.routing.backup;
     if (!upstream.methods.empty() || !upstream.ignore_methods.empty()) {
         has_method_filters_ = true;
     }
@@ -90,6 +92,7 @@ std::optional<std::string> Network::AddUpstreamArgs(
     upstream.tags = std::move(parsed.tags);
     upstream.methods = std::move(parsed.methods);
     upstream.ignore_methods = std::move(parsed.ignore_methods);
+    upstream.routing = parsed.routing;
     *index = upstreams_.size();
     AddUpstream(std::move(upstream));
     return std::nullopt;
@@ -114,24 +117,28 @@ std::optional<std::string> Network::ReachThroughBlock(size_t i,
     return std::nullopt;
 }
 
-std::optional<std::string> Network::Configure(uint32_t debounce_ms,
-                                              int64_t max_finalized_slot_lag,
-                                              bool enforce_block_availability) {
+std::optional<std::string> Network::Configure(const NetworkTuning& tuning) {
     if (upstreams_.empty()) {
         return "solgate_network " + Quoted(name_) + " has no \"upstream\"";
     }
-    if (debounce_ms > SG_MAX_DEBOUNCE_MS) {
+    if (tuning.debounce_ms > SG_MAX_DEBOUNCE_MS) {
         return "state_poller_debounce of network " + Quoted(name_) +
                " must be at most " + std::to_string(SG_MAX_DEBOUNCE_MS / 1000) +
                "s";
     }
-    if (max_finalized_slot_lag < 0) {
-        return "max_finalized_slot_lag of network " + Quoted(name_) +
-               " must not be negative";
+    for (auto [name, lag] :
+         {std::pair{"max_finalized_slot_lag", tuning.max_finalized_slot_lag},
+          std::pair{"max_slot_lag", tuning.max_slot_lag}}) {
+        if (lag < 0) {
+            return std::string(name) + " of network " + Quoted(name_) +
+                   " must not be negative";
+        }
     }
-    settings_.debounce_ms = debounce_ms;
-    settings_.max_finalized_slot_lag = max_finalized_slot_lag;
-    settings_.enforce_block_availability = enforce_block_availability;
+    settings_.debounce_ms = tuning.debounce_ms;
+    settings_.max_finalized_slot_lag = tuning.max_finalized_slot_lag;
+    settings_.enforce_block_availability = tuning.enforce_block_availability;
+    settings_.max_slot_lag = static_cast<uint64_t>(tuning.max_slot_lag);
+    settings_.use_upstream_from_client = tuning.use_upstream_from_client;
     return std::nullopt;
 }
 
@@ -320,59 +327,104 @@ bool Network::Cordoned(size_t i) const {
     return cordons().Cordon(i).owner != CordonOwner::kNone;
 }
 
-std::optional<size_t> Network::Pick(const unsigned char* tried,
-                                    std::optional<uint64_t> min_context_slot,
-                                    bool* all_cordoned,
-                                    const std::vector<unsigned char>* allowed)
-    const {
-    // Only the upstreams the request may use take part at all.
-    auto untried = [tried, allowed](size_t i) {
-        return (tried == nullptr || !tried[i]) &&
-               (allowed == nullptr || (*allowed)[i]);
-    };
-    std::vector<size_t> open;
+uint64_t Network::LagReferenceOf(const std::vector<size_t>& group) const {
+    std::array<uint64_t, kMaxUpstreams> heads;
+    size_t n = 0;
+    for (size_t i : group) {
+        if (n < heads.size()) {
+            heads[n++] = slots().View(i, kSlotProcessed);
+        }
+    }
+    return LagReference(heads.data(), n);
+}
+
+uint64_t Network::SlotLagInNetwork(size_t i) const {
+    std::vector<size_t> all(upstreams_.size());
+    for (size_t k = 0; k < all.size(); k++) {
+        all[k] = k;
+    }
+    return SlotLagOf(i, LagReferenceOf(all));
+}
+
+std::optional<Network::PickResult> Network::Pick(
+    const PickRequest& request) const {
+    std::array<Candidate, kMaxUpstreams> candidates;
+    std::array<double, kMaxUpstreams> costs;
+    size_t n = 0;
     size_t usable = 0;
     size_t cordoned = 0;
-    for (size_t i = 0; i < upstreams_.size(); i++) {
-        if (allowed != nullptr && !(*allowed)[i]) {
+    const uint64_t max_lag = settings_.max_slot_lag;
+    for (size_t i = 0; i < upstreams_.size() && i < kMaxUpstreams; i++) {
+        bool in_group = request.allowed == nullptr || (*request.allowed)[i];
+        bool fallback = !in_group && request.fallback != nullptr &&
+                        (*request.fallback)[i];
+        if (!in_group && !fallback) {
             continue;
         }
-        usable++;
-        if (Cordoned(i)) {
-            cordoned++;
-        } else if (untried(i)) {
-            open.push_back(i);
+        bool is_cordoned = Cordoned(i);
+        if (in_group) {
+            usable++;
+            cordoned += is_cordoned ? 1 : 0;
         }
-    }
-    // Cordoned upstreams get client traffic only when every usable upstream
-    // is cordoned, or as the last resort of a request whose other attempts
-    // all failed: better an answer from a lagging node than none.
-    *all_cordoned = usable > 0 && cordoned == usable;
-    if (open.empty()) {
-        for (size_t i = 0; i < upstreams_.size(); i++) {
-            if (Cordoned(i) && untried(i)) {
-                open.push_back(i);
-            }
+        if (request.tried != nullptr && request.tried[i]) {
+            continue;
         }
+        uint64_t lag = request.lag_reference == 0
+                           ? 0
+                           : SlotLagOf(i, request.lag_reference);
+        bool lagging = Lagging(lag, max_lag);
+        bool ejected = Ejected(host(i), request.now_ms);
+        Candidate c;
+        c.index = i;
+        if (is_cordoned) {
+            c.tier = CandidateTier::kCordoned;
+        } else if (ejected) {
+            c.tier = CandidateTier::kEjected;
+        } else if (lagging) {
+            c.tier = CandidateTier::kLagging;
+        } else if (fallback) {
+            c.tier = CandidateTier::kFallbackBackup;
+        } else if (upstreams_[i].routing.backup) {
+            c.tier = CandidateTier::kBackup;
+        } else {
+            c.tier = CandidateTier::kEligible;
+        }
+        if (fallback && c.tier != CandidateTier::kFallbackBackup) {
+            continue;  // a fallback is taken only when it is healthy
+        }
+        c.reached = !request.min_context_slot ||
+                    slots().View(i, kSlotProcessed) >= *request.min_context_slot;
+        c.weight = upstreams_[i].routing.weight;
+        costs[n] = UpstreamCost(host(i), lag, max_lag);
+        candidates[n++] = c;
     }
-    if (open.empty()) {
+    // Weights relative to the cheapest candidate of the same tier.
+    std::array<double, static_cast<size_t>(CandidateTier::kCordoned) + 1>
+        cheapest;
+    cheapest.fill(0);
+    for (size_t k = 0; k < n; k++) {
+        double& best = cheapest[static_cast<size_t>(candidates[k].tier)];
+        best = best == 0 ? costs[k] : std::min(best, costs[k]);
+    }
+    for (size_t k = 0; k < n; k++) {
+        double best = cheapest[static_cast<size_t>(candidates[k].tier)];
+        candidates[k].weight =
+            EffectiveWeight(candidates[k].weight, costs[k] / best);
+    }
+    uint64_t turn = counters().rr_turn.fetch_add(1, std::memory_order_relaxed);
+    std::optional<size_t> chosen = ChooseCandidate(candidates.data(), n, turn);
+    if (!chosen) {
         return std::nullopt;
     }
-
-    if (min_context_slot) {
-        std::vector<uint64_t> processed;
-        for (size_t i : open) {
-            processed.push_back(slots().View(i, kSlotProcessed));
+    PickResult result;
+    result.upstream = *chosen;
+    for (size_t k = 0; k < n; k++) {
+        if (candidates[k].index == *chosen) {
+            result.tier = candidates[k].tier;
         }
-        std::vector<size_t> reached;
-        for (size_t k : FilterByMinContextSlot(processed, *min_context_slot)) {
-            reached.push_back(open[k]);
-        }
-        open = std::move(reached);
     }
-
-    uint64_t turn = counters().rr_turn.fetch_add(1, std::memory_order_relaxed);
-    return open[turn % open.size()];
+    result.all_cordoned = usable > 0 && cordoned == usable;
+    return result;
 }
 
 }  // namespace solgate

@@ -11,6 +11,8 @@
 
 #include "conf/upstream_args.h"
 #include "slots/shm_network_state.h"
+#include "routing/upstream_choice.h"
+#include "routing/upstream_health.h"
 #include "rpc/cluster.h"
 #include "solgate/solgate.h"
 #include "base/transport.h"
@@ -32,6 +34,11 @@ struct NetworkSettings {
     int64_t max_finalized_slot_lag =
         SG_DEFAULT_MAX_FINALIZED_LAG;  // 0: consensus filter disabled
     bool enforce_block_availability = true;
+    // An upstream more than this many slots behind its group gets no
+    // client traffic while another is within it (0: never).
+    uint64_t max_slot_lag = SG_DEFAULT_MAX_SLOT_LAG;
+    // Whether clients may pick upstreams (header, query) at all.
+    bool use_upstream_from_client = true;
     // use_upstream_default: the selector of requests that send none.
     std::string default_selector;
     // Cube Runner serves blocks for this network: the poller also learns
@@ -54,6 +61,16 @@ struct UpstreamConf {
     std::vector<std::string> tags;            // "key:value"
     std::vector<std::string> methods;         // served only these (globs)
     std::vector<std::string> ignore_methods;  // never these (globs)
+    conf::UpstreamRouting routing;            // weight, backup, max_fails
+};
+
+// The settings nginx merges from the network block and the defaults.
+struct NetworkTuning {
+    uint32_t debounce_ms = SG_DEFAULT_DEBOUNCE_MS;
+    int64_t max_finalized_slot_lag = SG_DEFAULT_MAX_FINALIZED_LAG;
+    bool enforce_block_availability = true;
+    int64_t max_slot_lag = SG_DEFAULT_MAX_SLOT_LAG;
+    bool use_upstream_from_client = true;
 };
 
 // What a use-upstream selector resolves to on this configuration.
@@ -102,9 +119,7 @@ public:
                                                  std::string_view address,
                                                  bool is_unix);
     // The settings once nginx has merged them; checks the network is whole.
-    std::optional<std::string> Configure(uint32_t debounce_ms,
-                                         int64_t max_finalized_slot_lag,
-                                         bool enforce_block_availability);
+    std::optional<std::string> Configure(const NetworkTuning& tuning);
 
     // Attaches to the shared table: `fresh` memory is initialised; reused
     // memory (a reload) keeps the state of upstreams whose id is still
@@ -172,15 +187,44 @@ public:
     // The margin above the indexed tip within which getBlock is forwarded.
     uint64_t GuardMargin() const { return 2 + settings_.debounce_ms / 400; }
 
-    // The upstream for the next attempt: round-robin over the upstreams not
-    // cordoned and not tried yet, preferring those whose processed view
-    // reached min_context_slot. Cordoned ones are used only when no other is
-    // left (*all_cordoned tells when every upstream is cordoned).
-    std::optional<size_t> Pick(const unsigned char* tried,
-                               std::optional<uint64_t> min_context_slot,
-                               bool* all_cordoned,
-                               const std::vector<unsigned char>* allowed =
-                                   nullptr) const;
+    // The slot upstreams of `group` are measured against for max_slot_lag
+    // (LagReference over their processed views); 0 when none is known.
+    uint64_t LagReferenceOf(const std::vector<size_t>& group) const;
+    // How far upstream i's observed processed slot trails `reference`.
+    uint64_t SlotLagOf(size_t i, uint64_t reference) const {
+        return SlotLag(reference, slots().Observed(i));
+    }
+
+    // Upstream i's lag behind the whole network (for the status views).
+    uint64_t SlotLagInNetwork(size_t i) const;
+
+    struct PickRequest {
+        const unsigned char* tried = nullptr;  // one flag per upstream
+        // May receive it (nullptr: every upstream).
+        const std::vector<unsigned char>* allowed = nullptr;
+        // Backups outside `allowed` it may fall back to (nullptr: none).
+        const std::vector<unsigned char>* fallback = nullptr;
+        std::optional<uint64_t> min_context_slot;
+        uint64_t lag_reference = 0;  // 0: nobody counts as lagging
+        int64_t now_ms = 0;
+    };
+    struct PickResult {
+        size_t upstream = 0;
+        CandidateTier tier = CandidateTier::kEligible;
+        bool all_cordoned = false;  // every allowed upstream is cordoned
+    };
+    // The upstream for the next attempt, never one tried before: the
+    // choice of upstream_choice.h over the allowed upstreams, with their
+    // cordons, lag, ejections, weights and costs. No lock, no allocation.
+    std::optional<PickResult> Pick(const PickRequest& request) const;
+
+    // A client attempt on upstream i ended so (failover and passive
+    // health); how long it ejected the upstream for (0: it did not).
+    int64_t ReportAttempt(size_t i, const AttemptOutcome& outcome,
+                       int64_t now_ms) const {
+        return RecordAttempt(host(i), upstreams_[i].routing, outcome, now_ms);
+    }
+    bool has_backups() const { return has_backups_; }
     // Whether this process should log now that every upstream is cordoned:
     // at most once per kAllCordonedWarnMs.
     bool TakeAllCordonedWarning(int64_t now_ms) const;
@@ -198,6 +242,7 @@ private:
     std::unique_ptr<ShmNetworkState> state_;
     NetworkStores stores_;
     bool has_method_filters_ = false;
+    bool has_backups_ = false;
     bool cluster_set_ = false;
     bool commitment_set_ = false;
     bool default_selector_set_ = false;

@@ -62,6 +62,28 @@ void KeepLedgerHolders(const Network& network, const RpcRequest& request,
     }
 }
 
+// A request on use_upstream_default may fall back to the network's backups
+// outside that group (those serving its methods and not cordoned).
+void KeepFallbackBackups(const Network& network,
+                         const std::vector<std::string_view>& methods,
+                         RoutePlan& plan) {
+    if (!network.has_backups()) {
+        return;
+    }
+    plan.fallback.assign(network.size(), 0);
+    for (size_t i = 0; i < network.size(); i++) {
+        if (plan.allowed[i] || !network.upstream(i).routing.backup ||
+            network.Cordoned(i)) {
+            continue;
+        }
+        bool serves = true;
+        for (std::string_view m : methods) {
+            serves = serves && network.Serves(i, m);
+        }
+        plan.fallback[i] = serves ? 1 : 0;
+    }
+}
+
 std::string MethodList(const std::vector<std::string_view>& methods) {
     std::string out;
     for (std::string_view m : methods) {
@@ -73,9 +95,10 @@ std::string MethodList(const std::vector<std::string_view>& methods) {
 }  // namespace
 
 RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
-                    std::string_view selector) {
+                    std::string_view selector, bool from_client) {
     RoutePlan plan;
     plan.has_selector = !selector.empty();
+    plan.client_selector = plan.has_selector && from_client;
     plan.allowed.assign(network.size(), 0);
 
     if (plan.has_selector) {
@@ -117,6 +140,9 @@ RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
     }
 
     KeepLedgerHolders(network, request, plan);
+    if (plan.has_selector && !plan.client_selector) {
+        KeepFallbackBackups(network, methods, plan);
+    }
 
     if (plan.matched.empty()) {
         plan.error = RpcError{kInvalidParams,
@@ -136,7 +162,10 @@ RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
                 " serves " + MethodList(methods)};
         return plan;
     }
-    if (plan.has_selector &&
+    bool fallback_ready = std::any_of(
+        plan.fallback.begin(), plan.fallback.end(),
+        [](unsigned char f) { return f != 0; });
+    if (plan.has_selector && !fallback_ready &&
         std::all_of(plan.serving.begin(), plan.serving.end(),
                     [&](size_t i) { return network.Cordoned(i); })) {
         plan.error = RpcError{

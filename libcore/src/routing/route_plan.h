@@ -14,18 +14,23 @@ namespace solgate {
 
 struct RoutePlan {
     bool has_selector = false;
+    bool client_selector = false;  // the request named it (not the default)
     std::vector<size_t> matched;   // match the selector: vote on the tip
     std::vector<size_t> serving;   // of those, serve the method(s)
     std::vector<unsigned char> allowed;  // by upstream index: may receive it
+    // Backups outside use_upstream_default's group it may fall back to
+    // when none of the group is eligible (empty: none).
+    std::vector<unsigned char> fallback;
     std::optional<LaneId> lane;    // nullopt: the stateless subset pick
     std::string lane_name;         // "all", a group's name, or "" (no lane)
     // Set when the request cannot be routed at all.
     std::optional<RpcError> error;
 };
 
-// `selector` is the request's use-upstream selector ("" for none).
+// `selector` is the request's use-upstream selector ("" for none);
+// from_client false when it is the network's use_upstream_default.
 RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
-                    std::string_view selector);
+                    std::string_view selector, bool from_client = true);
 
 // The tips for the request's subset: its lane's view (or the stateless
 // pick), capped at the serving upstreams' majority when only some of the

@@ -35,6 +35,7 @@ public:
 
     struct Attempt {
         size_t upstream;
+        CandidateTier tier;  // why it was chosen (eligible, backup, ...)
         // Every allowed upstream is cordoned (the pick ignored cordons) and
         // this process has not said so for a while: log it.
         bool warn_all_cordoned;
@@ -42,6 +43,13 @@ public:
     // The upstream for the next attempt, never one tried before for this
     // request; nullopt when none is left. Only after Route said forward.
     std::optional<Attempt> NextAttempt(int64_t now_ms);
+
+    // How the current attempt ended (see ClassifyAttempt); updates the
+    // upstream's passive health. Returns the outcome, and through
+    // *ejected_ms for how long it took the upstream out (0: it did not).
+    AttemptOutcome Report(unsigned http_status, bool timed_out,
+                          std::string_view retry_after, int64_t now_ms,
+                          int64_t* ejected_ms);
 
     // The upstream of the current attempt, if one was picked.
     std::optional<size_t> upstream() const { return upstream_; }

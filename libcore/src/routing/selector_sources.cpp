@@ -2,15 +2,18 @@
 
 namespace solgate {
 
-std::string_view ChooseSelector(const SelectorSources& sources,
-                                std::string_view default_selector) {
-    for (const auto& source :
-         {sources.header, sources.erpc_header, sources.query}) {
-        if (source) {
-            return *source;
+ChosenSelector ChooseSelector(const SelectorSources& sources,
+                              std::string_view default_selector,
+                              bool from_client) {
+    if (from_client) {
+        for (const auto& source :
+             {sources.header, sources.erpc_header, sources.query}) {
+            if (source) {
+                return ChosenSelector{*source, true};
+            }
         }
     }
-    return default_selector;
+    return ChosenSelector{default_selector, false};
 }
 
 }  // namespace solgate

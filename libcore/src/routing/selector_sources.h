@@ -1,7 +1,8 @@
 // Where a request names its use-upstream selector, and which one wins: the
 // X-Solgate-Use-Upstream header, its X-ERPC-Use-Upstream alias (for eRPC
 // clients), ?use-upstream= (URL-decoded), then the network's
-// use_upstream_default. A source that is present wins even when empty: an
+// use_upstream_default (the only one when use_upstream_from_client is
+// off). A source that is present wins even when empty: an
 // empty header asks for no selector at all.
 #pragma once
 
@@ -16,8 +17,15 @@ struct SelectorSources {
     std::optional<std::string_view> query;
 };
 
-// The selector text to route by ("" for none).
-std::string_view ChooseSelector(const SelectorSources& sources,
-                                std::string_view default_selector);
+struct ChosenSelector {
+    std::string_view text;     // "" for none
+    bool from_client = false;  // named by the request, not the default
+};
+
+// The selector to route by. With from_client false (use_upstream_from_client
+// off) the request's sources are ignored and only the default applies.
+ChosenSelector ChooseSelector(const SelectorSources& sources,
+                              std::string_view default_selector,
+                              bool from_client = true);
 
 }  // namespace solgate

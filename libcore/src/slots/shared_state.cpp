@@ -129,6 +129,7 @@ void UpstreamRecord::Reset(std::string_view new_id) {
     processed.store(0);
     finalized.store(0);
     shred.store(0);
+    observed_processed.store(0);
     processed_seen_ms.store(0);
     finalized_seen_ms.store(0);
     health.store(static_cast<uint32_t>(HealthOutcome::kUnknown));
@@ -149,6 +150,13 @@ void UpstreamRecord::Reset(std::string_view new_id) {
     }
     host.gate_skipped_ticks.store(0);
     host.harvested.store(0);
+    host.latency_ewma_us.store(0);
+    host.failure_ewma.store(0);
+    host.consecutive_fails.store(0);
+    host.ejected_until_ms.store(0);
+    host.eject_cause.store(0);
+    host.lagging.store(0);
+    host.ejections.store(0);
     size_t n = std::min(new_id.size(), kIdCapacity - 1);
     std::memcpy(id, new_id.data(), n);
     id[n] = '\0';

@@ -58,6 +58,16 @@ struct UpstreamHostRecord {
     std::atomic<uint64_t> poll_errors[kPollMethodCount];
     std::atomic<uint64_t> gate_skipped_ticks;
     std::atomic<uint64_t> harvested;  // context.slot values from traffic
+
+    // What routing learns of the upstream from this host's polls and
+    // client attempts (routing/upstream_health.h).
+    std::atomic<uint32_t> latency_ewma_us;    // 0: no sample yet
+    std::atomic<uint32_t> failure_ewma;       // share of failures, /65536
+    std::atomic<uint32_t> consecutive_fails;
+    std::atomic<int64_t> ejected_until_ms;    // monotonic; 0: not ejected
+    std::atomic<uint32_t> eject_cause;        // AttemptCause of the ejection
+    std::atomic<uint32_t> lagging;            // the poller's last verdict
+    std::atomic<uint64_t> ejections;
 };
 
 // One upstream in the network's zone: the shared state the stores of
@@ -72,6 +82,8 @@ struct UpstreamRecord {
     std::atomic<uint64_t> processed;
     std::atomic<uint64_t> finalized;
     std::atomic<uint64_t> shred;  // getMaxShredInsertSlot watermark
+    // The processed slot as last observed (no rollback tolerance).
+    std::atomic<uint64_t> observed_processed;
     // When live traffic last fed each view (monotonic ms; 0 = never).
     std::atomic<int64_t> processed_seen_ms;
     std::atomic<int64_t> finalized_seen_ms;
@@ -145,7 +157,7 @@ struct NetworkHostCounters {
 
 struct NetworkShared {
     static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
-    static constexpr uint32_t kLayout = 5;
+    static constexpr uint32_t kLayout = 6;
 
     uint32_t magic;
     uint32_t layout;

@@ -221,6 +221,17 @@ bool ShmNetworkState::Suggest(size_t upstream, SlotAxis axis, uint64_t value) {
     return SuggestSlot(ViewWord(r, axis), value, r.host.large_rollbacks);
 }
 
+uint64_t ShmNetworkState::Observed(size_t upstream) const {
+    return record(upstream).observed_processed.load(std::memory_order_relaxed);
+}
+
+void ShmNetworkState::Observe(size_t upstream, uint64_t slot) {
+    if (slot > 0) {
+        record(upstream).observed_processed.store(slot,
+                                                  std::memory_order_relaxed);
+    }
+}
+
 int64_t ShmNetworkState::TrafficSeenMs(size_t upstream, SlotAxis axis) const {
     return SeenWord(record(upstream), axis).load(std::memory_order_relaxed);
 }

@@ -61,6 +61,8 @@ public:
     void Views(const std::vector<size_t>& upstreams, SlotAxis axis,
                std::vector<uint64_t>* out) const override;
     bool Suggest(size_t upstream, SlotAxis axis, uint64_t value) override;
+    uint64_t Observed(size_t upstream) const override;
+    void Observe(size_t upstream, uint64_t slot) override;
     int64_t TrafficSeenMs(size_t upstream, SlotAxis axis) const override;
     void MarkTrafficSeen(size_t upstream, SlotAxis axis,
                          int64_t now_ms) override;

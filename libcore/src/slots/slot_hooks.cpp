@@ -50,6 +50,12 @@ void HarvestContextSlot(const Network& network, size_t upstream,
     if (views.Suggest(upstream, kSlotProcessed, context_slot)) {
         views.MarkTrafficSeen(upstream, kSlotProcessed, now_ms);
     }
+    // Only a processed or confirmed answer tells where the node is now (a
+    // finalized one, or one at the node's default, trails by ~32 slots).
+    if (commitment == SG_COMMITMENT_PROCESSED ||
+        commitment == SG_COMMITMENT_CONFIRMED) {
+        views.Observe(upstream, context_slot);
+    }
 }
 
 bool IsEnvelopeMethod(std::string_view method) {

@@ -28,6 +28,12 @@ public:
     // kToleratedSlotRollback (counted); 0 is ignored. True when accepted.
     virtual bool Suggest(size_t upstream, SlotAxis axis, uint64_t value) = 0;
 
+    // The processed slot last observed from the upstream itself (a poll,
+    // or the context.slot of a processed or confirmed answer), as it came:
+    // unlike View it goes back when the node does. 0: none yet.
+    virtual uint64_t Observed(size_t upstream) const = 0;
+    virtual void Observe(size_t upstream, uint64_t slot) = 0;
+
     // When live traffic last fed a view (monotonic ms; 0: never).
     virtual int64_t TrafficSeenMs(size_t upstream, SlotAxis axis) const = 0;
     virtual void MarkTrafficSeen(size_t upstream, SlotAxis axis,

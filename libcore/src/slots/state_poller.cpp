@@ -142,6 +142,7 @@ void UpstreamPoller::Tick() {
              [this](const HttpResult& r) {
                  if (auto v = ReplyU64(r)) {
                      views_.Suggest(index_, kSlotProcessed, *v);
+                     views_.Observe(index_, *v);
                  }
              });
         Call(kPollGetSlotFinalized,
@@ -204,14 +205,19 @@ void UpstreamPoller::Call(PollMethod method, std::string body,
                           std::function<void(const HttpResult&)> on_reply) {
     pending_++;
     host_.polls[method].fetch_add(1, std::memory_order_relaxed);
+    int64_t sent_ms = clock_.MonotonicMs();
     transport_.Post(network_.upstream(index_).poll, std::move(body),
                     kPollTimeoutMs,
-                    [this, method, on_reply](HttpResult reply) {
+                    [this, method, on_reply, sent_ms](HttpResult reply) {
                         bool ok = reply.transport_error == 0 &&
                                   reply.http_status == 200;
                         if (!ok) {
                             host_.poll_errors[method].fetch_add(1);
                         }
+                        int64_t took = clock_.MonotonicMs() - sent_ms;
+                        RecordPoll(host_, ok,
+                                   static_cast<uint32_t>(std::clamp<int64_t>(
+                                       took, 0, kPollTimeoutMs)));
                         on_reply(reply);
                         CallDone();
                     });
@@ -270,8 +276,9 @@ void UpstreamPoller::Evaluate() {
 
 NetworkPoller::NetworkPoller(const Network& network, Transport& transport,
                              Clock& clock, LogSink log, uint32_t pid)
-    : network_(network), clock_(clock), pid_(pid) {
+    : network_(network), clock_(clock), log_(log), pid_(pid) {
     for (size_t i = 0; i < network.size(); i++) {
+        all_.push_back(i);
         upstreams_.push_back(std::make_unique<UpstreamPoller>(
             network, i, transport, clock, log));
     }
@@ -286,6 +293,7 @@ NetworkPoller::~NetworkPoller() {
 void NetworkPoller::Tick() {
     int64_t now = clock_.MonotonicMs();
     network_.RefreshLanes(now);
+    uint64_t reference = network_.LagReferenceOf(all_);
     for (size_t i = 0; i < upstreams_.size(); i++) {
         // An old worker draining after a reload must not poll into a
         // record that the new configuration gave to another upstream.
@@ -294,8 +302,33 @@ void NetworkPoller::Tick() {
         }
         if (network_.leases().ClaimLease(i, pid_, now, kLeaseTtlMs)) {
             upstreams_[i]->Tick();
+            NoteLag(i, reference);
         }
     }
+}
+
+void NetworkPoller::NoteLag(size_t i, uint64_t reference) {
+    uint64_t max_lag = network_.settings().max_slot_lag;
+    uint64_t lag = network_.SlotLagOf(i, reference);
+    uint32_t lagging = Lagging(lag, max_lag) ? 1 : 0;
+    if (network_.host(i).lagging.exchange(lagging) == lagging) {
+        return;
+    }
+    // Not a cordon: routing already keeps it out while others are current.
+    log_(kLogInfo,
+         Format(lagging ? "svm upstream lagging; no client traffic while "
+                          "others are current: network=%s upstream=%s "
+                          "slotLag=%llu maxSlotLag=%llu observedSlot=%llu "
+                          "referenceSlot=%llu"
+                        : "svm upstream caught up; back in rotation: "
+                          "network=%s upstream=%s slotLag=%llu "
+                          "maxSlotLag=%llu observedSlot=%llu "
+                          "referenceSlot=%llu",
+                network_.name().c_str(), network_.upstream(i).id.c_str(),
+                static_cast<unsigned long long>(lag),
+                static_cast<unsigned long long>(max_lag),
+                static_cast<unsigned long long>(network_.slots().Observed(i)),
+                static_cast<unsigned long long>(reference)));
 }
 
 }  // namespace solgate

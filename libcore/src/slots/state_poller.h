@@ -69,9 +69,14 @@ public:
     void Tick();
 
 private:
+    // Logs upstream i's lag verdict when it changed (the lease holder's).
+    void NoteLag(size_t i, uint64_t reference);
+
     const Network& network_;
     Clock& clock_;
+    LogSink log_;
     uint32_t pid_;
+    std::vector<size_t> all_;
     std::vector<std::unique_ptr<UpstreamPoller>> upstreams_;
 };
 

@@ -39,6 +39,44 @@ uint64_t HealthyValue(const Network& network, size_t i) {
     return UpstreamHealthy(network, i) ? 1 : 0;
 }
 
+uint64_t SlotLagValue(const Network& network, size_t i) {
+    return network.SlotLagInNetwork(i);
+}
+
+uint64_t LaggingValue(const Network& network, size_t i) {
+    return Lagging(network.SlotLagInNetwork(i), network.settings().max_slot_lag)
+               ? 1
+               : 0;
+}
+
+uint64_t WeightValue(const Network& network, size_t i) {
+    return network.upstream(i).routing.weight;
+}
+
+// {network, upstream} = 1 while passive health keeps it out, else 0.
+void AppendEjectedSamples(std::string& out, std::string_view name,
+                          const Network& network, int64_t now_ms) {
+    for (size_t i = 0; i < network.size(); i++) {
+        AppendSample(out, name,
+                     {{"network", network.name()},
+                      {"upstream", network.upstream(i).id}},
+                     Ejected(network.host(i), now_ms) ? 1 : 0);
+    }
+}
+
+// {network, upstream} = the EWMA of its polls' round trips, in seconds.
+void AppendLatencySamples(std::string& out, std::string_view name,
+                          const Network& network, int64_t) {
+    for (size_t i = 0; i < network.size(); i++) {
+        AppendSampleText(out, name,
+                         {{"network", network.name()},
+                          {"upstream", network.upstream(i).id}},
+                         SecondsText(network.host(i).latency_ewma_us.load(
+                                         std::memory_order_relaxed) /
+                                     1000));
+    }
+}
+
 // One sample per upstream and poll method, from one counter array.
 SampleWriter PerPollMethod(
     const std::atomic<uint64_t> (UpstreamHostRecord::*counts)[kPollMethodCount]) {
@@ -149,6 +187,29 @@ const std::vector<MetricFamily>& NetworkFamilies() {
          "1 unless getHealth failed, the ingestion lag exceeds its "
          "threshold or the genesis hash differs; else 0.",
          PerUpstream(HealthyValue)},
+        {"solgate_upstream_slot_lag_slots", "gauge",
+         "Slots the upstream's last observed processed slot trails the "
+         "network's reference (the upper median of its upstreams).",
+         PerUpstream(SlotLagValue)},
+        {"solgate_upstream_lagging", "gauge",
+         "1 while the upstream trails by more than max_slot_lag (no client "
+         "traffic while another is current), else 0.",
+         PerUpstream(LaggingValue)},
+        {"solgate_upstream_ejected", "gauge",
+         "1 while failed attempts (max_fails) or a 429's Retry-After keep the "
+         "upstream out of rotation on this host, else 0.",
+         AppendEjectedSamples},
+        {"solgate_upstream_ejections_total", "counter",
+         "Times failed attempts or a Retry-After took the upstream out of "
+         "rotation on this host.",
+         PerUpstream(RecordCounter<&UpstreamHostRecord::ejections>)},
+        {"solgate_upstream_latency_ewma_seconds", "gauge",
+         "Moving average of the state poller's round trips to the upstream "
+         "(routing prefers faster upstreams).",
+         AppendLatencySamples},
+        {"solgate_upstream_weight", "gauge",
+         "The upstream's configured weight=.",
+         PerUpstream(WeightValue)},
         {"solgate_upstream_cordoned", "gauge",
          "1 with the reason when the upstream is out of rotation, else 0.",
          AppendCordonedSamples},

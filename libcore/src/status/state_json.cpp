@@ -108,6 +108,19 @@ void AppendUpstream(std::string& out, const Network& network, size_t i,
     o.Uint("finalized_slot", views.View(i, kSlotFinalized));
     o.Uint("shred_insert_slot", views.View(i, kSlotShred));
     o.Uint("ingestion_lag_slots", IngestionLag(network, i));
+    o.Uint("observed_processed_slot", views.Observed(i));
+    uint64_t lag = network.SlotLagInNetwork(i);
+    o.Uint("slot_lag_slots", lag);
+    o.Bool("lagging", Lagging(lag, network.settings().max_slot_lag));
+    o.Uint("weight", network.upstream(i).routing.weight);
+    o.Bool("backup", network.upstream(i).routing.backup);
+    o.Uint("latency_ewma_us", record.latency_ewma_us.load());
+    o.Uint("failure_share_pct", record.failure_ewma.load() * 100 / 65536);
+    int64_t ejected_until = record.ejected_until_ms.load();
+    o.Int("ejected_for_ms", ejected_until > now_mono_ms
+                                ? ejected_until - now_mono_ms
+                                : 0);
+    o.Uint("ejections", ReadCounter(record.ejections));
     o.String("health", HealthName(views.Health(i)));
     o.Bool("healthy", UpstreamHealthy(network, i));
     o.String("genesis", GenesisName(views.Genesis(i)));
@@ -169,6 +182,8 @@ void AppendNetwork(std::string& out, const Network& network,
     AppendCommitment(o, settings.default_commitment);
     o.Uint("state_poller_debounce_ms", settings.debounce_ms);
     o.Int("max_finalized_slot_lag", settings.max_finalized_slot_lag);
+    o.Uint("max_slot_lag", settings.max_slot_lag);
+    o.Bool("use_upstream_from_client", settings.use_upstream_from_client);
     o.Bool("enforce_block_availability", settings.enforce_block_availability);
     AppendTips(o.Key("tips"), network.CurrentTips());
     o.Uint("guard_margin", network.GuardMargin());

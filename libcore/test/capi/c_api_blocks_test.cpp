@@ -28,7 +28,8 @@ struct Network {
                                           sizeof(err)),
                   SG_OK);
         sg_network_settings_t settings{SG_DEFAULT_DEBOUNCE_MS,
-                                       SG_DEFAULT_MAX_FINALIZED_LAG, 1};
+                                       SG_DEFAULT_MAX_FINALIZED_LAG, 1,
+                                       SG_DEFAULT_MAX_SLOT_LAG, 1};
         EXPECT_EQ(sg_network_configure(net, &settings, err, sizeof(err)),
                   SG_OK);
         shared = std::make_unique<char[]>(sg_network_shared_size());

@@ -39,7 +39,8 @@ public:
                 << err;
         }
         sg_network_settings_t settings{SG_DEFAULT_DEBOUNCE_MS,
-                                       SG_DEFAULT_MAX_FINALIZED_LAG, 1};
+                                       SG_DEFAULT_MAX_FINALIZED_LAG, 1,
+                                       SG_DEFAULT_MAX_SLOT_LAG, 1};
         EXPECT_EQ(sg_network_configure(net_, &settings, err, sizeof(err)),
                   SG_OK)
             << err;
@@ -335,17 +336,20 @@ TEST(CApi, ConfigurationMessages) {
     EXPECT_STREQ(err, "invalid use_upstream_default \"a |\": missing pattern "
                       "after '|' at position 3");
     sg_network_settings_t settings{SG_DEFAULT_DEBOUNCE_MS, SG_DEFAULT_MAX_FINALIZED_LAG,
-                                   SG_DEFAULT_ENFORCE_BLOCK_AVAILABILITY};
+                                   SG_DEFAULT_ENFORCE_BLOCK_AVAILABILITY,
+                                   SG_DEFAULT_MAX_SLOT_LAG,
+                                   SG_DEFAULT_USE_UPSTREAM_FROM_CLIENT};
     EXPECT_EQ(sg_network_configure(net, &settings, err, sizeof(err)),
               SG_INVALID);
     EXPECT_STREQ(err, "solgate_network \"m\" has no \"upstream\"");
-    sg_str_t args[] = {S("a"), S("http://x"), S("weight=2")};
+    sg_str_t args[] = {S("a"), S("http://x"), S("priority=2")};
     sg_upstream_info_t info;
     EXPECT_EQ(sg_network_add_upstream(net, args, 3, &info, err, sizeof(err)),
               SG_INVALID);
-    EXPECT_STREQ(err, "invalid parameter \"weight=2\" in upstream \"a\", "
-                      "expected \"host=\", \"tags=\", \"methods=\" or "
-                      "\"ignore_methods=\"");
+    EXPECT_STREQ(err, "invalid parameter \"priority=2\" in upstream \"a\", "
+                      "expected \"host=\", \"tags=\", \"methods=\", "
+                      "\"ignore_methods=\", \"weight=\", \"backup\", "
+                      "\"max_fails=\" or \"fail_timeout=\"");
     ASSERT_EQ(sg_network_add_upstream(net, args, 2, &info, err, sizeof(err)),
               SG_OK);
     EXPECT_EQ(Text(info.id), "a");
@@ -388,7 +392,9 @@ TEST(CApi, NullArgumentsAreRefusedNotFollowed) {
     sg_response_t* resp = nullptr;
     sg_poller_t* poller = nullptr;
     sg_network_settings_t settings{SG_DEFAULT_DEBOUNCE_MS, SG_DEFAULT_MAX_FINALIZED_LAG,
-                                   SG_DEFAULT_ENFORCE_BLOCK_AVAILABILITY};
+                                   SG_DEFAULT_ENFORCE_BLOCK_AVAILABILITY,
+                                   SG_DEFAULT_MAX_SLOT_LAG,
+                                   SG_DEFAULT_USE_UPSTREAM_FROM_CLIENT};
 
     EXPECT_EQ(sg_network_new(S("m"), nullptr, err, sizeof(err)), SG_INVALID);
     EXPECT_EQ(sg_network_set_cluster(nullptr, S("devnet"), err, sizeof(err)),

@@ -68,10 +68,56 @@ TEST(UpstreamArgs, MessagesNameTheUpstreamAndQuoteTheToken) {
     EXPECT_EQ(Parse({"a", "http://x", "ignore_methods=a,b"}, &u),
               "invalid method list \"a,b\" in upstream \"a\": method names may "
               "contain only letters, digits, '_' and '*', joined by '|'");
-    EXPECT_EQ(Parse({"a", "http://x", "weight=2"}, &u),
-              "invalid parameter \"weight=2\" in upstream \"a\", expected "
-              "\"host=\", \"tags=\", \"methods=\" or \"ignore_methods=\"");
+    EXPECT_EQ(Parse({"a", "http://x", "priority=2"}, &u),
+              "invalid parameter \"priority=2\" in upstream \"a\", expected "
+              "\"host=\", \"tags=\", \"methods=\", \"ignore_methods=\", "
+              "\"weight=\", \"backup\", \"max_fails=\" or "
+              "\"fail_timeout=\"");
+    EXPECT_EQ(Parse({"a", "http://x", "weight=0"}, &u),
+              "invalid \"weight=\" \"0\" in upstream \"a\": must be a number "
+              "from 1 to 1000");
+    EXPECT_EQ(Parse({"a", "http://x", "max_fails=x"}, &u),
+              "invalid \"max_fails=\" \"x\" in upstream \"a\": must be a "
+              "number from 0 (never ejected) to 1000");
+    EXPECT_EQ(Parse({"a", "http://x", "fail_timeout=10q"}, &u),
+              "invalid \"fail_timeout=\" \"10q\" in upstream \"a\": must be "
+              "a time from 1ms to 1h, such as 10s");
+    EXPECT_EQ(Parse({"a", "http://x", "backup", "backup", "backup", "backup",
+                     "backup", "backup", "backup", "backup", "backup"}, &u),
+              "too many parameters in \"upstream\" \"a\": at most 8 options");
     EXPECT_TRUE(Parse({"a"}, &u));
+}
+
+TEST(UpstreamArgs, RoutingOptions) {
+    UpstreamArgs u;
+    ASSERT_FALSE(Parse({"a", "http://x"}, &u));
+    EXPECT_EQ(u.routing.weight, 1u);
+    EXPECT_FALSE(u.routing.backup);
+    EXPECT_EQ(u.routing.max_fails, 1u);           // as nginx's server
+    EXPECT_EQ(u.routing.fail_timeout_ms, 10000u);
+    ASSERT_FALSE(Parse({"a", "http://x", "weight=5", "backup", "max_fails=3",
+                        "fail_timeout=1500ms"}, &u));
+    EXPECT_EQ(u.routing.weight, 5u);
+    EXPECT_TRUE(u.routing.backup);
+    EXPECT_EQ(u.routing.max_fails, 3u);
+    EXPECT_EQ(u.routing.fail_timeout_ms, 1500u);
+    ASSERT_FALSE(Parse({"a", "http://x", "max_fails=0", "fail_timeout=2m"}, &u));
+    EXPECT_EQ(u.routing.max_fails, 0u);
+    EXPECT_EQ(u.routing.fail_timeout_ms, 120000u);
+}
+
+TEST(ConfWords, DurationsAsNginxWritesThem) {
+    EXPECT_EQ(ParseDurationMs("10s", 3600000), 10000u);
+    EXPECT_EQ(ParseDurationMs("10", 3600000), 10000u);   // seconds
+    EXPECT_EQ(ParseDurationMs("250ms", 3600000), 250u);
+    EXPECT_EQ(ParseDurationMs("1h", 3600000), 3600000u);
+    EXPECT_FALSE(ParseDurationMs("2h", 3600000));
+    EXPECT_FALSE(ParseDurationMs("ms", 3600000));
+    EXPECT_FALSE(ParseDurationMs("1.5s", 3600000));
+    EXPECT_FALSE(ParseDurationMs("", 3600000));
+    EXPECT_EQ(ParseCount("007", 1, 10), 7u);
+    EXPECT_FALSE(ParseCount("11", 1, 10));
+    EXPECT_FALSE(ParseCount("-1", 0, 10));
 }
 
 }  // namespace

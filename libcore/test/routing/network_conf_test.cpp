@@ -68,9 +68,19 @@ TEST(NetworkConf, DuplicatesAndTheUpstreamLimit) {
     EXPECT_EQ(n.size(), kMaxUpstreams);
 }
 
+NetworkTuning Tuning(uint32_t debounce_ms, int64_t max_finalized_slot_lag,
+                     bool enforce, int64_t max_slot_lag = 20) {
+    NetworkTuning t;
+    t.debounce_ms = debounce_ms;
+    t.max_finalized_slot_lag = max_finalized_slot_lag;
+    t.enforce_block_availability = enforce;
+    t.max_slot_lag = max_slot_lag;
+    return t;
+}
+
 TEST(NetworkConf, SettingsOnceAndInRange) {
     Network n("m", {});
-    EXPECT_EQ(n.Configure(400, 100, true),
+    EXPECT_EQ(n.Configure(Tuning(400, 100, true)),
               "solgate_network \"m\" has no \"upstream\"");
     size_t i;
     ASSERT_FALSE(n.AddUpstreamArgs({"a", "http://x"}, &i));
@@ -84,11 +94,14 @@ TEST(NetworkConf, SettingsOnceAndInRange) {
     EXPECT_FALSE(n.SetDefaultSelector(""));   // "": no default selector
     EXPECT_EQ(n.SetDefaultSelector("a"),
               "\"use_upstream_default\" directive is duplicate");
-    EXPECT_EQ(n.Configure(60001, 100, true),
+    EXPECT_EQ(n.Configure(Tuning(60001, 100, true)),
               "state_poller_debounce of network \"m\" must be at most 60s");
-    EXPECT_EQ(n.Configure(400, -1, true),
+    EXPECT_EQ(n.Configure(Tuning(400, -1, true)),
               "max_finalized_slot_lag of network \"m\" must not be negative");
-    EXPECT_FALSE(n.Configure(2000, 0, false));
+    EXPECT_EQ(n.Configure(Tuning(400, 100, true, -1)),
+              "max_slot_lag of network \"m\" must not be negative");
+    EXPECT_FALSE(n.Configure(Tuning(2000, 0, false, 0)));
+    EXPECT_EQ(n.settings().max_slot_lag, 0u);
     EXPECT_EQ(n.settings().debounce_ms, 2000u);
     EXPECT_EQ(n.settings().max_finalized_slot_lag, 0);
     EXPECT_FALSE(n.settings().enforce_block_availability);

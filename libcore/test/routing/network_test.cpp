@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "support/fakes.h"
 #include "routing/network.h"
 
@@ -30,37 +32,55 @@ TEST(Network, GuardMarginFollowsDebounce) {
     }
 }
 
+// One pick over every upstream; *all tells "every upstream is cordoned".
+std::optional<size_t> PickOne(const Network& n, const unsigned char* tried,
+                              std::optional<uint64_t> min_context_slot,
+                              bool* all, uint64_t lag_reference = 0,
+                              int64_t now_ms = 0) {
+    Network::PickRequest request;
+    request.tried = tried;
+    request.min_context_slot = min_context_slot;
+    request.lag_reference = lag_reference;
+    request.now_ms = now_ms;
+    auto picked = n.Pick(request);
+    *all = picked && picked->all_cordoned;
+    return picked ? std::optional<size_t>(picked->upstream) : std::nullopt;
+}
+
+void CordonByPoller(Network& n, size_t i) {
+    n.record(i).SwapCordon(CordonOwner::kNone,
+                           {CordonOwner::kPoller, CordonCause::kUnhealthy, 1});
+}
+
 TEST(Network, PickRotatesSkipsCordonedAndTried) {
     TestNetwork t(3);
     auto& n = t.network;
     bool all = false;
-    EXPECT_EQ(n.Pick(nullptr, std::nullopt, &all), 0u);
-    EXPECT_EQ(n.Pick(nullptr, std::nullopt, &all), 1u);
-    EXPECT_EQ(n.Pick(nullptr, std::nullopt, &all), 2u);
-    n.record(1).SwapCordon(CordonOwner::kNone,
-                         {CordonOwner::kPoller, CordonCause::kUnhealthy, 1});
+    EXPECT_EQ(PickOne(n, nullptr, std::nullopt, &all), 0u);
+    EXPECT_EQ(PickOne(n, nullptr, std::nullopt, &all), 1u);
+    EXPECT_EQ(PickOne(n, nullptr, std::nullopt, &all), 2u);
+    CordonByPoller(n, 1);
     for (int i = 0; i < 6; i++) {
-        EXPECT_NE(n.Pick(nullptr, std::nullopt, &all), 1u);
+        EXPECT_NE(PickOne(n, nullptr, std::nullopt, &all), 1u);
         EXPECT_FALSE(all);
     }
     unsigned char tried[3] = {1, 0, 0};
-    EXPECT_EQ(n.Pick(tried, std::nullopt, &all), 2u);
+    EXPECT_EQ(PickOne(n, tried, std::nullopt, &all), 2u);
     tried[2] = 1;
     // the healthy ones failed: the cordoned one is the last resort
-    EXPECT_EQ(n.Pick(tried, std::nullopt, &all), 1u);
+    EXPECT_EQ(PickOne(n, tried, std::nullopt, &all), 1u);
     EXPECT_FALSE(all);
     tried[1] = 1;
-    EXPECT_FALSE(n.Pick(tried, std::nullopt, &all));
+    EXPECT_FALSE(PickOne(n, tried, std::nullopt, &all));
 }
 
 TEST(Network, AllCordonedFallsBackToAll) {
     TestNetwork t(2);
     for (size_t i = 0; i < 2; i++) {
-        t.network.record(i).SwapCordon(
-            CordonOwner::kNone, {CordonOwner::kPoller, CordonCause::kShredLag, 1});
+        CordonByPoller(t.network, i);
     }
     bool all = false;
-    EXPECT_TRUE(t.network.Pick(nullptr, std::nullopt, &all));
+    EXPECT_TRUE(PickOne(t.network, nullptr, std::nullopt, &all));
     EXPECT_TRUE(all);
 }
 
@@ -70,11 +90,59 @@ TEST(Network, MinContextSlotPrefersUpstreamsThatReachedIt) {
     n.record(0).processed = 100; n.record(1).processed = 300; n.record(2).processed = 200;
     bool all = false;
     for (int i = 0; i < 4; i++) {
-        EXPECT_EQ(n.Pick(nullptr, 250, &all), 1u);
+        EXPECT_EQ(PickOne(n, nullptr, 250, &all), 1u);
     }
     unsigned char tried[3] = {0, 1, 0};
-    auto p = n.Pick(tried, 250, &all);  // nobody else reached it: any
+    auto p = PickOne(n, tried, 250, &all);  // nobody else reached it: any
     EXPECT_TRUE(p == 0u || p == 2u);
+}
+
+// max_slot_lag: the slot last observed from a node, against its group's
+// upper median; a node that went back is behind although its view (which
+// tolerates rollbacks) still shows the old maximum.
+TEST(Network, LaggingUpstreamsGetNothingWhileOthersAreCurrent) {
+    TestNetwork t(3);  // max_slot_lag 20
+    auto& n = t.network;
+    for (size_t i = 0; i < 3; i++) {
+        n.slots().Suggest(i, kSlotProcessed, 1000);
+        n.slots().Observe(i, 1000);
+    }
+    n.slots().Observe(2, 920);   // 80 behind
+    uint64_t ref = n.LagReferenceOf({0, 1, 2});
+    EXPECT_EQ(ref, 1000u);
+    EXPECT_EQ(n.SlotLagOf(2, ref), 80u);
+    bool all = false;
+    for (int i = 0; i < 30; i++) {
+        EXPECT_NE(PickOne(n, nullptr, std::nullopt, &all, ref), 2u);
+    }
+    // within the limit again: its turn comes back
+    n.slots().Observe(2, 985);
+    std::set<size_t> seen;
+    for (int i = 0; i < 6; i++) {
+        seen.insert(*PickOne(n, nullptr, std::nullopt, &all, ref));
+    }
+    EXPECT_EQ(seen.size(), 3u);
+    // everyone else failed: a lagging node beats no answer
+    n.slots().Observe(2, 700);
+    unsigned char tried[3] = {1, 1, 0};
+    EXPECT_EQ(PickOne(n, tried, std::nullopt, &all, ref), 2u);
+    // lag reference 0 (max_slot_lag 0 or nothing known): nobody lags
+    unsigned char only2[3] = {1, 1, 0};
+    EXPECT_EQ(PickOne(n, only2, std::nullopt, &all, 0), 2u);
+}
+
+TEST(Network, LagReferenceIsTheUpperMedian) {
+    TestNetwork t(4);
+    auto& n = t.network;
+    n.slots().Suggest(0, kSlotProcessed, 500);
+    EXPECT_EQ(n.LagReferenceOf({0, 1}), 500u);  // an unknown view is left out
+    n.slots().Suggest(1, kSlotProcessed, 400);
+    EXPECT_EQ(n.LagReferenceOf({0, 1}), 500u);  // two: the higher
+    n.slots().Suggest(2, kSlotProcessed, 100000);
+    EXPECT_EQ(n.LagReferenceOf({0, 1, 2}), 500u);  // one far ahead moves nothing
+    n.slots().Suggest(3, kSlotProcessed, 450);
+    EXPECT_EQ(n.LagReferenceOf({0, 1, 2, 3}), 500u);
+    EXPECT_EQ(n.LagReferenceOf({}), 0u);
 }
 
 TEST(Network, RebindKeepsStateByIdAndRetiresRemoved) {

@@ -2,6 +2,8 @@
 // the answer when all of them failed.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -22,15 +24,20 @@ const std::string kGetSlot = R"({"jsonrpc":"2.0","id":3,"method":"getSlot"})";
 
 TEST(ChooseSelector, HeaderThenAliasThenQueryThenDefault) {
     SelectorSources s;
-    EXPECT_EQ(ChooseSelector(s, "dflt"), "dflt");
+    EXPECT_EQ(ChooseSelector(s, "dflt").text, "dflt");
     s.query = "q";
-    EXPECT_EQ(ChooseSelector(s, "dflt"), "q");
+    EXPECT_EQ(ChooseSelector(s, "dflt").text, "q");
     s.erpc_header = "e";
-    EXPECT_EQ(ChooseSelector(s, "dflt"), "e");
+    EXPECT_EQ(ChooseSelector(s, "dflt").text, "e");
     s.header = "h";
-    EXPECT_EQ(ChooseSelector(s, "dflt"), "h");
+    EXPECT_EQ(ChooseSelector(s, "dflt").text, "h");
+    EXPECT_TRUE(ChooseSelector(s, "dflt").from_client);
     s.header = "";   // present but empty: no selector at all
-    EXPECT_EQ(ChooseSelector(s, "dflt"), "");
+    EXPECT_EQ(ChooseSelector(s, "dflt").text, "");
+    // use_upstream_from_client off: only the default, whatever was sent
+    ChosenSelector off = ChooseSelector(s, "dflt", false);
+    EXPECT_EQ(off.text, "dflt");
+    EXPECT_FALSE(off.from_client);
 }
 
 TEST(RoutedRequest, TheNetworkDefaultSelectorApplies) {
@@ -91,6 +98,112 @@ TEST(RoutedRequest, ABadSelectorIsAnsweredHere) {
     EXPECT_FALSE(d.forward);
     EXPECT_NE(d.answer.find("-32602"), std::string::npos);
     EXPECT_NE(d.answer.find("missing pattern after '|'"), std::string::npos);
+}
+
+// A network a test builds from `upstream` directive arguments.
+struct BuiltNetwork {
+    BuiltNetwork(const std::vector<std::vector<std::string_view>>& upstreams,
+                 NetworkSettings settings = {})
+        : shared(std::make_unique<NetworkShared>()), network("m", settings) {
+        size_t index = 0;
+        for (const auto& args : upstreams) {
+            EXPECT_FALSE(network.AddUpstreamArgs(args, &index));
+        }
+        std::string error;
+        EXPECT_TRUE(network.Bind(shared.get(), true, 0, &error)) << error;
+    }
+    void Cordon(size_t i) {
+        network.record(i).SwapCordon(
+            CordonOwner::kNone, {CordonOwner::kPoller, CordonCause::kUnhealthy, 1});
+    }
+    std::unique_ptr<NetworkShared> shared;
+    Network network;
+};
+
+std::map<size_t, int> FirstPicks(const Network& n, const SelectorSources& s,
+                                 int requests, int64_t now_ms = 0) {
+    std::map<size_t, int> picks;
+    for (int k = 0; k < requests; k++) {
+        RoutedRequest req(Parse(kGetSlot));
+        EXPECT_TRUE(req.Route(n, s, now_ms).forward);
+        auto attempt = req.NextAttempt(now_ms);
+        EXPECT_TRUE(attempt);
+        if (attempt) picks[attempt->upstream]++;
+    }
+    return picks;
+}
+
+TEST(RoutedRequest, BackupsServeOnlyWhenNoPrimaryIsEligible) {
+    BuiltNetwork b({{"own-1", "http://a", "tags=family:own"},
+                    {"own-2", "http://b", "tags=family:own"},
+                    {"vendor", "http://c", "backup"}});
+    EXPECT_EQ(FirstPicks(b.network, {}, 6),
+              (std::map<size_t, int>{{0, 3}, {1, 3}}));
+    b.Cordon(0);
+    b.Cordon(1);
+    EXPECT_EQ(FirstPicks(b.network, {}, 4), (std::map<size_t, int>{{2, 4}}));
+    // after every primary failed, the backup is the next attempt
+    BuiltNetwork c({{"own-1", "http://a"}, {"vendor", "http://c", "backup"}});
+    RoutedRequest req(Parse(kGetSlot));
+    ASSERT_TRUE(req.Route(c.network, {}, 0).forward);
+    EXPECT_EQ(req.NextAttempt(0)->upstream, 0u);
+    auto second = req.NextAttempt(0);
+    EXPECT_EQ(second->upstream, 1u);
+    EXPECT_EQ(second->tier, CandidateTier::kBackup);
+}
+
+TEST(RoutedRequest, TheDefaultGroupFallsBackToTheNetworksBackups) {
+    NetworkSettings settings;
+    settings.default_selector = "family:own";
+    BuiltNetwork b({{"own-1", "http://a", "tags=family:own"},
+                    {"own-2", "http://b", "tags=family:own"},
+                    {"vendor", "http://c", "backup"},
+                    {"other", "http://d"}},
+                   settings);
+    EXPECT_EQ(FirstPicks(b.network, {}, 4),
+              (std::map<size_t, int>{{0, 2}, {1, 2}}));
+    b.Cordon(0);
+    b.Cordon(1);
+    EXPECT_EQ(FirstPicks(b.network, {}, 3), (std::map<size_t, int>{{2, 3}}));
+    // a client's own selector keeps its answer: every match is cordoned
+    SelectorSources s;
+    s.header = "family:own";
+    RoutedRequest req(Parse(kGetSlot));
+    RouteDecision d = req.Route(b.network, s, 0);
+    EXPECT_FALSE(d.forward);
+    EXPECT_NE(d.answer.find("-32005"), std::string::npos);
+}
+
+TEST(RoutedRequest, ClientSelectorsCanBeTurnedOff) {
+    NetworkSettings settings;
+    settings.use_upstream_from_client = false;
+    TestNetwork t(3, settings);
+    SelectorSources s;
+    s.header = "up-2";
+    s.query = "up-2";
+    EXPECT_EQ(FirstPicks(t.network, s, 3).size(), 3u);   // ignored
+}
+
+TEST(RoutedRequest, ReportsEjectAndTheNextRequestsGoElsewhere) {
+    BuiltNetwork b({{"a", "http://a", "max_fails=1", "fail_timeout=5s"},
+                    {"b", "http://b"}});
+    RoutedRequest req(Parse(kGetSlot));
+    ASSERT_TRUE(req.Route(b.network, {}, 1000).forward);
+    auto first = req.NextAttempt(1000);
+    ASSERT_EQ(first->upstream, 0u);
+    int64_t ejected = 0;
+    AttemptOutcome o = req.Report(429, false, "2", 1000, &ejected);
+    EXPECT_EQ(o.cause, AttemptCause::kRateLimited);
+    EXPECT_EQ(ejected, 5000);   // fail_timeout beats a shorter Retry-After
+    EXPECT_EQ(FirstPicks(b.network, {}, 4, 2000),
+              (std::map<size_t, int>{{1, 4}}));
+    EXPECT_EQ(FirstPicks(b.network, {}, 4, 6000).size(), 2u);   // back
+    // an answer is no failure
+    RoutedRequest ok(Parse(kGetSlot));
+    ASSERT_TRUE(ok.Route(b.network, {}, 7000).forward);
+    ok.NextAttempt(7000);
+    EXPECT_EQ(ok.Report(200, false, "", 7000, &ejected).cause, AttemptCause::kOk);
+    EXPECT_EQ(ejected, 0);
 }
 
 }  // namespace

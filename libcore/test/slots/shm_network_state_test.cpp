@@ -163,6 +163,11 @@ public:
         v = value;
         return true;
     }
+    uint64_t Observed(size_t i) const override {
+        auto it = observed.find(i);
+        return it == observed.end() ? 0 : it->second;
+    }
+    void Observe(size_t i, uint64_t slot) override { observed[i] = slot; }
     int64_t TrafficSeenMs(size_t, SlotAxis) const override { return 0; }
     void MarkTrafficSeen(size_t, SlotAxis, int64_t) override { marks++; }
     HealthOutcome Health(size_t) const override { return HealthOutcome::kOk; }
@@ -179,6 +184,7 @@ public:
     void SetFirstAvailable(size_t, uint64_t) override {}
 
     std::map<std::pair<size_t, SlotAxis>, uint64_t> views;
+    std::map<size_t, uint64_t> observed;
     int marks = 0;
 };
 

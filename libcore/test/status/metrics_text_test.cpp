@@ -164,7 +164,7 @@ TEST(StatusRenderMetrics, OneHelpAndTypePerFamilyWithTwoNetworks) {
             EXPECT_EQ(closed.count(MetricName(line)), 0u) << line;
         }
     }
-    EXPECT_EQ(helped.size(), 41u);  // 19 + Cube Runner's 22
+    EXPECT_EQ(helped.size(), 47u);  // 25 + Cube Runner's 22
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot"
                            "{network=\"devnet\",upstream=\"up-0\"} 0"));
     EXPECT_TRUE(HasLine(m, "solgate_network_indexed_tip_slot"
@@ -186,6 +186,12 @@ TEST(StatusRenderMetrics, FamiliesInFixedOrder) {
                          "solgate_upstream_shred_insert_slot gauge",
                          "solgate_upstream_ingestion_lag_slots gauge",
                          "solgate_upstream_healthy gauge",
+                         "solgate_upstream_slot_lag_slots gauge",
+                         "solgate_upstream_lagging gauge",
+                         "solgate_upstream_ejected gauge",
+                         "solgate_upstream_ejections_total counter",
+                         "solgate_upstream_latency_ewma_seconds gauge",
+                         "solgate_upstream_weight gauge",
                          "solgate_upstream_cordoned gauge",
                          "solgate_upstream_cordon_events_total counter",
                          "solgate_upstream_large_rollbacks_total counter",
@@ -255,10 +261,10 @@ TEST(StatusRenderMetrics, EveryLineFollowsTheTextFormat) {
             samples++;
         }
     }
-    // Per upstream: 10 single-sample families and 2 x 5 poll methods;
+    // Per upstream: 16 single-sample families and 2 x 5 poll methods;
     // per network: 3 counters, 3 lane families x 2 axes for lane "all"
     // (no group lanes formed) and the indexed tip.
-    EXPECT_EQ(samples, 4u * (10 + 2 * kPollMethodCount) + 2u * 10);
+    EXPECT_EQ(samples, 4u * (16 + 2 * kPollMethodCount) + 2u * 10);
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot{network=\"mainnet\","
                            "upstream=\"up-0\"} 18446744073709551615"));
 }

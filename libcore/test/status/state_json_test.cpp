@@ -99,6 +99,7 @@ TEST(StatusRenderState, NetworkSettingsAndKeyOrder) {
     EXPECT_EQ(Keys(n), (std::vector<std::string>{
                            "name", "cluster", "commitment",
                            "state_poller_debounce_ms", "max_finalized_slot_lag",
+                           "max_slot_lag", "use_upstream_from_client",
                            "enforce_block_availability", "tips", "guard_margin",
                            "counters", "upstreams"}));
     EXPECT_EQ(Str(At(n, {"name"})), "mainnet");
@@ -117,7 +118,10 @@ TEST(StatusRenderState, NetworkSettingsAndKeyOrder) {
     EXPECT_EQ(Keys(UpstreamAt(json, 0, 0)),
               (std::vector<std::string>{
                   "id", "processed_slot", "finalized_slot", "shred_insert_slot",
-                  "ingestion_lag_slots", "health", "healthy", "genesis",
+                  "ingestion_lag_slots", "observed_processed_slot",
+                  "slot_lag_slots", "lagging", "weight", "backup",
+                  "latency_ewma_us", "failure_share_pct", "ejected_for_ms",
+                  "ejections", "health", "healthy", "genesis",
                   "cordon", "lease", "traffic_seen_ms_ago", "polls",
                   "poll_errors", "large_rollbacks", "cordon_events",
                   "gate_skipped_ticks", "harvested"}));

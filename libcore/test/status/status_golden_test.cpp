@@ -45,6 +45,11 @@ void FillUpstreams(Network& network, NetworkShared& shared) {
     a.host.cordon_events = 3;
     a.host.gate_skipped_ticks = 4;
     a.host.harvested = 5;
+    a.host.latency_ewma_us = 1500;
+    a.host.failure_ewma = 6554;   // 10%
+    a.host.ejected_until_ms = kNowMono + 2500;
+    a.host.ejections = 6;
+    a.observed_processed = 990;
     a.first_available_plus1 = 4001;
 
     UpstreamRecord& b = network.record(1);
@@ -56,6 +61,7 @@ void FillUpstreams(Network& network, NetworkShared& shared) {
     CordonByOperator(b, "disk \"sdb\" \\ swap\nback at noon",
                      kNowWall - 60000);
     b.host.cordon_events = 1;
+    b.observed_processed = 960;   // 40 behind: lagging
 
     shared.counters.getslot_corrections = 6;
     shared.counters.guard_rejections = 7;
@@ -135,66 +141,84 @@ void FillBlocks(BlocksShared& s) {
 const char kStateJson[] =
     R"({"networks":[{"name":"mainnet","cluster":"mainnet-beta",)"
     R"("commitment":null,"state_poller_debounce_ms":400,)"
-    R"("max_finalized_slot_lag":100,"enforce_block_availability":true,)"
+    R"("max_finalized_slot_lag":100,"max_slot_lag":20,)"
+    R"("use_upstream_from_client":true,"enforce_block_availability":true,)"
     R"("tips":{"processed":990,"finalized":960,"indexed":1004},)"
     R"("guard_margin":3,"counters":{"getslot_corrections":6,)"
     R"("guard_rejections":7,"all_cordoned_fallbacks":8},)"
-    R"("upstreams":[{"id":"up-0","processed_slot":1000,"finalized_slot":968,)"
-    R"("shred_insert_slot":1004,"ingestion_lag_slots":4,"health":"ok",)"
-    R"("healthy":true,"genesis":"matches","cordon":null,"lease":{"pid":4242,)"
+    R"("upstreams":[{"id":"up-0","processed_slot":1000,)"
+    R"("finalized_slot":968,"shred_insert_slot":1004,)"
+    R"("ingestion_lag_slots":4,"observed_processed_slot":990,)"
+    R"("slot_lag_slots":10,"lagging":false,"weight":1,"backup":false,)"
+    R"("latency_ewma_us":1500,"failure_share_pct":10,)"
+    R"("ejected_for_ms":2500,"ejections":6,"health":"ok","healthy":true,)"
+    R"("genesis":"matches","cordon":null,"lease":{"pid":4242,)"
     R"("expires_in_ms":1500},"traffic_seen_ms_ago":{"processed":250,)"
     R"("finalized":750},"polls":{"getHealth":10,"getSlot_processed":11,)"
-    R"("getSlot_finalized":12,"getMaxShredInsertSlot":13,"getGenesisHash":14,)"
-    R"("getFirstAvailableBlock":15},"poll_errors":{"getHealth":0,)"
-    R"("getSlot_processed":1,"getSlot_finalized":2,"getMaxShredInsertSlot":3,)"
-    R"("getGenesisHash":4,"getFirstAvailableBlock":5},"large_rollbacks":2,)"
-    R"("cordon_events":3,"gate_skipped_ticks":4,"harvested":5},{"id":"up-1",)"
-    R"("processed_slot":990,"finalized_slot":960,"shred_insert_slot":1002,)"
-    R"("ingestion_lag_slots":12,"health":"failed","healthy":false,)"
+    R"("getSlot_finalized":12,"getMaxShredInsertSlot":13,)"
+    R"("getGenesisHash":14,"getFirstAvailableBlock":15},)"
+    R"("poll_errors":{"getHealth":0,"getSlot_processed":1,)"
+    R"("getSlot_finalized":2,"getMaxShredInsertSlot":3,)"
+    R"("getGenesisHash":4,"getFirstAvailableBlock":5},)"
+    R"("large_rollbacks":2,"cordon_events":3,"gate_skipped_ticks":4,)"
+    R"("harvested":5},{"id":"up-1","processed_slot":990,)"
+    R"("finalized_slot":960,"shred_insert_slot":1002,)"
+    R"("ingestion_lag_slots":12,"observed_processed_slot":960,)"
+    R"("slot_lag_slots":40,"lagging":true,"weight":1,"backup":false,)"
+    R"("latency_ewma_us":0,"failure_share_pct":0,"ejected_for_ms":0,)"
+    R"("ejections":0,"health":"failed","healthy":false,)"
     R"("genesis":"differs","cordon":{"by":"operator",)"
     R"("reason":"disk \"sdb\" \\ swap\nback at noon",)"
     R"("since":"2023-11-14T22:12:20.123Z"},"lease":null,)"
     R"("traffic_seen_ms_ago":{"processed":null,"finalized":null},)"
-    R"("polls":{"getHealth":0,"getSlot_processed":0,"getSlot_finalized":0,)"
-    R"("getMaxShredInsertSlot":0,"getGenesisHash":0,)"
-    R"("getFirstAvailableBlock":0},"poll_errors":{"getHealth":0,)"
-    R"("getSlot_processed":0,"getSlot_finalized":0,"getMaxShredInsertSlot":0,)"
-    R"("getGenesisHash":0,"getFirstAvailableBlock":0},"large_rollbacks":0,)"
-    R"("cordon_events":1,"gate_skipped_ticks":0,"harvested":0}],)"
-    R"("blocks":{"region":"us","first_available_block":4000,)"
-    R"("cache":{"dir":"@CACHE@","max_size":1048576,"bytes":144,"entries":2,)"
-    R"("evictions":0,"stored":33,"store_failures":34},"served":{"cache":20,)"
-    R"("ledger":21,"region":22,"long_term":23},"tier_answers":30,)"
-    R"("unauthorized":31,"peer_requests":32,"key_table_full":38,)"
-    R"("peers":[{"name":"eu","url":"http://eu.example/","fetches":35,)"
-    R"("failures":36,"copies":37}],)"
-    R"("long_term_storage":["http://lts.example/"],)"
+    R"("polls":{"getHealth":0,"getSlot_processed":0,)"
+    R"("getSlot_finalized":0,"getMaxShredInsertSlot":0,)"
+    R"("getGenesisHash":0,"getFirstAvailableBlock":0},)"
+    R"("poll_errors":{"getHealth":0,"getSlot_processed":0,)"
+    R"("getSlot_finalized":0,"getMaxShredInsertSlot":0,)"
+    R"("getGenesisHash":0,"getFirstAvailableBlock":0},)"
+    R"("large_rollbacks":0,"cordon_events":1,"gate_skipped_ticks":0,)"
+    R"("harvested":0}],"blocks":{"region":"us",)"
+    R"("first_available_block":4000,"cache":{"dir":"@CACHE@",)"
+    R"("max_size":1048576,"bytes":144,"entries":2,"evictions":0,)"
+    R"("stored":33,"store_failures":34},"served":{"cache":20,"ledger":21,)"
+    R"("region":22,"long_term":23},"tier_answers":30,"unauthorized":31,)"
+    R"("peer_requests":32,"key_table_full":38,"peers":[{"name":"eu",)"
+    R"("url":"http://eu.example/","fetches":35,"failures":36,)"
+    R"("copies":37}],"long_term_storage":["http://lts.example/"],)"
     R"("queues":[{"plan":"blade_runner","depth":1,"in_flight":1,)"
     R"("oldest_wait_ms":2500,"retrieved":80,"failed":81,"dropped":82,)"
-    R"("queue_full":83,"allowance_refusals":52},{"plan":"nexus","depth":0,)"
-    R"("in_flight":0,"oldest_wait_ms":0,"retrieved":0,"failed":0,"dropped":0,)"
-    R"("queue_full":0,"allowance_refusals":53}],"keys":[{"key":"short",)"
-    R"("plan":"free","requests":0,"rate_limited":0,"allowance_used":0,)"
-    R"("repeat_count":0,"served":{"cache":0,"ledger":0,"region":0,)"
-    R"("long_term":0}},{"key":"a-ke...ngth","plan":"blade_runner",)"
-    R"("requests":9,"rate_limited":1,"allowance_used":0,"repeat_count":0,)"
+    R"("queue_full":83,"allowance_refusals":52},{"plan":"nexus",)"
+    R"("depth":0,"in_flight":0,"oldest_wait_ms":0,"retrieved":0,)"
+    R"("failed":0,"dropped":0,"queue_full":0,"allowance_refusals":53}],)"
+    R"("keys":[{"key":"short","plan":"free","requests":0,)"
+    R"("rate_limited":0,"allowance_used":0,"repeat_count":0,)"
+    R"("served":{"cache":0,"ledger":0,"region":0,"long_term":0}},)"
+    R"({"key":"a-ke...ngth","plan":"blade_runner","requests":9,)"
+    R"("rate_limited":1,"allowance_used":0,"repeat_count":0,)"
     R"("served":{"cache":8,"ledger":0,"region":0,"long_term":0}}]}},)"
     R"({"name":"devnet","cluster":"custom","commitment":null,)"
     R"("state_poller_debounce_ms":400,"max_finalized_slot_lag":100,)"
-    R"("enforce_block_availability":true,"tips":{"processed":0,"finalized":0,)"
-    R"("indexed":0},"guard_margin":3,"counters":{"getslot_corrections":0,)"
-    R"("guard_rejections":0,"all_cordoned_fallbacks":0},)"
-    R"("upstreams":[{"id":"up-0","processed_slot":0,"finalized_slot":0,)"
-    R"("shred_insert_slot":0,"ingestion_lag_slots":0,"health":"unknown",)"
-    R"("healthy":true,"genesis":"unchecked","cordon":null,"lease":null,)"
+    R"("max_slot_lag":20,"use_upstream_from_client":true,)"
+    R"("enforce_block_availability":true,"tips":{"processed":0,)"
+    R"("finalized":0,"indexed":0},"guard_margin":3,)"
+    R"("counters":{"getslot_corrections":0,"guard_rejections":0,)"
+    R"("all_cordoned_fallbacks":0},"upstreams":[{"id":"up-0",)"
+    R"("processed_slot":0,"finalized_slot":0,"shred_insert_slot":0,)"
+    R"("ingestion_lag_slots":0,"observed_processed_slot":0,)"
+    R"("slot_lag_slots":0,"lagging":false,"weight":1,"backup":false,)"
+    R"("latency_ewma_us":0,"failure_share_pct":0,"ejected_for_ms":0,)"
+    R"("ejections":0,"health":"unknown","healthy":true,)"
+    R"("genesis":"unchecked","cordon":null,"lease":null,)"
     R"("traffic_seen_ms_ago":{"processed":null,"finalized":null},)"
-    R"("polls":{"getHealth":0,"getSlot_processed":0,"getSlot_finalized":0,)"
-    R"("getMaxShredInsertSlot":0,"getGenesisHash":0,)"
-    R"("getFirstAvailableBlock":0},"poll_errors":{"getHealth":0,)"
-    R"("getSlot_processed":0,"getSlot_finalized":0,"getMaxShredInsertSlot":0,)"
-    R"("getGenesisHash":0,"getFirstAvailableBlock":0},"large_rollbacks":0,)"
-    R"("cordon_events":0,"gate_skipped_ticks":0,"harvested":0}]}],)"
-    R"("generated_at":"2023-11-14T22:13:20.123Z"})";
+    R"("polls":{"getHealth":0,"getSlot_processed":0,)"
+    R"("getSlot_finalized":0,"getMaxShredInsertSlot":0,)"
+    R"("getGenesisHash":0,"getFirstAvailableBlock":0},)"
+    R"("poll_errors":{"getHealth":0,"getSlot_processed":0,)"
+    R"("getSlot_finalized":0,"getMaxShredInsertSlot":0,)"
+    R"("getGenesisHash":0,"getFirstAvailableBlock":0},)"
+    R"("large_rollbacks":0,"cordon_events":0,"gate_skipped_ticks":0,)"
+    R"("harvested":0}]}],"generated_at":"2023-11-14T22:13:20.123Z"})";
 
 // The metrics of both networks: every family, once, in its order.
 const char kMetricsText[] = R"metrics(# HELP solgate_upstream_latest_slot Latest slot of the upstream's processed view (a slot number, not a block height).
@@ -222,6 +246,36 @@ solgate_upstream_ingestion_lag_slots{network="devnet",upstream="up-0"} 0
 solgate_upstream_healthy{network="mainnet",upstream="up-0"} 1
 solgate_upstream_healthy{network="mainnet",upstream="up-1"} 0
 solgate_upstream_healthy{network="devnet",upstream="up-0"} 1
+# HELP solgate_upstream_slot_lag_slots Slots the upstream's last observed processed slot trails the network's reference (the upper median of its upstreams).
+# TYPE solgate_upstream_slot_lag_slots gauge
+solgate_upstream_slot_lag_slots{network="mainnet",upstream="up-0"} 10
+solgate_upstream_slot_lag_slots{network="mainnet",upstream="up-1"} 40
+solgate_upstream_slot_lag_slots{network="devnet",upstream="up-0"} 0
+# HELP solgate_upstream_lagging 1 while the upstream trails by more than max_slot_lag (no client traffic while another is current), else 0.
+# TYPE solgate_upstream_lagging gauge
+solgate_upstream_lagging{network="mainnet",upstream="up-0"} 0
+solgate_upstream_lagging{network="mainnet",upstream="up-1"} 1
+solgate_upstream_lagging{network="devnet",upstream="up-0"} 0
+# HELP solgate_upstream_ejected 1 while failed attempts (max_fails) or a 429's Retry-After keep the upstream out of rotation on this host, else 0.
+# TYPE solgate_upstream_ejected gauge
+solgate_upstream_ejected{network="mainnet",upstream="up-0"} 1
+solgate_upstream_ejected{network="mainnet",upstream="up-1"} 0
+solgate_upstream_ejected{network="devnet",upstream="up-0"} 0
+# HELP solgate_upstream_ejections_total Times failed attempts or a Retry-After took the upstream out of rotation on this host.
+# TYPE solgate_upstream_ejections_total counter
+solgate_upstream_ejections_total{network="mainnet",upstream="up-0"} 6
+solgate_upstream_ejections_total{network="mainnet",upstream="up-1"} 0
+solgate_upstream_ejections_total{network="devnet",upstream="up-0"} 0
+# HELP solgate_upstream_latency_ewma_seconds Moving average of the state poller's round trips to the upstream (routing prefers faster upstreams).
+# TYPE solgate_upstream_latency_ewma_seconds gauge
+solgate_upstream_latency_ewma_seconds{network="mainnet",upstream="up-0"} 0.001
+solgate_upstream_latency_ewma_seconds{network="mainnet",upstream="up-1"} 0.000
+solgate_upstream_latency_ewma_seconds{network="devnet",upstream="up-0"} 0.000
+# HELP solgate_upstream_weight The upstream's configured weight=.
+# TYPE solgate_upstream_weight gauge
+solgate_upstream_weight{network="mainnet",upstream="up-0"} 1
+solgate_upstream_weight{network="mainnet",upstream="up-1"} 1
+solgate_upstream_weight{network="devnet",upstream="up-0"} 1
 # HELP solgate_upstream_cordoned 1 with the reason when the upstream is out of rotation, else 0.
 # TYPE solgate_upstream_cordoned gauge
 solgate_upstream_cordoned{network="mainnet",upstream="up-0",reason=""} 0

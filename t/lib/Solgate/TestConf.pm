@@ -11,11 +11,13 @@ use Exporter 'import';
 our @EXPORT = qw(network_conf solgate_locations sim_upstreams);
 
 # network_conf('mainnet', cluster => 'mainnet-beta',
-#              upstreams => [[id, url, extra], ...])
+#              upstreams => [[id, url, extra], ...],
+#              settings => 'max_slot_lag 0; ...')
 sub network_conf {
     my ($name, %o) = @_;
     my $cluster = $o{cluster} || 'mainnet-beta';
     my $conf = "    solgate_network $name {\n        cluster $cluster;\n";
+    $conf .= "        $o{settings}\n" if $o{settings};
     for my $u (@{ $o{upstreams} }) {
         my ($id, $url, $extra) = @$u;
         $conf .= "        upstream $id $url" . ($extra ? " $extra" : '') . ";\n";

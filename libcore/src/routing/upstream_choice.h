@@ -1,0 +1,42 @@
+// The choice among a request's candidate upstreams, in one place: tiers
+// first (eligible primaries, then backups, then lagging, ejected and last
+// cordoned upstreams), then those that reached the request's
+// minContextSlot, then a weighted turn. Pure: the Network fills the
+// candidates from its stores.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+namespace solgate {
+
+// The routing order, best first. A tier is used only when every better one
+// is empty.
+enum class CandidateTier : uint8_t {
+    kEligible = 0,     // a primary: not cordoned, lagging or ejected
+    kBackup,           // a backup of the group, as healthy
+    kFallbackBackup,   // a network backup outside use_upstream_default's group
+    kLagging,          // more than max_slot_lag behind its group
+    kEjected,          // failed max_fails times, or asked to wait (429)
+    kCordoned,         // by the poller or the operator: the last resort
+};
+
+struct Candidate {
+    size_t index = 0;          // the upstream
+    CandidateTier tier = CandidateTier::kEligible;
+    bool reached = true;       // its processed view reached minContextSlot
+    uint32_t weight = 1;       // its share in its tier (>= 1)
+};
+
+// weight=N scaled by how much costlier than the cheapest candidate of its
+// tier an upstream is (cost_ratio >= 1): N x 1000 / ratio^2, at least 1.
+uint32_t EffectiveWeight(uint32_t weight, double cost_ratio);
+
+// The candidate for this turn: the best tier present; within it those that
+// reached minContextSlot when any did; within those a weighted turn (equal
+// weights take strict turns). nullopt when n is 0. Reorders nothing.
+std::optional<size_t> ChooseCandidate(const Candidate* candidates, size_t n,
+                                      uint64_t turn);
+
+}  // namespace solgate

@@ -1,0 +1,97 @@
+// Passive health and the cost routing weighs an upstream by.
+#include "routing/upstream_health.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+namespace solgate {
+namespace {
+
+struct Host {
+    Host() : record(std::make_unique<UpstreamRecord>()) { record->Reset("u"); }
+    UpstreamHostRecord& host() { return record->host; }
+    std::unique_ptr<UpstreamRecord> record;
+};
+
+TEST(UpstreamHealth, ClassifiesWhatTheNodeDid) {
+    EXPECT_EQ(ClassifyAttempt(200, false, "").cause, AttemptCause::kOk);
+    EXPECT_EQ(ClassifyAttempt(404, false, "").cause, AttemptCause::kOk);
+    EXPECT_EQ(ClassifyAttempt(0, false, "").cause, AttemptCause::kTransport);
+    EXPECT_EQ(ClassifyAttempt(0, true, "").cause, AttemptCause::kTimeout);
+    for (unsigned s : {500u, 502u, 503u, 504u}) {
+        EXPECT_EQ(ClassifyAttempt(s, false, "").cause, AttemptCause::kHttpError);
+    }
+    AttemptOutcome limited = ClassifyAttempt(429, false, "7");
+    EXPECT_EQ(limited.cause, AttemptCause::kRateLimited);
+    EXPECT_EQ(limited.retry_after_ms, 7000u);
+    EXPECT_EQ(ClassifyAttempt(429, false, "3600").retry_after_ms, 60000u);
+    EXPECT_EQ(ClassifyAttempt(429, false, "Wed, 21 Oct 2026 07:28:00 GMT")
+                  .retry_after_ms, 0u);
+    EXPECT_EQ(ClassifyAttempt(429, false, "").retry_after_ms, 0u);
+    EXPECT_EQ(AttemptCauseName(AttemptCause::kRateLimited), "http_429");
+}
+
+TEST(UpstreamHealth, MaxFailsInARowEjectForFailTimeout) {
+    Host h;
+    conf::UpstreamRouting r;
+    r.max_fails = 2;
+    r.fail_timeout_ms = 10000;
+    AttemptOutcome failed{AttemptCause::kHttpError, 0};
+    EXPECT_EQ(RecordAttempt(h.host(), r, failed, 1000), 0);
+    EXPECT_EQ(RecordAttempt(h.host(), r, {}, 1001), 0);   // the run is broken
+    EXPECT_EQ(RecordAttempt(h.host(), r, failed, 1002), 0);
+    EXPECT_EQ(RecordAttempt(h.host(), r, failed, 1003), 10000);
+    EXPECT_TRUE(Ejected(h.host(), 1003));
+    EXPECT_TRUE(Ejected(h.host(), 11002));
+    EXPECT_FALSE(Ejected(h.host(), 11003));
+    EXPECT_EQ(h.host().ejections.load(), 1u);
+    r.max_fails = 0;  // never ejected by failures
+    for (int i = 0; i < 5; i++) {
+        EXPECT_EQ(RecordAttempt(h.host(), r, failed, 20000 + i), 0);
+    }
+    EXPECT_FALSE(Ejected(h.host(), 20010));
+}
+
+TEST(UpstreamHealth, RetryAfterIsACoolDown) {
+    Host h;
+    conf::UpstreamRouting r;
+    r.max_fails = 0;
+    AttemptOutcome limited = ClassifyAttempt(429, false, "30");
+    EXPECT_EQ(RecordAttempt(h.host(), r, limited, 0), 30000);
+    EXPECT_TRUE(Ejected(h.host(), 29999));
+    EXPECT_FALSE(Ejected(h.host(), 30000));
+    // while out, another failure extends it but is no new ejection
+    EXPECT_EQ(RecordAttempt(h.host(), r, ClassifyAttempt(429, false, "60"), 100),
+              0);
+    EXPECT_TRUE(Ejected(h.host(), 50000));
+}
+
+TEST(UpstreamHealth, CostFollowsLatencyFailuresAndLag) {
+    Host a, b;
+    for (int i = 0; i < 40; i++) {
+        RecordPoll(a.host(), true, 1);
+        RecordPoll(b.host(), true, 301);
+    }
+    EXPECT_EQ(UpstreamCost(a.host(), 0, 20), 5000.0);  // the floor
+    EXPECT_NEAR(UpstreamCost(b.host(), 0, 20), 301000.0, 3000.0);
+    // small lags and jitter below the floor are equal
+    EXPECT_EQ(UpstreamCost(a.host(), 10, 20), UpstreamCost(a.host(), 0, 20));
+    EXPECT_GT(UpstreamCost(a.host(), 20, 20), UpstreamCost(a.host(), 0, 20));
+    RecordPoll(a.host(), false, 0);
+    EXPECT_GT(UpstreamCost(a.host(), 0, 20), 5000.0);
+}
+
+TEST(UpstreamHealth, LagIsFromTheObservedSlot) {
+    uint64_t heads[] = {1000, 0, 990, 1001};
+    EXPECT_EQ(LagReference(heads, 4), 1000u);
+    EXPECT_EQ(SlotLag(1000, 920), 80u);
+    EXPECT_EQ(SlotLag(1000, 1005), 0u);
+    EXPECT_EQ(SlotLag(1000, 0), 0u);    // unknown is not lagging
+    EXPECT_TRUE(Lagging(21, 20));
+    EXPECT_FALSE(Lagging(20, 20));
+    EXPECT_FALSE(Lagging(500, 0));     // max_slot_lag 0: off
+}
+
+}  // namespace
+}  // namespace solgate
