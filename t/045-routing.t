@@ -173,3 +173,25 @@ qr/cordoning out of rotation: network=withbackup upstream=own-1/
 for my $p (@Ports) {
     cmp_ok(sim_client_calls($p), '>', 0, "node $p served some: the selectors were ignored");
 }
+
+
+
+=== TEST 7: a sendTransaction that failed after reaching a node is not sent to another
+--- setup
+clean();
+sim_fault($_, 'http_status', code => 500) for @Ports;
+--- request
+POST /
+{"jsonrpc":"2.0","id":7,"method":"sendTransaction","params":["AQAB"]}
+--- error_code: 502
+--- response_body chomp
+{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: the upstream failed (http_5xx) after the request may have reached it; not retried on another upstream, so that a transaction is never sent twice"},"id":7}
+--- check
+my $sent = 0;
+$sent += sim_client_calls($_, 'sendTransaction') for @Ports;
+is($sent, 1, 'the transaction reached exactly one node');
+--- error_log eval
+qr/\[error\] .*solgate: upstream "sim-[abc]" failed \(http_5xx\) after a write may have reached it; not retried elsewhere/
+--- no_error_log
+[alert]
+[crit]

@@ -30,6 +30,8 @@ static ngx_int_t ngx_http_solgate_reject_method(ngx_http_request_t *r,
 static ngx_int_t ngx_http_solgate_selector_sources(ngx_http_request_t *r,
     sg_selector_sources_t *sources);
 static ngx_uint_t ngx_http_solgate_last_status(ngx_http_request_t *r);
+static ngx_int_t ngx_http_solgate_write_not_retried(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
 
 
 ngx_int_t
@@ -126,7 +128,9 @@ ngx_http_solgate_retry(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
     ngx_int_t  rc;
 
     if (!ctx->peer_attempt) {
-        ngx_http_solgate_report_attempt(r, ctx);
+        if (ngx_http_solgate_report_attempt(r, ctx) == NGX_DONE) {
+            return ngx_http_solgate_write_not_retried(r, ctx);
+        }
         return ngx_http_solgate_attempt(r, ctx);
     }
 
@@ -347,12 +351,34 @@ ngx_http_solgate_last_status(ngx_http_request_t *r)
 }
 
 
+/* A failed write that may have reached the node: libcore's answer. */
+static ngx_int_t
+ngx_http_solgate_write_not_retried(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx)
+{
+    sg_route_t  route;
+
+    ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                  "solgate: upstream \"%V\" failed (%V) after a write may "
+                  "have reached it; not retried elsewhere",
+                  &ctx->upstream->id, &ctx->last_cause);
+
+    if (sg_request_write_answer(ctx->rpc, &route) != SG_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_solgate_answer(r, ctx, &route);
+}
+
+
 /*
  * Tells libcore how the current attempt ended, once: from the retry
  * location (it failed) or the header filter (it answered).  Proxy records
- * a failure without an HTTP answer as 502 or 504 with no header time.
+ * a failure without an HTTP answer as 502 or 504 with no header time, and
+ * one that never connected with no connect time.  NGX_DONE when the
+ * request must not be retried (a write that may have reached the node).
  */
-void
+ngx_int_t
 ngx_http_solgate_report_attempt(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx)
 {
@@ -365,16 +391,18 @@ ngx_http_solgate_report_attempt(ngx_http_request_t *r,
     if (ctx->reported || ctx->rpc == NULL || ctx->upstream == NULL
         || ctx->peer_attempt)
     {
-        return;
+        return NGX_OK;
     }
 
     ctx->reported = 1;
     ngx_memzero(&end, sizeof(sg_attempt_end_t));
+    end.connected = 1;
 
     if (r->upstream_states != NULL && r->upstream_states->nelts > 0) {
         state = r->upstream_states->elts;
         state = &state[r->upstream_states->nelts - 1];
         end.http_status = (unsigned) state->status;
+        end.connected = state->connect_time != (ngx_msec_t) -1;
 
         if (state->header_time == (ngx_msec_t) -1) {
             end.timed_out = state->status == NGX_HTTP_GATEWAY_TIME_OUT;
@@ -393,7 +421,7 @@ ngx_http_solgate_report_attempt(ngx_http_request_t *r,
     if (sg_request_report(ctx->rpc, &end, (int64_t) ngx_current_msec, &report)
         != SG_OK)
     {
-        return;
+        return NGX_OK;
     }
 
     ctx->last_cause.data = (u_char *) report.cause.data;
@@ -406,4 +434,6 @@ ngx_http_solgate_report_attempt(ngx_http_request_t *r,
                       &ctx->upstream->id, &ctx->network->name,
                       report.ejected_ms, &ctx->last_cause);
     }
+
+    return report.write_not_retried ? NGX_DONE : NGX_OK;
 }

@@ -73,7 +73,7 @@ ngx_http_solgate_header_filter(ngx_http_request_t *r)
     }
 
     if (ctx != NULL && ctx->upstream != NULL && r->upstream != NULL) {
-        ngx_http_solgate_report_attempt(r, ctx);    /* it answered */
+        (void) ngx_http_solgate_report_attempt(r, ctx);  /* it answered */
     }
 
     if (ctx != NULL && ctx->rpc != NULL && ctx->upstream != NULL

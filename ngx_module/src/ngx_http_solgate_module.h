@@ -223,7 +223,7 @@ ngx_int_t ngx_http_solgate_send_text(ngx_http_request_t *r,
 
 /* ngx_http_solgate_access.c */
 ngx_int_t ngx_http_solgate_access_handler(ngx_http_request_t *r);
-void ngx_http_solgate_report_attempt(ngx_http_request_t *r,
+ngx_int_t ngx_http_solgate_report_attempt(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 
 /* ngx_http_solgate_blocks_serve.c */

@@ -215,6 +215,8 @@ SG_API int sg_request_pick(sg_request_t *req, int64_t now_ms, sg_pick_t *out)
 typedef struct {
     unsigned     http_status;    /* the upstream's, 0: no HTTP answer */
     int          timed_out;      /* no answer in time (status 0) */
+    int          connected;      /* the connection was made: the request
+                                  * may have reached the upstream */
     sg_str_t     retry_after;    /* a 429's Retry-After header, or empty */
 } sg_attempt_end_t;
 
@@ -224,12 +226,20 @@ typedef struct {
                                   * (max_fails reached, or a Retry-After) */
     sg_str_t     cause;          /* "ok", "transport", "timeout", "http_429",
                                   * "http_5xx": static memory */
+    int          write_not_retried;  /* answer with sg_request_write_answer:
+                                  * a write that may have reached the node
+                                  * is never sent to another */
 } sg_attempt_report_t;
 
 /* Records how the attempt of the last sg_request_pick ended.  Fails
  * open: without a report the upstream simply keeps its standing. */
 SG_API int sg_request_report(sg_request_t *req, const sg_attempt_end_t *end,
     int64_t now_ms, sg_attempt_report_t *out) SG_NOEXCEPT;
+
+/* After a report with write_not_retried: HTTP 502 and one JSON-RPC error
+ * per call saying so.  Fails closed. */
+SG_API int sg_request_write_answer(sg_request_t *req, sg_route_t *out)
+    SG_NOEXCEPT;
 
 /* The answer when every attempt failed: HTTP 502, one JSON-RPC error per
  * call.  Fails closed. */

@@ -89,14 +89,33 @@ int sg_request_report(sg_request_t* req, const sg_attempt_end_t* end,
     }
     *out = sg_attempt_report_t{};
     return Guard(SG_ERROR, [&] {
-        int64_t ejected_ms = 0;
-        solgate::AttemptOutcome outcome = req->request.Report(
-            end->http_status, end->timed_out != 0, View(end->retry_after),
-            now_ms, &ejected_ms);
-        std::string_view cause = solgate::AttemptCauseName(outcome.cause);
-        out->failed = outcome.cause != solgate::AttemptCause::kOk ? 1 : 0;
-        out->ejected_ms = static_cast<uint32_t>(ejected_ms);
+        solgate::RoutedRequest::AttemptEnd e;
+        e.http_status = end->http_status;
+        e.timed_out = end->timed_out != 0;
+        e.connected = end->connected != 0;
+        e.retry_after = View(end->retry_after);
+        solgate::RoutedRequest::AttemptReport report =
+            req->request.Report(e, now_ms);
+        std::string_view cause =
+            solgate::AttemptCauseName(report.outcome.cause);
+        out->failed =
+            report.outcome.cause != solgate::AttemptCause::kOk ? 1 : 0;
+        out->ejected_ms = static_cast<uint32_t>(report.ejected_ms);
         out->cause = sg_str_t{cause.data(), cause.size()};
+        out->write_not_retried = report.write_not_retried ? 1 : 0;
+        if (report.write_not_retried) {
+            req->answer = req->request.WriteNotRetriedAnswer(report);
+        }
+        return SG_OK;
+    });
+}
+
+int sg_request_write_answer(sg_request_t* req, sg_route_t* out) noexcept {
+    if (req == nullptr || out == nullptr) {
+        return SG_INVALID;
+    }
+    return Guard(SG_ERROR, [&] {
+        *out = Answer(solgate::kAllFailedHttpStatus, req->answer);
         return SG_OK;
     });
 }

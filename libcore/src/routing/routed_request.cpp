@@ -50,15 +50,24 @@ std::optional<RoutedRequest::Attempt> RoutedRequest::NextAttempt(
                    all_cordoned && network_->TakeAllCordonedWarning(now_ms)};
 }
 
-AttemptOutcome RoutedRequest::Report(unsigned http_status, bool timed_out,
-                                     std::string_view retry_after,
-                                     int64_t now_ms, int64_t* ejected_ms) {
-    AttemptOutcome outcome =
-        ClassifyAttempt(http_status, timed_out, retry_after);
-    *ejected_ms = network_ != nullptr && upstream_
-                      ? network_->ReportAttempt(*upstream_, outcome, now_ms)
-                      : 0;
-    return outcome;
+RoutedRequest::AttemptReport RoutedRequest::Report(const AttemptEnd& end,
+                                                  int64_t now_ms) {
+    AttemptReport report;
+    report.outcome =
+        ClassifyAttempt(end.http_status, end.timed_out, end.retry_after);
+    if (network_ != nullptr && upstream_) {
+        report.ejected_ms =
+            network_->ReportAttempt(*upstream_, report.outcome, now_ms);
+    }
+    report.write_not_retried = report.outcome.cause != AttemptCause::kOk &&
+                               end.connected && parsed_.HasWrite();
+    return report;
+}
+
+std::string RoutedRequest::WriteNotRetriedAnswer(
+    const AttemptReport& report) const {
+    return solgate::WriteNotRetriedAnswer(
+        parsed_, AttemptCauseName(report.outcome.cause));
 }
 
 std::string RoutedRequest::AllFailedAnswer() const {

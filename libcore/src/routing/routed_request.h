@@ -44,12 +44,24 @@ public:
     // request; nullopt when none is left. Only after Route said forward.
     std::optional<Attempt> NextAttempt(int64_t now_ms);
 
+    struct AttemptEnd {
+        unsigned http_status = 0;   // 0: no HTTP answer
+        bool timed_out = false;
+        bool connected = true;      // the request may have reached the node
+        std::string_view retry_after;
+    };
+    struct AttemptReport {
+        AttemptOutcome outcome;
+        int64_t ejected_ms = 0;     // took the upstream out this long
+        // A failed write that may have reached the node: answer
+        // WriteNotRetriedAnswer rather than try another upstream.
+        bool write_not_retried = false;
+    };
     // How the current attempt ended (see ClassifyAttempt); updates the
-    // upstream's passive health. Returns the outcome, and through
-    // *ejected_ms for how long it took the upstream out (0: it did not).
-    AttemptOutcome Report(unsigned http_status, bool timed_out,
-                          std::string_view retry_after, int64_t now_ms,
-                          int64_t* ejected_ms);
+    // upstream's passive health.
+    AttemptReport Report(const AttemptEnd& end, int64_t now_ms);
+    // The answer for a write_not_retried report.
+    std::string WriteNotRetriedAnswer(const AttemptReport& report) const;
 
     // The upstream of the current attempt, if one was picked.
     std::optional<size_t> upstream() const { return upstream_; }

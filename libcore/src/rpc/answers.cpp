@@ -68,6 +68,15 @@ std::string FailRequest(const RpcRequest& request, int code,
     return out;
 }
 
+std::string WriteNotRetriedAnswer(const RpcRequest& request,
+                                  std::string_view upstream_cause) {
+    return FailRequest(
+        request, kInternalError,
+        "Internal error: the upstream failed (" + std::string(upstream_cause) +
+            ") after the request may have reached it; not retried on "
+            "another upstream, so that a transaction is never sent twice");
+}
+
 std::string AllFailedAnswer(const RpcRequest& request, size_t attempts) {
     return FailRequest(request, kInternalError,
                        "Internal error: no upstream could serve the request (" +

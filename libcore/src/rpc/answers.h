@@ -27,4 +27,10 @@ std::string FailRequest(const RpcRequest& request, int code,
 std::string AllFailedAnswer(const RpcRequest& request, size_t attempts);
 constexpr unsigned kAllFailedHttpStatus = 502;
 
+// The answer (HTTP 502) when a write (sendTransaction, requestAirdrop)
+// failed after it may have reached the upstream: retrying it elsewhere
+// could send it twice, so the client decides.
+std::string WriteNotRetriedAnswer(const RpcRequest& request,
+                                  std::string_view upstream_cause);
+
 }  // namespace solgate

@@ -58,6 +58,11 @@ struct RpcCall {
     RpcError error;
 };
 
+// sendTransaction and requestAirdrop: a second attempt could act twice.
+inline bool IsWriteMethod(std::string_view method) {
+    return method == "sendTransaction" || method == "requestAirdrop";
+}
+
 struct RpcRequest {
     enum class Shape { kUnreadable, kSingle, kBatch };
 
@@ -65,6 +70,15 @@ struct RpcRequest {
     // Set when the body as a whole is not a request (code -32700/-32600).
     RpcError error;
     std::vector<RpcCall> calls;
+
+    bool HasWrite() const {
+        for (const RpcCall& call : calls) {
+            if (IsWriteMethod(call.method)) {
+                return true;
+            }
+        }
+        return false;
+    }
 };
 
 // Nesting deeper than this is refused before yajl's stack or ours grows

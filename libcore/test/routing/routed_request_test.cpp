@@ -191,10 +191,13 @@ TEST(RoutedRequest, ReportsEjectAndTheNextRequestsGoElsewhere) {
     ASSERT_TRUE(req.Route(b.network, {}, 1000).forward);
     auto first = req.NextAttempt(1000);
     ASSERT_EQ(first->upstream, 0u);
-    int64_t ejected = 0;
-    AttemptOutcome o = req.Report(429, false, "2", 1000, &ejected);
-    EXPECT_EQ(o.cause, AttemptCause::kRateLimited);
-    EXPECT_EQ(ejected, 5000);   // fail_timeout beats a shorter Retry-After
+    RoutedRequest::AttemptEnd limited;
+    limited.http_status = 429;
+    limited.retry_after = "2";
+    RoutedRequest::AttemptReport r = req.Report(limited, 1000);
+    EXPECT_EQ(r.outcome.cause, AttemptCause::kRateLimited);
+    EXPECT_EQ(r.ejected_ms, 5000);   // fail_timeout beats a shorter Retry-After
+    EXPECT_FALSE(r.write_not_retried);
     EXPECT_EQ(FirstPicks(b.network, {}, 4, 2000),
               (std::map<size_t, int>{{1, 4}}));
     EXPECT_EQ(FirstPicks(b.network, {}, 4, 6000).size(), 2u);   // back
@@ -202,8 +205,40 @@ TEST(RoutedRequest, ReportsEjectAndTheNextRequestsGoElsewhere) {
     RoutedRequest ok(Parse(kGetSlot));
     ASSERT_TRUE(ok.Route(b.network, {}, 7000).forward);
     ok.NextAttempt(7000);
-    EXPECT_EQ(ok.Report(200, false, "", 7000, &ejected).cause, AttemptCause::kOk);
-    EXPECT_EQ(ejected, 0);
+    RoutedRequest::AttemptEnd answered;
+    answered.http_status = 200;
+    RoutedRequest::AttemptReport a = ok.Report(answered, 7000);
+    EXPECT_EQ(a.outcome.cause, AttemptCause::kOk);
+    EXPECT_EQ(a.ejected_ms, 0);
+}
+
+// A write is tried again only when it never reached the node.
+TEST(RoutedRequest, WritesAreRetriedOnlyWhenTheyNeverReachedTheNode) {
+    TestNetwork t(2);
+    const std::string send =
+        R"({"jsonrpc":"2.0","id":5,"method":"sendTransaction","params":["AQ"]})";
+    RoutedRequest req(Parse(send));
+    ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
+    req.NextAttempt(0);
+    RoutedRequest::AttemptEnd refused;   // connect failed: safe elsewhere
+    refused.connected = false;
+    EXPECT_FALSE(req.Report(refused, 0).write_not_retried);
+    req.NextAttempt(0);
+    RoutedRequest::AttemptEnd timed_out;
+    timed_out.timed_out = true;
+    RoutedRequest::AttemptReport r = req.Report(timed_out, 0);
+    EXPECT_TRUE(r.write_not_retried);
+    EXPECT_EQ(req.WriteNotRetriedAnswer(r),
+              R"x({"jsonrpc":"2.0","error":{"code":-32603,"message":)x"
+              R"x("Internal error: the upstream failed (timeout) after the )x"
+              R"x(request may have reached it; not retried on another )x"
+              R"x(upstream, so that a transaction is never sent twice"},)x"
+              R"x("id":5})x");
+    // a read is retried whatever happened
+    RoutedRequest read(Parse(kGetSlot));
+    ASSERT_TRUE(read.Route(t.network, {}, 0).forward);
+    read.NextAttempt(0);
+    EXPECT_FALSE(read.Report(timed_out, 0).write_not_retried);
 }
 
 }  // namespace
