@@ -195,3 +195,31 @@ qr/\[error\] .*solgate: upstream "sim-[abc]" failed \(http_5xx\) after a write m
 --- no_error_log
 [alert]
 [crit]
+
+
+
+=== TEST 8: solgate_requests_total counts every request by method, upstream and outcome
+--- request eval
+[step {
+     my $sum = sub {   # the samples of solgate_requests_total matching $re
+         my ($re) = @_;
+         my ($n, $text) = (0, metrics_text());
+         $n += $1 while $text =~ /^solgate_requests_total\{network="closed",$re\} (\d+)$/mg;
+         return $n;
+     };
+     my %before = (bal => $sum->(qr/upstream="sim-[abc]",method="getBalance",outcome="ok"/),
+                   gen => $sum->(qr/upstream="",method="getGenesisHash",outcome="local"/),
+                   other => $sum->(qr/upstream="sim-[abc]",method="other",outcome="[a-z_]+"/));
+     http_post(server_port(), '/closed', rpc($_, 'getBalance', "[$Account]")) for 1 .. 6;
+     http_post(server_port(), '/closed', rpc($_, 'getGenesisHash')) for 1 .. 2;
+     http_post(server_port(), '/closed', rpc(1, 'noSuchMethod' . $_)) for 1 .. 3;
+     wait_for('6 getBalance counted ok, by upstream',
+              sub { $sum->(qr/upstream="sim-[abc]",method="getBalance",outcome="ok"/) - $before{bal} == 6 }, 5);
+     wait_for('2 local getGenesisHash answers, upstream ""',
+              sub { $sum->(qr/upstream="",method="getGenesisHash",outcome="local"/) - $before{gen} == 2 }, 5);
+     wait_for('3 invented methods are one label: other',
+              sub { $sum->(qr/upstream="sim-[abc]",method="other",outcome="[a-z_]+"/) - $before{other} == 3 }, 5);
+     unlike(metrics_text(), qr/noSuchMethod/, 'no client text in a label');
+     like(metrics_text(), qr/^solgate_request_duration_seconds_count\{network="closed",upstream="sim-[abc]",class="read"\} \d+$/m,
+          'the latency histogram has the read class');
+ }]

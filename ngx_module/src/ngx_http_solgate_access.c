@@ -437,3 +437,35 @@ ngx_http_solgate_report_attempt(ngx_http_request_t *r,
 
     return report.write_not_retried ? NGX_DONE : NGX_OK;
 }
+
+
+/* The log phase: the request is over, count it. */
+ngx_int_t
+ngx_http_solgate_log_handler(ngx_http_request_t *r)
+{
+    ngx_msec_int_t                ms;
+    ngx_time_t                   *tp;
+    ngx_http_solgate_ctx_t       *ctx;
+    ngx_http_solgate_loc_conf_t  *slcf;
+
+    slcf = ngx_http_get_module_loc_conf(r, ngx_http_solgate_module);
+
+    if (slcf->network == NULL || r != r->main) {
+        return NGX_OK;
+    }
+
+    ctx = ngx_http_solgate_get_ctx(r);
+
+    if (ctx == NULL || ctx->rpc == NULL || ctx->peer_attempt) {
+        return NGX_OK;
+    }
+
+    tp = ngx_timeofday();
+    ms = (ngx_msec_int_t) ((tp->sec - r->start_sec) * 1000
+                           + (tp->msec - r->start_msec));
+
+    sg_request_finish(ctx->rpc, (unsigned) r->headers_out.status,
+                      ctx->rpc_error, (int64_t) ngx_max(ms, 0));
+
+    return NGX_OK;
+}

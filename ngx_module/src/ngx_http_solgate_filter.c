@@ -147,6 +147,16 @@ ngx_http_solgate_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
         return ngx_http_solgate_error_body(r, ctx);
     }
 
+    if (!ctx->body_seen && !ctx->answered && ctx->upstream != NULL
+        && in != NULL && in->buf != NULL && in->buf->pos != NULL
+        && in->buf->last > in->buf->pos)
+    {
+        /* for the request metrics: a JSON-RPC error or a result */
+        ctx->body_seen = 1;
+        ctx->rpc_error = sg_looks_like_rpc_error((char *) in->buf->pos,
+                                          in->buf->last - in->buf->pos) != 0;
+    }
+
     if (ctx->capture != NULL) {
         ngx_http_solgate_blocks_body(r, ctx, in);
     }

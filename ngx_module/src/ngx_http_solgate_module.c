@@ -131,6 +131,13 @@ ngx_http_solgate_init(ngx_conf_t *cf)
 
     *h = ngx_http_solgate_access_handler;
 
+    h = ngx_array_push(&cmcf->phases[NGX_HTTP_LOG_PHASE].handlers);
+    if (h == NULL) {
+        return NGX_ERROR;
+    }
+
+    *h = ngx_http_solgate_log_handler;
+
     return ngx_http_solgate_filter_init(cf);
 }
 

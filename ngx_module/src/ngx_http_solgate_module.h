@@ -133,6 +133,8 @@ typedef struct {
     unsigned                     rewrite_sent:1;
     unsigned                     harvest_done:1;
     unsigned                     reported:1;     /* the attempt's end */
+    unsigned                     body_seen:1;    /* the upstream's first bytes */
+    unsigned                     rpc_error:1;    /* ... were a JSON-RPC error */
 } ngx_http_solgate_ctx_t;
 
 
@@ -223,6 +225,7 @@ ngx_int_t ngx_http_solgate_send_text(ngx_http_request_t *r,
 
 /* ngx_http_solgate_access.c */
 ngx_int_t ngx_http_solgate_access_handler(ngx_http_request_t *r);
+ngx_int_t ngx_http_solgate_log_handler(ngx_http_request_t *r);
 ngx_int_t ngx_http_solgate_report_attempt(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 

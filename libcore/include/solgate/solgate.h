@@ -236,6 +236,14 @@ typedef struct {
 SG_API int sg_request_report(sg_request_t *req, const sg_attempt_end_t *end,
     int64_t now_ms, sg_attempt_report_t *out) SG_NOEXCEPT;
 
+/* The request is over (log phase): counts it by upstream, method and
+ * outcome, and the answering upstream's latency.  rpc_error: the
+ * upstream's answer looked like a JSON-RPC error (sg_looks_like_rpc_error
+ * on its first bytes).  Fails open. */
+SG_API void sg_request_finish(sg_request_t *req, unsigned http_status,
+    int rpc_error, int64_t duration_ms) SG_NOEXCEPT;
+SG_API int sg_looks_like_rpc_error(const char *data, size_t len) SG_NOEXCEPT;
+
 /* After a report with write_not_retried: HTTP 502 and one JSON-RPC error
  * per call saying so.  Fails closed. */
 SG_API int sg_request_write_answer(sg_request_t *req, sg_route_t *out)

@@ -110,6 +110,24 @@ int sg_request_report(sg_request_t* req, const sg_attempt_end_t* end,
     });
 }
 
+void sg_request_finish(sg_request_t* req, unsigned http_status, int rpc_error,
+                       int64_t duration_ms) noexcept {
+    if (req == nullptr) {
+        return;
+    }
+    Guard(SG_ERROR, [&] {
+        req->request.Finish(http_status, rpc_error != 0, duration_ms);
+        return SG_OK;
+    });
+}
+
+int sg_looks_like_rpc_error(const char* data, size_t len) noexcept {
+    if (data == nullptr) {
+        return 0;
+    }
+    return solgate::LooksLikeRpcError(std::string_view(data, len)) ? 1 : 0;
+}
+
 int sg_request_write_answer(sg_request_t* req, sg_route_t* out) noexcept {
     if (req == nullptr || out == nullptr) {
         return SG_INVALID;

@@ -154,6 +154,9 @@ public:
     // The zone's whole record of upstream i: for tests that set the zone
     // up. The rest of libcore goes through the stores and host().
     UpstreamRecord& record(size_t i) const { return state_->record(i); }
+    // Upstream i's zone slot, which keeps to its id across reloads (what
+    // this host's request counts are keyed by).
+    size_t RecordIndex(size_t i) const { return state_->RecordIndex(i); }
     // Whether upstream i's record is still its own after a reload.
     bool OwnsRecord(size_t i) const {
         return state_->Owns(i, upstreams_[i].id);

@@ -1,5 +1,8 @@
 #include "routing/routed_request.h"
 
+#include <algorithm>
+
+#include "routing/request_metrics.h"
 #include "rpc/answers.h"
 
 namespace solgate {
@@ -59,9 +62,36 @@ RoutedRequest::AttemptReport RoutedRequest::Report(const AttemptEnd& end,
         report.ejected_ms =
             network_->ReportAttempt(*upstream_, report.outcome, now_ms);
     }
-    report.write_not_retried = report.outcome.cause != AttemptCause::kOk &&
-                               end.connected && parsed_.HasWrite();
+    bool failed = report.outcome.cause != AttemptCause::kOk;
+    report.write_not_retried = failed && end.connected && parsed_.HasWrite();
+    if (failed && !report.write_not_retried && network_ != nullptr &&
+        upstream_) {
+        network_->host(*upstream_)
+            .failovers[static_cast<size_t>(report.outcome.cause)]
+            .fetch_add(1, std::memory_order_relaxed);
+    }
     return report;
+}
+
+void RoutedRequest::Finish(unsigned http_status, bool rpc_error,
+                           int64_t duration_ms) {
+    if (network_ == nullptr || finished_) {
+        return;
+    }
+    finished_ = true;
+    std::string_view method = RequestMethodName(parsed_);
+    RequestOutcome outcome = !upstream_               ? RequestOutcome::kLocal
+                             : http_status != 200     ? RequestOutcome::kHttpError
+                             : rpc_error              ? RequestOutcome::kRpcError
+                                                      : RequestOutcome::kOk;
+    size_t slot =
+        upstream_ ? network_->RecordIndex(*upstream_) : kNoUpstreamSlot;
+    CountRequest(network_->counters().requests, slot,
+                 SolanaMethodIndex(method), outcome);
+    if (upstream_) {
+        ObserveLatency(network_->host(*upstream_), ClassOfMethod(method),
+                       static_cast<uint64_t>(std::max<int64_t>(duration_ms, 0)));
+    }
 }
 
 std::string RoutedRequest::WriteNotRetriedAnswer(

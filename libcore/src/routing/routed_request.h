@@ -60,6 +60,11 @@ public:
     // How the current attempt ended (see ClassifyAttempt); updates the
     // upstream's passive health.
     AttemptReport Report(const AttemptEnd& end, int64_t now_ms);
+    // The request is over: count it (upstream, method, outcome) and, when
+    // an upstream answered, its latency. Once; `rpc_error` when the
+    // upstream's answer was a JSON-RPC error.
+    void Finish(unsigned http_status, bool rpc_error, int64_t duration_ms);
+
     // The answer for a write_not_retried report.
     std::string WriteNotRetriedAnswer(const AttemptReport& report) const;
 
@@ -79,6 +84,7 @@ private:
     std::array<unsigned char, kMaxUpstreams> tried_{};
     std::optional<size_t> upstream_;
     size_t attempts_ = 0;
+    bool finished_ = false;
 };
 
 }  // namespace solgate

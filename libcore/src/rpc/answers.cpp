@@ -68,6 +68,18 @@ std::string FailRequest(const RpcRequest& request, int code,
     return out;
 }
 
+bool LooksLikeRpcError(std::string_view first_bytes) {
+    std::string_view head = first_bytes.substr(0, 256);
+    size_t start = head.find_first_not_of(" \t\r\n");
+    if (start == std::string_view::npos || head[start] != '{') {
+        return false;
+    }
+    size_t error = head.find("\"error\":");
+    size_t result = head.find("\"result\":");
+    return error != std::string_view::npos &&
+           (result == std::string_view::npos || error < result);
+}
+
 std::string WriteNotRetriedAnswer(const RpcRequest& request,
                                   std::string_view upstream_cause) {
     return FailRequest(

@@ -27,6 +27,10 @@ std::string FailRequest(const RpcRequest& request, int code,
 std::string AllFailedAnswer(const RpcRequest& request, size_t attempts);
 constexpr unsigned kAllFailedHttpStatus = 502;
 
+// Whether an upstream's answer, from its first bytes, is a JSON-RPC error
+// (an "error" member before any "result"); a batch's array is not.
+bool LooksLikeRpcError(std::string_view first_bytes);
+
 // The answer (HTTP 502) when a write (sendTransaction, requestAirdrop)
 // failed after it may have reached the upstream: retrying it elsewhere
 // could send it twice, so the client decides.

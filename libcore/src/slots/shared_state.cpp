@@ -157,6 +157,16 @@ void UpstreamRecord::Reset(std::string_view new_id) {
     host.eject_cause.store(0);
     host.lagging.store(0);
     host.ejections.store(0);
+    for (size_t c = 0; c < kMethodClasses; c++) {
+        for (size_t b = 0; b < kLatencyBuckets; b++) {
+            host.latency_buckets[c][b].store(0);
+        }
+        host.latency_count[c].store(0);
+        host.latency_sum_ms[c].store(0);
+    }
+    for (size_t c = 0; c < kAttemptCauses; c++) {
+        host.failovers[c].store(0);
+    }
     size_t n = std::min(new_id.size(), kIdCapacity - 1);
     std::memcpy(id, new_id.data(), n);
     id[n] = '\0';

@@ -21,6 +21,9 @@ constexpr size_t kLaneKeyCapacity = 24;   // "grp:" + 16 hex digits
 constexpr size_t kLaneNameCapacity = 64;
 constexpr size_t kIdCapacity = 65;         // 64 characters and a NUL
 constexpr size_t kReasonCapacity = 192;
+constexpr size_t kMethodClasses = 3;     // MethodClass (rpc/solana_methods.h)
+constexpr size_t kLatencyBuckets = 11;   // kLatencyBucketMs (request_metrics)
+constexpr size_t kAttemptCauses = 5;     // AttemptCause (upstream_health.h)
 
 enum PollMethod : size_t {
     kPollGetHealth = 0,
@@ -68,6 +71,14 @@ struct UpstreamHostRecord {
     std::atomic<uint32_t> eject_cause;        // AttemptCause of the ejection
     std::atomic<uint32_t> lagging;            // the poller's last verdict
     std::atomic<uint64_t> ejections;
+
+    // Client requests this upstream answered last, by method class (read,
+    // heavy, write): a latency histogram (routing/request_metrics.h).
+    std::atomic<uint64_t> latency_buckets[kMethodClasses][kLatencyBuckets];
+    std::atomic<uint64_t> latency_count[kMethodClasses];
+    std::atomic<uint64_t> latency_sum_ms[kMethodClasses];
+    // Attempts on it that failed and were failed over, by AttemptCause.
+    std::atomic<uint64_t> failovers[kAttemptCauses];
 };
 
 // One upstream in the network's zone: the shared state the stores of
@@ -145,6 +156,16 @@ struct LaneShared {
     }
 };
 
+// Client requests by (upstream, method, outcome), this host's: a fixed
+// open-addressing table, so whatever clients send, memory and label sets
+// stay bounded (a key that finds no free slot is counted as dropped).
+struct RequestCountTable {
+    static constexpr size_t kSlots = 4096;
+    std::atomic<uint32_t> keys[kSlots];    // 0: free, else packed key + 1
+    std::atomic<uint64_t> counts[kSlots];
+    std::atomic<uint64_t> dropped;
+};
+
 // What one host counts of a network for itself (and its round robin).
 struct NetworkHostCounters {
     std::atomic<uint64_t> rr_turn;
@@ -153,11 +174,12 @@ struct NetworkHostCounters {
     std::atomic<uint64_t> guard_rejections;
     std::atomic<uint64_t> all_cordoned_fallbacks;
     std::atomic<uint64_t> lane_cap_misses;  // lane-worthy groups past the cap
+    RequestCountTable requests;
 };
 
 struct NetworkShared {
     static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
-    static constexpr uint32_t kLayout = 6;
+    static constexpr uint32_t kLayout = 7;
 
     uint32_t magic;
     uint32_t layout;

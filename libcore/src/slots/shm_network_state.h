@@ -103,6 +103,8 @@ public:
 
     // The zone's record of an upstream, shared part and all: this store's,
     // and tests' way to set the zone up.
+    // The zone slot of upstream i: the same for its id across reloads.
+    size_t RecordIndex(size_t upstream) const { return record_of_[upstream]; }
     UpstreamRecord& record(size_t upstream) const {
         return table_->records[record_of_[upstream]];
     }

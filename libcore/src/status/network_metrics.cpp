@@ -1,8 +1,10 @@
 #include "status/network_metrics.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 
+#include "routing/request_metrics.h"
 #include "slots/state_poller.h"
 #include "status/prometheus_text.h"
 #include "status/status_common.h"
@@ -62,6 +64,98 @@ void AppendEjectedSamples(std::string& out, std::string_view name,
                       {"upstream", network.upstream(i).id}},
                      Ejected(network.host(i), now_ms) ? 1 : 0);
     }
+}
+
+// {network, upstream, method, outcome} = client requests; upstream "" for
+// answers Solgate gave itself. Keys of upstreams no longer configured
+// (a reload) are left out.
+void AppendRequestSamples(std::string& out, std::string_view name,
+                          const Network& network, int64_t) {
+    std::array<const std::string*, kMaxUpstreams + 1> id_of{};
+    static const std::string kNone;
+    for (size_t i = 0; i < network.size(); i++) {
+        id_of[network.RecordIndex(i)] = &network.upstream(i).id;
+    }
+    id_of[kNoUpstreamSlot] = &kNone;
+    ForEachRequestCount(
+        network.counters().requests,
+        [&](size_t slot, size_t method, RequestOutcome outcome, uint64_t n) {
+            if (slot > kMaxUpstreams || id_of[slot] == nullptr) {
+                return;
+            }
+            AppendSample(out, name,
+                         {{"network", network.name()},
+                          {"upstream", *id_of[slot]},
+                          {"method", SolanaMethodName(method)},
+                          {"outcome", RequestOutcomeName(outcome)}},
+                         n);
+        });
+}
+
+// The latency histogram per {network, upstream, class}: _bucket{le},
+// _sum (seconds), _count.
+void AppendDurationSamples(std::string& out, std::string_view name,
+                           const Network& network, int64_t) {
+    std::string bucket = std::string(name) + "_bucket";
+    std::string sum = std::string(name) + "_sum";
+    std::string count = std::string(name) + "_count";
+    for (size_t i = 0; i < network.size(); i++) {
+        const UpstreamHostRecord& host = network.host(i);
+        for (size_t c = 0; c < kMethodClasses; c++) {
+            uint64_t n = host.latency_count[c].load(std::memory_order_relaxed);
+            if (n == 0) {
+                continue;  // only classes the upstream served
+            }
+            std::string_view cls = MethodClassName(static_cast<MethodClass>(c));
+            uint64_t cumulative = 0;
+            for (size_t b = 0; b < kLatencyBuckets; b++) {
+                cumulative +=
+                    host.latency_buckets[c][b].load(std::memory_order_relaxed);
+                std::string le = SecondsText(int64_t(kLatencyBucketMs[b]));
+                AppendSample(out, bucket,
+                             {{"network", network.name()},
+                              {"upstream", network.upstream(i).id},
+                              {"class", cls}, {"le", le}},
+                             cumulative);
+            }
+            AppendSample(out, bucket,
+                         {{"network", network.name()},
+                          {"upstream", network.upstream(i).id},
+                          {"class", cls}, {"le", "+Inf"}},
+                         n);
+            AppendSampleText(
+                out, sum,
+                {{"network", network.name()},
+                 {"upstream", network.upstream(i).id}, {"class", cls}},
+                SecondsText(int64_t(
+                    host.latency_sum_ms[c].load(std::memory_order_relaxed))));
+            AppendSample(out, count,
+                         {{"network", network.name()},
+                          {"upstream", network.upstream(i).id},
+                          {"class", cls}},
+                         n);
+        }
+    }
+}
+
+// {network, upstream, cause} = attempts failed over.
+void AppendFailoverSamples(std::string& out, std::string_view name,
+                           const Network& network, int64_t) {
+    for (size_t i = 0; i < network.size(); i++) {
+        for (size_t c = 1; c < kAttemptCauses; c++) {   // 0 is "ok"
+            AppendSample(out, name,
+                         {{"network", network.name()},
+                          {"upstream", network.upstream(i).id},
+                          {"cause", AttemptCauseName(static_cast<AttemptCause>(c))}},
+                         ReadCounter(network.host(i).failovers[c]));
+        }
+    }
+}
+
+void AppendUncountedSamples(std::string& out, std::string_view name,
+                            const Network& network, int64_t) {
+    AppendSample(out, name, {{"network", network.name()}},
+                 ReadCounter(network.counters().requests.dropped));
 }
 
 // {network, upstream} = the EWMA of its polls' round trips, in seconds.
@@ -231,6 +325,23 @@ const std::vector<MetricFamily>& NetworkFamilies() {
         {"solgate_upstream_context_slot_harvests_total", "counter",
          "context.slot values taken from the upstream's live responses.",
          PerUpstream(RecordCounter<&UpstreamHostRecord::harvested>)},
+        {"solgate_requests_total", "counter",
+         "Client requests by the upstream that answered last (\"\" for "
+         "Solgate's own answers), method (a Solana method, \"batch\" or "
+         "\"other\") and outcome (ok, rpc_error, http_error, local).",
+         AppendRequestSamples},
+        {"solgate_request_duration_seconds", "histogram",
+         "Client request time, by the upstream that answered and method "
+         "class (read, heavy, write).",
+         AppendDurationSamples},
+        {"solgate_failovers_total", "counter",
+         "Attempts on the upstream that failed and were retried elsewhere, "
+         "by cause (transport, timeout, http_429, http_5xx).",
+         AppendFailoverSamples},
+        {"solgate_requests_uncounted_total", "counter",
+         "Requests solgate_requests_total could not count (its table of "
+         "4096 label sets is full).",
+         AppendUncountedSamples},
         {"solgate_network_getslot_corrections_total", "counter",
          "getSlot answers from upstreams rewritten to the served tip.",
          PerNetwork(&NetworkHostCounters::getslot_corrections)},

@@ -55,7 +55,7 @@ const std::regex& SampleLine() {
 const std::regex& CommentLine() {
     static const std::regex kComment(
         R"(^# (HELP [a-zA-Z_:][a-zA-Z0-9_:]* .+|)"
-        R"(TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (gauge|counter))$)");
+        R"(TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (gauge|counter|histogram))$)");
     return kComment;
 }
 
@@ -164,7 +164,7 @@ TEST(StatusRenderMetrics, OneHelpAndTypePerFamilyWithTwoNetworks) {
             EXPECT_EQ(closed.count(MetricName(line)), 0u) << line;
         }
     }
-    EXPECT_EQ(helped.size(), 47u);  // 25 + Cube Runner's 22
+    EXPECT_EQ(helped.size(), 51u);  // 29 + Cube Runner's 22
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot"
                            "{network=\"devnet\",upstream=\"up-0\"} 0"));
     EXPECT_TRUE(HasLine(m, "solgate_network_indexed_tip_slot"
@@ -199,6 +199,10 @@ TEST(StatusRenderMetrics, FamiliesInFixedOrder) {
                          "solgate_upstream_poll_errors_total counter",
                          "solgate_upstream_traffic_gate_skips_total counter",
                          "solgate_upstream_context_slot_harvests_total counter",
+                         "solgate_requests_total counter",
+                         "solgate_request_duration_seconds histogram",
+                         "solgate_failovers_total counter",
+                         "solgate_requests_uncounted_total counter",
                          "solgate_network_getslot_corrections_total counter",
                          "solgate_network_guard_rejections_total counter",
                          "solgate_network_all_cordoned_total counter",
@@ -261,10 +265,11 @@ TEST(StatusRenderMetrics, EveryLineFollowsTheTextFormat) {
             samples++;
         }
     }
-    // Per upstream: 16 single-sample families and 2 x 5 poll methods;
+    // Per upstream: 16 single-sample families, 2 x 5 poll methods and 4
+    // failover causes; per network: the uncounted requests,
     // per network: 3 counters, 3 lane families x 2 axes for lane "all"
     // (no group lanes formed) and the indexed tip.
-    EXPECT_EQ(samples, 4u * (16 + 2 * kPollMethodCount) + 2u * 10);
+    EXPECT_EQ(samples, 4u * (16 + 2 * kPollMethodCount + 4) + 2u * 11);
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot{network=\"mainnet\","
                            "upstream=\"up-0\"} 18446744073709551615"));
 }

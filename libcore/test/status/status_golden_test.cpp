@@ -10,6 +10,7 @@
 #include "blocks/block_cache.h"
 #include "support/blocks_zone.h"
 #include "support/fakes.h"
+#include "routing/request_metrics.h"
 #include "slots/state_poller.h"
 #include "status/status_fixtures.h"
 #include "status/metrics_text.h"
@@ -50,6 +51,9 @@ void FillUpstreams(Network& network, NetworkShared& shared) {
     a.host.ejected_until_ms = kNowMono + 2500;
     a.host.ejections = 6;
     a.observed_processed = 990;
+    a.host.failovers[static_cast<size_t>(AttemptCause::kRateLimited)] = 2;
+    ObserveLatency(a.host, MethodClass::kRead, 7);
+    ObserveLatency(a.host, MethodClass::kRead, 300);
     a.first_available_plus1 = 4001;
 
     UpstreamRecord& b = network.record(1);
@@ -63,6 +67,12 @@ void FillUpstreams(Network& network, NetworkShared& shared) {
     b.host.cordon_events = 1;
     b.observed_processed = 960;   // 40 behind: lagging
 
+    for (int k = 0; k < 3; k++) {
+        CountRequest(shared.counters.requests, network.RecordIndex(0),
+                     SolanaMethodIndex("getBalance"), RequestOutcome::kOk);
+    }
+    CountRequest(shared.counters.requests, kNoUpstreamSlot,
+                 SolanaMethodIndex("getGenesisHash"), RequestOutcome::kLocal);
     shared.counters.getslot_corrections = 6;
     shared.counters.guard_rejections = 7;
     shared.counters.all_cordoned_fallbacks = 8;
@@ -341,6 +351,44 @@ solgate_upstream_traffic_gate_skips_total{network="devnet",upstream="up-0"} 0
 solgate_upstream_context_slot_harvests_total{network="mainnet",upstream="up-0"} 5
 solgate_upstream_context_slot_harvests_total{network="mainnet",upstream="up-1"} 0
 solgate_upstream_context_slot_harvests_total{network="devnet",upstream="up-0"} 0
+# HELP solgate_requests_total Client requests by the upstream that answered last ("" for Solgate's own answers), method (a Solana method, "batch" or "other") and outcome (ok, rpc_error, http_error, local).
+# TYPE solgate_requests_total counter
+solgate_requests_total{network="mainnet",upstream="up-0",method="getBalance",outcome="ok"} 3
+solgate_requests_total{network="mainnet",upstream="",method="getGenesisHash",outcome="local"} 1
+# HELP solgate_request_duration_seconds Client request time, by the upstream that answered and method class (read, heavy, write).
+# TYPE solgate_request_duration_seconds histogram
+solgate_request_duration_seconds_bucket{network="mainnet",upstream="up-0",class="read",le="0.005"} 0
+solgate_request_duration_seconds_bucket{network="mainnet",upstream="up-0",class="read",le="0.010"} 1
+solgate_request_duration_seconds_bucket{network="mainnet",upstream="up-0",class="read",le="0.025"} 1
+solgate_request_duration_seconds_bucket{network="mainnet",upstream="up-0",class="read",le="0.050"} 1
+solgate_request_duration_seconds_bucket{network="mainnet",upstream="up-0",class="read",le="0.100"} 1
+solgate_request_duration_seconds_bucket{network="mainnet",upstream="up-0",class="read",le="0.250"} 1
+solgate_request_duration_seconds_bucket{network="mainnet",upstream="up-0",class="read",le="0.500"} 2
+solgate_request_duration_seconds_bucket{network="mainnet",upstream="up-0",class="read",le="1.000"} 2
+solgate_request_duration_seconds_bucket{network="mainnet",upstream="up-0",class="read",le="2.500"} 2
+solgate_request_duration_seconds_bucket{network="mainnet",upstream="up-0",class="read",le="5.000"} 2
+solgate_request_duration_seconds_bucket{network="mainnet",upstream="up-0",class="read",le="10.000"} 2
+solgate_request_duration_seconds_bucket{network="mainnet",upstream="up-0",class="read",le="+Inf"} 2
+solgate_request_duration_seconds_sum{network="mainnet",upstream="up-0",class="read"} 0.307
+solgate_request_duration_seconds_count{network="mainnet",upstream="up-0",class="read"} 2
+# HELP solgate_failovers_total Attempts on the upstream that failed and were retried elsewhere, by cause (transport, timeout, http_429, http_5xx).
+# TYPE solgate_failovers_total counter
+solgate_failovers_total{network="mainnet",upstream="up-0",cause="transport"} 0
+solgate_failovers_total{network="mainnet",upstream="up-0",cause="timeout"} 0
+solgate_failovers_total{network="mainnet",upstream="up-0",cause="http_429"} 2
+solgate_failovers_total{network="mainnet",upstream="up-0",cause="http_5xx"} 0
+solgate_failovers_total{network="mainnet",upstream="up-1",cause="transport"} 0
+solgate_failovers_total{network="mainnet",upstream="up-1",cause="timeout"} 0
+solgate_failovers_total{network="mainnet",upstream="up-1",cause="http_429"} 0
+solgate_failovers_total{network="mainnet",upstream="up-1",cause="http_5xx"} 0
+solgate_failovers_total{network="devnet",upstream="up-0",cause="transport"} 0
+solgate_failovers_total{network="devnet",upstream="up-0",cause="timeout"} 0
+solgate_failovers_total{network="devnet",upstream="up-0",cause="http_429"} 0
+solgate_failovers_total{network="devnet",upstream="up-0",cause="http_5xx"} 0
+# HELP solgate_requests_uncounted_total Requests solgate_requests_total could not count (its table of 4096 label sets is full).
+# TYPE solgate_requests_uncounted_total counter
+solgate_requests_uncounted_total{network="mainnet"} 0
+solgate_requests_uncounted_total{network="devnet"} 0
 # HELP solgate_network_getslot_corrections_total getSlot answers from upstreams rewritten to the served tip.
 # TYPE solgate_network_getslot_corrections_total counter
 solgate_network_getslot_corrections_total{network="mainnet"} 6

@@ -1,0 +1,93 @@
+#include "routing/request_metrics.h"
+
+#include "routing/upstream_health.h"
+
+namespace solgate {
+namespace {
+
+// slot: 9 bits (0-256), method: 8 bits, outcome: 2 bits.
+uint32_t PackKey(size_t slot, size_t method, RequestOutcome outcome) {
+    return static_cast<uint32_t>((slot << 10) | (method << 2) |
+                                 static_cast<uint32_t>(outcome));
+}
+
+// A multiplicative hash of the key: neighbouring keys spread out.
+size_t Home(uint32_t key) {
+    return (static_cast<uint64_t>(key) * 2654435761u) %
+           RequestCountTable::kSlots;
+}
+
+constexpr size_t kMaxProbes = 64;
+
+static_assert(kMethodClasses == static_cast<size_t>(MethodClass::kCount));
+static_assert(kAttemptCauses == static_cast<size_t>(AttemptCause::kCount));
+
+}  // namespace
+
+std::string_view RequestOutcomeName(RequestOutcome outcome) {
+    switch (outcome) {
+    case RequestOutcome::kOk:
+        return "ok";
+    case RequestOutcome::kRpcError:
+        return "rpc_error";
+    case RequestOutcome::kHttpError:
+        return "http_error";
+    case RequestOutcome::kLocal:
+        return "local";
+    case RequestOutcome::kCount:
+        break;
+    }
+    return "ok";
+}
+
+void CountRequest(RequestCountTable& table, size_t slot, size_t method,
+                  RequestOutcome outcome) {
+    uint32_t stored = PackKey(slot, method, outcome) + 1;
+    size_t at = Home(stored);
+    for (size_t probe = 0; probe < kMaxProbes; probe++) {
+        size_t i = (at + probe) % RequestCountTable::kSlots;
+        uint32_t key = table.keys[i].load(std::memory_order_acquire);
+        if (key == 0 &&
+            table.keys[i].compare_exchange_strong(key, stored,
+                                                  std::memory_order_acq_rel)) {
+            key = stored;
+        }
+        if (key == stored) {
+            table.counts[i].fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+    }
+    table.dropped.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ForEachRequestCount(
+    const RequestCountTable& table,
+    const std::function<void(size_t, size_t, RequestOutcome, uint64_t)>& fn) {
+    for (size_t i = 0; i < RequestCountTable::kSlots; i++) {
+        uint32_t key = table.keys[i].load(std::memory_order_acquire);
+        if (key == 0) {
+            continue;
+        }
+        key -= 1;
+        fn(key >> 10, (key >> 2) & 0xff, static_cast<RequestOutcome>(key & 3),
+           table.counts[i].load(std::memory_order_relaxed));
+    }
+}
+
+void ObserveLatency(UpstreamHostRecord& host, MethodClass method_class,
+                    uint64_t duration_ms) {
+    size_t c = static_cast<size_t>(method_class);
+    if (c >= kMethodClasses) {
+        return;
+    }
+    for (size_t b = 0; b < kLatencyBuckets; b++) {
+        if (duration_ms <= kLatencyBucketMs[b]) {
+            host.latency_buckets[c][b].fetch_add(1, std::memory_order_relaxed);
+            break;
+        }
+    }
+    host.latency_count[c].fetch_add(1, std::memory_order_relaxed);
+    host.latency_sum_ms[c].fetch_add(duration_ms, std::memory_order_relaxed);
+}
+
+}  // namespace solgate

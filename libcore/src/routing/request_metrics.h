@@ -1,0 +1,48 @@
+// What the client requests of a network did, for the metrics: counts by
+// upstream, method and outcome, a latency histogram by upstream and
+// method class, and the attempts failed over by cause. All in the
+// network's zone (this host's), bounded whatever clients send; relaxed
+// atomics, no lock, no allocation.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+#include "rpc/solana_methods.h"
+#include "slots/shared_state.h"
+
+namespace solgate {
+
+enum class RequestOutcome : uint32_t {
+    kOk = 0,     // an upstream's answer with a result
+    kRpcError,   // an upstream's answer with a JSON-RPC error
+    kHttpError,  // an HTTP error status (an upstream's or Solgate's 502)
+    kLocal,      // answered by Solgate without an upstream
+    kCount
+};
+std::string_view RequestOutcomeName(RequestOutcome outcome);
+
+// The histogram's upper bounds in ms (the last bucket, +Inf, is the count).
+constexpr std::array<uint64_t, kLatencyBuckets> kLatencyBucketMs{
+    5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000};
+
+// The record slot that stands for "no upstream" (local answers).
+constexpr size_t kNoUpstreamSlot = kMaxUpstreams;
+
+// Adds one to (slot, method, outcome); slot is a record index or
+// kNoUpstreamSlot, method a SolanaMethodIndex.
+void CountRequest(RequestCountTable& table, size_t slot, size_t method,
+                  RequestOutcome outcome);
+
+// Every counted key: fn(slot, method, outcome, count).
+void ForEachRequestCount(
+    const RequestCountTable& table,
+    const std::function<void(size_t, size_t, RequestOutcome, uint64_t)>& fn);
+
+void ObserveLatency(UpstreamHostRecord& host, MethodClass method_class,
+                    uint64_t duration_ms);
+
+}  // namespace solgate

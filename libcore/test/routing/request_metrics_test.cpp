@@ -1,0 +1,84 @@
+// The request counts and the latency histogram stay bounded.
+#include "routing/request_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "rpc/answers.h"
+
+namespace solgate {
+namespace {
+
+using Key = std::tuple<size_t, size_t, RequestOutcome>;
+
+std::map<Key, uint64_t> Counts(const RequestCountTable& t) {
+    std::map<Key, uint64_t> out;
+    ForEachRequestCount(t, [&](size_t s, size_t m, RequestOutcome o,
+                               uint64_t n) { out[{s, m, o}] = n; });
+    return out;
+}
+
+TEST(RequestMetrics, CountsByUpstreamMethodAndOutcome) {
+    auto t = std::make_unique<RequestCountTable>();
+    size_t balance = SolanaMethodIndex("getBalance");
+    CountRequest(*t, 3, balance, RequestOutcome::kOk);
+    CountRequest(*t, 3, balance, RequestOutcome::kOk);
+    CountRequest(*t, 3, balance, RequestOutcome::kRpcError);
+    CountRequest(*t, kNoUpstreamSlot, SolanaMethodIndex("getGenesisHash"),
+                 RequestOutcome::kLocal);
+    auto c = Counts(*t);
+    EXPECT_EQ(c.size(), 3u);
+    EXPECT_EQ((c[{3, balance, RequestOutcome::kOk}]), 2u);
+    EXPECT_EQ((c[{kNoUpstreamSlot, SolanaMethodIndex("getGenesisHash"),
+                  RequestOutcome::kLocal}]), 1u);
+}
+
+// Whatever method names clients invent, they are one label: "other".
+TEST(RequestMetrics, UnknownMethodsAreOtherAndTheTableIsBounded) {
+    EXPECT_EQ(SolanaMethodName(SolanaMethodIndex("getBalance")), "getBalance");
+    EXPECT_EQ(SolanaMethodName(SolanaMethodIndex("simulateTransaction")),
+              "simulateTransaction");
+    EXPECT_EQ(SolanaMethodName(SolanaMethodIndex("x\\u0000evil")), "other");
+    EXPECT_EQ(SolanaMethodName(SolanaMethodIndex("batch")), "batch");
+    auto t = std::make_unique<RequestCountTable>();
+    // more distinct keys than the table holds: the rest are counted dropped
+    for (size_t slot = 0; slot <= kMaxUpstreams; slot++) {
+        for (size_t m = 0; m < SolanaMethodCount(); m++) {
+            CountRequest(*t, slot, m, RequestOutcome::kOk);
+        }
+    }
+    size_t kept = Counts(*t).size();
+    EXPECT_LE(kept, RequestCountTable::kSlots);
+    EXPECT_EQ(kept + t->dropped.load(),
+              (kMaxUpstreams + 1) * SolanaMethodCount());
+}
+
+TEST(RequestMetrics, LatencyBuckets) {
+    auto r = std::make_unique<UpstreamRecord>();
+    r->Reset("u");
+    ObserveLatency(r->host, MethodClass::kHeavy, 3);
+    ObserveLatency(r->host, MethodClass::kHeavy, 30000);   // only in +Inf
+    size_t heavy = static_cast<size_t>(MethodClass::kHeavy);
+    EXPECT_EQ(r->host.latency_buckets[heavy][0].load(), 1u);
+    EXPECT_EQ(r->host.latency_count[heavy].load(), 2u);
+    EXPECT_EQ(r->host.latency_sum_ms[heavy].load(), 30003u);
+    EXPECT_EQ(ClassOfMethod("getProgramAccounts"), MethodClass::kHeavy);
+    EXPECT_EQ(ClassOfMethod("sendTransaction"), MethodClass::kWrite);
+    EXPECT_EQ(ClassOfMethod("getBalance"), MethodClass::kRead);
+}
+
+TEST(RequestMetrics, AnUpstreamErrorIsSeenFromItsFirstBytes) {
+    EXPECT_TRUE(LooksLikeRpcError(
+        R"({"jsonrpc":"2.0","error":{"code":-32005,"message":"x"},"id":1})"));
+    EXPECT_FALSE(LooksLikeRpcError(R"({"jsonrpc":"2.0","result":{"err":null}})"));
+    EXPECT_FALSE(LooksLikeRpcError(
+        R"({"jsonrpc":"2.0","result":{"value":{"error":1}},"id":1})"));
+    EXPECT_FALSE(LooksLikeRpcError(R"([{"jsonrpc":"2.0","error":{}}])"));
+    EXPECT_FALSE(LooksLikeRpcError(""));
+}
+
+}  // namespace
+}  // namespace solgate
