@@ -53,6 +53,7 @@ POST /
     solgate_network mainnet { upstream a http://127.0.0.1:1; }
 --- config
     location / { solgate_pass testnet; }
+    location @solgate_retry { solgate_pass testnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
 --- must_die
 --- error_log
 solgate_pass names unknown network "testnet" (no solgate_network "testnet" block)
@@ -62,10 +63,12 @@ solgate_pass names unknown network "testnet" (no solgate_network "testnet" block
 === TEST 3: a network defined after the location that uses it
 --- config
     location / { solgate_pass later; }
+    location @solgate_retry { solgate_pass later; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
 --- http_config
     server {
         listen 127.0.0.1:1985;
         location / { solgate_pass later; }
+        location @solgate_retry { solgate_pass later; }
     }
     solgate_network later { cluster devnet; upstream a http://127.0.0.1:1; }
 --- request
@@ -182,6 +185,7 @@ duplicate solgate_network "mainnet"
     solgate_network mainnet { upstream a http://127.0.0.1:1; }
 --- config
     location / { solgate_pass mainnet; solgate_pass mainnet; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
 --- must_die
 --- error_log
 "solgate_pass" directive is duplicate
@@ -312,6 +316,7 @@ upstream "a": the first server of upstream block "local_node" is a unix socket, 
     solgate_blocks mainnet { region us; cache $TEST_NGINX_SERVROOT/blocks; }
 --- config
     location / { solgate_pass mainnet; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
 --- must_die
 --- error_log
 solgate_blocks "mainnet" needs "state"
@@ -327,6 +332,7 @@ solgate_blocks "mainnet" needs "state"
     }
 --- config
     location / { solgate_pass mainnet; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
 --- must_die
 --- error_log
 solgate_blocks names unknown network "devnet" (no solgate_network "devnet" block)
@@ -343,6 +349,7 @@ solgate_blocks names unknown network "devnet" (no solgate_network "devnet" block
     }
 --- config
     location / { solgate_pass mainnet; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
 --- must_die
 --- error_log
 invalid rate "fast" in "getblock_rate"
@@ -359,6 +366,7 @@ invalid rate "fast" in "getblock_rate"
     }
 --- config
     location / { solgate_pass mainnet; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
 --- must_die
 --- error_log
 plan "gold" needs "tier="
@@ -373,6 +381,7 @@ plan "gold" needs "tier="
     }
 --- config
     location / { solgate_pass mainnet; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
 --- must_die
 --- error_log
 invalid max_size "lots"
@@ -387,6 +396,7 @@ invalid max_size "lots"
     }
 --- config
     location / { solgate_pass mainnet; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
 --- must_die
 --- error_log
 invalid peer URL "127.0.0.1:9"
@@ -399,6 +409,7 @@ invalid peer URL "127.0.0.1:9"
     solgate_blocks mainnet { regoin us; }
 --- config
     location / { solgate_pass mainnet; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
 --- must_die
 --- error_log
 unknown directive "regoin" in "solgate_blocks"
@@ -446,6 +457,7 @@ POST /
     }
 --- config
     location / { solgate_pass mainnet; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
 --- must_die
 --- error_log
 invalid long_term_storage URL "archive.example:8899"
@@ -462,6 +474,7 @@ invalid long_term_storage URL "archive.example:8899"
     }
 --- config
     location / { solgate_pass mainnet; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
 --- must_die
 --- error_log
 solgate_blocks "mainnet" has a "peer" but no "peer_token"
@@ -476,6 +489,7 @@ solgate_blocks "mainnet" has a "peer" but no "peer_token"
     }
 --- config
     location / { solgate_pass mainnet; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
 --- must_die
 --- error_log
 peer_token must be at least 16 bytes
@@ -518,6 +532,7 @@ invalid network name "main net": may contain only letters, digits, '-', '_' and 
     solgate_blocks mainnet { region us; cache $TEST_NGINX_SERVROOT/blocks; state $TEST_NGINX_SERVROOT/state; plan $http_x_plan; }
 --- config
     location / { solgate_pass mainnet; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
 --- must_die
 --- error_log
 solgate_blocks "mainnet" needs "api_key"
@@ -530,6 +545,7 @@ solgate_blocks "mainnet" needs "api_key"
     solgate_blocks mainnet { region us; region eu; }
 --- config
     location / { solgate_pass mainnet; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
 --- must_die
 --- error_log
 "region" directive is duplicate
@@ -562,6 +578,7 @@ qr/"state_poller_debounce" must be at most 60s in \S+nginx\.conf:\d+/
         solgate_pass mainnet;
         include $TEST_NGINX_CONF_DIR/solgate_proxy.conf;
     }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
 --- request
 POST /
 {"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}
@@ -603,9 +620,49 @@ invalid "weight=" "0" in upstream "a": must be a number from 1 to 1000
 --- config
     location / { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
     location /solgate/ { solgate_admin; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
 --- request
 GET /solgate/state
 --- response_body_like
 "max_slot_lag":50,"use_upstream_from_client":false,.*"id":"a",.*"weight":3,"backup":false,.*"id":"b",.*"weight":1,"backup":true
 --- no_error_log
 [emerg]
+
+
+
+=== TEST 47: a server without the retry location is refused
+Every failover would otherwise be an HTTP 500.
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+--- config
+    location / { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+--- must_die
+--- error_log eval
+qr/solgate_pass in \S+nginx\.conf:\d+: its server has no "location \@solgate_retry", which failover needs \(every failed attempt would answer HTTP 500\); add one with "solgate_pass mainnet;" and "include solgate_proxy.conf;"/
+
+
+
+=== TEST 48: a use_upstream_default that matches no upstream is refused
+--- http_config
+    solgate_network mainnet { use_upstream_default "family:own"; upstream a http://127.0.0.1:1 tags=family:vendor; }
+--- config
+--- must_die
+--- error_log eval
+qr/use_upstream_default "family:own" of network "mainnet" matches no upstream \(every request would get -32602\) in \S+nginx\.conf:\d+/
+
+
+
+=== TEST 49: a debounce below the tick is a warning
+--- http_config
+    solgate_network mainnet { cluster mainnet-beta; state_poller_debounce 100ms; upstream a http://127.0.0.1:1; }
+--- config
+    location / { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+--- request
+POST /
+{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}
+--- response_body_like: "result"
+--- check
+my $stderr = Test::Nginx::Util::_read_file(Test::Nginx::Util::servroot() . '/logs/stderr.log') // '';
+like($stderr, qr/\[warn\] .*"state_poller_debounce" below 400ms acts as 400ms: the poller ticks every 400ms in \S+nginx\.conf:\d+/,
+     'nginx warns at start, naming file and line');

@@ -82,7 +82,7 @@ getslots('/withdead', 4)
 --- response_body_like eval
 slot_answers(4)
 --- error_log eval
-qr/solgate: upstream "dead" failed \(status 502\), retrying on "sim-a"|cordoning out of rotation: network=withdead upstream=dead/
+qr/solgate: upstream "dead" failed \(transport, status 502\), retrying on "sim-a"|cordoning out of rotation: network=withdead upstream=dead/
 --- no_error_log
 [crit]
 [alert]
@@ -98,7 +98,7 @@ getslots('/', 6)
 --- response_body_like eval
 slot_answers(6)
 --- error_log eval
-qr/solgate: upstream "sim-b" failed \(status 502\), retrying on|upstream=sim-b .*getHealth reported unhealthy/
+qr/solgate: upstream "sim-b" failed \(http_5xx, status 502\), retrying on|upstream=sim-b .*getHealth failed: HTTP 502/
 --- no_error_log
 [crit]
 [alert]

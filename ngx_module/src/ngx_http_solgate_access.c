@@ -215,13 +215,13 @@ ngx_http_solgate_attempt(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
     }
 
     if (pick.warn_all_cordoned) {
-        ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+        ngx_http_solgate_log_by_id(NGX_LOG_WARN, r,
                       "solgate: every upstream of network \"%V\" is "
                       "cordoned, routing to all of them", &network->name);
     }
 
     if (ctx->upstream != NULL) {
-        ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+        ngx_http_solgate_log_by_id(NGX_LOG_WARN, r,
                       "solgate: upstream \"%V\" failed (%V, status %ui), "
                       "retrying on \"%V\"", &ctx->upstream->id,
                       &ctx->last_cause, ngx_http_solgate_last_status(r),
@@ -244,7 +244,7 @@ ngx_http_solgate_fail_all(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 {
     sg_route_t  route;
 
-    ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+    ngx_http_solgate_log_by_id(NGX_LOG_ERR, r,
                   "solgate: all %uz upstream(s) of network \"%V\" failed, "
                   "last \"%V\" with status %ui",
                   sg_request_attempts(ctx->rpc), &ctx->network->name,
@@ -358,7 +358,7 @@ ngx_http_solgate_write_not_retried(ngx_http_request_t *r,
 {
     sg_route_t  route;
 
-    ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+    ngx_http_solgate_log_by_id(NGX_LOG_ERR, r,
                   "solgate: upstream \"%V\" failed (%V) after a write may "
                   "have reached it; not retried elsewhere",
                   &ctx->upstream->id, &ctx->last_cause);
@@ -428,7 +428,7 @@ ngx_http_solgate_report_attempt(ngx_http_request_t *r,
     ctx->last_cause.len = report.cause.len;
 
     if (report.ejected_ms > 0) {
-        ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+        ngx_http_solgate_log_by_id(NGX_LOG_WARN, r,
                       "solgate: upstream \"%V\" of network \"%V\" out of "
                       "rotation for %uD ms after a failed attempt (%V)",
                       &ctx->upstream->id, &ctx->network->name,

@@ -20,6 +20,8 @@ static char *ngx_http_solgate_pass(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static ngx_int_t ngx_http_solgate_resolve_pass_refs(ngx_conf_t *cf,
     ngx_http_solgate_main_conf_t *smcf);
+static ngx_int_t ngx_http_solgate_check_retry_locations(ngx_conf_t *cf,
+    ngx_http_solgate_main_conf_t *smcf);
 
 
 static ngx_command_t  ngx_http_solgate_commands[] = {
@@ -119,6 +121,10 @@ ngx_http_solgate_init(ngx_conf_t *cf)
     }
 
     if (ngx_http_solgate_blocks_build(cf, smcf) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_solgate_check_retry_locations(cf, smcf) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -272,6 +278,7 @@ ngx_http_solgate_pass(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     ref->name = value[1];
     ref->target = &slcf->network;
+    ref->server = ngx_http_conf_get_module_srv_conf(cf, ngx_http_core_module);
     ngx_http_solgate_conf_here(cf, &ref->at);
 
     return NGX_CONF_OK;
@@ -296,6 +303,52 @@ ngx_http_solgate_resolve_pass_refs(ngx_conf_t *cf,
                           "(no solgate_network \"%V\" block) in %V:%ui",
                           &ref[i].name, &ref[i].name, &ref[i].at.file,
                           ref[i].at.line);
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * solgate_proxy.conf fails over through "location @solgate_retry": a
+ * server without it would answer every failover with HTTP 500.  Named
+ * locations are known once the http block is read.
+ */
+static ngx_int_t
+ngx_http_solgate_check_retry_locations(ngx_conf_t *cf,
+    ngx_http_solgate_main_conf_t *smcf)
+{
+    ngx_uint_t                    i;
+    ngx_http_core_loc_conf_t    **named;
+    ngx_http_solgate_pass_ref_t  *ref;
+
+    static ngx_str_t  retry = ngx_string("@solgate_retry");
+
+    ref = smcf->pass_refs.elts;
+
+    for (i = 0; i < smcf->pass_refs.nelts; i++) {
+        named = ref[i].server->named_locations;
+
+        while (named != NULL && *named != NULL) {
+            if ((*named)->name.len == retry.len
+                && ngx_strncmp((*named)->name.data, retry.data, retry.len)
+                   == 0)
+            {
+                break;
+            }
+            named++;
+        }
+
+        if (named == NULL || *named == NULL) {
+            ngx_log_error(NGX_LOG_EMERG, cf->log, 0,
+                          "solgate_pass in %V:%ui: its server has no "
+                          "\"location @solgate_retry\", which failover "
+                          "needs (every failed attempt would answer HTTP "
+                          "500); add one with \"solgate_pass %V;\" and "
+                          "\"include solgate_proxy.conf;\"",
+                          &ref[i].at.file, ref[i].at.line, &ref[i].name);
             return NGX_ERROR;
         }
     }

@@ -87,6 +87,7 @@ struct ngx_http_solgate_blocks_s {
 typedef struct {
     ngx_str_t                    name;
     ngx_http_solgate_network_t **target;
+    ngx_http_core_srv_conf_t    *server;    /* its server, for @solgate_retry */
     ngx_http_solgate_conf_at_t   at;
 } ngx_http_solgate_pass_ref_t;
 
@@ -222,6 +223,18 @@ ngx_int_t ngx_http_solgate_send_json_header(ngx_http_request_t *r,
     ngx_uint_t status, off_t length);
 ngx_int_t ngx_http_solgate_send_text(ngx_http_request_t *r,
     ngx_uint_t status, ngx_str_t *content_type, sg_text_t *text);
+
+/*
+ * Solgate's lines name upstreams by id.  nginx's log context would append
+ * the upstream's URL, whose path may hold a vendor key: hidden meanwhile.
+ */
+#define ngx_http_solgate_log_by_id(level, r, ...)                           \
+    do {                                                                    \
+        ngx_http_upstream_t  *saved_ = (r)->upstream;                       \
+        (r)->upstream = NULL;                                               \
+        ngx_log_error(level, (r)->connection->log, 0, __VA_ARGS__);         \
+        (r)->upstream = saved_;                                             \
+    } while (0)
 
 /* ngx_http_solgate_access.c */
 ngx_int_t ngx_http_solgate_access_handler(ngx_http_request_t *r);

@@ -587,5 +587,13 @@ ngx_http_solgate_check_debounce(ngx_conf_t *cf, void *post, void *data)
         return NGX_CONF_ERROR;
     }
 
+    if (*debounce < SG_DEFAULT_DEBOUNCE_MS) {
+        ngx_conf_log_error(NGX_LOG_WARN, cf, 0,
+                           "\"state_poller_debounce\" below %dms acts as "
+                           "%dms: the poller ticks every %dms",
+                           SG_DEFAULT_DEBOUNCE_MS, SG_DEFAULT_DEBOUNCE_MS,
+                           SG_DEFAULT_DEBOUNCE_MS);
+    }
+
     return NGX_CONF_OK;
 }

@@ -134,6 +134,21 @@ std::optional<std::string> Network::Configure(const NetworkTuning& tuning) {
                    " must not be negative";
         }
     }
+    if (!settings_.default_selector.empty()) {
+        std::string bad;
+        std::optional<Selector> selector =
+            Selector::Parse(settings_.default_selector, &bad);
+        bool any = false;
+        for (const UpstreamConf& u : upstreams_) {
+            any = any || (selector && selector->Matches(u.id, u.tags));
+        }
+        if (!any) {
+            return "use_upstream_default " +
+                   Quoted(settings_.default_selector) + " of network " +
+                   Quoted(name_) +
+                   " matches no upstream (every request would get -32602)";
+        }
+    }
     settings_.debounce_ms = tuning.debounce_ms;
     settings_.max_finalized_slot_lag = tuning.max_finalized_slot_lag;
     settings_.enforce_block_availability = tuning.enforce_block_availability;
@@ -348,6 +363,7 @@ uint64_t Network::SlotLagInNetwork(size_t i) const {
 
 std::optional<Network::PickResult> Network::Pick(
     const PickRequest& request) const {
+    // Uninitialised on purpose: only the first n are written and read.
     std::array<Candidate, kMaxUpstreams> candidates;
     std::array<double, kMaxUpstreams> costs;
     size_t n = 0;
@@ -374,8 +390,7 @@ std::optional<Network::PickResult> Network::Pick(
                            : SlotLagOf(i, request.lag_reference);
         bool lagging = Lagging(lag, max_lag);
         bool ejected = Ejected(host(i), request.now_ms);
-        Candidate c;
-        c.index = i;
+        Candidate c{i, CandidateTier::kEligible, true, 1};
         if (is_cordoned) {
             c.tier = CandidateTier::kCordoned;
         } else if (ejected) {

@@ -22,11 +22,13 @@ enum class CandidateTier : uint8_t {
     kCordoned,         // by the poller or the operator: the last resort
 };
 
+// Trivial (no member initializers), so an array of kMaxUpstreams of them
+// on the stack costs nothing to make: set every member.
 struct Candidate {
-    size_t index = 0;          // the upstream
-    CandidateTier tier = CandidateTier::kEligible;
-    bool reached = true;       // its processed view reached minContextSlot
-    uint32_t weight = 1;       // its share in its tier (>= 1)
+    size_t index;              // the upstream
+    CandidateTier tier;
+    bool reached;              // its processed view reached minContextSlot
+    uint32_t weight;           // its share in its tier (>= 1)
 };
 
 // weight=N scaled by how much costlier than the cheapest candidate of its

@@ -69,6 +69,12 @@ std::string FailRequest(const RpcRequest& request, int code,
 }
 
 bool LooksLikeRpcError(std::string_view first_bytes) {
+    // What agave writes, first: {"jsonrpc":"2.0","result": or "error":
+    constexpr std::string_view kAgave = R"({"jsonrpc":"2.0",")";
+    if (first_bytes.size() > kAgave.size() &&
+        first_bytes.substr(0, kAgave.size()) == kAgave) {
+        return first_bytes.substr(kAgave.size(), 6) == "error\"";
+    }
     std::string_view head = first_bytes.substr(0, 256);
     size_t start = head.find_first_not_of(" \t\r\n");
     if (start == std::string_view::npos || head[start] != '{') {

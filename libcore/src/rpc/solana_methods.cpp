@@ -1,10 +1,12 @@
 #include "rpc/solana_methods.h"
 
+#include <algorithm>
+
 
 namespace solgate {
 namespace {
 
-// The HTTP methods of agave's JSON-RPC API (and the deprecated names
+// The HTTP methods of agave's JSON-RPC API, in byte order (and the deprecated names
 // clients still send), then the two labels of their own.
 constexpr std::string_view kNames[] = {
     "getAccountInfo", "getBalance", "getBlock", "getBlockCommitment",
@@ -31,6 +33,17 @@ constexpr std::string_view kNames[] = {
     "sendTransaction", "simulateTransaction"};
 constexpr size_t kNamed = sizeof(kNames) / sizeof(kNames[0]);
 
+// SolanaMethodIndex searches the list by halves: it must stay sorted.
+constexpr bool Sorted() {
+    for (size_t i = 1; i < kNamed; i++) {
+        if (!(kNames[i - 1] < kNames[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+static_assert(Sorted(), "kNames must be in byte order");
+
 }  // namespace
 
 const size_t kOtherMethod = kNamed;
@@ -46,10 +59,10 @@ std::string_view SolanaMethodName(size_t index) {
 }
 
 size_t SolanaMethodIndex(std::string_view method) {
-    for (size_t i = 0; i < kNamed; i++) {
-        if (kNames[i] == method) {
-            return i;
-        }
+    const std::string_view* end = kNames + kNamed;
+    const std::string_view* at = std::lower_bound(kNames, end, method);
+    if (at != end && *at == method) {
+        return static_cast<size_t>(at - kNames);
     }
     return method == "batch" ? kBatchMethod : kOtherMethod;
 }

@@ -55,8 +55,11 @@ std::string CordonReason(const Network& network, size_t i) {
     switch (cordons.Cordon(i).cause) {
     case CordonCause::kNone:
         return "";
-    case CordonCause::kUnhealthy:
-        return "svm state poller: getHealth reported unhealthy";
+    case CordonCause::kUnhealthy: {
+        std::string note = cordons.CordonNote(i);
+        return note.empty() ? "svm state poller: getHealth reported unhealthy"
+                            : note;
+    }
     case CordonCause::kShredLag:
         return Format("svm state poller: shred-insert lag %llu slots exceeds "
                       "threshold %llu (node ingests shreds but does not "
@@ -115,6 +118,9 @@ void UpstreamPoller::Tick() {
     pending_ = 1;  // held until every call below is issued
     Call(kPollGetHealth, RequestBody("getHealth"), [this](const HttpResult& r) {
         bool healthy = ReplyHealthy(r);
+        if (!healthy) {
+            health_failure_ = DescribeFailure(r);
+        }
         HealthOutcome before = views_.ExchangeHealth(
             index_, healthy ? HealthOutcome::kOk : HealthOutcome::kFailed);
         if (!healthy && before != HealthOutcome::kFailed) {
@@ -244,6 +250,12 @@ void UpstreamPoller::Evaluate() {
                             : health_failed ? CordonCause::kUnhealthy
                                             : CordonCause::kShredLag;
         cordons_.SetCordonLag(index_, lag);
+        if (cause == CordonCause::kUnhealthy) {
+            // the real cause: a transport error, an HTTP status, a timeout
+            // or the node's own answer
+            cordons_.SetCordonNote(index_, "svm state poller: getHealth failed: " +
+                                               health_failure_);
+        }
         if (!cordons_.SwapCordon(index_, CordonOwner::kNone,
                               {CordonOwner::kPoller, cause, clock_.WallMs()})) {
             return;  // an operator got there first

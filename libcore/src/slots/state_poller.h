@@ -57,6 +57,7 @@ private:
     Clock& clock_;
     LogSink log_;
     int pending_ = 0;
+    std::string health_failure_;   // what the last failed getHealth got
     bool bootstrapped_ = false;
 };
 

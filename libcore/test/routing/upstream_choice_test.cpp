@@ -9,6 +9,15 @@
 namespace solgate {
 namespace {
 
+// n eligible candidates of equal weight, indices first, first + 1, ...
+std::vector<Candidate> Equal(size_t n, size_t first = 0) {
+    std::vector<Candidate> c;
+    for (size_t i = 0; i < n; i++) {
+        c.push_back({first + i, CandidateTier::kEligible, true, 1000});
+    }
+    return c;
+}
+
 std::map<size_t, int> Shares(const std::vector<Candidate>& c, int turns) {
     std::map<size_t, int> shares;
     for (int t = 0; t < turns; t++) {
@@ -18,8 +27,7 @@ std::map<size_t, int> Shares(const std::vector<Candidate>& c, int turns) {
 }
 
 TEST(UpstreamChoice, EqualCandidatesTakeStrictTurns) {
-    std::vector<Candidate> c(3);
-    for (size_t i = 0; i < 3; i++) c[i].index = 10 + i;
+    std::vector<Candidate> c = Equal(3, 10);
     for (uint64_t t = 0; t < 9; t++) {
         EXPECT_EQ(ChooseCandidate(c.data(), 3, t), 10 + t % 3);
     }
@@ -27,7 +35,7 @@ TEST(UpstreamChoice, EqualCandidatesTakeStrictTurns) {
 }
 
 TEST(UpstreamChoice, TheBestTierWins) {
-    std::vector<Candidate> c(4);
+    std::vector<Candidate> c = Equal(4);
     c[0] = {0, CandidateTier::kCordoned, true, 1000};
     c[1] = {1, CandidateTier::kLagging, true, 1000};
     c[2] = {2, CandidateTier::kBackup, true, 1000};
@@ -42,8 +50,7 @@ TEST(UpstreamChoice, TheBestTierWins) {
 }
 
 TEST(UpstreamChoice, ThoseThatReachedMinContextSlotFirst) {
-    std::vector<Candidate> c(3);
-    for (size_t i = 0; i < 3; i++) c[i].index = i;
+    std::vector<Candidate> c = Equal(3);
     c[0].reached = false;
     c[2].reached = false;
     EXPECT_EQ(Shares(c, 6), (std::map<size_t, int>{{1, 6}}));
@@ -52,7 +59,7 @@ TEST(UpstreamChoice, ThoseThatReachedMinContextSlotFirst) {
 }
 
 TEST(UpstreamChoice, WeightsGiveProportionalSharesEvenlySpread) {
-    std::vector<Candidate> c(2);
+    std::vector<Candidate> c = Equal(2);
     c[0] = {0, CandidateTier::kEligible, true, 3000};
     c[1] = {1, CandidateTier::kEligible, true, 1000};
     auto shares = Shares(c, 4000);
@@ -74,8 +81,7 @@ TEST(UpstreamChoice, ASlowNodeGetsASmallShare) {
     EXPECT_EQ(EffectiveWeight(1, 10.0), 10u);
     EXPECT_EQ(EffectiveWeight(1, 1000.0), 1u);
     EXPECT_EQ(EffectiveWeight(3, 0.5), 3000u);  // a ratio below 1 is 1
-    std::vector<Candidate> c(3);
-    for (size_t i = 0; i < 3; i++) c[i] = {i, CandidateTier::kEligible, true, 1000};
+    std::vector<Candidate> c = Equal(3);
     c[2].weight = EffectiveWeight(1, 10.0);
     auto shares = Shares(c, 2010);
     EXPECT_NEAR(shares[2], 10, 2);

@@ -280,8 +280,11 @@ TEST_F(PollerTest, CordonAndUncordonAreEdgeTriggered) {
 
 TEST_F(PollerTest, GetHealthReasonWinsWhenBothHold) {
     TickAnswered(Node(1000, 968, 1500, /*health_ok=*/false));
-    EXPECT_EQ(CordonReason(net.network, 0),
-              "svm state poller: getHealth reported unhealthy");
+    // the reason says what getHealth got: here the node's own -32005
+    std::string reason = CordonReason(net.network, 0);
+    EXPECT_EQ(reason.rfind("svm state poller: getHealth failed: HTTP ", 0), 0u)
+        << reason;
+    EXPECT_NE(reason.find("-32005"), std::string::npos) << reason;
 }
 
 TEST_F(PollerTest, GetHealthTransportErrorIsUnhealthy) {
@@ -292,6 +295,10 @@ TEST_F(PollerTest, GetHealthTransportErrorIsUnhealthy) {
     transport.AnswerAll(node);
     EXPECT_EQ(slot().Cordon().cause, CordonCause::kUnhealthy);
     EXPECT_EQ(slot().host.poll_errors[kPollGetHealth].load(), 1u);
+    // not "reported unhealthy": the node never answered
+    EXPECT_EQ(CordonReason(net.network, 0).rfind(
+                  "svm state poller: getHealth failed: ", 0), 0u)
+        << CordonReason(net.network, 0);
 }
 
 TEST_F(PollerTest, OperatorCordonSurvivesRecovery) {
