@@ -155,7 +155,7 @@ invalid tags "family" in upstream "a": must be a list of key:value pairs
 --- config
 --- must_die
 --- error_log
-invalid parameter "priority=2" in upstream "a", expected "host=", "tags=", "methods=", "ignore_methods=", "weight=", "backup", "max_fails=" or "fail_timeout="
+invalid parameter "priority=2" in upstream "a", expected "host=", "tags=", "methods=", "ignore_methods=", "weight=", "backup", "max_fails=", "fail_timeout=" or "debounce="
 
 
 
@@ -615,7 +615,7 @@ invalid "weight=" "0" in upstream "a": must be a number from 1 to 1000
     solgate_network mainnet {
         use_upstream_from_client off;
         upstream a http://127.0.0.1:1 weight=3 max_fails=2 fail_timeout=30s;
-        upstream b http://127.0.0.1:2 backup;
+        upstream b http://127.0.0.1:2 backup debounce=2s;
     }
 --- config
     location / { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
@@ -624,7 +624,7 @@ invalid "weight=" "0" in upstream "a": must be a number from 1 to 1000
 --- request
 GET /solgate/state
 --- response_body_like
-"max_slot_lag":50,"use_upstream_from_client":false,.*"id":"a",.*"weight":3,"backup":false,.*"id":"b",.*"weight":1,"backup":true
+"max_slot_lag":50,"use_upstream_from_client":false,.*"id":"a",.*"weight":3,"debounce_ms":400,"backup":false,.*"id":"b",.*"weight":1,"debounce_ms":2000,"backup":true
 --- no_error_log
 [emerg]
 

@@ -1,6 +1,7 @@
 #include "conf/upstream_args.h"
 
 #include "conf/conf_messages.h"
+#include "solgate/solgate.h"
 
 namespace solgate::conf {
 namespace {
@@ -87,10 +88,20 @@ std::optional<std::string> ParseOption(std::string_view option,
         out->routing.fail_timeout_ms = static_cast<uint32_t>(*ms);
         return std::nullopt;
     }
+    if (auto debounce = OptionValue(option, "debounce=")) {
+        auto ms = ParseDurationMs(*debounce, SG_MAX_DEBOUNCE_MS);
+        if (!ms || *ms == 0) {
+            return "invalid \"debounce=\" " + Quoted(*debounce) + in +
+                   ": must be a time from 1ms to " +
+                   std::to_string(SG_MAX_DEBOUNCE_MS / 1000) + "s";
+        }
+        out->routing.debounce_ms = static_cast<uint32_t>(*ms);
+        return std::nullopt;
+    }
     return "invalid parameter " + Quoted(option) + in +
            ", expected \"host=\", \"tags=\", \"methods=\", "
            "\"ignore_methods=\", \"weight=\", \"backup\", "
-           "\"max_fails=\" or \"fail_timeout=\"";
+           "\"max_fails=\", \"fail_timeout=\" or \"debounce=\"";
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The arguments of `upstream ID URL [host=NAME] [tags=K:V,...]
 // [methods=M|...] [ignore_methods=M|...] [weight=N] [backup]
-// [max_fails=N] [fail_timeout=TIME]` in a solgate_network block, parsed
+// [max_fails=N] [fail_timeout=TIME] [debounce=TIME]` in a solgate_network
+// block, parsed
 // and checked once, with the messages `nginx -t` prints.
 #pragma once
 
@@ -36,6 +37,8 @@ struct UpstreamRouting {
     bool backup = false;             // only when no primary is eligible
     uint32_t max_fails = 1;          // consecutive failures that eject it
     uint32_t fail_timeout_ms = 10000;  // ... for this long; 0 fails: never
+    uint32_t debounce_ms = 0;        // its own state_poller_debounce (0: the
+                                     // network's)
 };
 
 struct UpstreamArgs {

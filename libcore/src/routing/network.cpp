@@ -17,6 +17,7 @@ using conf::Quoted;
 
 void Network::AddUpstream(UpstreamConf upstream) {
     has_backups_ = has_backups_ || upstream.routing.backup;
+    has_own_debounce_ = has_own_debounce_ || upstream.routing.debounce_ms != 0;
     if (!upstream.methods.empty() || !upstream.ignore_methods.empty()) {
         has_method_filters_ = true;
     }
@@ -340,6 +341,17 @@ void Network::OperatorUncordon(size_t i) const {
 
 bool Network::Cordoned(size_t i) const {
     return cordons().Cordon(i).owner != CordonOwner::kNone;
+}
+
+uint64_t Network::GuardMarginOf(const std::vector<size_t>& voters) const {
+    if (!has_own_debounce_) {
+        return GuardMargin();
+    }
+    uint32_t longest = 0;
+    for (size_t i : voters) {
+        longest = std::max(longest, DebounceOf(i));
+    }
+    return 2 + (longest != 0 ? longest : settings_.debounce_ms) / 400;
 }
 
 uint64_t Network::LagReferenceOf(const std::vector<size_t>& group) const {

@@ -188,7 +188,15 @@ public:
     SelectorGroup ResolveSelector(std::string_view text) const;
     static constexpr size_t kCachedSelectors = 64;
     // The margin above the indexed tip within which getBlock is forwarded.
+    // 2 + debounce / 400 ms, with the longest debounce among `voters`
+    // (an upstream's debounce= or the network's).
     uint64_t GuardMargin() const { return 2 + settings_.debounce_ms / 400; }
+    uint64_t GuardMarginOf(const std::vector<size_t>& voters) const;
+    // Upstream i's poll debounce: its debounce=, else the network's.
+    uint32_t DebounceOf(size_t i) const {
+        uint32_t own = upstreams_[i].routing.debounce_ms;
+        return own != 0 ? own : settings_.debounce_ms;
+    }
 
     // The slot upstreams of `group` are measured against for max_slot_lag
     // (LagReference over their processed views); 0 when none is known.
@@ -246,6 +254,7 @@ private:
     NetworkStores stores_;
     bool has_method_filters_ = false;
     bool has_backups_ = false;
+    bool has_own_debounce_ = false;
     bool cluster_set_ = false;
     bool commitment_set_ = false;
     bool default_selector_set_ = false;

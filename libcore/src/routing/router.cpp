@@ -52,7 +52,8 @@ std::optional<RpcError> GuardError(const RpcCall& call, RouteContext& ctx) {
         return std::nullopt;
     }
     uint64_t slot = *call.first_param_u64;
-    if (!BlockUnavailable(slot, ctx.PlanTips(), network.GuardMargin())) {
+    if (!BlockUnavailable(slot, ctx.PlanTips(),
+                          network.GuardMarginOf(ctx.plan.serving))) {
         return std::nullopt;
     }
     network.counters().guard_rejections.fetch_add(1, std::memory_order_relaxed);

@@ -92,7 +92,7 @@ std::string UpstreamPoller::Describe() const {
 bool UpstreamPoller::TrafficFresh(int64_t now) const {
     auto fresh = [&](SlotAxis axis) {
         int64_t t = views_.TrafficSeenMs(index_, axis);
-        return t > 0 && now - t < network_.settings().debounce_ms;
+        return t > 0 && now - t < network_.DebounceOf(index_);
     };
     return fresh(kSlotProcessed) && fresh(kSlotFinalized);
 }
@@ -103,7 +103,7 @@ void UpstreamPoller::Tick() {
     }
     int64_t now = clock_.MonotonicMs();
     int64_t last = host_.last_fanout_ms.load(std::memory_order_relaxed);
-    if (last != 0 && now - last + kTickJitterMs < network_.settings().debounce_ms) {
+    if (last != 0 && now - last + kTickJitterMs < network_.DebounceOf(index_)) {
         return;  // inside the debounce window: no RPC at all
     }
     if (!bootstrapped_) {
@@ -111,7 +111,7 @@ void UpstreamPoller::Tick() {
         log_(kLogDebug, Format("bootstrapping svm state poller: %s "
                                "tickInterval=%ums debounce=%ums",
                                Describe().c_str(), kPollIntervalMs,
-                               network_.settings().debounce_ms));
+                               network_.DebounceOf(index_)));
     }
     host_.last_fanout_ms.store(now, std::memory_order_relaxed);
 

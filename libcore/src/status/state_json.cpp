@@ -113,6 +113,7 @@ void AppendUpstream(std::string& out, const Network& network, size_t i,
     o.Uint("slot_lag_slots", lag);
     o.Bool("lagging", Lagging(lag, network.settings().max_slot_lag));
     o.Uint("weight", network.upstream(i).routing.weight);
+    o.Uint("debounce_ms", network.DebounceOf(i));
     o.Bool("backup", network.upstream(i).routing.backup);
     o.Uint("latency_ewma_us", record.latency_ewma_us.load());
     o.Uint("failure_share_pct", record.failure_ewma.load() * 100 / 65536);

@@ -349,7 +349,8 @@ TEST(CApi, ConfigurationMessages) {
     EXPECT_STREQ(err, "invalid parameter \"priority=2\" in upstream \"a\", "
                       "expected \"host=\", \"tags=\", \"methods=\", "
                       "\"ignore_methods=\", \"weight=\", \"backup\", "
-                      "\"max_fails=\" or \"fail_timeout=\"");
+                      "\"max_fails=\", \"fail_timeout=\" or "
+                      "\"debounce=\"");
     ASSERT_EQ(sg_network_add_upstream(net, args, 2, &info, err, sizeof(err)),
               SG_OK);
     EXPECT_EQ(Text(info.id), "a");

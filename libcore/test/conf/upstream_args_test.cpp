@@ -71,8 +71,8 @@ TEST(UpstreamArgs, MessagesNameTheUpstreamAndQuoteTheToken) {
     EXPECT_EQ(Parse({"a", "http://x", "priority=2"}, &u),
               "invalid parameter \"priority=2\" in upstream \"a\", expected "
               "\"host=\", \"tags=\", \"methods=\", \"ignore_methods=\", "
-              "\"weight=\", \"backup\", \"max_fails=\" or "
-              "\"fail_timeout=\"");
+              "\"weight=\", \"backup\", \"max_fails=\", "
+              "\"fail_timeout=\" or \"debounce=\"");
     EXPECT_EQ(Parse({"a", "http://x", "weight=0"}, &u),
               "invalid \"weight=\" \"0\" in upstream \"a\": must be a number "
               "from 1 to 1000");
@@ -101,9 +101,15 @@ TEST(UpstreamArgs, RoutingOptions) {
     EXPECT_TRUE(u.routing.backup);
     EXPECT_EQ(u.routing.max_fails, 3u);
     EXPECT_EQ(u.routing.fail_timeout_ms, 1500u);
-    ASSERT_FALSE(Parse({"a", "http://x", "max_fails=0", "fail_timeout=2m"}, &u));
+    EXPECT_EQ(u.routing.debounce_ms, 0u);       // the network's
+    ASSERT_FALSE(Parse({"a", "http://x", "max_fails=0", "fail_timeout=2m",
+                        "debounce=2s"}, &u));
+    EXPECT_EQ(u.routing.debounce_ms, 2000u);
     EXPECT_EQ(u.routing.max_fails, 0u);
     EXPECT_EQ(u.routing.fail_timeout_ms, 120000u);
+    EXPECT_EQ(Parse({"a", "http://x", "debounce=61s"}, &u),
+              "invalid \"debounce=\" \"61s\" in upstream \"a\": must be a "
+              "time from 1ms to 60s");
 }
 
 TEST(ConfWords, DurationsAsNginxWritesThem) {

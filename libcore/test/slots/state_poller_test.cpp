@@ -184,6 +184,39 @@ TEST_F(SlowDebounceTest, FixedTickerGatedFanOut) {
     EXPECT_EQ(fanouts, 5);  // 10 s of ticks, one fan-out per 2 s
 }
 
+// debounce= on one upstream: a metered vendor polled every 2 s while the
+// network stays at 400 ms.
+TEST(UpstreamDebounce, OneUpstreamPolledAtItsOwnPace) {
+    auto shared = std::make_unique<NetworkShared>();
+    Network network("m", {});
+    size_t index = 0;
+    ASSERT_FALSE(network.AddUpstreamArgs({"own", "http://a"}, &index));
+    ASSERT_FALSE(network.AddUpstreamArgs({"vendor", "http://b", "debounce=2s"},
+                                         &index));
+    std::string error;
+    ASSERT_TRUE(network.Bind(shared.get(), true, 0, &error));
+    EXPECT_EQ(network.DebounceOf(0), 400u);
+    EXPECT_EQ(network.DebounceOf(1), 2000u);
+    // the guard margin follows the slowest voter
+    EXPECT_EQ(network.GuardMarginOf({0}), 3u);
+    EXPECT_EQ(network.GuardMarginOf({0, 1}), 7u);
+    testing::FakeTransport transport;
+    testing::FakeClock clock;
+    int fanouts[2] = {0, 0};
+    for (size_t u = 0; u < 2; u++) {
+        UpstreamPoller poller(network, u, transport, clock,
+                              [](int, const std::string&) {});
+        for (int tick = 0; tick < 25; tick++) {
+            clock.Advance(400);
+            poller.Tick();
+            if (!transport.pending.empty()) fanouts[u]++;
+            transport.AnswerAll(Node(1000 + tick, 968, 1001 + tick));
+        }
+    }
+    EXPECT_EQ(fanouts[0], 25);   // every 400 ms tick
+    EXPECT_EQ(fanouts[1], 5);    // one fan-out per 2 s
+}
+
 TEST_F(PollerTest, TrafficGateSkipsGetSlotAtMostFourTicksInARow) {
     std::vector<bool> called_get_slot;
     for (int tick = 0; tick < 12; tick++) {

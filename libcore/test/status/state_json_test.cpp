@@ -119,7 +119,7 @@ TEST(StatusRenderState, NetworkSettingsAndKeyOrder) {
               (std::vector<std::string>{
                   "id", "processed_slot", "finalized_slot", "shred_insert_slot",
                   "ingestion_lag_slots", "observed_processed_slot",
-                  "slot_lag_slots", "lagging", "weight", "backup",
+                  "slot_lag_slots", "lagging", "weight", "debounce_ms", "backup",
                   "latency_ewma_us", "failure_share_pct", "ejected_for_ms",
                   "ejections", "health", "healthy", "genesis",
                   "cordon", "lease", "traffic_seen_ms_ago", "polls",
