@@ -30,6 +30,8 @@ static ngx_int_t ngx_http_solgate_reject_method(ngx_http_request_t *r,
 static ngx_int_t ngx_http_solgate_selector_sources(ngx_http_request_t *r,
     sg_selector_sources_t *sources);
 static ngx_uint_t ngx_http_solgate_last_status(ngx_http_request_t *r);
+static ngx_http_upstream_state_t *ngx_http_solgate_last_state(
+    ngx_http_request_t *r);
 static ngx_int_t ngx_http_solgate_write_not_retried(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 
@@ -335,19 +337,31 @@ ngx_http_solgate_selector_sources(ngx_http_request_t *r,
 }
 
 
+/* The state proxy recorded for the last upstream attempt, or NULL. */
+static ngx_http_upstream_state_t *
+ngx_http_solgate_last_state(ngx_http_request_t *r)
+{
+    ngx_http_upstream_state_t  *state;
+
+    if (r->upstream_states == NULL || r->upstream_states->nelts == 0) {
+        return NULL;
+    }
+
+    state = r->upstream_states->elts;
+
+    return &state[r->upstream_states->nelts - 1];
+}
+
+
 /* The status of the last upstream attempt, 0 if none answered. */
 static ngx_uint_t
 ngx_http_solgate_last_status(ngx_http_request_t *r)
 {
     ngx_http_upstream_state_t  *state;
 
-    if (r->upstream_states == NULL || r->upstream_states->nelts == 0) {
-        return 0;
-    }
+    state = ngx_http_solgate_last_state(r);
 
-    state = r->upstream_states->elts;
-
-    return state[r->upstream_states->nelts - 1].status;
+    return state != NULL ? state->status : 0;
 }
 
 
@@ -398,9 +412,9 @@ ngx_http_solgate_report_attempt(ngx_http_request_t *r,
     ngx_memzero(&end, sizeof(sg_attempt_end_t));
     end.connected = 1;
 
-    if (r->upstream_states != NULL && r->upstream_states->nelts > 0) {
-        state = r->upstream_states->elts;
-        state = &state[r->upstream_states->nelts - 1];
+    state = ngx_http_solgate_last_state(r);
+
+    if (state != NULL) {
         end.http_status = (unsigned) state->status;
         end.connected = state->connect_time != (ngx_msec_t) -1;
 

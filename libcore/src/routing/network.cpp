@@ -24,6 +24,7 @@ void Network::AddUpstream(UpstreamConf upstream) {
     if (upstream.poll.user_agent.empty()) {
         upstream.poll.user_agent = std::string("solgate-poller/") + sg_version();
     }
+    all_.push_back(upstreams_.size());
     upstreams_.push_back(std::move(upstream));
 }
 
@@ -366,11 +367,7 @@ uint64_t Network::LagReferenceOf(const std::vector<size_t>& group) const {
 }
 
 uint64_t Network::SlotLagInNetwork(size_t i) const {
-    std::vector<size_t> all(upstreams_.size());
-    for (size_t k = 0; k < all.size(); k++) {
-        all[k] = k;
-    }
-    return SlotLagOf(i, LagReferenceOf(all));
+    return SlotLagOf(i, LagReferenceOf(all_));
 }
 
 std::optional<Network::PickResult> Network::Pick(

@@ -135,6 +135,8 @@ public:
     BlockService* blocks() const { return blocks_; }
     const NetworkSettings& settings() const { return settings_; }
     size_t size() const { return upstreams_.size(); }
+    // 0 .. size()-1: the voters of the network-wide lag reference.
+    const std::vector<size_t>& all_upstreams() const { return all_; }
     const UpstreamConf& upstream(size_t i) const { return upstreams_[i]; }
     std::optional<size_t> FindUpstream(std::string_view id) const;
 
@@ -250,6 +252,7 @@ private:
     std::string name_;
     NetworkSettings settings_;
     std::vector<UpstreamConf> upstreams_;
+    std::vector<size_t> all_;
     std::unique_ptr<ShmNetworkState> state_;
     NetworkStores stores_;
     bool has_method_filters_ = false;

@@ -9,20 +9,21 @@ namespace {
 
 constexpr uint32_t kShareOne = 65536;
 
-// new = old + (sample - old) / 8; the first sample is taken as it is.
+// One step of a moving average: old + (sample - old) / 8.
+uint32_t Step(uint32_t old, uint32_t sample) {
+    return static_cast<uint32_t>(int64_t{old} +
+                                 (int64_t{sample} - int64_t{old}) / 8);
+}
+
+// The latency average: the first sample is taken as it is, and it never
+// falls to 0 (which means "no sample yet").
 uint32_t Ewma(uint32_t old, uint32_t sample) {
-    if (old == 0) {
-        return sample;
-    }
-    int64_t next = int64_t{old} + (int64_t{sample} - int64_t{old}) / 8;
-    return static_cast<uint32_t>(std::max<int64_t>(next, 1));
+    return old == 0 ? sample : std::max<uint32_t>(Step(old, sample), 1);
 }
 
 void RecordFailureShare(UpstreamHostRecord& host, bool failed) {
     uint32_t old = host.failure_ewma.load(std::memory_order_relaxed);
-    uint32_t sample = failed ? kShareOne : 0;
-    int64_t next = int64_t{old} + (int64_t{sample} - int64_t{old}) / 8;
-    host.failure_ewma.store(static_cast<uint32_t>(next),
+    host.failure_ewma.store(Step(old, failed ? kShareOne : 0),
                             std::memory_order_relaxed);
 }
 

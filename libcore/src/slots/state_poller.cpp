@@ -290,7 +290,6 @@ NetworkPoller::NetworkPoller(const Network& network, Transport& transport,
                              Clock& clock, LogSink log, uint32_t pid)
     : network_(network), clock_(clock), log_(log), pid_(pid) {
     for (size_t i = 0; i < network.size(); i++) {
-        all_.push_back(i);
         upstreams_.push_back(std::make_unique<UpstreamPoller>(
             network, i, transport, clock, log));
     }
@@ -305,7 +304,7 @@ NetworkPoller::~NetworkPoller() {
 void NetworkPoller::Tick() {
     int64_t now = clock_.MonotonicMs();
     network_.RefreshLanes(now);
-    uint64_t reference = network_.LagReferenceOf(all_);
+    uint64_t reference = network_.LagReferenceOf(network_.all_upstreams());
     for (size_t i = 0; i < upstreams_.size(); i++) {
         // An old worker draining after a reload must not poll into a
         // record that the new configuration gave to another upstream.

@@ -77,7 +77,6 @@ private:
     Clock& clock_;
     LogSink log_;
     uint32_t pid_;
-    std::vector<size_t> all_;
     std::vector<std::unique_ptr<UpstreamPoller>> upstreams_;
 };
 
