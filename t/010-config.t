@@ -306,7 +306,7 @@ invalid method list "getBlock||getSlot" in upstream "a": has an empty method nam
 --- config
 --- must_die
 --- error_log
-upstream "a": the first server of upstream block "local_node" is a unix socket, which the state poller cannot reach; list a TCP server first
+upstream "a": server 1 of upstream block "local_node" is a unix socket, which the state poller cannot reach
 
 
 

@@ -202,6 +202,8 @@ ngx_http_solgate_copy_info(ngx_conf_t *cf,
     ngx_str_t   *dst[4];
     sg_str_t    *src[4];
 
+    ngx_memzero(upstream, sizeof(ngx_http_solgate_upstream_t));
+
     dst[0] = &upstream->id;
     dst[1] = &upstream->url;
     dst[2] = &upstream->host;

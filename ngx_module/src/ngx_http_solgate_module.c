@@ -47,6 +47,13 @@ static ngx_command_t  ngx_http_solgate_commands[] = {
       0,
       NULL },
 
+    { ngx_string("solgate_balancer"),
+      NGX_HTTP_UPS_CONF|NGX_CONF_NOARGS,
+      ngx_http_solgate_balancer,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
     { ngx_string("solgate_pass"),
       NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_http_solgate_pass,
@@ -174,6 +181,13 @@ ngx_http_solgate_create_main_conf(ngx_conf_t *cf)
 
     if (ngx_array_init(&smcf->pass_refs, cf->pool, 4,
                        sizeof(ngx_http_solgate_pass_ref_t))
+        != NGX_OK)
+    {
+        return NULL;
+    }
+
+    if (ngx_array_init(&smcf->balanced, cf->pool, 2,
+                       sizeof(ngx_http_upstream_srv_conf_t *))
         != NGX_OK)
     {
         return NULL;

@@ -29,13 +29,21 @@ typedef struct {
 } ngx_http_solgate_conf_at_t;
 
 
-/* What proxy_pass needs of an upstream or of another region's gateway. */
+/*
+ * What proxy_pass needs of an upstream (a node) or of another region's
+ * gateway.  A node that is one server of an upstream {} block is pinned to
+ * it by solgate_balancer: `peer` is that server's first address in the
+ * block's round-robin list (its primary list, or its backup list).
+ */
 typedef struct {
-    ngx_str_t                    id;
-    ngx_str_t                    url;       /* with a path */
-    ngx_str_t                    host;      /* the Host header to send */
-    ngx_str_t                    authority; /* an upstream {} name or address */
-    ngx_http_solgate_conf_at_t   at;
+    ngx_str_t                      id;
+    ngx_str_t                      url;       /* with a path */
+    ngx_str_t                      host;      /* the Host header to send */
+    ngx_str_t                      authority; /* an upstream {} or address */
+    ngx_http_solgate_conf_at_t     at;
+    ngx_http_upstream_srv_conf_t  *block;     /* pinned in it; else NULL */
+    ngx_uint_t                     peer;
+    unsigned                       backup_peer:1;
 } ngx_http_solgate_upstream_t;
 
 
@@ -97,6 +105,8 @@ typedef struct {
     ngx_array_t                  blocks;    /* ngx_http_solgate_blocks_t * */
     ngx_array_t                  cores;     /* sg_network_t *, same order */
     ngx_array_t                  pass_refs; /* ngx_http_solgate_pass_ref_t */
+    ngx_array_t                  balanced;  /* upstream {} blocks with
+                                               solgate_balancer, uscf * */
     ngx_http_solgate_settings_t  defaults;  /* solgate_network_defaults */
     unsigned                     defaults_set:1;
 } ngx_http_solgate_main_conf_t;
@@ -185,6 +195,12 @@ ngx_http_solgate_network_t *ngx_http_solgate_find_network(
     ngx_http_solgate_main_conf_t *smcf, ngx_str_t *name);
 ngx_int_t ngx_http_solgate_build_cores(ngx_conf_t *cf,
     ngx_http_solgate_main_conf_t *smcf);
+
+/* ngx_http_solgate_balancer.c */
+char *ngx_http_solgate_balancer(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+ngx_uint_t ngx_http_solgate_is_balanced(ngx_http_solgate_main_conf_t *smcf,
+    ngx_http_upstream_srv_conf_t *uscf);
 
 /* ngx_http_solgate_blocks.c */
 char *ngx_http_solgate_blocks_block(ngx_conf_t *cf, ngx_command_t *cmd,

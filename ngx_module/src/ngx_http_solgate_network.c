@@ -29,8 +29,16 @@ static ngx_int_t ngx_http_solgate_bind_network(void *owner, void *shared,
 static ngx_int_t ngx_http_solgate_build_core(ngx_conf_t *cf,
     ngx_http_solgate_main_conf_t *smcf, ngx_http_solgate_network_t *network);
 static ngx_int_t ngx_http_solgate_reach_blocks(ngx_conf_t *cf,
-    ngx_http_solgate_network_t *network);
-static ngx_http_upstream_server_t *ngx_http_solgate_first_server(
+    ngx_http_solgate_main_conf_t *smcf, ngx_http_solgate_network_t *network);
+static ngx_int_t ngx_http_solgate_split_block(ngx_conf_t *cf,
+    ngx_http_solgate_main_conf_t *smcf, ngx_http_solgate_network_t *network,
+    ngx_http_solgate_upstream_t *upstream, ngx_http_upstream_srv_conf_t *uscf,
+    size_t at, size_t *nodes);
+static ngx_int_t ngx_http_solgate_name_nodes(ngx_conf_t *cf,
+    ngx_http_solgate_network_t *network, ngx_http_solgate_upstream_t *upstream,
+    ngx_http_upstream_srv_conf_t *uscf, size_t at,
+    ngx_http_solgate_upstream_t *node, size_t nodes);
+static ngx_http_upstream_srv_conf_t *ngx_http_solgate_find_block(
     ngx_conf_t *cf, ngx_str_t *authority);
 static void ngx_http_solgate_free_core(void *data);
 static char *ngx_http_solgate_check_debounce(ngx_conf_t *cf, void *post,
@@ -486,49 +494,187 @@ ngx_http_solgate_build_core(ngx_conf_t *cf,
         return NGX_ERROR;
     }
 
-    return ngx_http_solgate_reach_blocks(cf, network);
+    return ngx_http_solgate_reach_blocks(cf, smcf, network);
 }
 
 
 /*
- * When an upstream's URL names an nginx upstream block, the poller (which
- * does not go through nginx) connects to that block's first server.
+ * Where an upstream's URL names an nginx upstream {} block, the poller
+ * (which does not go through nginx) connects to the block's servers, and
+ * a block of several servers makes the upstream one node per server
+ * (libcore names them); nginx's list of the network's upstreams is rebuilt
+ * to match libcore's, each node pinned to its server for solgate_balancer.
  */
 static ngx_int_t
 ngx_http_solgate_reach_blocks(ngx_conf_t *cf,
-    ngx_http_solgate_network_t *network)
+    ngx_http_solgate_main_conf_t *smcf, ngx_http_solgate_network_t *network)
 {
-    int                           rc, is_unix;
-    char                          err[NGX_HTTP_SOLGATE_ERR_SIZE];
-    ngx_uint_t                    i;
-    ngx_addr_t                   *addr;
-    ngx_http_upstream_server_t   *server;
-    ngx_http_solgate_upstream_t  *upstream;
+    size_t                          at, nodes;
+    ngx_uint_t                      i;
+    ngx_array_t                     all;
+    ngx_http_upstream_srv_conf_t   *uscf;
+    ngx_http_solgate_upstream_t    *upstream, *node;
+
+    if (ngx_array_init(&all, cf->pool, network->upstreams.nelts,
+                       sizeof(ngx_http_solgate_upstream_t))
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
 
     upstream = network->upstreams.elts;
+    at = 0;
 
     for (i = 0; i < network->upstreams.nelts; i++) {
-        server = ngx_http_solgate_first_server(cf, &upstream[i].authority);
+        uscf = ngx_http_solgate_find_block(cf, &upstream[i].authority);
+        nodes = 1;
 
-        if (server == NULL) {
+        if (uscf != NULL
+            && ngx_http_solgate_split_block(cf, smcf, network, &upstream[i],
+                                            uscf, at, &nodes)
+               != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        node = ngx_array_push_n(&all, nodes);
+        if (node == NULL) {
+            return NGX_ERROR;
+        }
+
+        if (ngx_http_solgate_name_nodes(cf, network, &upstream[i], uscf, at,
+                                        node, nodes)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        at += nodes;
+    }
+
+    network->upstreams = all;
+
+    return NGX_OK;
+}
+
+
+/* Tells libcore the servers of the block `upstream` names. */
+static ngx_int_t
+ngx_http_solgate_split_block(ngx_conf_t *cf,
+    ngx_http_solgate_main_conf_t *smcf, ngx_http_solgate_network_t *network,
+    ngx_http_solgate_upstream_t *upstream, ngx_http_upstream_srv_conf_t *uscf,
+    size_t at, size_t *nodes)
+{
+    int                          rc;
+    char                         err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    ngx_uint_t                   s, n;
+    sg_block_server_t           *servers;
+    ngx_http_upstream_server_t  *server;
+
+    server = uscf->servers->elts;
+    n = uscf->servers->nelts;
+
+    if (n > 1 && !ngx_http_solgate_is_balanced(smcf, uscf)) {
+        ngx_log_error(NGX_LOG_EMERG, cf->log, 0,
+                      "upstream \"%V\" of network \"%V\" names upstream "
+                      "block \"%V\", which has %ui servers: put "
+                      "\"solgate_balancer;\" in that block, before "
+                      "\"keepalive\", so that each server is a node in %V:%ui",
+                      &upstream->id, &network->name, &uscf->host, n,
+                      &upstream->at.file,
+                      upstream->at.line);
+        return NGX_ERROR;
+    }
+
+    servers = ngx_pcalloc(cf->pool, n * sizeof(sg_block_server_t));
+    if (servers == NULL) {
+        return NGX_ERROR;
+    }
+
+    for (s = 0; s < n; s++) {
+        if (server[s].naddrs == 0) {
+            /* nginx has refused such a server already; never poll it */
+            servers[s].down = 1;
             continue;
         }
 
-        addr = &server->addrs[0];
-        is_unix = 0;
-
+        servers[s].address = ngx_http_solgate_sg_str(&server[s].addrs[0].name);
 #if (NGX_HAVE_UNIX_DOMAIN)
-        is_unix = addr->sockaddr->sa_family == AF_UNIX;
+        servers[s].is_unix =
+            server[s].addrs[0].sockaddr->sa_family == AF_UNIX;
 #endif
+        servers[s].backup = server[s].backup;
+        servers[s].down = server[s].down;
+    }
 
-        rc = sg_network_reach_through_block(network->core, i,
-                                            ngx_http_solgate_sg_str(
-                                                &addr->name),
-                                            is_unix, err, sizeof(err));
-        if (rc != SG_OK) {
-            ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "%s in %V:%ui", err,
-                          &upstream[i].at.file, upstream[i].at.line);
+    rc = sg_network_reach_through_block(network->core, at, servers, n, nodes,
+                                        err, sizeof(err));
+    if (rc != SG_OK) {
+        ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "%s in %V:%ui", err,
+                      &upstream->at.file, upstream->at.line);
+        return NGX_ERROR;
+    }
+
+    if (*nodes > 1 || n > 1) {
+        ngx_log_error(NGX_LOG_NOTICE, cf->log, 0,
+                      "solgate: upstream \"%V\" of network \"%V\" is %uz "
+                      "node(s), one per server of upstream block \"%V\" not "
+                      "marked down", &upstream->id, &network->name, *nodes,
+                      &uscf->host);
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * The nodes libcore made of `upstream` (at `at` in its list): each keeps
+ * the upstream's URL and Host, takes its own id, and is pinned to its
+ * server's first address in the block's round-robin list.
+ */
+static ngx_int_t
+ngx_http_solgate_name_nodes(ngx_conf_t *cf,
+    ngx_http_solgate_network_t *network, ngx_http_solgate_upstream_t *upstream,
+    ngx_http_upstream_srv_conf_t *uscf, size_t at,
+    ngx_http_solgate_upstream_t *node, size_t nodes)
+{
+    size_t                       k;
+    ngx_uint_t                   s, server_at;
+    sg_upstream_info_t           info;
+    ngx_http_upstream_server_t  *server;
+
+    for (k = 0; k < nodes; k++) {
+        node[k] = *upstream;
+
+        if (sg_network_upstream(network->core, at + k, &info) != SG_OK) {
             return NGX_ERROR;
+        }
+
+        if (info.block_server == 0) {
+            continue;
+        }
+
+        node[k].id.len = info.id.len;
+        node[k].id.data = ngx_pstrdup(cf->pool, &(ngx_str_t) {
+                                          info.id.len,
+                                          (u_char *) info.id.data });
+        if (node[k].id.data == NULL) {
+            return NGX_ERROR;
+        }
+
+        /* round robin lists a block's addresses in server order, backup
+         * servers apart */
+        server = uscf->servers->elts;
+        server_at = info.block_server - 1;
+
+        node[k].block = uscf;
+        node[k].backup_peer = server[server_at].backup;
+        node[k].peer = 0;
+
+        for (s = 0; s < server_at; s++) {
+            if (server[s].backup == server[server_at].backup) {
+                node[k].peer += server[s].naddrs;
+            }
         }
     }
 
@@ -536,12 +682,11 @@ ngx_http_solgate_reach_blocks(ngx_conf_t *cf,
 }
 
 
-/* The first server of the upstream {} block named `authority`, if any. */
-static ngx_http_upstream_server_t *
-ngx_http_solgate_first_server(ngx_conf_t *cf, ngx_str_t *authority)
+/* The upstream {} block named `authority`, if one is. */
+static ngx_http_upstream_srv_conf_t *
+ngx_http_solgate_find_block(ngx_conf_t *cf, ngx_str_t *authority)
 {
     ngx_uint_t                       i;
-    ngx_http_upstream_server_t      *server;
     ngx_http_upstream_srv_conf_t   **uscf;
     ngx_http_upstream_main_conf_t   *umcf;
 
@@ -559,9 +704,7 @@ ngx_http_solgate_first_server(ngx_conf_t *cf, ngx_str_t *authority)
             continue;
         }
 
-        server = uscf[i]->servers->elts;
-
-        return server[0].naddrs ? &server[0] : NULL;
+        return uscf[i];
     }
 
     return NULL;

@@ -97,7 +97,17 @@ typedef struct {
     sg_str_t     url;        /* the configured URL, "/" added without path */
     sg_str_t     host;       /* the Host header to send */
     sg_str_t     authority;  /* host[:port] of the URL */
+    size_t       block_server; /* a node's server in its upstream {} block,
+                                  from 1; 0: the upstream is one node */
 } sg_upstream_info_t;
+
+/* A server of an nginx upstream {} block, in the block's order. */
+typedef struct {
+    sg_str_t     address;    /* its first address, "127.0.0.1:8899" */
+    int          is_unix;
+    int          backup;     /* server ... backup */
+    int          down;       /* server ... down */
+} sg_block_server_t;
 
 /* The settings nginx merges from the network and solgate_network_defaults */
 typedef struct {
@@ -132,13 +142,20 @@ SG_API int sg_network_add_upstream(sg_network_t *net, const sg_str_t *args,
     SG_NOEXCEPT;
 
 /*
- * The upstream's URL names an nginx upstream {} block whose first server
- * is `address` ("127.0.0.1:8899"): the poller, which does not go through
- * nginx, connects there.  is_unix: that server is a unix socket, which the
- * poller cannot reach (SG_INVALID with the message).
+ * The upstream's URL names an nginx upstream {} block with these servers:
+ * the poller, which does not go through nginx, connects to them.  With one
+ * server the upstream stays one node.  With several it becomes *nodes nodes
+ * in its place, one per server not marked down, named "ID.N" (N from 1 in
+ * the block's order); the upstreams after it move up by *nodes - 1.  A unix
+ * socket, which the poller cannot reach, is SG_INVALID with the message.
  */
 SG_API int sg_network_reach_through_block(sg_network_t *net, size_t upstream,
-    sg_str_t address, int is_unix, char *err, size_t err_size) SG_NOEXCEPT;
+    const sg_block_server_t *servers, size_t n, size_t *nodes, char *err,
+    size_t err_size) SG_NOEXCEPT;
+
+/* Upstream (or node) i as proxy_pass needs it; SG_INVALID past the end. */
+SG_API int sg_network_upstream(const sg_network_t *net, size_t i,
+    sg_upstream_info_t *info) SG_NOEXCEPT;
 
 /* Once the http block is read: the merged settings; SG_INVALID when the
  * network is incomplete (no upstream) or a setting is out of range. */

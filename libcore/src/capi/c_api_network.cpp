@@ -36,6 +36,7 @@ void Describe(const solgate::UpstreamConf& u, sg_upstream_info_t* info) {
     info->url = ToStr(u.proxy.url);
     info->host = ToStr(u.proxy.host);
     info->authority = ToStr(u.proxy.authority);
+    info->block_server = u.block_server;
 }
 
 }  // namespace
@@ -96,9 +97,10 @@ int sg_network_add_upstream(sg_network_t* net, const sg_str_t* args,
 }
 
 int sg_network_reach_through_block(sg_network_t* net, size_t upstream,
-                                   sg_str_t address, int is_unix, char* err,
+                                   const sg_block_server_t* servers, size_t n,
+                                   size_t* nodes, char* err,
                                    size_t err_size) noexcept {
-    if (net == nullptr) {
+    if (net == nullptr || servers == nullptr || n == 0 || nodes == nullptr) {
         return NullArgument(err, err_size);
     }
     if (upstream >= net->network.size()) {
@@ -106,9 +108,24 @@ int sg_network_reach_through_block(sg_network_t* net, size_t upstream,
         return SG_INVALID;
     }
     return Configure(err, err_size, [&] {
-        return net->network.ReachThroughBlock(upstream, View(address),
-                                              is_unix != 0);
+        std::vector<solgate::BlockServer> list(n);
+        for (size_t s = 0; s < n; s++) {
+            list[s].address = std::string(View(servers[s].address));
+            list[s].is_unix = servers[s].is_unix != 0;
+            list[s].backup = servers[s].backup != 0;
+            list[s].down = servers[s].down != 0;
+        }
+        return net->network.ReachThroughBlock(upstream, list, nodes);
     });
+}
+
+int sg_network_upstream(const sg_network_t* net, size_t i,
+                        sg_upstream_info_t* info) noexcept {
+    if (net == nullptr || info == nullptr || i >= net->network.size()) {
+        return SG_INVALID;
+    }
+    Describe(net->network.upstream(i), info);
+    return SG_OK;
 }
 
 int sg_network_configure(sg_network_t* net,

@@ -16,16 +16,25 @@ using conf::Duplicate;
 using conf::Quoted;
 
 void Network::AddUpstream(UpstreamConf upstream) {
-    has_backups_ = has_backups_ || upstream.routing.backup;
-    has_own_debounce_ = has_own_debounce_ || upstream.routing.debounce_ms != 0;
-    if (!upstream.methods.empty() || !upstream.ignore_methods.empty()) {
-        has_method_filters_ = true;
-    }
     if (upstream.poll.user_agent.empty()) {
         upstream.poll.user_agent = std::string("solgate-poller/") + sg_version();
     }
-    all_.push_back(upstreams_.size());
     upstreams_.push_back(std::move(upstream));
+    Reindex();
+}
+
+void Network::Reindex() {
+    has_backups_ = false;
+    has_own_debounce_ = false;
+    has_method_filters_ = false;
+    all_.clear();
+    for (const UpstreamConf& u : upstreams_) {
+        has_backups_ = has_backups_ || u.routing.backup;
+        has_own_debounce_ = has_own_debounce_ || u.routing.debounce_ms != 0;
+        has_method_filters_ = has_method_filters_ || !u.methods.empty() ||
+                              !u.ignore_methods.empty();
+        all_.push_back(all_.size());
+    }
 }
 
 std::optional<std::string> Network::SetCluster(std::string_view name) {
@@ -100,22 +109,58 @@ std::optional<std::string> Network::AddUpstreamArgs(
     return std::nullopt;
 }
 
-std::optional<std::string> Network::ReachThroughBlock(size_t i,
-                                                      std::string_view address,
-                                                      bool is_unix) {
-    UpstreamConf& u = upstreams_[i];
-    if (is_unix) {
-        return "upstream " + Quoted(u.id) +
-               ": the first server of upstream block " +
-               Quoted(u.proxy.authority) +
-               " is a unix socket, which the state poller cannot reach; "
-               "list a TCP server first";
+std::optional<std::string> Network::ReachThroughBlock(
+    size_t i, const std::vector<BlockServer>& servers, size_t* nodes) {
+    const UpstreamConf u = upstreams_[i];
+    const std::string block = Quoted(u.proxy.authority);
+    std::vector<UpstreamConf> split;
+    for (size_t s = 0; s < servers.size(); s++) {
+        const BlockServer& server = servers[s];
+        if (server.down && servers.size() > 1) {
+            continue;
+        }
+        if (server.is_unix) {
+            return "upstream " + Quoted(u.id) + ": server " +
+                   std::to_string(s + 1) + " of upstream block " + block +
+                   " is a unix socket, which the state poller cannot reach";
+        }
+        UpstreamConf node = u;
+        node.poll.connect_to = "::" + server.address;
+        if (u.proxy.host != u.proxy.authority) {
+            node.poll.url = (u.proxy.https ? "https://" : "http://") +
+                            u.proxy.host + u.proxy.path;
+        }
+        if (servers.size() > 1) {
+            node.id = u.id + "." + std::to_string(s + 1);
+            node.group = u.id;
+            node.block_server = static_cast<uint32_t>(s + 1);
+            node.routing.backup = u.routing.backup || server.backup;
+        }
+        split.push_back(std::move(node));
     }
-    u.poll.connect_to = "::" + std::string(address);
-    if (u.proxy.host != u.proxy.authority) {
-        u.poll.url = (u.proxy.https ? "https://" : "http://") + u.proxy.host +
-                     u.proxy.path;
+    if (split.empty()) {
+        return "upstream " + Quoted(u.id) + ": every server of upstream block " +
+               block + " is marked down";
     }
+    if (upstreams_.size() - 1 + split.size() > kMaxUpstreams) {
+        return "upstream " + Quoted(u.id) + ": the servers of upstream block " +
+               block + " make network " + Quoted(name_) + " more than " +
+               std::to_string(kMaxUpstreams) + " nodes";
+    }
+    for (const UpstreamConf& node : split) {
+        auto same = FindUpstream(node.id);
+        if (same && *same != i) {
+            return "upstream " + Quoted(u.id) + ": its node " +
+                   Quoted(node.id) + " (server of upstream block " + block +
+                   ") has the id of another upstream";
+        }
+    }
+    *nodes = split.size();
+    upstreams_.erase(upstreams_.begin() + static_cast<std::ptrdiff_t>(i));
+    upstreams_.insert(upstreams_.begin() + static_cast<std::ptrdiff_t>(i),
+                      std::make_move_iterator(split.begin()),
+                      std::make_move_iterator(split.end()));
+    Reindex();
     return std::nullopt;
 }
 
@@ -142,7 +187,8 @@ std::optional<std::string> Network::Configure(const NetworkTuning& tuning) {
             Selector::Parse(settings_.default_selector, &bad);
         bool any = false;
         for (const UpstreamConf& u : upstreams_) {
-            any = any || (selector && selector->Matches(u.id, u.tags));
+            any = any ||
+                  (selector && selector->Matches(u.id, u.tags, u.group));
         }
         if (!any) {
             return "use_upstream_default " +
@@ -253,7 +299,8 @@ SelectorGroup Network::ResolveSelector(std::string_view text) const {
     if (selector) {
         group.error.clear();
         for (size_t i = 0; i < upstreams_.size(); i++) {
-            if (selector->Matches(upstreams_[i].id, upstreams_[i].tags)) {
+            const UpstreamConf& u = upstreams_[i];
+            if (selector->Matches(u.id, u.tags, u.group)) {
                 group.matched.push_back(i);
             }
         }

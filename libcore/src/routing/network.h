@@ -62,6 +62,20 @@ struct UpstreamConf {
     std::vector<std::string> methods;         // served only these (globs)
     std::vector<std::string> ignore_methods;  // never these (globs)
     conf::UpstreamRouting routing;            // weight, backup, max_fails
+    // A node of an upstream split by server (its URL names an upstream {}
+    // block of several servers): the upstream's id, which selectors also
+    // match, and the node's server in the block (1-based). Empty and 0 for
+    // an upstream that is one node.
+    std::string group;
+    uint32_t block_server = 0;
+};
+
+// A server of an nginx upstream {} block, as the block lists it.
+struct BlockServer {
+    std::string address;  // its first address, "127.0.0.1:8899"
+    bool is_unix = false;
+    bool backup = false;  // server ... backup
+    bool down = false;    // server ... down
 };
 
 // The settings nginx merges from the network block and the defaults.
@@ -103,6 +117,8 @@ public:
         : name_(std::move(name)), settings_(settings) {}
 
     void AddUpstream(UpstreamConf upstream);
+    // The upstream list changed shape: recount what is kept about it.
+    void Reindex();
 
     // Configuration as nginx reads it; each returns nullopt, or the message
     // `nginx -t` prints. Settings given twice are refused.
@@ -112,12 +128,15 @@ public:
     // upstream ID URL [options]; *index is the new upstream's.
     std::optional<std::string> AddUpstreamArgs(
         const std::vector<std::string_view>& args, size_t* index);
-    // Upstream i's URL names an nginx upstream block whose first server is
-    // `address`: the poller connects there, naming the real host in its URL
-    // (so TLS sends the right server name). A unix socket is refused.
-    std::optional<std::string> ReachThroughBlock(size_t i,
-                                                 std::string_view address,
-                                                 bool is_unix);
+    // Upstream i's URL names an nginx upstream block with these servers
+    // (in the block's order). One server: the poller connects to it. More:
+    // upstream i becomes one node per server not marked down, "ID.N" (N
+    // the server's place in the block), each polled at its own address and
+    // a backup when the server is; the upstreams after it move up by
+    // *nodes - 1. The poller names the real host in its URL (so TLS sends
+    // the right server name). A unix socket is refused.
+    std::optional<std::string> ReachThroughBlock(
+        size_t i, const std::vector<BlockServer>& servers, size_t* nodes);
     // The settings once nginx has merged them; checks the network is whole.
     std::optional<std::string> Configure(const NetworkTuning& tuning);
 

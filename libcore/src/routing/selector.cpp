@@ -232,36 +232,42 @@ std::optional<Selector> Selector::Parse(std::string_view text,
 }
 
 bool Selector::Matches(std::string_view id,
-                       const std::vector<std::string>& tags) const {
-    return !nodes_.empty() && Eval(root_, id, tags);
+                       const std::vector<std::string>& tags,
+                       std::string_view group) const {
+    return !nodes_.empty() && Eval(root_, Subject{id, group, tags});
 }
 
-bool Selector::Eval(uint32_t index, std::string_view id,
-                    const std::vector<std::string>& tags) const {
+bool Selector::IdMatches(const Node& term, const Subject& subject) const {
+    std::string_view pattern =
+        std::string_view(text_).substr(term.begin, term.length);
+    return GlobMatch(pattern, subject.id) ||
+           (!subject.group.empty() && GlobMatch(pattern, subject.group));
+}
+
+bool Selector::Eval(uint32_t index, const Subject& subject) const {
     const Node& n = nodes_[index];
     switch (n.kind) {
     case Kind::kTerm: {
-        std::string_view pattern =
-            std::string_view(text_).substr(n.begin, n.length);
-        if (GlobMatch(pattern, id)) return true;
+        if (IdMatches(n, subject)) return true;
         if (n.has_colon) {
-            for (const std::string& tag : tags) {
+            std::string_view pattern =
+                std::string_view(text_).substr(n.begin, n.length);
+            for (const std::string& tag : subject.tags) {
                 if (GlobMatch(pattern, tag)) return true;
             }
         }
         return false;
     }
     case Kind::kNotTerm:
-        return !GlobMatch(std::string_view(text_).substr(n.begin, n.length),
-                          id);
+        return !IdMatches(n, subject);
     case Kind::kAnd:
         for (uint32_t i = 0; i < n.length; i++) {
-            if (!Eval(children_[n.begin + i], id, tags)) return false;
+            if (!Eval(children_[n.begin + i], subject)) return false;
         }
         return true;
     case Kind::kOr:
         for (uint32_t i = 0; i < n.length; i++) {
-            if (Eval(children_[n.begin + i], id, tags)) return true;
+            if (Eval(children_[n.begin + i], subject)) return true;
         }
         return false;
     }

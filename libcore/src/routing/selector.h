@@ -8,8 +8,10 @@
 //   term    := one or more of [A-Za-z0-9_.:*-]
 //
 // Spaces and tabs around operators and parentheses are ignored. A term
-// matches an upstream when it globs the upstream's id, or, if the term holds
-// a ':', one of its "key:value" tags. A negated term matches by id only.
+// matches an upstream when it globs the upstream's id (for a node of an
+// upstream split by server, "pool.2", also the upstream's own "pool"), or,
+// if the term holds a ':', one of its "key:value" tags. A negated term
+// matches by id only.
 #pragma once
 
 #include <cstdint>
@@ -33,9 +35,10 @@ public:
                                          std::string* error);
 
     // Whether an upstream with this id and these "key:value" tags is
-    // selected. Does not allocate.
-    bool Matches(std::string_view id,
-                 const std::vector<std::string>& tags) const;
+    // selected; `group` (when not empty) is a second id it answers to.
+    // Does not allocate.
+    bool Matches(std::string_view id, const std::vector<std::string>& tags,
+                 std::string_view group = {}) const;
 
     // The text the selector was parsed from, as given.
     const std::string& text() const { return text_; }
@@ -54,8 +57,13 @@ private:
     class Parser;
 
     Selector() = default;
-    bool Eval(uint32_t node, std::string_view id,
-              const std::vector<std::string>& tags) const;
+    struct Subject {
+        std::string_view id;
+        std::string_view group;
+        const std::vector<std::string>& tags;
+    };
+    bool Eval(uint32_t node, const Subject& subject) const;
+    bool IdMatches(const Node& term, const Subject& subject) const;
 
     std::string text_;
     std::vector<Node> nodes_;

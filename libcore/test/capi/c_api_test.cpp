@@ -360,12 +360,24 @@ TEST(CApi, ConfigurationMessages) {
     EXPECT_EQ(sg_network_add_upstream(net, args, 2, &info, err, sizeof(err)),
               SG_INVALID);
     EXPECT_STREQ(err, "duplicate upstream \"a\" in network \"m\"");
-    EXPECT_EQ(sg_network_reach_through_block(net, 0, S("/tmp/s"), 1, err,
+    sg_block_server_t servers[2] = {{S("/tmp/s"), 1, 0, 0},
+                                    {S("10.0.0.2:80"), 0, 0, 0}};
+    size_t nodes = 0;
+    EXPECT_EQ(sg_network_reach_through_block(net, 0, servers, 1, &nodes, err,
                                              sizeof(err)),
               SG_INVALID);
-    EXPECT_STREQ(err, "upstream \"a\": the first server of upstream block \"x\" "
-                      "is a unix socket, which the state poller cannot reach; "
-                      "list a TCP server first");
+    EXPECT_STREQ(err, "upstream \"a\": server 1 of upstream block \"x\" "
+                      "is a unix socket, which the state poller cannot reach");
+    servers[0] = {S("10.0.0.1:80"), 0, 0, 0};
+    ASSERT_EQ(sg_network_reach_through_block(net, 0, servers, 2, &nodes, err,
+                                             sizeof(err)),
+              SG_OK);
+    EXPECT_EQ(nodes, 2u);
+    ASSERT_EQ(sg_network_upstream(net, 1, &info), SG_OK);
+    EXPECT_EQ(Text(info.id), "a.2");
+    EXPECT_EQ(info.block_server, 2u);
+    EXPECT_EQ(Text(info.url), "http://x/");
+    EXPECT_EQ(sg_network_upstream(net, 2, &info), SG_INVALID);
     settings.debounce_ms = SG_MAX_DEBOUNCE_MS + 1;
     EXPECT_EQ(sg_network_configure(net, &settings, err, sizeof(err)),
               SG_INVALID);
@@ -417,9 +429,12 @@ TEST(CApi, NullArgumentsAreRefusedNotFollowed) {
               SG_INVALID);
     sg_admin_answer_t answer;
     EXPECT_EQ(sg_admin_handle(nullptr, 1, nullptr, 0, 0, &answer), SG_INVALID);
-    EXPECT_EQ(sg_network_reach_through_block(nullptr, 0, S("x"), 0, err,
-                                             sizeof(err)),
+    sg_block_server_t server = {S("x"), 0, 0, 0};
+    size_t nodes = 0;
+    EXPECT_EQ(sg_network_reach_through_block(nullptr, 0, &server, 1, &nodes,
+                                             err, sizeof(err)),
               SG_INVALID);
+    EXPECT_EQ(sg_network_upstream(nullptr, 0, nullptr), SG_INVALID);
 
     EXPECT_EQ(sg_request_parse(nullptr, 5, &req), SG_INVALID);
     EXPECT_EQ(sg_request_parse("{}", 2, nullptr), SG_INVALID);

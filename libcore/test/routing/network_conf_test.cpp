@@ -2,6 +2,7 @@
 // blocks, settings; and the operator's cordons.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,17 +42,91 @@ TEST(NetworkConf, ThroughAnUpstreamBlockThePollerNamesTheRealHost) {
     ASSERT_FALSE(n.AddUpstreamArgs({"v", "https://vendor_pool/v1/KEY",
                                     "host=rpc.vendor.example"},
                                    &i));
-    ASSERT_FALSE(n.ReachThroughBlock(0, "127.0.0.1:8899", false));
-    ASSERT_FALSE(n.ReachThroughBlock(1, "10.1.1.1:443", false));
+    size_t nodes = 0;
+    ASSERT_FALSE(n.ReachThroughBlock(0, {{"127.0.0.1:8899"}}, &nodes));
+    EXPECT_EQ(nodes, 1u);
+    ASSERT_FALSE(n.ReachThroughBlock(1, {{"10.1.1.1:443"}}, &nodes));
+    EXPECT_EQ(n.upstream(0).id, "a");  // one server: one node, same id
+    EXPECT_EQ(n.upstream(0).block_server, 0u);
     EXPECT_EQ(n.upstream(0).poll.connect_to, "::127.0.0.1:8899");
     EXPECT_EQ(n.upstream(0).poll.url, "http://sol_a/");   // host is the block
     EXPECT_EQ(n.upstream(1).poll.connect_to, "::10.1.1.1:443");
     EXPECT_EQ(n.upstream(1).poll.url, "https://rpc.vendor.example/v1/KEY");
     EXPECT_EQ(n.upstream(1).proxy.url, "https://vendor_pool/v1/KEY");
-    EXPECT_EQ(n.ReachThroughBlock(0, "unix:/tmp/x", true),
-              "upstream \"a\": the first server of upstream block \"sol_a\" is "
-              "a unix socket, which the state poller cannot reach; list a TCP "
-              "server first");
+    BlockServer unix_server{"unix:/tmp/x", true};
+    EXPECT_EQ(n.ReachThroughBlock(0, {unix_server}, &nodes),
+              "upstream \"a\": server 1 of upstream block \"sol_a\" is a unix "
+              "socket, which the state poller cannot reach");
+}
+
+TEST(NetworkConf, EveryServerOfABlockIsANode) {
+    Network n("mainnet", {});
+    size_t i;
+    ASSERT_FALSE(n.AddUpstreamArgs({"first", "http://10.0.0.9:80"}, &i));
+    ASSERT_FALSE(n.AddUpstreamArgs({"pool", "http://own_pool/rpc",
+                                    "tags=family:own", "methods=get*",
+                                    "weight=3"},
+                                   &i));
+    ASSERT_FALSE(n.AddUpstreamArgs({"last", "http://10.0.0.8:80"}, &i));
+    BlockServer down{"10.0.0.3:8899"};
+    down.down = true;
+    BlockServer backup{"10.0.0.4:8899"};
+    backup.backup = true;
+    size_t nodes = 0;
+    ASSERT_FALSE(n.ReachThroughBlock(
+        1, {{"10.0.0.1:8899"}, {"10.0.0.2:8899"}, down, backup}, &nodes));
+    ASSERT_EQ(nodes, 3u);  // the server marked down is no node
+    ASSERT_EQ(n.size(), 5u);
+    std::vector<std::string> ids;
+    for (size_t u = 0; u < n.size(); u++) ids.push_back(n.upstream(u).id);
+    EXPECT_EQ(ids, (std::vector<std::string>{"first", "pool.1", "pool.2",
+                                             "pool.4", "last"}));
+    const UpstreamConf& second = n.upstream(2);
+    EXPECT_EQ(second.group, "pool");
+    EXPECT_EQ(second.block_server, 2u);
+    EXPECT_EQ(second.poll.connect_to, "::10.0.0.2:8899");
+    EXPECT_EQ(second.proxy.url, "http://own_pool/rpc");
+    EXPECT_EQ(second.tags, std::vector<std::string>{"family:own"});
+    EXPECT_EQ(second.methods, std::vector<std::string>{"get*"});
+    EXPECT_EQ(second.routing.weight, 3u);
+    EXPECT_FALSE(second.routing.backup);
+    EXPECT_TRUE(n.upstream(3).routing.backup);  // the block's backup server
+    EXPECT_EQ(n.upstream(3).block_server, 4u);
+    EXPECT_TRUE(n.has_backups());
+    EXPECT_EQ(n.all_upstreams(), (std::vector<size_t>{0, 1, 2, 3, 4}));
+    EXPECT_EQ(n.FindUpstream("last"), 4u);
+
+    auto shared = std::make_unique<NetworkShared>();
+    std::string error;
+    ASSERT_TRUE(n.Bind(shared.get(), true, 0, &error)) << error;
+    // The upstream's id selects all of its nodes; a node's id one of them.
+    EXPECT_EQ(n.ResolveSelector("pool").matched,
+              (std::vector<size_t>{1, 2, 3}));
+    EXPECT_EQ(n.ResolveSelector("pool.2").matched, std::vector<size_t>{2});
+    EXPECT_EQ(n.ResolveSelector("!pool").matched,
+              (std::vector<size_t>{0, 4}));
+    EXPECT_EQ(n.ResolveSelector("family:own & !pool.1").matched,
+              (std::vector<size_t>{2, 3}));
+}
+
+TEST(NetworkConf, ABlockSplitIsRefusedWhenItCannotBeNodes) {
+    Network n("mainnet", {});
+    size_t i, nodes = 0;
+    ASSERT_FALSE(n.AddUpstreamArgs({"pool", "http://own_pool"}, &i));
+    ASSERT_FALSE(n.AddUpstreamArgs({"pool.2", "http://10.0.0.2"}, &i));
+    BlockServer down{"10.0.0.1:80"};
+    down.down = true;
+    EXPECT_EQ(n.ReachThroughBlock(0, {down, down}, &nodes),
+              "upstream \"pool\": every server of upstream block \"own_pool\" "
+              "is marked down");
+    EXPECT_EQ(n.ReachThroughBlock(0, {{"10.0.0.1:80"}, {"10.0.0.3:80"}}, &nodes),
+              "upstream \"pool\": its node \"pool.2\" (server of upstream block "
+              "\"own_pool\") has the id of another upstream");
+    EXPECT_EQ(n.size(), 2u);  // refused: nothing changed
+    std::vector<BlockServer> many(kMaxUpstreams, BlockServer{"10.0.0.1:80"});
+    EXPECT_EQ(n.ReachThroughBlock(1, many, &nodes),
+              "upstream \"pool.2\": the servers of upstream block "
+              "\"10.0.0.2\" make network \"mainnet\" more than 256 nodes");
 }
 
 TEST(NetworkConf, DuplicatesAndTheUpstreamLimit) {

@@ -252,6 +252,8 @@ class HttpConnection {
 
     void dispatch() {
         HttpRequest req = std::move(req_);
+        req.first_on_connection = requests_ == 0;
+        ++requests_;
         req_ = HttpRequest();
         stage_ = Stage::Headers;
         scan_from_ = 0;
@@ -508,6 +510,7 @@ class HttpConnection {
     bool expect_continue_ = false;
     bool sent_continue_ = false;
     HttpRequest req_;
+    uint64_t requests_ = 0;  // dispatched on this connection
 
     bool busy_ = false;  // a delayed response is pending; later requests wait
     HttpResponse pending_;

@@ -21,6 +21,9 @@ struct HttpRequest {
     bool keep_alive = true;
     std::string user_agent;
     std::string body;
+    // The connection's first request (tests count new connections by it,
+    // to see that keep-alive is used).
+    bool first_on_connection = false;
 };
 
 struct HttpResponse {

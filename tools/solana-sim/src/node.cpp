@@ -106,10 +106,9 @@ HttpResponse SimNode::handle_rpc(const HttpRequest& req) {
     JsonDoc doc;
     const bool parsed = doc.parse(req.body);
     // Counted before any fault decides the request's fate.
-    if (parsed) {
-        bool from_poller = req.user_agent.rfind("solgate-poller", 0) == 0;
-        rpc_.count_calls(doc.root(), from_poller);
-    }
+    const bool from_poller = req.user_agent.rfind("solgate-poller", 0) == 0;
+    if (parsed) rpc_.count_calls(doc.root(), from_poller);
+    if (req.first_on_connection && !from_poller) ++stats_.client_connections;
 
     const Faults& f = chain_.faults();
     HttpResponse resp;
@@ -178,6 +177,8 @@ std::string SimNode::stats_json() const {
     json_append_u64(o, stats_.poller_total);
     o += ",\"http_requests\":";
     json_append_u64(o, stats_.http_requests);
+    o += ",\"client_connections\":";
+    json_append_u64(o, stats_.client_connections);
     o += ",\"slots\":" + slots_json();
     o += ",\"faults\":" + chain_.faults().to_json();
     o += ",\"archive\":";

@@ -51,6 +51,8 @@ struct CallStats {
     std::map<std::string, uint64_t> poller_calls;
     uint64_t poller_total = 0;
     uint64_t http_requests = 0;
+    // Connections whose first request came from a client, not the poller.
+    uint64_t client_connections = 0;
     // getBlock calls failed by the getblock_failure_rate fault (-32019).
     uint64_t getblock_failures = 0;
 
@@ -61,6 +63,7 @@ struct CallStats {
         poller_calls.clear();
         poller_total = 0;
         http_requests = 0;
+        client_connections = 0;
         getblock_failures = 0;
     }
 };

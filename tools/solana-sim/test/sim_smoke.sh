@@ -287,17 +287,17 @@ check "faults cleared" test "$body" = '{"jsonrpc":"2.0","result":"ok","id":1}'
 # --- stats ---------------------------------------------------------------------------
 # Since the reset above: getSlot x3 (502, 200, closed), getHealth x1.
 stats=$(ctl "$PORT_A" /_sim/stats)
-check "stats count calls rejected by faults" grep -q '"calls":{"getHealth":1,"getSlot":3},"total":4,"poller_calls":{},"poller_total":0,"http_requests":4' <<<"$stats"
+check "stats count calls rejected by faults" grep -q '"calls":{"getHealth":1,"getSlot":3},"total":4,"poller_calls":{},"poller_total":0,"http_requests":4,"client_connections":' <<<"$stats"
 check "stats name, slots and faults" grep -q '^{"name":"A",.*"slots":{"processed":[0-9]*,"confirmed":[0-9]*,"finalized":[0-9]*,"shred":[0-9]*.*"faults":{"stall":false' <<<"$stats"
 rpc "$PORT_A" '[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"getSlot"},{"jsonrpc":"2.0","id":3,"method":"getBlockHeight"}]' >/dev/null
 stats=$(ctl "$PORT_A" /_sim/stats)
-check "batch elements count as calls" grep -q '"calls":{"getBlockHeight":1,"getHealth":1,"getSlot":5},"total":7,"poller_calls":{},"poller_total":0,"http_requests":5' <<<"$stats"
+check "batch elements count as calls" grep -q '"calls":{"getBlockHeight":1,"getHealth":1,"getSlot":5},"total":7,"poller_calls":{},"poller_total":0,"http_requests":5,"client_connections":' <<<"$stats"
 curl -s -A "solgate-poller/0.1.0" "http://127.0.0.1:$PORT_A/" -d '{"jsonrpc":"2.0","id":1,"method":"getHealth"}' >/dev/null
 stats=$(ctl "$PORT_A" /_sim/stats)
 check "calls from Solgate's poller are also counted apart" grep -q '"calls":{"getBlockHeight":1,"getHealth":2,"getSlot":5},"total":8,"poller_calls":{"getHealth":1},"poller_total":1,' <<<"$stats"
 ctl "$PORT_A" /_sim/reset >/dev/null
 stats=$(ctl "$PORT_A" /_sim/stats)
-check "reset clears counters" grep -q '"calls":{},"total":0,"poller_calls":{},"poller_total":0,"http_requests":0' <<<"$stats"
+check "reset clears counters" grep -q '"calls":{},"total":0,"poller_calls":{},"poller_total":0,"http_requests":0,"client_connections":0' <<<"$stats"
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT_A/_sim/nope")
 check "unknown control path 404" test "$code" = 404
 

@@ -27,7 +27,7 @@ our @EXPORT_OK = qw(
     build_conf write_conf prepare_servroot
     start_nginx stop_nginx stop_all_nginx nginx_running nginx_pid
     nginx_workers kill_nginx restart_nginx reload_nginx
-    read_error_log error_log_path read_file_tail
+    read_error_log error_log_path read_file_tail read_startup_stderr
     port_accepts wait_port_accepts wait_port_free
     http_request http_post http_get parse_http_response decode_chunked
     process_alive
@@ -246,6 +246,11 @@ sub write_conf {
 }
 
 sub error_log_path { File::Spec->catfile(servroot(), 'logs', 'error.log') }
+
+# What the running nginx printed while it started (its config notices).
+sub read_startup_stderr {
+    return _read_file(File::Spec->catfile(servroot(), 'logs', 'stderr.log')) // '';
+}
 
 sub read_error_log {
     my ($offset) = @_;
