@@ -663,6 +663,51 @@ POST /
 {"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}
 --- response_body_like: "result"
 --- check
-my $stderr = Test::Nginx::Util::_read_file(Test::Nginx::Util::servroot() . '/logs/stderr.log') // '';
-like($stderr, qr/\[warn\] .*"state_poller_debounce" below 400ms acts as 400ms: the poller ticks every 400ms in \S+nginx\.conf:\d+/,
+like(Test::Nginx::Util::read_startup_stderr(), qr/\[warn\] .*"state_poller_debounce" below 400ms acts as 400ms: the poller ticks every 400ms in \S+nginx\.conf:\d+/,
      'nginx warns at start, naming file and line');
+
+
+
+=== TEST 50: an upstream host that is neither a block nor an address is refused without a resolver
+nginx would resolve it per request, and fail each one ("no resolver defined").
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; upstream b http://rpc.vendor.example/v1/KEY; }
+--- config
+    location / { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+--- must_die
+--- error_log eval
+qr/upstream "b" of network "mainnet": its host "rpc.vendor.example" is neither an upstream \{\} block nor an address, and the location of solgate_pass in \S+nginx\.conf:\d+ has no "resolver" to find it \(every request would fail\); define an upstream \{\} block named so, or set "resolver" in \S+nginx\.conf:\d+/
+
+
+
+=== TEST 51: with a resolver, an upstream host name is accepted
+--- http_config
+    solgate_network mainnet { cluster mainnet-beta; upstream a http://127.0.0.1:1; upstream b http://rpc.vendor.example/v1/KEY; }
+--- config
+    resolver 127.0.0.1:1 valid=30s;
+    location / { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+--- request
+POST /
+{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}
+--- response_body_like: "result"
+--- no_error_log
+[emerg]
+
+
+
+=== TEST 52: methods= names that are no Solana method are a warning naming them
+--- http_config
+    solgate_network mainnet { cluster mainnet-beta; upstream a http://127.0.0.1:1 methods=getBalanse|get*|getSlot ignore_methods=sendTransacton; }
+--- config
+    location / { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+--- request
+POST /
+{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}
+--- response_body_like: "result"
+--- check
+like(Test::Nginx::Util::read_startup_stderr(),
+     qr/\[warn\] .*upstream "a" names "getBalanse", "sendTransacton", which Solgate does not know as Solana methods \(a typo keeps every such call from the upstream\) in \S+nginx\.conf:\d+/,
+     'nginx warns at start, naming the names, the file and the line');

@@ -15,12 +15,15 @@ our $HttpConfig =
     network_conf('mainnet', upstreams => sim_upstreams(@Ports))
   . network_conf('withdead', upstreams => [
         ['dead', "http://127.0.0.1:$DeadPort"], @{ sim_upstreams($Ports[0]) }])
+  . network_conf('keyed', upstreams => [
+        ['dead-vendor', "http://127.0.0.1:$DeadPort/v1/SECRETKEY"]])
   . network_conf('alldead', upstreams => [
         ['dead-1', "http://127.0.0.1:$DeadPort"],
         ['dead-2', "http://127.0.0.1:" . ($DeadPort - 1)]]);
 
 our $Config = solgate_locations('mainnet')
   . "    location /withdead { solgate_pass withdead; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+  . "    location /keyed { solgate_pass keyed; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /alldead { solgate_pass alldead; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n";
 
 add_block_preprocessor(sub {
@@ -89,7 +92,21 @@ qr/solgate: upstream "dead" failed \(transport, status 502\), retrying on "sim-a
 
 
 
-=== TEST 2: an upstream answering 502 is retried elsewhere; the client never sees it
+=== TEST 2: no log line prints the path of an upstream URL (a vendor key lives there)
+nginx's own connect() error names the upstream by address only.
+--- init
+clear_faults();
+--- request eval
+["POST /keyed\n" . main::call(1, 'getSlot')]
+--- error_code: 502
+--- error_log eval
+qr/connect\(\) failed \(111: Connection refused\) while connecting to upstream, .*upstream: "http:\/\/127\.0\.0\.1:19839"/
+--- no_error_log eval
+[qr/\[(?!debug)[a-z]+\].*SECRETKEY/, '[alert]']
+
+
+
+=== TEST 3: an upstream answering 502 is retried elsewhere; the client never sees it
 --- init
 clear_faults();
 sim_fault($Ports[1], 'http_status', code => 502);
@@ -105,7 +122,7 @@ qr/solgate: upstream "sim-b" failed \(http_5xx, status 502\), retrying on|upstre
 
 
 
-=== TEST 3: 503 and a dropped connection are retried too
+=== TEST 4: 503 and a dropped connection are retried too
 --- init
 clear_faults();
 sim_fault($Ports[0], 'http_status', code => 503);
@@ -120,7 +137,7 @@ slot_answers(6)
 
 
 
-=== TEST 4: a batch whose upstreams all fail gets one error per call
+=== TEST 5: a batch whose upstreams all fail gets one error per call
 --- request eval
 "POST /alldead\n[" . call(1, 'getSlot') . ',' . call('"b"', 'getSlot') . ']'
 --- error_code: 502
@@ -134,7 +151,7 @@ solgate: all 2 upstream(s) of network "alldead" failed
 
 
 
-=== TEST 5: other upstream statuses pass through untouched
+=== TEST 6: other upstream statuses pass through untouched
 --- init
 clear_faults();
 sim_fault($_, 'http_status', code => 400) for @Ports;

@@ -32,6 +32,12 @@ static ngx_int_t ngx_http_solgate_selector_sources(ngx_http_request_t *r,
 static ngx_uint_t ngx_http_solgate_last_status(ngx_http_request_t *r);
 static ngx_http_upstream_state_t *ngx_http_solgate_last_state(
     ngx_http_request_t *r);
+static u_char *ngx_http_solgate_log_error(ngx_http_request_t *r,
+    ngx_http_request_t *sr, u_char *buf, size_t len);
+/* nginx's own log context of a request, which Solgate's wraps */
+static ngx_http_log_handler_pt  ngx_http_solgate_core_log_error;
+
+
 static ngx_int_t ngx_http_solgate_write_not_retried(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 
@@ -78,6 +84,11 @@ ngx_http_solgate_access_handler(ngx_http_request_t *r)
     }
 
     ctx->network = slcf->network;
+
+    if (r->log_handler != ngx_http_solgate_log_error) {
+        ngx_http_solgate_core_log_error = r->log_handler;
+        r->log_handler = ngx_http_solgate_log_error;
+    }
 
     if (!(r->method & NGX_HTTP_POST)) {
         ngx_http_finalize_request(r, ngx_http_solgate_reject_method(r, ctx));
@@ -482,4 +493,34 @@ ngx_http_solgate_log_handler(ngx_http_request_t *r)
                       ctx->rpc_error, (int64_t) ngx_max(ms, 0));
 
     return NGX_OK;
+}
+
+
+/*
+ * nginx's log context names the upstream of a failed attempt as scheme,
+ * address and URI ("upstream: \"http://10.0.0.5:8899/v1/KEY\""), and a
+ * vendor's key lives in that URI: its lines keep the address, not the path.
+ */
+static u_char *
+ngx_http_solgate_log_error(ngx_http_request_t *r, ngx_http_request_t *sr,
+    u_char *buf, size_t len)
+{
+    u_char               *p;
+    ngx_str_t             uri;
+    ngx_http_upstream_t  *u;
+
+    u = sr->upstream;
+
+    if (u == NULL) {
+        return ngx_http_solgate_core_log_error(r, sr, buf, len);
+    }
+
+    uri = u->uri;
+    ngx_str_null(&u->uri);
+
+    p = ngx_http_solgate_core_log_error(r, sr, buf, len);
+
+    u->uri = uri;
+
+    return p;
 }

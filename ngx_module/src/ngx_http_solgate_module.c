@@ -22,6 +22,8 @@ static ngx_int_t ngx_http_solgate_resolve_pass_refs(ngx_conf_t *cf,
     ngx_http_solgate_main_conf_t *smcf);
 static ngx_int_t ngx_http_solgate_check_retry_locations(ngx_conf_t *cf,
     ngx_http_solgate_main_conf_t *smcf);
+static ngx_int_t ngx_http_solgate_check_resolvers(ngx_conf_t *cf,
+    ngx_http_solgate_main_conf_t *smcf);
 
 
 static ngx_command_t  ngx_http_solgate_commands[] = {
@@ -132,6 +134,10 @@ ngx_http_solgate_init(ngx_conf_t *cf)
     }
 
     if (ngx_http_solgate_check_retry_locations(cf, smcf) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_solgate_check_resolvers(cf, smcf) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -293,6 +299,7 @@ ngx_http_solgate_pass(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     ref->name = value[1];
     ref->target = &slcf->network;
     ref->server = ngx_http_conf_get_module_srv_conf(cf, ngx_http_core_module);
+    ref->location = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
     ngx_http_solgate_conf_here(cf, &ref->at);
 
     return NGX_CONF_OK;
@@ -363,6 +370,58 @@ ngx_http_solgate_check_retry_locations(ngx_conf_t *cf,
                           "500); add one with \"solgate_pass %V;\" and "
                           "\"include solgate_proxy.conf;\"",
                           &ref[i].at.file, ref[i].at.line, &ref[i].name);
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * proxy_pass with a variable finds an upstream's host among the upstream
+ * {} blocks, or reads it as an address; any other host name is resolved
+ * per request by the location's resolver, and fails every request without
+ * one ("no resolver defined").
+ */
+static ngx_int_t
+ngx_http_solgate_check_resolvers(ngx_conf_t *cf,
+    ngx_http_solgate_main_conf_t *smcf)
+{
+    ngx_uint_t                    i, u;
+    ngx_resolver_t               *resolver;
+    ngx_http_solgate_network_t   *network;
+    ngx_http_solgate_pass_ref_t  *ref;
+    ngx_http_solgate_upstream_t  *upstream;
+
+    ref = smcf->pass_refs.elts;
+
+    for (i = 0; i < smcf->pass_refs.nelts; i++) {
+        resolver = ref[i].location->resolver;
+
+        if (resolver != NULL && resolver->connections.nelts > 0) {
+            continue;
+        }
+
+        network = *ref[i].target;
+        upstream = network->upstreams.elts;
+
+        for (u = 0; u < network->upstreams.nelts; u++) {
+            if (!upstream[u].by_name) {
+                continue;
+            }
+
+            ngx_log_error(NGX_LOG_EMERG, cf->log, 0,
+                          "upstream \"%V\" of network \"%V\": its host "
+                          "\"%V\" is neither an upstream {} block nor an "
+                          "address, and the location of solgate_pass in "
+                          "%V:%ui has no \"resolver\" to find it (every "
+                          "request would fail); define an upstream {} "
+                          "block named so, or set \"resolver\" in %V:%ui",
+                          &upstream[u].id, &network->name,
+                          &upstream[u].authority, &ref[i].at.file,
+                          ref[i].at.line, &upstream[u].at.file,
+                          upstream[u].at.line);
             return NGX_ERROR;
         }
     }

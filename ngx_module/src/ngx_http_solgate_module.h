@@ -44,6 +44,7 @@ typedef struct {
     ngx_http_upstream_srv_conf_t  *block;     /* pinned in it; else NULL */
     ngx_uint_t                     peer;
     unsigned                       backup_peer:1;
+    unsigned                       by_name:1; /* its host must be resolved */
 } ngx_http_solgate_upstream_t;
 
 
@@ -96,6 +97,7 @@ typedef struct {
     ngx_str_t                    name;
     ngx_http_solgate_network_t **target;
     ngx_http_core_srv_conf_t    *server;    /* its server, for @solgate_retry */
+    ngx_http_core_loc_conf_t    *location;  /* its location, for resolver */
     ngx_http_solgate_conf_at_t   at;
 } ngx_http_solgate_pass_ref_t;
 

@@ -40,6 +40,8 @@ static ngx_int_t ngx_http_solgate_name_nodes(ngx_conf_t *cf,
     ngx_http_solgate_upstream_t *node, size_t nodes);
 static ngx_http_upstream_srv_conf_t *ngx_http_solgate_find_block(
     ngx_conf_t *cf, ngx_str_t *authority);
+static ngx_uint_t ngx_http_solgate_is_address(ngx_conf_t *cf,
+    ngx_str_t *authority);
 static void ngx_http_solgate_free_core(void *data);
 static char *ngx_http_solgate_check_debounce(ngx_conf_t *cf, void *post,
     void *data);
@@ -378,6 +380,11 @@ ngx_http_solgate_add_upstream(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return NGX_CONF_ERROR;
     }
 
+    if (info.warning.len > 0) {
+        ngx_conf_log_error(NGX_LOG_WARN, cf, 0, "%*s", info.warning.len,
+                           info.warning.data);
+    }
+
     return NGX_CONF_OK;
 }
 
@@ -529,6 +536,10 @@ ngx_http_solgate_reach_blocks(ngx_conf_t *cf,
         uscf = ngx_http_solgate_find_block(cf, &upstream[i].authority);
         nodes = 1;
 
+        upstream[i].by_name = uscf == NULL
+                              && !ngx_http_solgate_is_address(
+                                     cf, &upstream[i].authority);
+
         if (uscf != NULL
             && ngx_http_solgate_split_block(cf, smcf, network, &upstream[i],
                                             uscf, at, &nodes)
@@ -679,6 +690,18 @@ ngx_http_solgate_name_nodes(ngx_conf_t *cf,
     }
 
     return NGX_OK;
+}
+
+
+/* Whether host[:port] is an IP address, which needs no resolver. */
+static ngx_uint_t
+ngx_http_solgate_is_address(ngx_conf_t *cf, ngx_str_t *authority)
+{
+    ngx_addr_t  addr;
+
+    return ngx_parse_addr_port(cf->temp_pool, &addr, authority->data,
+                               authority->len)
+           == NGX_OK;
 }
 
 

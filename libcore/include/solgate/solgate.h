@@ -99,6 +99,8 @@ typedef struct {
     sg_str_t     authority;  /* host[:port] of the URL */
     size_t       block_server; /* a node's server in its upstream {} block,
                                   from 1; 0: the upstream is one node */
+    sg_str_t     warning;    /* sg_network_add_upstream: what `nginx -t`
+                                should warn about (empty: nothing) */
 } sg_upstream_info_t;
 
 /* A server of an nginx upstream {} block, in the block's order. */

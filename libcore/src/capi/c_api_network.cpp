@@ -37,6 +37,7 @@ void Describe(const solgate::UpstreamConf& u, sg_upstream_info_t* info) {
     info->host = ToStr(u.proxy.host);
     info->authority = ToStr(u.proxy.authority);
     info->block_server = u.block_server;
+    info->warning = ToStr("");
 }
 
 }  // namespace
@@ -55,7 +56,7 @@ int sg_network_new(sg_str_t name, sg_network_t** out, char* err,
                    "\": " + std::string(*bad);
         }
         *out = new sg_network_s{
-            solgate::Network(std::string(View(name)), {})};
+            solgate::Network(std::string(View(name)), {}), {}};
         return std::nullopt;
     });
 }
@@ -91,7 +92,12 @@ int sg_network_add_upstream(sg_network_t* net, const sg_str_t* args,
                 net->network.AddUpstreamArgs(Views(args, nargs), &index)) {
             return error;
         }
-        Describe(net->network.upstream(index), info);
+        const solgate::UpstreamConf& u = net->network.upstream(index);
+        Describe(u, info);
+        net->warning = solgate::conf::UnknownMethodsWarning(
+                           u.id, u.methods, u.ignore_methods)
+                           .value_or("");
+        info->warning = ToStr(net->warning);
         return std::nullopt;
     });
 }

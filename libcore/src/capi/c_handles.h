@@ -16,4 +16,5 @@ struct sg_request_s {
 
 struct sg_network_s {
     solgate::Network network;
+    std::string warning;  // what the last sg_network_add_upstream warned
 };

@@ -1,6 +1,7 @@
 #include "conf/upstream_args.h"
 
 #include "conf/conf_messages.h"
+#include "rpc/solana_methods.h"
 #include "solgate/solgate.h"
 
 namespace solgate::conf {
@@ -151,6 +152,27 @@ std::optional<std::string> ParseUpstreamArgs(
         }
     }
     return std::nullopt;
+}
+
+std::optional<std::string> UnknownMethodsWarning(
+    std::string_view id, const std::vector<std::string>& methods,
+    const std::vector<std::string>& ignore_methods) {
+    std::string unknown;
+    for (const auto* list : {&methods, &ignore_methods}) {
+        for (const std::string& name : *list) {
+            bool known = name.find('*') != std::string::npos ||
+                         SolanaMethodIndex(name) != kOtherMethod;
+            if (!known) {
+                unknown += (unknown.empty() ? "" : ", ") + Quoted(name);
+            }
+        }
+    }
+    if (unknown.empty()) {
+        return std::nullopt;
+    }
+    return "upstream " + Quoted(id) + " names " + unknown +
+           ", which Solgate does not know as Solana methods (a typo keeps "
+           "every such call from the upstream)";
 }
 
 }  // namespace solgate::conf

@@ -63,4 +63,11 @@ std::optional<std::string> ParseUpstreamArgs(
     const std::vector<std::string_view>& args, const NewIdCheck& check_new,
     UpstreamArgs* out);
 
+// The warning `nginx -t` gives when methods= or ignore_methods= of upstream
+// `id` names what is no Solana method (a glob with '*' is never one): a
+// typo would keep every call of the method away from the upstream.
+std::optional<std::string> UnknownMethodsWarning(
+    std::string_view id, const std::vector<std::string>& methods,
+    const std::vector<std::string>& ignore_methods);
+
 }  // namespace solgate::conf

@@ -126,5 +126,14 @@ TEST(ConfWords, DurationsAsNginxWritesThem) {
     EXPECT_FALSE(ParseCount("-1", 0, 10));
 }
 
+TEST(UpstreamArgs, MethodNamesThatAreNoSolanaMethodAreAWarning) {
+    EXPECT_FALSE(UnknownMethodsWarning("a", {"getBalance", "get*"}, {"*"}));
+    EXPECT_EQ(UnknownMethodsWarning("a", {"getBalanse", "getSlot"},
+                                    {"sendTransacton"}),
+              "upstream \"a\" names \"getBalanse\", \"sendTransacton\", which "
+              "Solgate does not know as Solana methods (a typo keeps every "
+              "such call from the upstream)");
+}
+
 }  // namespace
 }  // namespace solgate::conf
