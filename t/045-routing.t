@@ -223,3 +223,38 @@ qr/\[error\] .*solgate: upstream "sim-[abc]" failed \(http_5xx\) after a write m
      like(metrics_text(), qr/^solgate_request_duration_seconds_count\{network="closed",upstream="sim-[abc]",class="read"\} \d+$/m,
           'the latency histogram has the read class');
  }]
+
+
+
+=== TEST 9: a node answering a read with -32005 "node is behind" is failed over; the client gets results
+The node's poller view stays healthy and current: only its answers say so.
+--- wait_for eval
+['the nodes are polled', sub { (state_of('sim-a')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+[step { sim_fault($Ports[0], 'behind_answers', on => 1) }, @{ balances('/', 30) }]
+--- response_body_like eval
+balance_answers(30)
+--- check
+is(scalar(grep { $_->{status} != 200 } @_), 0, 'every answer 200 with a result');
+cmp_ok(sim_client_calls($Ports[1]) + sim_client_calls($Ports[2]), '==', 30,
+       'the two other nodes answered all 30');
+like(metrics_text(), qr/^solgate_failovers_total\{network="mainnet",upstream="sim-a",cause="node_behind"\} [1-9]\d*$/m,
+     'metric: failovers by cause node_behind');
+--- error_log eval
+qr/solgate: upstream "sim-a" failed \(node_behind, status 200\), retrying on "sim-[bc]"/
+
+
+
+=== TEST 10: when every candidate says it is behind, the last answer is the client's
+--- wait_for eval
+['the nodes are polled', sub { (state_of('sim-a', 'closed')->{processed_slot} || 0) > 0 }, 5]
+--- setup
+clean();
+sim_fault($_, 'behind_answers', on => 1) for @Ports;
+--- request eval
+["POST /closed\n" . rpc(4, 'getBalance', "[$Account]")]
+--- response_body_like: ^\{"jsonrpc":"2.0","error":\{"code":-32005,"message":"Node is behind by 0 slots","data":\{"numSlotsBehind":0\}\},"id":4\}$
+--- check
+my $calls = 0;
+$calls += sim_client_calls($_) for @Ports;
+is($calls, 3, 'each node was asked once');

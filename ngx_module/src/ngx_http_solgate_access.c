@@ -32,6 +32,7 @@ static ngx_int_t ngx_http_solgate_selector_sources(ngx_http_request_t *r,
 static ngx_uint_t ngx_http_solgate_last_status(ngx_http_request_t *r);
 static ngx_http_upstream_state_t *ngx_http_solgate_last_state(
     ngx_http_request_t *r);
+static sg_str_t ngx_http_solgate_whole_answer(ngx_http_upstream_t *u);
 static u_char *ngx_http_solgate_log_error(ngx_http_request_t *r,
     ngx_http_request_t *sr, u_char *buf, size_t len);
 /* nginx's own log context of a request, which Solgate's wraps */
@@ -401,7 +402,9 @@ ngx_http_solgate_write_not_retried(ngx_http_request_t *r,
  * location (it failed) or the header filter (it answered).  Proxy records
  * a failure without an HTTP answer as 502 or 504 with no header time, and
  * one that never connected with no connect time.  NGX_DONE when the
- * request must not be retried (a write that may have reached the node).
+ * request must not be retried (a write that may have reached the node);
+ * NGX_DECLINED when an answer is a failure all the same (a node that says
+ * it is behind), so the header filter fails it over.
  */
 ngx_int_t
 ngx_http_solgate_report_attempt(ngx_http_request_t *r,
@@ -435,6 +438,10 @@ ngx_http_solgate_report_attempt(ngx_http_request_t *r,
         }
     }
 
+    if (end.http_status == NGX_HTTP_OK && r->upstream != NULL) {
+        end.answer = ngx_http_solgate_whole_answer(r->upstream);
+    }
+
     if (end.http_status == NGX_HTTP_TOO_MANY_REQUESTS && r->upstream != NULL) {
         ngx_http_solgate_find_in_list(&r->upstream->headers_in.headers,
                                       &name, &retry_after, 1);
@@ -460,7 +467,39 @@ ngx_http_solgate_report_attempt(ngx_http_request_t *r,
                       report.ejected_ms, &ctx->last_cause);
     }
 
-    return report.write_not_retried ? NGX_DONE : NGX_OK;
+    if (report.write_not_retried) {
+        return NGX_DONE;
+    }
+
+    return report.failed ? NGX_DECLINED : NGX_OK;
+}
+
+
+/*
+ * An answer small enough to judge whole, when all of it came in with its
+ * headers (it is then in the upstream's buffer, not yet passed on): what
+ * an error answer is, since nodes write headers and body at once.
+ */
+static sg_str_t
+ngx_http_solgate_whole_answer(ngx_http_upstream_t *u)
+{
+    off_t     length;
+    sg_str_t  answer = { NULL, 0 };
+
+    length = u->headers_in.content_length_n;
+
+    if (length <= 0 || length > NGX_HTTP_SOLGATE_WHOLE_ANSWER_MAX
+        || u->buffer.pos == NULL
+        || u->buffer.last - u->buffer.pos < length
+        || !sg_looks_like_rpc_error((char *) u->buffer.pos, (size_t) length))
+    {
+        return answer;
+    }
+
+    answer.data = (char *) u->buffer.pos;
+    answer.len = (size_t) length;
+
+    return answer;
 }
 
 

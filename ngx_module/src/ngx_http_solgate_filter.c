@@ -12,6 +12,7 @@
 
 static ngx_int_t ngx_http_solgate_header_filter(ngx_http_request_t *r);
 static ngx_int_t ngx_http_solgate_error_header(ngx_http_request_t *r);
+static ngx_int_t ngx_http_solgate_fail_over(ngx_http_request_t *r);
 static ngx_int_t ngx_http_solgate_body_filter(ngx_http_request_t *r,
     ngx_chain_t *in);
 static ngx_int_t ngx_http_solgate_error_body(ngx_http_request_t *r,
@@ -72,8 +73,10 @@ ngx_http_solgate_header_filter(ngx_http_request_t *r)
         return ngx_http_solgate_error_header(r);
     }
 
-    if (ctx != NULL && ctx->upstream != NULL && r->upstream != NULL) {
-        (void) ngx_http_solgate_report_attempt(r, ctx);  /* it answered */
+    if (ctx != NULL && ctx->upstream != NULL && r->upstream != NULL
+        && ngx_http_solgate_report_attempt(r, ctx) == NGX_DECLINED)
+    {
+        return ngx_http_solgate_fail_over(r);
     }
 
     if (ctx != NULL && ctx->rpc != NULL && ctx->upstream != NULL
@@ -93,6 +96,30 @@ ngx_http_solgate_header_filter(ngx_http_request_t *r)
     }
 
     return ngx_http_next_header_filter(r);
+}
+
+
+/*
+ * The answer is a failure (a node that says it is behind) and nothing of it
+ * has reached the client: drop the headers proxy copied from it and end the
+ * attempt with 503, which error_page sends to @solgate_retry as any failed
+ * attempt.  The upstream connection is closed, its body unread.
+ */
+static ngx_int_t
+ngx_http_solgate_fail_over(ngx_http_request_t *r)
+{
+    ngx_memzero(&r->headers_out.status,
+                sizeof(ngx_http_headers_out_t)
+                - offsetof(ngx_http_headers_out_t, status));
+
+    r->headers_out.headers.part.nelts = 0;
+    r->headers_out.headers.part.next = NULL;
+    r->headers_out.headers.last = &r->headers_out.headers.part;
+
+    r->headers_out.content_length_n = -1;
+    r->headers_out.last_modified_time = -1;
+
+    return NGX_HTTP_SERVICE_UNAVAILABLE;
 }
 
 

@@ -29,6 +29,10 @@ typedef struct {
 } ngx_http_solgate_conf_at_t;
 
 
+/* An error answer longer than this is never judged whole (-32005 is ~100) */
+#define NGX_HTTP_SOLGATE_WHOLE_ANSWER_MAX  4096
+
+
 /*
  * What proxy_pass needs of an upstream (a node) or of another region's
  * gateway.  A node that is one server of an upstream {} block is pinned to

@@ -237,6 +237,9 @@ typedef struct {
     int          connected;      /* the connection was made: the request
                                   * may have reached the upstream */
     sg_str_t     retry_after;    /* a 429's Retry-After header, or empty */
+    sg_str_t     answer;         /* the whole answer when it arrived with its
+                                  * headers and is small, else empty: a read
+                                  * answered -32005 fails over */
 } sg_attempt_end_t;
 
 typedef struct {
@@ -244,7 +247,7 @@ typedef struct {
     uint32_t     ejected_ms;     /* out of rotation for this long now, 0: not
                                   * (max_fails reached, or a Retry-After) */
     sg_str_t     cause;          /* "ok", "transport", "timeout", "http_429",
-                                  * "http_5xx": static memory */
+                                  * "http_5xx", "node_behind": static */
     int          write_not_retried;  /* answer with sg_request_write_answer:
                                   * a write that may have reached the node
                                   * is never sent to another */

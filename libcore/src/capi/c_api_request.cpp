@@ -94,6 +94,7 @@ int sg_request_report(sg_request_t* req, const sg_attempt_end_t* end,
         e.timed_out = end->timed_out != 0;
         e.connected = end->connected != 0;
         e.retry_after = View(end->retry_after);
+        e.answer = View(end->answer);
         solgate::RoutedRequest::AttemptReport report =
             req->request.Report(e, now_ms);
         std::string_view cause =

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "json/error_answer.h"
 #include "routing/request_metrics.h"
 #include "rpc/answers.h"
 
@@ -18,25 +19,27 @@ RouteDecision RoutedRequest::Route(const Network& network,
     return RouteRequest(parsed_, network, plan_, now_ms);
 }
 
+Network::PickRequest RoutedRequest::NextPick(int64_t now_ms) const {
+    Network::PickRequest pick;
+    if (parsed_.shape == RpcRequest::Shape::kSingle) {
+        pick.min_context_slot = parsed_.calls[0].min_context_slot;
+    }
+    pick.tried = tried_.data();
+    pick.allowed = &plan_.allowed;
+    pick.fallback = plan_.fallback.empty() ? nullptr : &plan_.fallback;
+    pick.lag_reference = network_->settings().max_slot_lag > 0
+                             ? network_->LagReferenceOf(plan_.matched)
+                             : 0;
+    pick.now_ms = now_ms;
+    return pick;
+}
+
 std::optional<RoutedRequest::Attempt> RoutedRequest::NextAttempt(
     int64_t now_ms) {
     if (network_ == nullptr) {
         return std::nullopt;
     }
-    std::optional<uint64_t> min_context_slot;
-    if (parsed_.shape == RpcRequest::Shape::kSingle) {
-        min_context_slot = parsed_.calls[0].min_context_slot;
-    }
-    Network::PickRequest pick;
-    pick.tried = tried_.data();
-    pick.allowed = &plan_.allowed;
-    pick.fallback = plan_.fallback.empty() ? nullptr : &plan_.fallback;
-    pick.min_context_slot = min_context_slot;
-    pick.lag_reference = network_->settings().max_slot_lag > 0
-                             ? network_->LagReferenceOf(plan_.matched)
-                             : 0;
-    pick.now_ms = now_ms;
-    auto picked = network_->Pick(pick);
+    auto picked = network_->Pick(NextPick(now_ms));
     if (!picked) {
         return std::nullopt;
     }
@@ -58,6 +61,10 @@ RoutedRequest::AttemptReport RoutedRequest::Report(const AttemptEnd& end,
     AttemptReport report;
     report.outcome =
         ClassifyAttempt(end.http_status, end.timed_out, end.retry_after);
+    if (report.outcome.cause == AttemptCause::kOk &&
+        NodeSaysBehind(end, now_ms)) {
+        report.outcome.cause = AttemptCause::kNodeBehind;
+    }
     if (network_ != nullptr && upstream_) {
         report.ejected_ms =
             network_->ReportAttempt(*upstream_, report.outcome, now_ms);
@@ -71,6 +78,19 @@ RoutedRequest::AttemptReport RoutedRequest::Report(const AttemptEnd& end,
             .fetch_add(1, std::memory_order_relaxed);
     }
     return report;
+}
+
+// Only a single read: a batch's answers are the client's to judge per
+// element, and a write is never sent twice.
+bool RoutedRequest::NodeSaysBehind(const AttemptEnd& end,
+                                   int64_t now_ms) const {
+    if (end.answer.empty() || end.http_status != 200 ||
+        parsed_.shape != RpcRequest::Shape::kSingle || parsed_.HasWrite() ||
+        network_ == nullptr || !LooksLikeRpcError(end.answer)) {
+        return false;
+    }
+    return ParseErrorCode(end.answer) == kNodeUnhealthy &&
+           network_->Pick(NextPick(now_ms)).has_value();
 }
 
 void RoutedRequest::Finish(unsigned http_status, bool rpc_error,

@@ -49,6 +49,9 @@ public:
         bool timed_out = false;
         bool connected = true;      // the request may have reached the node
         std::string_view retry_after;
+        // The whole answer, when the glue holds it before passing it on
+        // (small, arrived with its headers); empty otherwise.
+        std::string_view answer;
     };
     struct AttemptReport {
         AttemptOutcome outcome;
@@ -58,7 +61,9 @@ public:
         bool write_not_retried = false;
     };
     // How the current attempt ended (see ClassifyAttempt); updates the
-    // upstream's passive health.
+    // upstream's passive health. A single read answered with -32005 "node
+    // is behind" fails over too, while another candidate is left (else the
+    // answer is the client's).
     AttemptReport Report(const AttemptEnd& end, int64_t now_ms);
     // The request is over: count it (upstream, method, outcome) and, when
     // an upstream answered, its latency. Once; `rpc_error` when the
@@ -76,6 +81,9 @@ public:
     std::string AllFailedAnswer() const;
 
 private:
+    Network::PickRequest NextPick(int64_t now_ms) const;
+    bool NodeSaysBehind(const AttemptEnd& end, int64_t now_ms) const;
+
     RpcRequest parsed_;
     const Network* network_ = nullptr;
     RoutePlan plan_;

@@ -36,9 +36,11 @@ enum class AttemptCause : uint32_t {
     kTimeout,       // no answer in time
     kRateLimited,   // HTTP 429
     kHttpError,     // HTTP 500, 502, 503 or 504
+    kNodeBehind,    // a read answered -32005: the node says it is behind
     kCount
 };
-// "ok", "transport", "timeout", "http_429", "http_5xx": metric labels.
+// "ok", "transport", "timeout", "http_429", "http_5xx", "node_behind":
+// metric labels.
 std::string_view AttemptCauseName(AttemptCause cause);
 
 // The longest Retry-After honoured.

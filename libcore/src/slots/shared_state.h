@@ -23,7 +23,7 @@ constexpr size_t kIdCapacity = 65;         // 64 characters and a NUL
 constexpr size_t kReasonCapacity = 192;
 constexpr size_t kMethodClasses = 3;     // MethodClass (rpc/solana_methods.h)
 constexpr size_t kLatencyBuckets = 11;   // kLatencyBucketMs (request_metrics)
-constexpr size_t kAttemptCauses = 5;     // AttemptCause (upstream_health.h)
+constexpr size_t kAttemptCauses = 6;     // AttemptCause (upstream_health.h)
 
 enum PollMethod : size_t {
     kPollGetHealth = 0,
@@ -179,7 +179,7 @@ struct NetworkHostCounters {
 
 struct NetworkShared {
     static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
-    static constexpr uint32_t kLayout = 7;
+    static constexpr uint32_t kLayout = 8;
 
     uint32_t magic;
     uint32_t layout;

@@ -336,7 +336,7 @@ const std::vector<MetricFamily>& NetworkFamilies() {
          AppendDurationSamples},
         {"solgate_failovers_total", "counter",
          "Attempts on the upstream that failed and were retried elsewhere, "
-         "by cause (transport, timeout, http_429, http_5xx).",
+         "by cause (transport, timeout, http_429, http_5xx, node_behind).",
          AppendFailoverSamples},
         {"solgate_requests_uncounted_total", "counter",
          "Requests solgate_requests_total could not count (its table of "

@@ -241,5 +241,49 @@ TEST(RoutedRequest, WritesAreRetriedOnlyWhenTheyNeverReachedTheNode) {
     EXPECT_FALSE(read.Report(timed_out, 0).write_not_retried);
 }
 
+// A node that answers a read with -32005 says it is behind: the read goes
+// to another node while one is left; the last one's answer is the client's.
+TEST(RoutedRequest, ANodeThatSaysItIsBehindIsFailedOverForReads) {
+    TestNetwork t(2);
+    const std::string behind =
+        R"({"jsonrpc":"2.0","error":{"code":-32005,"message":"Node is )"
+        R"(behind by 80 slots","data":{"numSlotsBehind":80}},"id":3})";
+    RoutedRequest::AttemptEnd answered;
+    answered.http_status = 200;
+    answered.answer = behind;
+
+    RoutedRequest read(Parse(kGetSlot));
+    ASSERT_TRUE(read.Route(t.network, {}, 0).forward);
+    size_t first = read.NextAttempt(0)->upstream;
+    RoutedRequest::AttemptReport r = read.Report(answered, 0);
+    EXPECT_EQ(r.outcome.cause, AttemptCause::kNodeBehind);
+    EXPECT_EQ(t.network.host(first)
+                  .failovers[static_cast<size_t>(AttemptCause::kNodeBehind)]
+                  .load(),
+              1u);
+    ASSERT_TRUE(read.NextAttempt(0));
+    EXPECT_EQ(read.Report(answered, 0).outcome.cause, AttemptCause::kOk)
+        << "none left: the answer stands";
+
+    // another error, a write, a batch: the answer stands
+    RoutedRequest other(Parse(kGetSlot));
+    ASSERT_TRUE(other.Route(t.network, {}, 0).forward);
+    other.NextAttempt(0);
+    RoutedRequest::AttemptEnd not_found = answered;
+    not_found.answer = R"({"jsonrpc":"2.0","error":{"code":-32004,)"
+                       R"("message":"Block not available"},"id":3})";
+    EXPECT_EQ(other.Report(not_found, 0).outcome.cause, AttemptCause::kOk);
+    for (const std::string& body :
+         {std::string(R"({"jsonrpc":"2.0","id":5,"method":"sendTransaction",)"
+                      R"("params":["AQ"]})"),
+          "[" + kGetSlot + "]"}) {
+        RoutedRequest req(Parse(body));
+        ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
+        req.NextAttempt(0);
+        EXPECT_EQ(req.Report(answered, 0).outcome.cause, AttemptCause::kOk)
+            << body;
+    }
+}
+
 }  // namespace
 }  // namespace solgate

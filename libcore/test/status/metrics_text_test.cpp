@@ -269,7 +269,7 @@ TEST(StatusRenderMetrics, EveryLineFollowsTheTextFormat) {
     // failover causes; per network: the uncounted requests,
     // per network: 3 counters, 3 lane families x 2 axes for lane "all"
     // (no group lanes formed) and the indexed tip.
-    EXPECT_EQ(samples, 4u * (16 + 2 * kPollMethodCount + 4) + 2u * 11);
+    EXPECT_EQ(samples, 4u * (16 + 2 * kPollMethodCount + 5) + 2u * 11);
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot{network=\"mainnet\","
                            "upstream=\"up-0\"} 18446744073709551615"));
 }

@@ -371,20 +371,23 @@ solgate_request_duration_seconds_bucket{network="mainnet",upstream="up-0",class=
 solgate_request_duration_seconds_bucket{network="mainnet",upstream="up-0",class="read",le="+Inf"} 2
 solgate_request_duration_seconds_sum{network="mainnet",upstream="up-0",class="read"} 0.307
 solgate_request_duration_seconds_count{network="mainnet",upstream="up-0",class="read"} 2
-# HELP solgate_failovers_total Attempts on the upstream that failed and were retried elsewhere, by cause (transport, timeout, http_429, http_5xx).
+# HELP solgate_failovers_total Attempts on the upstream that failed and were retried elsewhere, by cause (transport, timeout, http_429, http_5xx, node_behind).
 # TYPE solgate_failovers_total counter
 solgate_failovers_total{network="mainnet",upstream="up-0",cause="transport"} 0
 solgate_failovers_total{network="mainnet",upstream="up-0",cause="timeout"} 0
 solgate_failovers_total{network="mainnet",upstream="up-0",cause="http_429"} 2
 solgate_failovers_total{network="mainnet",upstream="up-0",cause="http_5xx"} 0
+solgate_failovers_total{network="mainnet",upstream="up-0",cause="node_behind"} 0
 solgate_failovers_total{network="mainnet",upstream="up-1",cause="transport"} 0
 solgate_failovers_total{network="mainnet",upstream="up-1",cause="timeout"} 0
 solgate_failovers_total{network="mainnet",upstream="up-1",cause="http_429"} 0
 solgate_failovers_total{network="mainnet",upstream="up-1",cause="http_5xx"} 0
+solgate_failovers_total{network="mainnet",upstream="up-1",cause="node_behind"} 0
 solgate_failovers_total{network="devnet",upstream="up-0",cause="transport"} 0
 solgate_failovers_total{network="devnet",upstream="up-0",cause="timeout"} 0
 solgate_failovers_total{network="devnet",upstream="up-0",cause="http_429"} 0
 solgate_failovers_total{network="devnet",upstream="up-0",cause="http_5xx"} 0
+solgate_failovers_total{network="devnet",upstream="up-0",cause="node_behind"} 0
 # HELP solgate_requests_uncounted_total Requests solgate_requests_total could not count (its table of 4096 label sets is full).
 # TYPE solgate_requests_uncounted_total counter
 solgate_requests_uncounted_total{network="mainnet"} 0

@@ -51,6 +51,8 @@ std::string Faults::to_json() const {
     json_append_i64(o, http_status);
     o += ",\"close\":";
     o += close ? "true" : "false";
+    o += ",\"behind_answers\":";
+    o += behind_answers ? "true" : "false";
     o += ",\"getblock_latency_ms\":";
     json_append_u64(o, getblock_latency_ms);
     o += ",\"getblock_failure_rate\":";

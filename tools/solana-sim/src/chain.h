@@ -46,6 +46,9 @@ struct Faults {
     uint64_t latency_ms = 0;
     int http_status = 0;
     bool close = false;
+    // Client (not poller) calls answered -32005 "Node is behind", as a node
+    // that fell behind answers reads.
+    bool behind_answers = false;
     // getBlock only: extra delay, and the fraction of calls that fail with
     // -32019 "Failed to query long-term storage" (HTTP 503 when alone).
     uint64_t getblock_latency_ms = 0;

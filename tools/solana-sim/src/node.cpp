@@ -129,6 +129,10 @@ HttpResponse SimNode::handle_rpc(const HttpRequest& req) {
         }
         return resp;
     }
+    if (f.behind_answers && parsed && !from_poller) {
+        resp.body = RpcEngine::behind_answer(doc.root(), f.lag);
+        if (!resp.body.empty()) return resp;
+    }
     resp.body = parsed ? rpc_.respond(doc.root()) : RpcEngine::parse_error_body();
     // A lone getBlock that failed to query storage: 503, like an archive
     // backend that is temporarily unavailable. Batches keep 200.
@@ -229,6 +233,10 @@ HttpResponse SimNode::handle_control(const HttpRequest& req) {
         if (!need_bool("on", on)) return control_error(400, "expected on=1|0");
         f.close = on;
         change = std::string("close=") + (on ? "on" : "off");
+    } else if (fault == "behind_answers") {
+        if (!need_bool("on", on)) return control_error(400, "expected on=1|0");
+        f.behind_answers = on;
+        change = std::string("behind_answers=") + (on ? "on" : "off");
     } else if (fault == "lag") {
         if (!need_u64("slots", n)) return control_error(400, "expected slots=N");
         f.lag = n;

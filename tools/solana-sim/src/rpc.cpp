@@ -173,6 +173,18 @@ std::string RpcEngine::parse_error_body() {
     return error_envelope(err, "null");
 }
 
+std::string RpcEngine::behind_answer(yajl_val root, uint64_t behind) {
+    yajl_val id = YAJL_IS_OBJECT(root) ? json_get(root, "id") : nullptr;
+    if (id == nullptr) return std::string();
+    std::string id_json;
+    json_append_value(id_json, id);
+    RpcError err;
+    err.code = -32005;
+    err.message = "Node is behind by " + std::to_string(behind) + " slots";
+    err.data = "{\"numSlotsBehind\":" + std::to_string(behind) + "}";
+    return error_envelope(err, id_json);
+}
+
 bool RpcEngine::has_method(yajl_val root, const char* name) {
     auto is = [name](yajl_val req) {
         yajl_val method = json_get(req, "method");

@@ -83,6 +83,9 @@ class RpcEngine {
 
     // The -32700 response for a body that is not valid JSON.
     static std::string parse_error_body();
+    // The -32005 "Node is behind" answer to a single call (its id kept);
+    // empty for a batch or a notification.
+    static std::string behind_answer(yajl_val root, uint64_t behind);
 
     // True when the body holds at least one call of that method.
     static bool has_method(yajl_val root, const char* method);
