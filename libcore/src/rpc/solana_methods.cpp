@@ -1,6 +1,6 @@
 #include "rpc/solana_methods.h"
 
-#include <algorithm>
+#include <cstring>
 
 
 namespace solgate {
@@ -33,7 +33,7 @@ constexpr std::string_view kNames[] = {
     "sendTransaction", "simulateTransaction"};
 constexpr size_t kNamed = sizeof(kNames) / sizeof(kNames[0]);
 
-// SolanaMethodIndex searches the list by halves: it must stay sorted.
+// Kept in byte order, so the list reads (and is extended) easily.
 constexpr bool Sorted() {
     for (size_t i = 1; i < kNamed; i++) {
         if (!(kNames[i - 1] < kNames[i])) {
@@ -43,6 +43,43 @@ constexpr bool Sorted() {
     return true;
 }
 static_assert(Sorted(), "kNames must be in byte order");
+
+// The names by length: nearly all start with "get", so a binary search
+// spends its time in memcmp; by length, a call compares one or two names.
+constexpr size_t kLongestName = 40;
+
+struct ByLength {
+    uint8_t begin[kLongestName + 2] = {};  // into order, per length
+    uint8_t order[kNamed] = {};            // indices into kNames
+};
+
+constexpr ByLength IndexByLength() {
+    ByLength t;
+    for (size_t i = 0; i < kNamed; i++) {
+        t.begin[kNames[i].size() + 1]++;
+    }
+    for (size_t len = 1; len <= kLongestName + 1; len++) {
+        t.begin[len] = static_cast<uint8_t>(t.begin[len] + t.begin[len - 1]);
+    }
+    uint8_t next[kLongestName + 1] = {};
+    for (size_t i = 0; i < kNamed; i++) {
+        size_t len = kNames[i].size();
+        t.order[t.begin[len] + next[len]++] = static_cast<uint8_t>(i);
+    }
+    return t;
+}
+
+constexpr bool NamesFit() {
+    for (std::string_view name : kNames) {
+        if (name.empty() || name.size() > kLongestName) {
+            return false;
+        }
+    }
+    return kNamed < 255;
+}
+static_assert(NamesFit(), "a name is empty or longer than kLongestName");
+
+constexpr ByLength kByLength = IndexByLength();
 
 }  // namespace
 
@@ -59,10 +96,16 @@ std::string_view SolanaMethodName(size_t index) {
 }
 
 size_t SolanaMethodIndex(std::string_view method) {
-    const std::string_view* end = kNames + kNamed;
-    const std::string_view* at = std::lower_bound(kNames, end, method);
-    if (at != end && *at == method) {
-        return static_cast<size_t>(at - kNames);
+    size_t len = method.size();
+    if (len >= 1 && len <= kLongestName) {
+        for (size_t k = kByLength.begin[len]; k < kByLength.begin[len + 1];
+             k++) {
+            std::string_view name = kNames[kByLength.order[k]];
+            if (name[len - 1] == method[len - 1] &&
+                std::memcmp(name.data(), method.data(), len) == 0) {
+                return kByLength.order[k];
+            }
+        }
     }
     return method == "batch" ? kBatchMethod : kOtherMethod;
 }

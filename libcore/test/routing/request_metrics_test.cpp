@@ -37,6 +37,19 @@ TEST(RequestMetrics, CountsByUpstreamMethodAndOutcome) {
 }
 
 // Whatever method names clients invent, they are one label: "other".
+TEST(RequestMetrics, EveryMethodNameFindsItsOwnIndex) {
+    for (size_t i = 0; i < kOtherMethod; i++) {
+        std::string name(SolanaMethodName(i));
+        EXPECT_EQ(SolanaMethodIndex(name), i) << name;
+        std::string near = name;
+        near.back() = near.back() == 'x' ? 'y' : 'x';
+        EXPECT_EQ(SolanaMethodIndex(near), kOtherMethod) << near;
+        EXPECT_EQ(SolanaMethodIndex(name + "Z"), kOtherMethod) << name;
+    }
+    EXPECT_EQ(SolanaMethodIndex(""), kOtherMethod);
+    EXPECT_EQ(SolanaMethodIndex(std::string(500, 'g')), kOtherMethod);
+}
+
 TEST(RequestMetrics, UnknownMethodsAreOtherAndTheTableIsBounded) {
     EXPECT_EQ(SolanaMethodName(SolanaMethodIndex("getBalance")), "getBalance");
     EXPECT_EQ(SolanaMethodName(SolanaMethodIndex("simulateTransaction")),
