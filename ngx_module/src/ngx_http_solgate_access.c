@@ -15,6 +15,9 @@
 
 
 static void ngx_http_solgate_body_handler(ngx_http_request_t *r);
+static ngx_int_t ngx_http_solgate_wait_to_retry(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
+static void ngx_http_solgate_retry_after_wait(ngx_http_request_t *r);
 static ngx_int_t ngx_http_solgate_retry(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 static ngx_int_t ngx_http_solgate_route(ngx_http_request_t *r,
@@ -69,8 +72,8 @@ ngx_http_solgate_access_handler(ngx_http_request_t *r)
         /* back from the retry redirect: the last attempt failed */
         rc = ngx_http_solgate_retry(r, ctx);
 
-        if (rc == NGX_DECLINED) {
-            return NGX_DECLINED;
+        if (rc == NGX_DECLINED || rc == NGX_AGAIN) {
+            return rc;
         }
 
         ngx_http_finalize_request(r, rc);
@@ -135,6 +138,68 @@ ngx_http_solgate_body_handler(ngx_http_request_t *r)
 }
 
 
+/*
+ * retry_missing_data's delay= before asking the next upstream: the request
+ * sleeps on its write event (as limit_req's delay does), then the phases
+ * run on from this access handler with the attempt decided.
+ */
+static ngx_int_t
+ngx_http_solgate_wait_to_retry(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx)
+{
+    ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
+                   "solgate access handler: next attempt in %M ms",
+                   ctx->retry_delay);
+
+    ctx->status = NGX_AGAIN;
+
+    r->read_event_handler = ngx_http_test_reading;
+    r->write_event_handler = ngx_http_solgate_retry_after_wait;
+    r->connection->write->delayed = 1;
+    ngx_add_timer(r->connection->write, ctx->retry_delay);
+
+    return NGX_AGAIN;
+}
+
+
+static void
+ngx_http_solgate_retry_after_wait(ngx_http_request_t *r)
+{
+    ngx_int_t                rc;
+    ngx_event_t             *wev;
+    ngx_http_solgate_ctx_t  *ctx;
+
+    wev = r->connection->write;
+
+    if (wev->delayed && !wev->timedout) {
+        if (ngx_handle_write_event(wev, 0) != NGX_OK) {
+            ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
+        }
+        return;
+    }
+
+    wev->delayed = 0;
+    wev->timedout = 0;
+
+    ctx = ngx_http_solgate_get_ctx(r);
+    ctx->retry_delay = 0;
+
+    rc = ngx_http_solgate_attempt(r, ctx);
+
+    if (rc != NGX_DECLINED) {
+        ngx_http_finalize_request(r, rc);
+        return;
+    }
+
+    /* the access handler, run again, answers ctx->status: forward */
+    ctx->status = NGX_DECLINED;
+
+    r->read_event_handler = ngx_http_block_reading;
+    r->write_event_handler = ngx_http_core_run_phases;
+    ngx_http_core_run_phases(r);
+}
+
+
 /* NGX_DECLINED to forward to the next attempt, else what to finalize with */
 static ngx_int_t
 ngx_http_solgate_retry(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
@@ -145,6 +210,11 @@ ngx_http_solgate_retry(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         if (ngx_http_solgate_report_attempt(r, ctx) == NGX_DONE) {
             return ngx_http_solgate_write_not_retried(r, ctx);
         }
+
+        if (ctx->retry_delay > 0) {
+            return ngx_http_solgate_wait_to_retry(r, ctx);
+        }
+
         return ngx_http_solgate_attempt(r, ctx);
     }
 
@@ -234,7 +304,13 @@ ngx_http_solgate_attempt(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
                       "cordoned, routing to all of them", &network->name);
     }
 
-    if (ctx->upstream != NULL) {
+    if (ctx->upstream != NULL && ctx->data_retry) {
+        ngx_http_solgate_log_by_id(NGX_LOG_INFO, r,
+                      "solgate: upstream \"%V\" lacks the data (%V), "
+                      "asking \"%V\"", &ctx->upstream->id, &ctx->last_cause,
+                      &upstreams[pick.upstream].id);
+
+    } else if (ctx->upstream != NULL) {
         ngx_http_solgate_log_by_id(NGX_LOG_WARN, r,
                       "solgate: upstream \"%V\" failed (%V, status %ui), "
                       "retrying on \"%V\"", &ctx->upstream->id,
@@ -258,15 +334,25 @@ ngx_http_solgate_fail_all(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 {
     sg_route_t  route;
 
+    if (sg_request_fail(ctx->rpc, &route) != SG_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (route.http_status == NGX_HTTP_OK) {
+        /* no upstream held the data: one's own answer says so */
+        ngx_http_solgate_log_by_id(NGX_LOG_INFO, r,
+                      "solgate: none of %uz upstream(s) of network \"%V\" "
+                      "holds the data; answering the missing-data error",
+                      sg_request_attempts(ctx->rpc), &ctx->network->name);
+
+        return ngx_http_solgate_answer(r, ctx, &route);
+    }
+
     ngx_http_solgate_log_by_id(NGX_LOG_ERR, r,
                   "solgate: all %uz upstream(s) of network \"%V\" failed, "
                   "last \"%V\" with status %ui",
                   sg_request_attempts(ctx->rpc), &ctx->network->name,
                   &ctx->upstream->id, ngx_http_solgate_last_status(r));
-
-    if (sg_request_fail(ctx->rpc, &route) != SG_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
 
     return ngx_http_solgate_answer(r, ctx, &route);
 }
@@ -438,7 +524,10 @@ ngx_http_solgate_report_attempt(ngx_http_request_t *r,
         }
     }
 
-    if (end.http_status == NGX_HTTP_OK && r->upstream != NULL) {
+    /* Cube Runner chooses its own sources for the blocks it serves */
+    if (end.http_status == NGX_HTTP_OK && r->upstream != NULL
+        && ctx->block_call == NULL)
+    {
         end.answer = ngx_http_solgate_whole_answer(r->upstream);
     }
 
@@ -458,6 +547,8 @@ ngx_http_solgate_report_attempt(ngx_http_request_t *r,
 
     ctx->last_cause.data = (u_char *) report.cause.data;
     ctx->last_cause.len = report.cause.len;
+    ctx->data_retry = report.retry ? 1 : 0;
+    ctx->retry_delay = report.retry_delay_ms;
 
     if (report.ejected_ms > 0) {
         ngx_http_solgate_log_by_id(NGX_LOG_WARN, r,

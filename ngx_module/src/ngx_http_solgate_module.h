@@ -63,6 +63,9 @@ typedef struct {
     ngx_flag_t                   enforce_block_availability;
     ngx_int_t                    max_slot_lag;
     ngx_flag_t                   use_upstream_from_client;
+    ngx_flag_t                   retry_missing_data;
+    ngx_uint_t                   retry_attempts;
+    ngx_msec_t                   retry_delay;
 } ngx_http_solgate_settings_t;
 
 
@@ -136,6 +139,7 @@ typedef struct {
     ngx_http_solgate_upstream_t *upstream;  /* the current attempt's */
     ngx_int_t                    status;    /* returned on re-entry */
     ngx_str_t                    last_cause; /* of the last attempt's end */
+    ngx_msec_t                   retry_delay; /* before the next attempt */
 
     sg_response_t               *response;  /* getSlot rewrite or harvest */
     ngx_chain_t                 *held;      /* getSlot answer being read */
@@ -144,6 +148,7 @@ typedef struct {
     sg_capture_t                *capture;        /* copy into the cache */
 
     unsigned                     answered:1;     /* we wrote the response */
+    unsigned                     data_retry:1;   /* the last one lacked data */
     unsigned                     peer_attempt:1; /* upstream is a region */
     unsigned                     block_served:1;
     unsigned                     rewrite_error:1;

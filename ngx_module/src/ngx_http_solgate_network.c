@@ -20,6 +20,8 @@ static char *ngx_http_solgate_set_word(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_solgate_set_zone(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static char *ngx_http_solgate_set_retry(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
 static char *ngx_http_solgate_add_upstream(ngx_conf_t *cf,
     ngx_command_t *cmd, void *conf);
 static ngx_int_t ngx_http_solgate_add_zone(ngx_conf_t *cf,
@@ -103,6 +105,13 @@ static ngx_http_solgate_core_set_pt  ngx_http_solgate_set_default_selector =
       0,                                                                     \
       (base) + offsetof(ngx_http_solgate_settings_t,                         \
                         use_upstream_from_client),                           \
+      NULL },                                                                \
+                                                                             \
+    { ngx_string("retry_missing_data"),                                      \
+      NGX_CONF_1MORE,                                                        \
+      ngx_http_solgate_set_retry,                                            \
+      0,                                                                     \
+      (base),                                                                \
       NULL }
 
 
@@ -166,6 +175,9 @@ ngx_http_solgate_init_settings(ngx_http_solgate_settings_t *settings)
     settings->enforce_block_availability = NGX_CONF_UNSET;
     settings->max_slot_lag = NGX_CONF_UNSET;
     settings->use_upstream_from_client = NGX_CONF_UNSET;
+    settings->retry_missing_data = NGX_CONF_UNSET;
+    settings->retry_attempts = NGX_CONF_UNSET_UINT;
+    settings->retry_delay = NGX_CONF_UNSET_MSEC;
 }
 
 
@@ -305,6 +317,41 @@ ngx_http_solgate_set_word(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     return rc == SG_OK ? NGX_CONF_OK
                        : ngx_http_solgate_conf_failed(cf, rc, err);
+}
+
+
+/* retry_missing_data on|off [attempts=N] [delay=TIME]: libcore checks it */
+static char *
+ngx_http_solgate_set_retry(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    int                           rc, on;
+    char                          err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    uint32_t                      attempts, delay_ms;
+    sg_str_t                     *args;
+    ngx_uint_t                    n;
+    ngx_http_solgate_settings_t  *s;
+
+    s = (ngx_http_solgate_settings_t *) ((char *) conf + cmd->offset);
+
+    if (s->retry_missing_data != NGX_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    if (ngx_http_solgate_conf_args(cf, 1, &args, &n) != NGX_CONF_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    rc = sg_parse_retry_missing_data(args, n, &on, &attempts, &delay_ms, err,
+                                     sizeof(err));
+    if (rc != SG_OK) {
+        return ngx_http_solgate_conf_failed(cf, rc, err);
+    }
+
+    s->retry_missing_data = on;
+    s->retry_attempts = attempts;
+    s->retry_delay = delay_ms;
+
+    return NGX_CONF_OK;
 }
 
 
@@ -485,6 +532,12 @@ ngx_http_solgate_build_core(ngx_conf_t *cf,
     ngx_conf_merge_value(s->use_upstream_from_client,
                          d->use_upstream_from_client,
                          SG_DEFAULT_USE_UPSTREAM_FROM_CLIENT);
+    ngx_conf_merge_value(s->retry_missing_data, d->retry_missing_data,
+                         SG_DEFAULT_RETRY_MISSING_DATA);
+    ngx_conf_merge_uint_value(s->retry_attempts, d->retry_attempts,
+                              SG_DEFAULT_RETRY_ATTEMPTS);
+    ngx_conf_merge_msec_value(s->retry_delay, d->retry_delay,
+                              SG_DEFAULT_RETRY_DELAY_MS);
 
     ngx_memzero(&merged, sizeof(sg_network_settings_t));
     merged.debounce_ms = (uint32_t) ngx_min(s->debounce,
@@ -493,6 +546,9 @@ ngx_http_solgate_build_core(ngx_conf_t *cf,
     merged.enforce_block_availability = (int) s->enforce_block_availability;
     merged.max_slot_lag = s->max_slot_lag;
     merged.use_upstream_from_client = (int) s->use_upstream_from_client;
+    merged.retry_missing_data = (int) s->retry_missing_data;
+    merged.retry_attempts = (uint32_t) s->retry_attempts;
+    merged.retry_delay_ms = (uint32_t) s->retry_delay;
 
     rc = sg_network_configure(network->core, &merged, err, sizeof(err));
     if (rc != SG_OK) {

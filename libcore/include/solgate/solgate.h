@@ -81,6 +81,9 @@ SG_API const char *sg_version(void) SG_NOEXCEPT;
 #define SG_DEFAULT_ENFORCE_BLOCK_AVAILABILITY  1  /* enforce_block_availability */
 #define SG_DEFAULT_MAX_SLOT_LAG        20     /* max_slot_lag */
 #define SG_DEFAULT_USE_UPSTREAM_FROM_CLIENT  1  /* use_upstream_from_client */
+#define SG_DEFAULT_RETRY_MISSING_DATA  1      /* retry_missing_data on */
+#define SG_DEFAULT_RETRY_ATTEMPTS      2      /*   attempts=2 */
+#define SG_DEFAULT_RETRY_DELAY_MS      150    /*   delay=150ms */
 #define SG_MAX_UPSTREAMS               256    /* per network */
 
 
@@ -118,7 +121,17 @@ typedef struct {
     int          enforce_block_availability;
     int64_t      max_slot_lag;            /* 0: lag never excludes */
     int          use_upstream_from_client;
+    int          retry_missing_data;      /* retry_missing_data on|off */
+    uint32_t     retry_attempts;          /*   attempts= */
+    uint32_t     retry_delay_ms;          /*   delay= */
 } sg_network_settings_t;
+
+/* `retry_missing_data on|off [attempts=N] [delay=TIME]`, checked: *out
+ * filled (the unnamed options at their defaults), or SG_INVALID with the
+ * message. */
+SG_API int sg_parse_retry_missing_data(const sg_str_t *args, size_t nargs,
+    int *on, uint32_t *attempts, uint32_t *delay_ms, char *err,
+    size_t err_size) SG_NOEXCEPT;
 
 /* SG_INVALID for a bad name.  Fails closed. */
 SG_API int sg_network_new(sg_str_t name, sg_network_t **out, char *err,
@@ -243,11 +256,17 @@ typedef struct {
 } sg_attempt_end_t;
 
 typedef struct {
-    int          failed;         /* the node failed: fail over */
+    int          failed;         /* the node failed, or lacks the data:
+                                  * fail over (the next pick may be none) */
+    int          retry;          /* it answered, but lacks the data: ask
+                                  * another after retry_delay_ms */
+    uint32_t     retry_delay_ms;
     uint32_t     ejected_ms;     /* out of rotation for this long now, 0: not
                                   * (max_fails reached, or a Retry-After) */
     sg_str_t     cause;          /* "ok", "transport", "timeout", "http_429",
-                                  * "http_5xx", "node_behind": static */
+                                  * "http_5xx", "node_behind", or for a
+                                  * retry "missing_data", "skipped_slot":
+                                  * static memory */
     int          write_not_retried;  /* answer with sg_request_write_answer:
                                   * a write that may have reached the node
                                   * is never sent to another */
@@ -271,7 +290,8 @@ SG_API int sg_looks_like_rpc_error(const char *data, size_t len) SG_NOEXCEPT;
 SG_API int sg_request_write_answer(sg_request_t *req, sg_route_t *out)
     SG_NOEXCEPT;
 
-/* The answer when every attempt failed: HTTP 502, one JSON-RPC error per
+/* The answer when no attempt is left: an upstream's missing-data answer
+ * (HTTP 200) when one gave it, else HTTP 502 and one JSON-RPC error per
  * call.  Fails closed. */
 SG_API int sg_request_fail(sg_request_t *req, sg_route_t *out) SG_NOEXCEPT;
 

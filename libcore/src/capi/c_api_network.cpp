@@ -125,6 +125,26 @@ int sg_network_reach_through_block(sg_network_t* net, size_t upstream,
     });
 }
 
+int sg_parse_retry_missing_data(const sg_str_t* args, size_t nargs, int* on,
+                                uint32_t* attempts, uint32_t* delay_ms,
+                                char* err, size_t err_size) noexcept {
+    if ((args == nullptr && nargs > 0) || on == nullptr ||
+        attempts == nullptr || delay_ms == nullptr) {
+        return NullArgument(err, err_size);
+    }
+    return Configure(err, err_size, [&]() -> std::optional<std::string> {
+        solgate::conf::RetryMissingData parsed;
+        if (auto error = solgate::conf::ParseRetryMissingData(
+                Views(args, nargs), &parsed)) {
+            return error;
+        }
+        *on = parsed.on ? 1 : 0;
+        *attempts = parsed.attempts;
+        *delay_ms = parsed.delay_ms;
+        return std::nullopt;
+    });
+}
+
 int sg_network_upstream(const sg_network_t* net, size_t i,
                         sg_upstream_info_t* info) noexcept {
     if (net == nullptr || info == nullptr || i >= net->network.size()) {
@@ -149,6 +169,9 @@ int sg_network_configure(sg_network_t* net,
         tuning.max_slot_lag = settings->max_slot_lag;
         tuning.use_upstream_from_client =
             settings->use_upstream_from_client != 0;
+        tuning.retry_missing_data.on = settings->retry_missing_data != 0;
+        tuning.retry_missing_data.attempts = settings->retry_attempts;
+        tuning.retry_missing_data.delay_ms = settings->retry_delay_ms;
         return net->network.Configure(tuning);
     });
 }

@@ -97,10 +97,18 @@ int sg_request_report(sg_request_t* req, const sg_attempt_end_t* end,
         e.answer = View(end->answer);
         solgate::RoutedRequest::AttemptReport report =
             req->request.Report(e, now_ms);
+        using Retry = solgate::RoutedRequest::Retry;
         std::string_view cause =
-            solgate::AttemptCauseName(report.outcome.cause);
+            report.retry != Retry::kNone
+                ? solgate::RoutedRequest::RetryName(report.retry)
+                : solgate::AttemptCauseName(report.outcome.cause);
         out->failed =
-            report.outcome.cause != solgate::AttemptCause::kOk ? 1 : 0;
+            report.outcome.cause != solgate::AttemptCause::kOk ||
+                    report.retry != Retry::kNone || report.answer_kept
+                ? 1
+                : 0;
+        out->retry = report.retry != Retry::kNone ? 1 : 0;
+        out->retry_delay_ms = report.retry_delay_ms;
         out->ejected_ms = static_cast<uint32_t>(report.ejected_ms);
         out->cause = sg_str_t{cause.data(), cause.size()};
         out->write_not_retried = report.write_not_retried ? 1 : 0;
@@ -144,6 +152,11 @@ int sg_request_fail(sg_request_t* req, sg_route_t* out) noexcept {
         return SG_INVALID;
     }
     return Guard(SG_ERROR, [&] {
+        if (const std::string* kept = req->request.KeptAnswer()) {
+            req->answer = *kept;
+            *out = Answer(200, req->answer);
+            return SG_OK;
+        }
         req->answer = req->request.AllFailedAnswer();
         *out = Answer(solgate::kAllFailedHttpStatus, req->answer);
         return SG_OK;

@@ -162,4 +162,12 @@ std::optional<uint64_t> ParseDurationMs(std::string_view text,
     return *number * scale;
 }
 
+std::optional<std::string_view> OptionValue(std::string_view option,
+                                            std::string_view key) {
+    if (option.substr(0, key.size()) != key) {
+        return std::nullopt;
+    }
+    return option.substr(key.size());
+}
+
 }  // namespace solgate::conf

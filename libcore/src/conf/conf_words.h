@@ -36,6 +36,10 @@ std::optional<std::string_view> CheckTags(std::string_view tags);
 // "getBlock|getTransaction|get*": method names or globs joined by '|'.
 std::optional<std::string_view> CheckMethods(std::string_view methods);
 
+// The value of a "key=value" option when option starts with key ("weight=").
+std::optional<std::string_view> OptionValue(std::string_view option,
+                                            std::string_view key);
+
 // A time as nginx writes it: digits and a unit (ms, s, m, h; none means
 // seconds), as milliseconds; nullopt when malformed or above max_ms.
 std::optional<uint64_t> ParseDurationMs(std::string_view text,

@@ -19,14 +19,6 @@ std::vector<std::string> Split(std::string_view list, char separator) {
 }
 
 // key=VALUE when option starts with key=; nullopt otherwise.
-std::optional<std::string_view> OptionValue(std::string_view option,
-                                            std::string_view key) {
-    if (option.substr(0, key.size()) != key) {
-        return std::nullopt;
-    }
-    return option.substr(key.size());
-}
-
 std::optional<std::string> ParseOption(std::string_view option,
                                        UpstreamArgs* out) {
     std::string in = " in upstream " + Quoted(out->id);

@@ -202,6 +202,7 @@ std::optional<std::string> Network::Configure(const NetworkTuning& tuning) {
     settings_.enforce_block_availability = tuning.enforce_block_availability;
     settings_.max_slot_lag = static_cast<uint64_t>(tuning.max_slot_lag);
     settings_.use_upstream_from_client = tuning.use_upstream_from_client;
+    settings_.retry_missing_data = tuning.retry_missing_data;
     return std::nullopt;
 }
 
@@ -440,6 +441,12 @@ std::optional<Network::PickResult> Network::Pick(
         }
         if (request.tried != nullptr && request.tried[i]) {
             continue;
+        }
+        if (request.holding_slot) {
+            uint64_t indexed = slots().View(i, kSlotShred);
+            if (indexed != 0 && indexed < *request.holding_slot) {
+                continue;
+            }
         }
         uint64_t lag = request.lag_reference == 0
                            ? 0

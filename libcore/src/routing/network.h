@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "conf/failsafe_args.h"
 #include "conf/upstream_args.h"
 #include "slots/shm_network_state.h"
 #include "routing/upstream_choice.h"
@@ -39,6 +40,8 @@ struct NetworkSettings {
     uint64_t max_slot_lag = SG_DEFAULT_MAX_SLOT_LAG;
     // Whether clients may pick upstreams (header, query) at all.
     bool use_upstream_from_client = true;
+    // A missing-data answer is asked of other upstreams that may hold it.
+    conf::RetryMissingData retry_missing_data;
     // use_upstream_default: the selector of requests that send none.
     std::string default_selector;
     // Cube Runner serves blocks for this network: the poller also learns
@@ -85,6 +88,7 @@ struct NetworkTuning {
     bool enforce_block_availability = true;
     int64_t max_slot_lag = SG_DEFAULT_MAX_SLOT_LAG;
     bool use_upstream_from_client = true;
+    conf::RetryMissingData retry_missing_data;
 };
 
 // What a use-upstream selector resolves to on this configuration.
@@ -237,6 +241,9 @@ public:
         // Backups outside `allowed` it may fall back to (nullptr: none).
         const std::vector<unsigned char>* fallback = nullptr;
         std::optional<uint64_t> min_context_slot;
+        // Only upstreams that may hold this slot: a shred-insert watermark
+        // at or above it, or none known (a missing-data retry of getBlock).
+        std::optional<uint64_t> holding_slot;
         uint64_t lag_reference = 0;  // 0: nobody counts as lagging
         int64_t now_ms = 0;
     };

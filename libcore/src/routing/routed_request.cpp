@@ -5,6 +5,7 @@
 #include "json/error_answer.h"
 #include "routing/request_metrics.h"
 #include "rpc/answers.h"
+#include "rpc/rpc_errors.h"
 
 namespace solgate {
 
@@ -27,6 +28,7 @@ Network::PickRequest RoutedRequest::NextPick(int64_t now_ms) const {
     pick.tried = tried_.data();
     pick.allowed = &plan_.allowed;
     pick.fallback = plan_.fallback.empty() ? nullptr : &plan_.fallback;
+    pick.holding_slot = holding_slot_;
     pick.lag_reference = network_->settings().max_slot_lag > 0
                              ? network_->LagReferenceOf(plan_.matched)
                              : 0;
@@ -61,9 +63,8 @@ RoutedRequest::AttemptReport RoutedRequest::Report(const AttemptEnd& end,
     AttemptReport report;
     report.outcome =
         ClassifyAttempt(end.http_status, end.timed_out, end.retry_after);
-    if (report.outcome.cause == AttemptCause::kOk &&
-        NodeSaysBehind(end, now_ms)) {
-        report.outcome.cause = AttemptCause::kNodeBehind;
+    if (report.outcome.cause == AttemptCause::kOk) {
+        JudgeAnswer(end, now_ms, &report);
     }
     if (network_ != nullptr && upstream_) {
         report.ejected_ms =
@@ -82,15 +83,80 @@ RoutedRequest::AttemptReport RoutedRequest::Report(const AttemptEnd& end,
 
 // Only a single read: a batch's answers are the client's to judge per
 // element, and a write is never sent twice.
-bool RoutedRequest::NodeSaysBehind(const AttemptEnd& end,
-                                   int64_t now_ms) const {
+void RoutedRequest::JudgeAnswer(const AttemptEnd& end, int64_t now_ms,
+                                AttemptReport* report) {
     if (end.answer.empty() || end.http_status != 200 ||
         parsed_.shape != RpcRequest::Shape::kSingle || parsed_.HasWrite() ||
         network_ == nullptr || !LooksLikeRpcError(end.answer)) {
-        return false;
+        return;
     }
-    return ParseErrorCode(end.answer) == kNodeUnhealthy &&
-           network_->Pick(NextPick(now_ms)).has_value();
+    std::optional<int64_t> code = ParseErrorCode(end.answer);
+    if (!code) {
+        return;
+    }
+    const conf::RetryMissingData& policy =
+        network_->settings().retry_missing_data;
+    switch (ClassifyRpcError(*code)) {
+    case RpcErrorClass::kServerRetryable:
+        if (network_->Pick(NextPick(now_ms))) {
+            report->outcome.cause = AttemptCause::kNodeBehind;
+        }
+        return;
+    case RpcErrorClass::kMissingData: {
+        KeepAnswer(end.answer, 2);
+        if (!policy.on || data_retries_ >= policy.attempts) {
+            return;
+        }
+        const RpcCall& call = parsed_.calls[0];
+        bool block = call.method == "getBlock" ||
+                     call.method == "getConfirmedBlock";
+        if (block && call.first_param_u64) {
+            holding_slot_ = call.first_param_u64;
+        }
+        if (!network_->Pick(NextPick(now_ms))) {
+            return;
+        }
+        data_retries_++;
+        report->retry = Retry::kMissingData;
+        report->retry_delay_ms = policy.delay_ms;
+        break;
+    }
+    case RpcErrorClass::kSkippedSlot:
+        // One sweep: every candidate once, at once; never a timed re-sweep.
+        KeepAnswer(end.answer, 1);
+        if (!policy.on || !network_->Pick(NextPick(now_ms))) {
+            report->answer_kept = kept_rank_ > 1;
+            return;
+        }
+        report->retry = Retry::kSkippedSlot;
+        break;
+    case RpcErrorClass::kClient:
+    case RpcErrorClass::kOther:
+        return;
+    }
+    network_->counters()
+        .retries[static_cast<size_t>(report->retry)]
+        .fetch_add(1, std::memory_order_relaxed);
+}
+
+// The first answer of the best kind: missing data says the slot exists.
+void RoutedRequest::KeepAnswer(std::string_view answer, int rank) {
+    if (rank > kept_rank_) {
+        kept_answer_ = std::string(answer);
+        kept_rank_ = rank;
+    }
+}
+
+std::string_view RoutedRequest::RetryName(Retry retry) {
+    switch (retry) {
+    case Retry::kMissingData:
+        return "missing_data";
+    case Retry::kSkippedSlot:
+        return "skipped_slot";
+    case Retry::kNone:
+        break;
+    }
+    return "none";
 }
 
 void RoutedRequest::Finish(unsigned http_status, bool rpc_error,

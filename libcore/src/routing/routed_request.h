@@ -53,17 +53,28 @@ public:
         // (small, arrived with its headers); empty otherwise.
         std::string_view answer;
     };
+    enum class Retry : uint8_t { kNone, kMissingData, kSkippedSlot };
     struct AttemptReport {
         AttemptOutcome outcome;
         int64_t ejected_ms = 0;     // took the upstream out this long
         // A failed write that may have reached the node: answer
         // WriteNotRetriedAnswer rather than try another upstream.
         bool write_not_retried = false;
+        // The node answered, but lacks the data: ask another after
+        // retry_delay_ms (the node's health is not touched).
+        Retry retry = Retry::kNone;
+        uint32_t retry_delay_ms = 0;
+        // No upstream is left, and an earlier one's answer was better (a
+        // missing-data error before this skipped slot): give up with it.
+        bool answer_kept = false;
     };
     // How the current attempt ended (see ClassifyAttempt); updates the
-    // upstream's passive health. A single read answered with -32005 "node
-    // is behind" fails over too, while another candidate is left (else the
-    // answer is the client's).
+    // upstream's passive health. A single read answered with a JSON-RPC
+    // error (AttemptEnd::answer) may go on while a candidate is left:
+    // -32005 and the other server-side codes fail over; missing data
+    // (-32004, ...) asks up to retry_missing_data's attempts= more
+    // upstreams that may hold it; a skipped slot (-32007, -32009) asks each
+    // candidate once. The best such answer is kept for GiveUpAnswer.
     AttemptReport Report(const AttemptEnd& end, int64_t now_ms);
     // The request is over: count it (upstream, method, outcome) and, when
     // an upstream answered, its latency. Once; `rpc_error` when the
@@ -79,10 +90,20 @@ public:
 
     // The answer (kAllFailedHttpStatus) when every attempt failed.
     std::string AllFailedAnswer() const;
+    // When no attempt is left: the kept missing-data (before skipped-slot)
+    // answer, byte for byte, if an upstream gave one; else nullptr (answer
+    // AllFailedAnswer).
+    const std::string* KeptAnswer() const {
+        return kept_rank_ > 0 ? &kept_answer_ : nullptr;
+    }
+    static std::string_view RetryName(Retry retry);
 
 private:
     Network::PickRequest NextPick(int64_t now_ms) const;
-    bool NodeSaysBehind(const AttemptEnd& end, int64_t now_ms) const;
+    // What a single read's whole error answer asks for (see Report).
+    void JudgeAnswer(const AttemptEnd& end, int64_t now_ms,
+                     AttemptReport* report);
+    void KeepAnswer(std::string_view answer, int rank);
 
     RpcRequest parsed_;
     const Network* network_ = nullptr;
@@ -93,6 +114,11 @@ private:
     std::optional<size_t> upstream_;
     size_t attempts_ = 0;
     bool finished_ = false;
+    // Missing-data retries made; the getBlock slot they look for.
+    uint32_t data_retries_ = 0;
+    std::optional<uint64_t> holding_slot_;
+    std::string kept_answer_;
+    int kept_rank_ = 0;  // 2: missing data, 1: skipped slot, 0: none
 };
 
 }  // namespace solgate

@@ -23,7 +23,8 @@ constexpr size_t kIdCapacity = 65;         // 64 characters and a NUL
 constexpr size_t kReasonCapacity = 192;
 constexpr size_t kMethodClasses = 3;     // MethodClass (rpc/solana_methods.h)
 constexpr size_t kLatencyBuckets = 11;   // kLatencyBucketMs (request_metrics)
-constexpr size_t kAttemptCauses = 6;     // AttemptCause (upstream_health.h)
+constexpr size_t kAttemptCauses = 6;
+constexpr size_t kRetryReasons = 3;      // RoutedRequest::Retry     // AttemptCause (upstream_health.h)
 
 enum PollMethod : size_t {
     kPollGetHealth = 0,
@@ -174,12 +175,15 @@ struct NetworkHostCounters {
     std::atomic<uint64_t> guard_rejections;
     std::atomic<uint64_t> all_cordoned_fallbacks;
     std::atomic<uint64_t> lane_cap_misses;  // lane-worthy groups past the cap
+    // Calls asked of another upstream because one lacked the data, by
+    // RoutedRequest::Retry (0 unused; missing data, skipped slot).
+    std::atomic<uint64_t> retries[kRetryReasons];
     RequestCountTable requests;
 };
 
 struct NetworkShared {
     static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
-    static constexpr uint32_t kLayout = 8;
+    static constexpr uint32_t kLayout = 9;
 
     uint32_t magic;
     uint32_t layout;

@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "routing/request_metrics.h"
+#include "routing/routed_request.h"
 #include "slots/state_poller.h"
 #include "status/prometheus_text.h"
 #include "status/status_common.h"
@@ -149,6 +150,17 @@ void AppendFailoverSamples(std::string& out, std::string_view name,
                           {"cause", AttemptCauseName(static_cast<AttemptCause>(c))}},
                          ReadCounter(network.host(i).failovers[c]));
         }
+    }
+}
+
+void AppendRetrySamples(std::string& out, std::string_view name,
+                        const Network& network, int64_t) {
+    for (size_t r = 1; r < kRetryReasons; r++) {   // 0 is "none"
+        auto reason = static_cast<RoutedRequest::Retry>(r);
+        AppendSample(out, name,
+                     {{"network", network.name()},
+                      {"reason", RoutedRequest::RetryName(reason)}},
+                     ReadCounter(network.counters().retries[r]));
     }
 }
 
@@ -338,6 +350,10 @@ const std::vector<MetricFamily>& NetworkFamilies() {
          "Attempts on the upstream that failed and were retried elsewhere, "
          "by cause (transport, timeout, http_429, http_5xx, node_behind).",
          AppendFailoverSamples},
+        {"solgate_retries_total", "counter",
+         "Calls asked of another upstream because one lacked the data, by "
+         "reason (missing_data, skipped_slot): retry_missing_data.",
+         AppendRetrySamples},
         {"solgate_requests_uncounted_total", "counter",
          "Requests solgate_requests_total could not count (its table of "
          "4096 label sets is full).",

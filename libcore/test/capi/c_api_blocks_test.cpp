@@ -29,7 +29,10 @@ struct Network {
                   SG_OK);
         sg_network_settings_t settings{SG_DEFAULT_DEBOUNCE_MS,
                                        SG_DEFAULT_MAX_FINALIZED_LAG, 1,
-                                       SG_DEFAULT_MAX_SLOT_LAG, 1};
+                                       SG_DEFAULT_MAX_SLOT_LAG, 1,
+                                       SG_DEFAULT_RETRY_MISSING_DATA,
+                                       SG_DEFAULT_RETRY_ATTEMPTS,
+                                       SG_DEFAULT_RETRY_DELAY_MS};
         EXPECT_EQ(sg_network_configure(net, &settings, err, sizeof(err)),
                   SG_OK);
         shared = std::make_unique<char[]>(sg_network_shared_size());

@@ -40,7 +40,10 @@ public:
         }
         sg_network_settings_t settings{SG_DEFAULT_DEBOUNCE_MS,
                                        SG_DEFAULT_MAX_FINALIZED_LAG, 1,
-                                       SG_DEFAULT_MAX_SLOT_LAG, 1};
+                                       SG_DEFAULT_MAX_SLOT_LAG, 1,
+                                       SG_DEFAULT_RETRY_MISSING_DATA,
+                                       SG_DEFAULT_RETRY_ATTEMPTS,
+                                       SG_DEFAULT_RETRY_DELAY_MS};
         EXPECT_EQ(sg_network_configure(net_, &settings, err, sizeof(err)),
                   SG_OK)
             << err;
@@ -338,7 +341,10 @@ TEST(CApi, ConfigurationMessages) {
     sg_network_settings_t settings{SG_DEFAULT_DEBOUNCE_MS, SG_DEFAULT_MAX_FINALIZED_LAG,
                                    SG_DEFAULT_ENFORCE_BLOCK_AVAILABILITY,
                                    SG_DEFAULT_MAX_SLOT_LAG,
-                                   SG_DEFAULT_USE_UPSTREAM_FROM_CLIENT};
+                                   SG_DEFAULT_USE_UPSTREAM_FROM_CLIENT,
+                                   SG_DEFAULT_RETRY_MISSING_DATA,
+                                   SG_DEFAULT_RETRY_ATTEMPTS,
+                                   SG_DEFAULT_RETRY_DELAY_MS};
     EXPECT_EQ(sg_network_configure(net, &settings, err, sizeof(err)),
               SG_INVALID);
     EXPECT_STREQ(err, "solgate_network \"m\" has no \"upstream\"");
@@ -407,7 +413,10 @@ TEST(CApi, NullArgumentsAreRefusedNotFollowed) {
     sg_network_settings_t settings{SG_DEFAULT_DEBOUNCE_MS, SG_DEFAULT_MAX_FINALIZED_LAG,
                                    SG_DEFAULT_ENFORCE_BLOCK_AVAILABILITY,
                                    SG_DEFAULT_MAX_SLOT_LAG,
-                                   SG_DEFAULT_USE_UPSTREAM_FROM_CLIENT};
+                                   SG_DEFAULT_USE_UPSTREAM_FROM_CLIENT,
+                                   SG_DEFAULT_RETRY_MISSING_DATA,
+                                   SG_DEFAULT_RETRY_ATTEMPTS,
+                                   SG_DEFAULT_RETRY_DELAY_MS};
 
     EXPECT_EQ(sg_network_new(S("m"), nullptr, err, sizeof(err)), SG_INVALID);
     EXPECT_EQ(sg_network_set_cluster(nullptr, S("devnet"), err, sizeof(err)),

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "conf/failsafe_args.h"
 #include "conf/upstream_args.h"
 
 namespace solgate::conf {
@@ -133,6 +134,27 @@ TEST(UpstreamArgs, MethodNamesThatAreNoSolanaMethodAreAWarning) {
               "upstream \"a\" names \"getBalanse\", \"sendTransacton\", which "
               "Solgate does not know as Solana methods (a typo keeps every "
               "such call from the upstream)");
+}
+
+TEST(FailsafeArgs, RetryMissingData) {
+    RetryMissingData r;
+    EXPECT_FALSE(ParseRetryMissingData({"on"}, &r));
+    EXPECT_TRUE(r.on);
+    EXPECT_EQ(r.attempts, 2u);
+    EXPECT_EQ(r.delay_ms, 150u);
+    EXPECT_FALSE(ParseRetryMissingData({"on", "attempts=4", "delay=0"}, &r));
+    EXPECT_EQ(r.attempts, 4u);
+    EXPECT_EQ(r.delay_ms, 0u);
+    EXPECT_FALSE(ParseRetryMissingData({"off"}, &r));
+    EXPECT_FALSE(r.on);
+    EXPECT_EQ(ParseRetryMissingData({"yes"}, &r),
+              "\"retry_missing_data\" must start with \"on\" or \"off\"");
+    EXPECT_EQ(ParseRetryMissingData({"on", "delay=11s"}, &r),
+              "invalid \"delay=\" \"11s\" in \"retry_missing_data\": must be a "
+              "time from 0 to 10s, such as 150ms");
+    EXPECT_EQ(ParseRetryMissingData({"on", "tries=2"}, &r),
+              "invalid parameter \"tries=2\" in \"retry_missing_data\", "
+              "expected \"attempts=\" or \"delay=\"");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // the answer when all of them failed.
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -283,6 +284,99 @@ TEST(RoutedRequest, ANodeThatSaysItIsBehindIsFailedOverForReads) {
         EXPECT_EQ(req.Report(answered, 0).outcome.cause, AttemptCause::kOk)
             << body;
     }
+}
+
+// The answer views a body that lives as long as the test binary.
+RoutedRequest::AttemptEnd ErrorAnswer(int code, const std::string& message) {
+    static std::deque<std::string> bodies;
+    bodies.push_back(R"({"jsonrpc":"2.0","error":{"code":)" +
+                     std::to_string(code) + R"(,"message":")" + message +
+                     R"("},"id":3})");
+    RoutedRequest::AttemptEnd end;
+    end.http_status = 200;
+    end.answer = bodies.back();
+    return end;
+}
+
+const std::string kGetBlock =
+    R"({"jsonrpc":"2.0","id":3,"method":"getBlock","params":[500]})";
+
+// A node without the block: ask up to attempts= others that may hold it
+// (a shred-insert watermark at or above the slot), after delay=.
+TEST(RoutedRequest, MissingDataIsAskedOfUpstreamsThatMayHoldIt) {
+    NetworkSettings settings;
+    settings.retry_missing_data.attempts = 1;
+    settings.retry_missing_data.delay_ms = 150;
+    TestNetwork t(4, settings);
+    t.network.slots().Suggest(1, kSlotShred, 400);   // cannot hold slot 500
+    t.network.slots().Suggest(2, kSlotShred, 600);
+    t.network.slots().Suggest(3, kSlotShred, 700);
+    RoutedRequest req(Parse(kGetBlock));
+    ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
+    std::set<size_t> asked{req.NextAttempt(0)->upstream};
+    RoutedRequest::AttemptReport r =
+        req.Report(ErrorAnswer(-32004, "Block not available for slot 500"), 0);
+    EXPECT_EQ(r.retry, RoutedRequest::Retry::kMissingData);
+    EXPECT_EQ(r.retry_delay_ms, 150u);
+    EXPECT_EQ(r.outcome.cause, AttemptCause::kOk) << "not the node's failure";
+    EXPECT_EQ(t.network.counters().retries[1].load(), 1u);
+    auto next = req.NextAttempt(0);
+    ASSERT_TRUE(next);
+    EXPECT_NE(next->upstream, 1u) << "its watermark is below the slot";
+    asked.insert(next->upstream);
+    // attempts=1 spent: this answer is the client's
+    RoutedRequest::AttemptReport last =
+        req.Report(ErrorAnswer(-32004, "Block not available for slot 500"), 0);
+    EXPECT_EQ(last.retry, RoutedRequest::Retry::kNone);
+    EXPECT_FALSE(last.answer_kept);
+    EXPECT_EQ(asked.size(), 2u);
+}
+
+// Skipped: every candidate once, at once; a missing-data answer outranks
+// the skipped-slot ones when nobody had the block.
+TEST(RoutedRequest, ASkippedSlotIsOneSweepAndMissingDataIsTheAnswer) {
+    TestNetwork t(3);
+    RoutedRequest req(Parse(kGetBlock));
+    ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
+    req.NextAttempt(0);
+    auto pruned = ErrorAnswer(-32001, "Block 500 cleaned up");
+    EXPECT_EQ(req.Report(pruned, 0).retry, RoutedRequest::Retry::kMissingData);
+    req.NextAttempt(0);
+    auto skipped = ErrorAnswer(-32007, "Slot 500 was skipped");
+    RoutedRequest::AttemptReport r = req.Report(skipped, 0);
+    EXPECT_EQ(r.retry, RoutedRequest::Retry::kSkippedSlot);
+    EXPECT_EQ(r.retry_delay_ms, 0u);
+    req.NextAttempt(0);
+    RoutedRequest::AttemptReport end = req.Report(skipped, 0);
+    EXPECT_EQ(end.retry, RoutedRequest::Retry::kNone);
+    EXPECT_TRUE(end.answer_kept) << "give up with the -32001";
+    EXPECT_FALSE(req.NextAttempt(0));
+    ASSERT_NE(req.KeptAnswer(), nullptr);
+    EXPECT_EQ(*req.KeptAnswer(), pruned.answer);
+}
+
+TEST(RoutedRequest, ClientErrorsAndPolicyOffAreTheClients) {
+    TestNetwork t(3);
+    RoutedRequest req(Parse(kGetBlock));
+    ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
+    req.NextAttempt(0);
+    RoutedRequest::AttemptReport r =
+        req.Report(ErrorAnswer(-32602, "Invalid params"), 0);
+    EXPECT_EQ(r.retry, RoutedRequest::Retry::kNone);
+    EXPECT_EQ(r.outcome.cause, AttemptCause::kOk);
+    EXPECT_EQ(req.KeptAnswer(), nullptr);
+
+    NetworkSettings off;
+    off.retry_missing_data.on = false;
+    TestNetwork quiet(3, off);
+    RoutedRequest again(Parse(kGetBlock));
+    ASSERT_TRUE(again.Route(quiet.network, {}, 0).forward);
+    again.NextAttempt(0);
+    EXPECT_EQ(again.Report(ErrorAnswer(-32004, "x"), 0).retry,
+              RoutedRequest::Retry::kNone);
+    again.NextAttempt(0);
+    EXPECT_EQ(again.Report(ErrorAnswer(-32007, "x"), 0).retry,
+              RoutedRequest::Retry::kNone);
 }
 
 }  // namespace

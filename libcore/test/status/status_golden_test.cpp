@@ -388,6 +388,12 @@ solgate_failovers_total{network="devnet",upstream="up-0",cause="timeout"} 0
 solgate_failovers_total{network="devnet",upstream="up-0",cause="http_429"} 0
 solgate_failovers_total{network="devnet",upstream="up-0",cause="http_5xx"} 0
 solgate_failovers_total{network="devnet",upstream="up-0",cause="node_behind"} 0
+# HELP solgate_retries_total Calls asked of another upstream because one lacked the data, by reason (missing_data, skipped_slot): retry_missing_data.
+# TYPE solgate_retries_total counter
+solgate_retries_total{network="mainnet",reason="missing_data"} 0
+solgate_retries_total{network="mainnet",reason="skipped_slot"} 0
+solgate_retries_total{network="devnet",reason="missing_data"} 0
+solgate_retries_total{network="devnet",reason="skipped_slot"} 0
 # HELP solgate_requests_uncounted_total Requests solgate_requests_total could not count (its table of 4096 label sets is full).
 # TYPE solgate_requests_uncounted_total counter
 solgate_requests_uncounted_total{network="mainnet"} 0

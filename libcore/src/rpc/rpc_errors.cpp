@@ -1,0 +1,35 @@
+#include "rpc/rpc_errors.h"
+
+namespace solgate {
+
+RpcErrorClass ClassifyRpcError(int64_t code) {
+    switch (code) {
+    case -32001:   // block cleaned up (ledger pruned)
+    case -32004:   // block not available for slot
+    case -32008:   // no snapshot
+    case -32010:   // transaction history not available (key excluded)
+    case -32011:   // transaction history not available
+    case -32014:   // block status not available yet
+        return RpcErrorClass::kMissingData;
+    case -32007:   // slot skipped, or missing due to ledger jump
+    case -32009:   // slot skipped, or missing in long-term storage
+        return RpcErrorClass::kSkippedSlot;
+    case -32005:   // node unhealthy / behind
+    case -32012:   // scan error
+    case -32016:   // minimum context slot not reached
+    case -32019:   // failed to query long-term storage
+        return RpcErrorClass::kServerRetryable;
+    case -32002:   // transaction simulation failed
+    case -32003:   // transaction signature verification failure
+    case -32006:   // transaction precompile verification failure
+    case -32013:   // transaction signature length mismatch
+    case -32015:   // unsupported transaction version
+    case -32018:   // filter (e.g. getProgramAccounts) not allowed
+    case -32602:   // invalid params
+        return RpcErrorClass::kClient;
+    default:
+        return RpcErrorClass::kOther;
+    }
+}
+
+}  // namespace solgate

@@ -1,0 +1,23 @@
+// What a JSON-RPC error code from a Solana node means for routing (eRPC's
+// SVM taxonomy, agave's codes): whether another upstream may answer it.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace solgate {
+
+enum class RpcErrorClass : uint8_t {
+    kOther = 0,      // not retried: the answer is the client's
+    kMissingData,    // this node lacks the data; another may hold it
+    kSkippedSlot,    // the slot may be skipped: one sweep, never a re-sweep
+    kServerRetryable,  // the node cannot serve now (-32005 behind, ...)
+    kClient,         // the request is wrong: never retried
+};
+
+// -32001 -32004 -32008 -32010 -32011 -32014: missing data; -32007 -32009:
+// skipped slot; -32005 -32012 -32016 -32019: server side, retryable;
+// -32002 -32003 -32006 -32013 -32015 -32018 -32602: client errors.
+RpcErrorClass ClassifyRpcError(int64_t code);
+
+}  // namespace solgate

@@ -1,0 +1,159 @@
+# Failsafe: a call one upstream cannot answer for lack of data is asked of
+# another that may hold it (retry_missing_data); a skipped slot is asked of
+# each upstream once; the client gets the first real answer, or the best
+# error an upstream gave.
+
+use Test::Nginx::Socket 'no_plan';
+use Solgate::Sim;
+use Solgate::TestConf;
+use Solgate::Gateway;
+use Time::HiRes ();
+
+our @Ports = (19911, 19912, 19913);
+# The sims' slot clock: 400 ms slots since 2024-01-01 (see tools/solana-sim).
+my $tip = int((Time::HiRes::time() * 1000 - 1704067200000) / 400);
+our $PrunedFirst = $tip - 1000;   # sim-a's ledger keeps only the last 1000 slots
+sim_start(port => $Ports[0], args => ['--quiet', '--first-available-block', $PrunedFirst]);
+sim_start(port => $_, args => ['--quiet']) for @Ports[1, 2];
+
+our $HttpConfig =
+    network_conf('mainnet', upstreams => sim_upstreams(@Ports))
+  . network_conf('noretry', upstreams => sim_upstreams(@Ports),
+                 settings => 'retry_missing_data off;')
+  . network_conf('lagging', upstreams => sim_upstreams(@Ports),
+                 settings => 'max_slot_lag 0;');
+
+our $Config = solgate_locations('mainnet')
+  . "    location /lagging { solgate_pass lagging; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+  . "    location /noretry { solgate_pass noretry; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+  . "    location /solgate/ { solgate_admin; }\n"
+  . "    location = /metrics { solgate_metrics; }\n";
+
+our $Bad = "[error]\n[alert]\n[crit]\n[emerg]\n";
+
+sub clean { for my $p (@Ports) { sim_fault($p, 'clear'); sim_reset($p) } }
+sub state_of { my ($id, $net) = @_; upstream_state($id, $net) || {} }
+sub block_call { my ($id, $slot) = @_;
+    rpc($id, 'getBlock', qq([$slot,{"transactionDetails":"none","rewards":false,"maxSupportedTransactionVersion":0}])) }
+sub polled { sub { !grep { !(state_of($_)->{processed_slot} || 0) } qw(sim-a sim-b sim-c) } }
+
+# Slots as sim-b answers them: produced or skipped, in [from, to].
+sub find_slot {
+    my ($from, $to, $want) = @_;
+    for my $s (reverse $from .. $to) {
+        my $body = http_post($Ports[1], '/', block_call(1, $s))->{body};
+        return $s if $body =~ $want;
+    }
+    die "no slot in $from .. $to answers $want";
+}
+# produced, and skipped, before sim-a's ledger starts; skipped inside it
+our $Produced = find_slot($PrunedFirst - 400, $PrunedFirst - 100, qr/"result":\{/);
+our $SkippedOld = find_slot($PrunedFirst - 400, $PrunedFirst - 100, qr/"code":-32007/);
+our $Skipped = find_slot($PrunedFirst + 100, $PrunedFirst + 600, qr/"code":-32007/);
+
+add_block_preprocessor(sub {
+    my $block = shift;
+    $block->set_value(http_config => $HttpConfig) unless defined $block->http_config;
+    $block->set_value(config => $Config) unless defined $block->config;
+    $block->set_value(setup => 'clean();') unless defined $block->setup;
+    $block->set_value(no_error_log => $Bad)
+        unless defined $block->no_error_log || defined $block->must_die;
+});
+
+no_shuffle();
+no_root_location();
+run_tests();
+
+__DATA__
+
+=== TEST 1: a block one node has pruned (-32001) reaches the client from a node that holds it
+Every call whose first attempt lands on sim-a is asked again elsewhere.
+--- wait_for eval
+['the nodes are polled', main::polled(), 5]
+--- request eval
+[map { "POST /\n" . main::block_call($_, $main::Produced) } 1 .. 6]
+--- response_body_like eval
+[map { qr/^\{"jsonrpc":"2.0","result":\{.*"id":$_\}$/ } 1 .. 6]
+--- check
+cmp_ok(sim_client_calls($Ports[0], 'getBlock'), '>=', 1, 'sim-a was asked and said it lacks the block');
+like(metrics_text(), qr/^solgate_retries_total\{network="mainnet",reason="missing_data"\} [1-9]\d*$/m,
+     'metric: retries by reason missing_data');
+--- error_log eval
+qr/\[info\] .*solgate: upstream "sim-a" lacks the data \(missing_data\), asking "sim-[bc]"/
+
+
+
+=== TEST 2: with retry_missing_data off, the pruned node's answer is the client's
+--- wait_for eval
+['the nodes are polled', sub { (state_of('sim-a', 'noretry')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+[map { "POST /noretry\n" . main::block_call($_, $main::Produced) } 1 .. 6]
+--- check
+my @pruned = grep { $_->{body} =~ /"code":-32001/ } @_;
+cmp_ok(scalar(@pruned), '>=', 1, 'a call sim-a answered got its -32001');
+is(scalar(@pruned), sim_client_calls($Ports[0], 'getBlock'), 'one per call sim-a answered');
+
+
+
+=== TEST 3: a slot skipped everywhere answers -32007 after one sweep
+--- wait_for eval
+['the nodes are polled', main::polled(), 5]
+--- request eval
+["POST /\n" . main::block_call(7, $main::Skipped)]
+--- response_body_like: ^\{"jsonrpc":"2.0","error":\{"code":-32007,"message":"Slot \d+ was skipped, or missing due to ledger jump to recent snapshot"\},"id":7\}$
+--- check
+my $asked = 0;
+$asked += sim_client_calls($_, 'getBlock') for @Ports;
+is($asked, 3, 'each node was asked once: one sweep, no re-sweep');
+
+
+
+=== TEST 4: a mix of missing data and skipped-slot answers gives the missing-data answer
+sim-a pruned the slot (-32001), the others say it was skipped (-32007).
+--- wait_for eval
+['the nodes are polled', main::polled(), 5]
+--- request eval
+["POST /\n" . main::block_call(8, $main::SkippedOld)]
+--- response_body_like: ^\{"jsonrpc":"2.0","error":\{"code":-32001,"message":"Block \d+ cleaned up, does not exist on node. First available block: \d+"\},"id":8\}$
+--- check
+my $asked = 0;
+$asked += sim_client_calls($_, 'getBlock') for @Ports;
+is($asked, 3, 'each node was asked once');
+
+
+
+=== TEST 5: a recent block one node has not indexed yet (-32004) reaches the client from a node that has
+sim-a runs 80 slots behind (max_slot_lag 0 keeps it in rotation); the block
+is finalized on the others.
+--- setup
+clean();
+sim_fault($Ports[0], 'lag', slots => 80);
+--- wait_for eval
+['sim-a is seen behind', sub {
+     my ($a, $b) = map { state_of($_, 'lagging')->{shred_insert_slot} || 0 } qw(sim-a sim-b);
+     $a > 0 && $b > $a + 60 }, 10]
+--- request eval
+[step {
+     my $finalized = sim_stats($Ports[1])->{slots}{finalized};
+     my $a_shred = sim_stats($Ports[0])->{slots}{shred};
+     $main::Recent = main::find_slot($a_shred + 5, $finalized, qr/"result":\{/);
+     sim_reset($_) for @Ports;
+     for my $i (1 .. 6) {
+         my $res = http_post(server_port(), '/lagging', main::block_call($i, $main::Recent));
+         like($res->{body}, qr/^\{"jsonrpc":"2.0","result":\{.*"id":$i\}$/, "call $i got the block");
+     }
+ }]
+--- check
+cmp_ok(sim_client_calls($Ports[0], 'getBlock'), '>=', 1, 'sim-a was asked and answered -32004');
+--- error_log eval
+qr/solgate: upstream "sim-a" lacks the data \(missing_data\), asking "sim-[bc]"/
+
+
+
+=== TEST 6: retry_missing_data is checked by nginx -t
+--- http_config
+    solgate_network mainnet { retry_missing_data on attempts=0; upstream a http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log eval
+qr/invalid "attempts=" "0" in "retry_missing_data": must be a number from 1 to 10 in \S+nginx\.conf:\d+/
