@@ -21,9 +21,12 @@ our $HttpConfig =
   . network_conf('noretry', upstreams => sim_upstreams(@Ports),
                  settings => 'retry_missing_data off;')
   . network_conf('lagging', upstreams => sim_upstreams(@Ports),
-                 settings => 'max_slot_lag 0;');
+                 settings => 'max_slot_lag 0;')
+  . network_conf('small', upstreams => sim_upstreams(@Ports),
+                 settings => 'max_batch_size 3;');
 
 our $Config = solgate_locations('mainnet')
+  . "    location /small { solgate_pass small; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /lagging { solgate_pass lagging; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /noretry { solgate_pass noretry; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /solgate/ { solgate_admin; }\n"
@@ -157,3 +160,19 @@ qr/solgate: upstream "sim-a" lacks the data \(missing_data\), asking "sim-[bc]"/
 --- must_die
 --- error_log eval
 qr/invalid "attempts=" "0" in "retry_missing_data": must be a number from 1 to 10 in \S+nginx\.conf:\d+/
+
+
+
+=== TEST 7: a batch of more than max_batch_size calls is refused here, with no upstream call
+--- request eval
+["POST /small\n[" . join(',', map { main::rpc($_, 'getSlot') } 1 .. 3) . "]",
+ "POST /small\n[" . join(',', map { main::rpc($_, 'getSlot') } 1 .. 4) . "]",
+ "POST /\n[" . join(',', map { main::rpc($_, 'getSlot') } 1 .. 101) . "]"]
+--- response_body_like eval
+[qr/^\[\{"jsonrpc":"2.0","result":\d+,"id":1\},/,
+ qr/^\{"jsonrpc":"2.0","error":\{"code":-32600,"message":"Invalid request: a batch of 4 calls is more than max_batch_size 3"\},"id":null\}$/,
+ qr/^\{"jsonrpc":"2.0","error":\{"code":-32600,"message":"Invalid request: a batch of 101 calls is more than max_batch_size 100"\},"id":null\}$/]
+--- check
+my $calls = 0;
+$calls += sim_client_calls($_, 'getSlot') for @Ports;
+is($calls, 3, 'only the batch within the limit reached an upstream');

@@ -66,6 +66,7 @@ typedef struct {
     ngx_flag_t                   retry_missing_data;
     ngx_uint_t                   retry_attempts;
     ngx_msec_t                   retry_delay;
+    ngx_int_t                    max_batch_size;
 } ngx_http_solgate_settings_t;
 
 

@@ -49,7 +49,7 @@ static char *ngx_http_solgate_check_debounce(ngx_conf_t *cf, void *post,
     void *data);
 
 
-static ngx_conf_num_bounds_t  ngx_http_solgate_lag_bounds = {
+static ngx_conf_num_bounds_t  ngx_http_solgate_count_bounds = {
     ngx_conf_check_num_bounds, 0, -1
 };
 
@@ -82,7 +82,7 @@ static ngx_http_solgate_core_set_pt  ngx_http_solgate_set_default_selector =
       0,                                                                     \
       (base) + offsetof(ngx_http_solgate_settings_t,                         \
                         max_finalized_slot_lag),                             \
-      &ngx_http_solgate_lag_bounds },                                        \
+      &ngx_http_solgate_count_bounds },                                        \
                                                                              \
     { ngx_string("enforce_block_availability"),                              \
       NGX_CONF_FLAG,                                                         \
@@ -97,7 +97,7 @@ static ngx_http_solgate_core_set_pt  ngx_http_solgate_set_default_selector =
       ngx_conf_set_num_slot,                                                 \
       0,                                                                     \
       (base) + offsetof(ngx_http_solgate_settings_t, max_slot_lag),          \
-      &ngx_http_solgate_lag_bounds },                                        \
+      &ngx_http_solgate_count_bounds },                                        \
                                                                              \
     { ngx_string("use_upstream_from_client"),                                \
       NGX_CONF_FLAG,                                                         \
@@ -106,6 +106,13 @@ static ngx_http_solgate_core_set_pt  ngx_http_solgate_set_default_selector =
       (base) + offsetof(ngx_http_solgate_settings_t,                         \
                         use_upstream_from_client),                           \
       NULL },                                                                \
+                                                                             \
+    { ngx_string("max_batch_size"),                                          \
+      NGX_CONF_TAKE1,                                                        \
+      ngx_conf_set_num_slot,                                                 \
+      0,                                                                     \
+      (base) + offsetof(ngx_http_solgate_settings_t, max_batch_size),        \
+      &ngx_http_solgate_count_bounds },                                        \
                                                                              \
     { ngx_string("retry_missing_data"),                                      \
       NGX_CONF_1MORE,                                                        \
@@ -178,6 +185,7 @@ ngx_http_solgate_init_settings(ngx_http_solgate_settings_t *settings)
     settings->retry_missing_data = NGX_CONF_UNSET;
     settings->retry_attempts = NGX_CONF_UNSET_UINT;
     settings->retry_delay = NGX_CONF_UNSET_MSEC;
+    settings->max_batch_size = NGX_CONF_UNSET;
 }
 
 
@@ -538,8 +546,10 @@ ngx_http_solgate_build_core(ngx_conf_t *cf,
                               SG_DEFAULT_RETRY_ATTEMPTS);
     ngx_conf_merge_msec_value(s->retry_delay, d->retry_delay,
                               SG_DEFAULT_RETRY_DELAY_MS);
+    ngx_conf_merge_value(s->max_batch_size, d->max_batch_size,
+                         SG_DEFAULT_MAX_BATCH_SIZE);
 
-    ngx_memzero(&merged, sizeof(sg_network_settings_t));
+    sg_network_settings_default(&merged);
     merged.debounce_ms = (uint32_t) ngx_min(s->debounce,
                                             (ngx_msec_t) UINT32_MAX);
     merged.max_finalized_slot_lag = s->max_finalized_slot_lag;
@@ -549,6 +559,7 @@ ngx_http_solgate_build_core(ngx_conf_t *cf,
     merged.retry_missing_data = (int) s->retry_missing_data;
     merged.retry_attempts = (uint32_t) s->retry_attempts;
     merged.retry_delay_ms = (uint32_t) s->retry_delay;
+    merged.max_batch_size = s->max_batch_size;
 
     rc = sg_network_configure(network->core, &merged, err, sizeof(err));
     if (rc != SG_OK) {

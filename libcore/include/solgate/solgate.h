@@ -84,6 +84,7 @@ SG_API const char *sg_version(void) SG_NOEXCEPT;
 #define SG_DEFAULT_RETRY_MISSING_DATA  1      /* retry_missing_data on */
 #define SG_DEFAULT_RETRY_ATTEMPTS      2      /*   attempts=2 */
 #define SG_DEFAULT_RETRY_DELAY_MS      150    /*   delay=150ms */
+#define SG_DEFAULT_MAX_BATCH_SIZE      100    /* max_batch_size */
 #define SG_MAX_UPSTREAMS               256    /* per network */
 
 
@@ -124,7 +125,12 @@ typedef struct {
     int          retry_missing_data;      /* retry_missing_data on|off */
     uint32_t     retry_attempts;          /*   attempts= */
     uint32_t     retry_delay_ms;          /*   delay= */
+    int64_t      max_batch_size;          /* 0: no limit */
 } sg_network_settings_t;
+
+/* Every setting at its default (the SG_DEFAULT_* values). */
+SG_API void sg_network_settings_default(sg_network_settings_t *out)
+    SG_NOEXCEPT;
 
 /* `retry_missing_data on|off [attempts=N] [delay=TIME]`, checked: *out
  * filled (the unnamed options at their defaults), or SG_INVALID with the

@@ -125,6 +125,22 @@ int sg_network_reach_through_block(sg_network_t* net, size_t upstream,
     });
 }
 
+void sg_network_settings_default(sg_network_settings_t* out) noexcept {
+    if (out == nullptr) {
+        return;
+    }
+    *out = sg_network_settings_t{};
+    out->debounce_ms = SG_DEFAULT_DEBOUNCE_MS;
+    out->max_finalized_slot_lag = SG_DEFAULT_MAX_FINALIZED_LAG;
+    out->enforce_block_availability = SG_DEFAULT_ENFORCE_BLOCK_AVAILABILITY;
+    out->max_slot_lag = SG_DEFAULT_MAX_SLOT_LAG;
+    out->use_upstream_from_client = SG_DEFAULT_USE_UPSTREAM_FROM_CLIENT;
+    out->retry_missing_data = SG_DEFAULT_RETRY_MISSING_DATA;
+    out->retry_attempts = SG_DEFAULT_RETRY_ATTEMPTS;
+    out->retry_delay_ms = SG_DEFAULT_RETRY_DELAY_MS;
+    out->max_batch_size = SG_DEFAULT_MAX_BATCH_SIZE;
+}
+
 int sg_parse_retry_missing_data(const sg_str_t* args, size_t nargs, int* on,
                                 uint32_t* attempts, uint32_t* delay_ms,
                                 char* err, size_t err_size) noexcept {
@@ -172,6 +188,7 @@ int sg_network_configure(sg_network_t* net,
         tuning.retry_missing_data.on = settings->retry_missing_data != 0;
         tuning.retry_missing_data.attempts = settings->retry_attempts;
         tuning.retry_missing_data.delay_ms = settings->retry_delay_ms;
+        tuning.max_batch_size = settings->max_batch_size;
         return net->network.Configure(tuning);
     });
 }

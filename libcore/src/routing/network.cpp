@@ -175,7 +175,8 @@ std::optional<std::string> Network::Configure(const NetworkTuning& tuning) {
     }
     for (auto [name, lag] :
          {std::pair{"max_finalized_slot_lag", tuning.max_finalized_slot_lag},
-          std::pair{"max_slot_lag", tuning.max_slot_lag}}) {
+          std::pair{"max_slot_lag", tuning.max_slot_lag},
+          std::pair{"max_batch_size", tuning.max_batch_size}}) {
         if (lag < 0) {
             return std::string(name) + " of network " + Quoted(name_) +
                    " must not be negative";
@@ -203,6 +204,7 @@ std::optional<std::string> Network::Configure(const NetworkTuning& tuning) {
     settings_.max_slot_lag = static_cast<uint64_t>(tuning.max_slot_lag);
     settings_.use_upstream_from_client = tuning.use_upstream_from_client;
     settings_.retry_missing_data = tuning.retry_missing_data;
+    settings_.max_batch_size = static_cast<uint64_t>(tuning.max_batch_size);
     return std::nullopt;
 }
 

@@ -42,6 +42,8 @@ struct NetworkSettings {
     bool use_upstream_from_client = true;
     // A missing-data answer is asked of other upstreams that may hold it.
     conf::RetryMissingData retry_missing_data;
+    // A batch of more calls is refused here (0: no limit).
+    uint64_t max_batch_size = SG_DEFAULT_MAX_BATCH_SIZE;
     // use_upstream_default: the selector of requests that send none.
     std::string default_selector;
     // Cube Runner serves blocks for this network: the poller also learns
@@ -89,6 +91,7 @@ struct NetworkTuning {
     int64_t max_slot_lag = SG_DEFAULT_MAX_SLOT_LAG;
     bool use_upstream_from_client = true;
     conf::RetryMissingData retry_missing_data;
+    int64_t max_batch_size = SG_DEFAULT_MAX_BATCH_SIZE;
 };
 
 // What a use-upstream selector resolves to on this configuration.

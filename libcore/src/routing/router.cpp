@@ -99,6 +99,16 @@ bool AppendLocalAnswer(std::string& out, const RpcCall& call,
 }
 
 RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx) {
+    const uint64_t max = ctx.network.settings().max_batch_size;
+    if (max > 0 && request.calls.size() > max) {
+        RouteDecision refused;
+        AppendErrorEnvelope(refused.answer, {}, kInvalidRequest,
+                            "Invalid request: a batch of " +
+                                std::to_string(request.calls.size()) +
+                                " calls is more than max_batch_size " +
+                                std::to_string(max));
+        return refused;
+    }
     std::optional<size_t> first_bad;
     bool all_local = true;
     for (size_t i = 0; i < request.calls.size(); i++) {

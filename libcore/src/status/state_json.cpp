@@ -186,6 +186,12 @@ void AppendNetwork(std::string& out, const Network& network,
     o.Uint("max_slot_lag", settings.max_slot_lag);
     o.Bool("use_upstream_from_client", settings.use_upstream_from_client);
     o.Bool("enforce_block_availability", settings.enforce_block_availability);
+    JsonObject retry(o.Key("retry_missing_data"));
+    retry.Bool("on", settings.retry_missing_data.on);
+    retry.Uint("attempts", settings.retry_missing_data.attempts);
+    retry.Uint("delay_ms", settings.retry_missing_data.delay_ms);
+    retry.Close();
+    o.Uint("max_batch_size", settings.max_batch_size);
     AppendTips(o.Key("tips"), network.CurrentTips());
     o.Uint("guard_margin", network.GuardMargin());
     AppendNetworkCounters(o.Key("counters"), network.counters());

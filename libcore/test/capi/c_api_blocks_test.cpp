@@ -27,12 +27,8 @@ struct Network {
         EXPECT_EQ(sg_network_add_upstream(net, args, 2, &info, err,
                                           sizeof(err)),
                   SG_OK);
-        sg_network_settings_t settings{SG_DEFAULT_DEBOUNCE_MS,
-                                       SG_DEFAULT_MAX_FINALIZED_LAG, 1,
-                                       SG_DEFAULT_MAX_SLOT_LAG, 1,
-                                       SG_DEFAULT_RETRY_MISSING_DATA,
-                                       SG_DEFAULT_RETRY_ATTEMPTS,
-                                       SG_DEFAULT_RETRY_DELAY_MS};
+        sg_network_settings_t settings;
+        sg_network_settings_default(&settings);
         EXPECT_EQ(sg_network_configure(net, &settings, err, sizeof(err)),
                   SG_OK);
         shared = std::make_unique<char[]>(sg_network_shared_size());

@@ -38,12 +38,8 @@ public:
                       SG_OK)
                 << err;
         }
-        sg_network_settings_t settings{SG_DEFAULT_DEBOUNCE_MS,
-                                       SG_DEFAULT_MAX_FINALIZED_LAG, 1,
-                                       SG_DEFAULT_MAX_SLOT_LAG, 1,
-                                       SG_DEFAULT_RETRY_MISSING_DATA,
-                                       SG_DEFAULT_RETRY_ATTEMPTS,
-                                       SG_DEFAULT_RETRY_DELAY_MS};
+        sg_network_settings_t settings;
+        sg_network_settings_default(&settings);
         EXPECT_EQ(sg_network_configure(net_, &settings, err, sizeof(err)),
                   SG_OK)
             << err;
@@ -338,13 +334,8 @@ TEST(CApi, ConfigurationMessages) {
               SG_INVALID);
     EXPECT_STREQ(err, "invalid use_upstream_default \"a |\": missing pattern "
                       "after '|' at position 3");
-    sg_network_settings_t settings{SG_DEFAULT_DEBOUNCE_MS, SG_DEFAULT_MAX_FINALIZED_LAG,
-                                   SG_DEFAULT_ENFORCE_BLOCK_AVAILABILITY,
-                                   SG_DEFAULT_MAX_SLOT_LAG,
-                                   SG_DEFAULT_USE_UPSTREAM_FROM_CLIENT,
-                                   SG_DEFAULT_RETRY_MISSING_DATA,
-                                   SG_DEFAULT_RETRY_ATTEMPTS,
-                                   SG_DEFAULT_RETRY_DELAY_MS};
+    sg_network_settings_t settings;
+        sg_network_settings_default(&settings);
     EXPECT_EQ(sg_network_configure(net, &settings, err, sizeof(err)),
               SG_INVALID);
     EXPECT_STREQ(err, "solgate_network \"m\" has no \"upstream\"");
@@ -410,13 +401,8 @@ TEST(CApi, NullArgumentsAreRefusedNotFollowed) {
     sg_request_t* req = nullptr;
     sg_response_t* resp = nullptr;
     sg_poller_t* poller = nullptr;
-    sg_network_settings_t settings{SG_DEFAULT_DEBOUNCE_MS, SG_DEFAULT_MAX_FINALIZED_LAG,
-                                   SG_DEFAULT_ENFORCE_BLOCK_AVAILABILITY,
-                                   SG_DEFAULT_MAX_SLOT_LAG,
-                                   SG_DEFAULT_USE_UPSTREAM_FROM_CLIENT,
-                                   SG_DEFAULT_RETRY_MISSING_DATA,
-                                   SG_DEFAULT_RETRY_ATTEMPTS,
-                                   SG_DEFAULT_RETRY_DELAY_MS};
+    sg_network_settings_t settings;
+        sg_network_settings_default(&settings);
 
     EXPECT_EQ(sg_network_new(S("m"), nullptr, err, sizeof(err)), SG_INVALID);
     EXPECT_EQ(sg_network_set_cluster(nullptr, S("devnet"), err, sizeof(err)),

@@ -87,6 +87,32 @@ TEST(Router, BatchOfValidCallsForwardsWhole) {
     EXPECT_TRUE(d.forward);
 }
 
+std::string BatchOf(size_t n) {
+    std::string body = "[";
+    for (size_t i = 0; i < n; i++) {
+        body += (i ? "," : "") + std::string(R"({"jsonrpc":"2.0","id":)") +
+                std::to_string(i) + R"(,"method":"getSlot"})";
+    }
+    return body + "]";
+}
+
+TEST(Router, ABatchOverMaxBatchSizeIsRefusedHere) {
+    NetworkSettings s;
+    s.max_batch_size = 3;
+    testing::TestNetwork net(2, s);
+    EXPECT_TRUE(RouteOn(net.network, BatchOf(3)).forward);
+    RouteDecision d = RouteOn(net.network, BatchOf(4));
+    ASSERT_FALSE(d.forward);
+    EXPECT_EQ(d.http_status, 200u);
+    EXPECT_EQ(d.answer,
+              R"({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid )"
+              R"(request: a batch of 4 calls is more than max_batch_size 3"},)"
+              R"("id":null})");
+    s.max_batch_size = 0;   // no limit
+    testing::TestNetwork open(2, s);
+    EXPECT_TRUE(RouteOn(open.network, BatchOf(500)).forward);
+}
+
 TEST(Router, BatchAnsweredLocallyWhenEveryCallIs) {
     auto d = Route(R"([{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"},)"
                    R"({"jsonrpc":"2.0","id":2,"method":5}])");
