@@ -176,3 +176,39 @@ qr/invalid "attempts=" "0" in "retry_missing_data": must be a number from 1 to 1
 my $calls = 0;
 $calls += sim_client_calls($_, 'getSlot') for @Ports;
 is($calls, 3, 'only the batch within the limit reached an upstream');
+
+
+
+=== TEST 8: a batch is answered call by call: local answers in their places, the rest from an upstream
+--- wait_for eval
+['the nodes are polled', main::polled(), 5]
+--- request eval
+["POST /\n[" . join(',',
+    main::rpc(1, 'getGenesisHash'),
+    main::rpc(2, 'getSlot'),
+    main::rpc(3, 'getBlock', '[999999999999,{"maxSupportedTransactionVersion":0}]'),
+    main::rpc(4, 'getBalance', '["83astBRguLMdt2h5U1Tpdq5tjFoJ6noeGwaY3mDLVcri"]')) . "]"]
+--- response_body_like eval
+qr/^\[\{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":1\},\{"jsonrpc":"2.0","result":\d+,"id":2\},\{"jsonrpc":"2.0","error":\{"code":-32004,"message":"Block not available for slot 999999999999"\},"id":3\},\{"jsonrpc":"2.0","result":\{"context":\{.*"slot":\d+\},"value":\d+\},"id":4\}\]$/
+--- check
+my ($slot, $balance, $block, $genesis) = (0, 0, 0, 0);
+for my $p (@Ports) {
+    $slot += sim_client_calls($p, 'getSlot');
+    $balance += sim_client_calls($p, 'getBalance');
+    $block += sim_client_calls($p, 'getBlock');
+    $genesis += sim_client_calls($p, 'getGenesisHash');
+}
+is("$slot $balance $block $genesis", '1 1 0 0', 'only getSlot and getBalance went upstream');
+is(scalar(grep { sim_client_calls($_) > 0 } @Ports), 1, 'as one batch, to one upstream');
+
+
+
+=== TEST 9: a batch with an invalid call answers the others
+--- request eval
+["POST /\n[" . join(',', main::rpc(1, 'getSlot'), '{"jsonrpc":"2.0","id":2}', '{"jsonrpc":"2.0","id":"n","method":"getSlot","params":{"x":1}}', main::rpc(3, 'getSlot')) . "]"]
+--- response_body_like eval
+qr/^\[\{"jsonrpc":"2.0","result":\d+,"id":1\},\{"jsonrpc":"2.0","error":\{"code":-32600,"message":"Invalid request: missing \\"method\\""\},"id":2\},\{"jsonrpc":"2.0",(?:"error"|"result").*"id":"n"\},\{"jsonrpc":"2.0","result":\d+,"id":3\}\]$/
+--- check
+my $calls = 0;
+$calls += sim_client_calls($_, 'getSlot') for @Ports;
+is($calls, 3, 'the three valid calls went upstream');

@@ -92,6 +92,10 @@ ngx_http_solgate_header_filter(ngx_http_request_t *r)
             return ngx_http_next_header_filter(r);
         }
 
+        if (ngx_http_solgate_batch_header(r, ctx) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
         return ngx_http_solgate_response_header(r, ctx);
     }
 
@@ -186,6 +190,10 @@ ngx_http_solgate_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 
     if (ctx->capture != NULL) {
         ngx_http_solgate_blocks_body(r, ctx, in);
+    }
+
+    if (ctx->merge != NULL) {
+        return ngx_http_solgate_batch_body(r, ctx, in);
     }
 
     if (ctx->response != NULL) {

@@ -143,6 +143,7 @@ typedef struct {
     ngx_msec_t                   retry_delay; /* before the next attempt */
 
     sg_response_t               *response;  /* getSlot rewrite or harvest */
+    sg_merge_t                  *merge;     /* a batch sent in part */
     ngx_chain_t                 *held;      /* getSlot answer being read */
 
     sg_block_call_t             *block_call;     /* Cube Runner's call */
@@ -285,6 +286,14 @@ ngx_int_t ngx_http_solgate_filter_init(ngx_conf_t *cf);
 ngx_int_t ngx_http_solgate_next_header_filter(ngx_http_request_t *r);
 ngx_int_t ngx_http_solgate_next_body_filter(ngx_http_request_t *r,
     ngx_chain_t *in);
+
+/* ngx_http_solgate_batch.c */
+ngx_int_t ngx_http_solgate_batch_replace_body(ngx_http_request_t *r,
+    sg_str_t body);
+ngx_int_t ngx_http_solgate_batch_header(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
+ngx_int_t ngx_http_solgate_batch_body(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in);
 
 /* ngx_http_solgate_response.c */
 ngx_int_t ngx_http_solgate_response_header(ngx_http_request_t *r,

@@ -218,7 +218,10 @@ typedef enum {
 typedef struct {
     int          kind;           /* sg_route_kind_e */
     unsigned     http_status;
-    sg_str_t     body;           /* owned by the request */
+    sg_str_t     body;           /* owned by the request; FORWARD: the body
+                                  * to send instead of the client's (the
+                                  * calls of a batch not answered here),
+                                  * empty to send the client's */
 } sg_route_t;
 
 typedef struct {
@@ -328,6 +331,29 @@ typedef struct {
     uint64_t     from;           /* the slot the upstream answered */
     uint64_t     to;             /* the slot Solgate answers */
 } sg_correction_t;
+
+/*
+ * A batch sent upstream in part (sg_route_t body): the upstream's answer
+ * is merged with the calls answered here as it streams.  sg_merge_new:
+ * SG_OK with *out for such a request, SG_NONE otherwise.  sg_merge_feed:
+ * the segments to send for one chunk of the upstream's answer, in order
+ * (input: a range of the chunk; else `text`); last: the answer ended
+ * (then the closing segments follow).  Valid until the next call.
+ */
+typedef struct sg_merge_s  sg_merge_t;
+
+typedef struct {
+    int          input;
+    size_t       offset;         /* input: into the chunk */
+    size_t       length;
+    const char  *text;           /* !input */
+} sg_merge_segment_t;
+
+SG_API int sg_merge_new(const sg_request_t *req, sg_merge_t **out)
+    SG_NOEXCEPT;
+SG_API void sg_merge_free(sg_merge_t *merge) SG_NOEXCEPT;
+SG_API int sg_merge_feed(sg_merge_t *merge, const char *data, size_t len,
+    int last, const sg_merge_segment_t **segments, size_t *n) SG_NOEXCEPT;
 
 /*
  * What the response of the request's current attempt needs: SG_OK with

@@ -58,7 +58,8 @@ int sg_request_route(sg_request_t* req, const sg_network_t* net,
         solgate::RouteDecision decision =
             req->request.Route(net->network, from, now_ms);
         if (decision.forward) {
-            *out = sg_route_t{SG_ROUTE_FORWARD, 0, {nullptr, 0}};
+            req->answer = std::move(decision.forward_body);
+            *out = sg_route_t{SG_ROUTE_FORWARD, 0, ToStr(req->answer)};
             return SG_OK;
         }
         req->answer = std::move(decision.answer);

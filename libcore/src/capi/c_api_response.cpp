@@ -15,6 +15,14 @@ struct sg_response_s {
     std::string rewritten;  // backs sg_correction_t::body
 };
 
+struct sg_merge_s {
+    explicit sg_merge_s(std::vector<solgate::BatchMerger::Slot> slots)
+        : merger(std::move(slots)) {}
+
+    solgate::BatchMerger merger;
+    std::vector<sg_merge_segment_t> segments;  // backs sg_merge_feed's
+};
+
 namespace {
 
 using solgate::capi::Guard;
@@ -45,6 +53,49 @@ int sg_response_new(const sg_request_t* req, sg_response_t** out) noexcept {
 }
 
 void sg_response_free(sg_response_t* resp) noexcept { delete resp; }
+
+int sg_merge_new(const sg_request_t* req, sg_merge_t** out) noexcept {
+    if (req == nullptr || out == nullptr) {
+        return SG_INVALID;
+    }
+    *out = nullptr;
+    return Guard(SG_NONE, [&] {
+        if (req->request.merge().empty()) {
+            return SG_NONE;
+        }
+        *out = new sg_merge_s(req->request.merge());
+        return SG_OK;
+    });
+}
+
+void sg_merge_free(sg_merge_t* merge) noexcept { delete merge; }
+
+int sg_merge_feed(sg_merge_t* merge, const char* data, size_t len, int last,
+                  const sg_merge_segment_t** segments, size_t* n) noexcept {
+    if (merge == nullptr || segments == nullptr || n == nullptr ||
+        (data == nullptr && len > 0)) {
+        return SG_INVALID;
+    }
+    *segments = nullptr;
+    *n = 0;
+    return Guard(SG_ERROR, [&] {
+        merge->segments.clear();
+        auto take = [merge](const std::vector<solgate::BatchMerger::Segment>& from) {
+            for (const auto& s : from) {
+                merge->segments.push_back(sg_merge_segment_t{
+                    s.input ? 1 : 0, s.offset, s.length,
+                    s.input ? nullptr : s.text.data()});
+            }
+        };
+        take(merge->merger.Feed(std::string_view(data, len)));
+        if (last) {
+            take(merge->merger.Finish());
+        }
+        *segments = merge->segments.data();
+        *n = merge->segments.size();
+        return SG_OK;
+    });
+}
 
 int sg_response_kind(const sg_response_t* resp) noexcept {
     if (resp == nullptr) {

@@ -17,7 +17,9 @@ RouteDecision RoutedRequest::Route(const Network& network,
         ChooseSelector(sources, network.settings().default_selector,
                        network.settings().use_upstream_from_client);
     plan_ = PlanRoute(network, parsed_, selector.text, selector.from_client);
-    return RouteRequest(parsed_, network, plan_, now_ms);
+    RouteDecision decision = RouteRequest(parsed_, network, plan_, now_ms);
+    merge_ = std::move(decision.merge);
+    return decision;
 }
 
 Network::PickRequest RoutedRequest::NextPick(int64_t now_ms) const {

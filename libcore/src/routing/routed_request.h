@@ -97,6 +97,9 @@ public:
         return kept_rank_ > 0 ? &kept_answer_ : nullptr;
     }
     static std::string_view RetryName(Retry retry);
+    // A batch sent upstream in part: the places of the answers in the
+    // client's batch (for a BatchMerger per attempt); empty otherwise.
+    const std::vector<BatchMerger::Slot>& merge() const { return merge_; }
 
 private:
     Network::PickRequest NextPick(int64_t now_ms) const;
@@ -117,6 +120,7 @@ private:
     // Missing-data retries made; the getBlock slot they look for.
     uint32_t data_retries_ = 0;
     std::optional<uint64_t> holding_slot_;
+    std::vector<BatchMerger::Slot> merge_;
     std::string kept_answer_;
     int kept_rank_ = 0;  // 2: missing data, 1: skipped slot, 0: none
 };

@@ -109,40 +109,52 @@ RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx) {
                                 std::to_string(max));
         return refused;
     }
-    std::optional<size_t> first_bad;
-    bool all_local = true;
-    for (size_t i = 0; i < request.calls.size(); i++) {
-        const RpcCall& call = request.calls[i];
-        if (CallError(call)) {
-            if (!first_bad) {
-                first_bad = i;
-            }
-        } else if (!LocalResult(call, ctx.network)) {
-            all_local = false;
+    const size_t n = request.calls.size();
+    std::vector<std::string> local(n);
+    std::vector<bool> forwarded(n, false);
+    size_t forwarding = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!AppendLocalAnswer(local[i], request.calls[i], ctx)) {
+            forwarded[i] = true;
+            forwarding++;
         }
     }
     RouteDecision decision;
-    if (!first_bad && !all_local && !ctx.plan.error) {
-        decision.forward = true;
+    if (forwarding == n) {
+        decision.forward = true;   // the client's body as it is
         return decision;
     }
-    std::string refusal;
-    if (first_bad) {
-        refusal = "Invalid request: batch not forwarded because element " +
-                  std::to_string(*first_bad) + " is invalid";
+    if (forwarding == 0) {
+        decision.answer.push_back('[');
+        for (size_t i = 0; i < n; i++) {
+            decision.answer += (i > 0 ? "," : "") + local[i];
+        }
+        decision.answer.push_back(']');
+        return decision;
     }
-    decision.answer.push_back('[');
-    for (size_t i = 0; i < request.calls.size(); i++) {
+    decision.forward = true;
+    decision.forward_body.push_back('[');
+    for (size_t i = 0; i < n; i++) {
         const RpcCall& call = request.calls[i];
-        if (i > 0) {
-            decision.answer.push_back(',');
+        if (!forwarded[i]) {
+            decision.merge.push_back({false, std::move(local[i])});
+            continue;
         }
-        if (!AppendLocalAnswer(decision.answer, call, ctx)) {
-            AppendErrorEnvelope(decision.answer, call.id_raw,
-                                kInvalidRequest, refusal);
+        if (decision.forward_body.size() > 1) {
+            decision.forward_body.push_back(',');
         }
+        decision.forward_body.append(request.batch_text, call.span_begin,
+                                     call.span_end - call.span_begin);
+        if (call.id_raw.empty()) {
+            continue;   // a notification: the upstream answers nothing
+        }
+        BatchMerger::Slot slot{true, {}};
+        AppendErrorEnvelope(slot.text, call.id_raw, kInternalError,
+                            "Internal error: the upstream answered the "
+                            "batch without an answer to this call");
+        decision.merge.push_back(std::move(slot));
     }
-    decision.answer.push_back(']');
+    decision.forward_body.push_back(']');
     return decision;
 }
 

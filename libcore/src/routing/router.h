@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "json/batch_merger.h"
 #include "routing/network.h"
 #include "routing/route_plan.h"
 #include "rpc/answers.h"
@@ -15,16 +16,20 @@ struct RouteDecision {
     bool forward = false;
     unsigned http_status = 200;
     std::string answer;  // the local answer when !forward
+    // forward, part of a batch answered here: the batch of the other calls
+    // to send instead of the client's, and the places of the answers
+    // (BatchMerger) in the client's batch.
+    std::string forward_body;
+    std::vector<BatchMerger::Slot> merge;
 };
 
 // Bad input never reaches an upstream: a body or call that is malformed is
 // answered here, so is a request the plan cannot route (bad selector, no
 // upstream serving the method), and so is getBlock for a slot beyond the
 // indexed frontier of the request's upstreams (when the network enforces
-// block availability). A batch with any malformed call is answered here as a
-// whole (each malformed call with its error, the others with -32600 naming
-// the bad element), because forwarding only part of a batch needs response
-// merging that Solgate does not do yet.
+// block availability). A batch is judged call by call: those answered here
+// take their places in the answer, the others go upstream as one batch
+// (the whole body, when none is answered here).
 RouteDecision RouteRequest(const RpcRequest& request, const Network& network,
                            const RoutePlan& plan, int64_t now_ms);
 

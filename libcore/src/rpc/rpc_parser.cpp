@@ -141,6 +141,8 @@ RpcRequest Parser::Finish(bool syntax_ok) {
     if (request_.error) {
         request_.shape = RpcRequest::Shape::kUnreadable;
         request_.calls.clear();
+    } else if (request_.shape == RpcRequest::Shape::kBatch) {
+        request_.batch_text.assign(text_);
     }
     return std::move(request_);
 }
@@ -173,6 +175,7 @@ bool Parser::OnClose() {
     Frame top = std::move(stack_.back());
     stack_.pop_back();
     if (top.role == Role::kCall) {
+        Call().span_end = consumed_;
         FinishCall(top);
     }
     return true;
@@ -198,6 +201,7 @@ Role Parser::Place(Kind kind, std::string_view text) {
     case Role::kBatch:
         request_.calls.emplace_back();
         if (kind == Kind::kMap) {
+            Call().span_begin = consumed_ - 1;   // consumed_ is past the '{'
             return Role::kCall;
         }
         FailCall(kInvalidRequest, "Invalid request");

@@ -54,6 +54,10 @@ struct RpcCall {
     bool has_params = false;
     bool first_param_seen = false;
     BlockOptions block_options;
+    // A batch element's text in the body, [begin, end) (its object),
+    // so a part of a batch can be forwarded as the client wrote it.
+    size_t span_begin = 0;
+    size_t span_end = 0;
     // The call is malformed: answer it with this error, never forward it.
     RpcError error;
 };
@@ -70,6 +74,9 @@ struct RpcRequest {
     // Set when the body as a whole is not a request (code -32700/-32600).
     RpcError error;
     std::vector<RpcCall> calls;
+    // A batch's body as the client sent it (the calls' spans point into
+    // it), so the calls that go upstream can be sent as they were written.
+    std::string batch_text;
 
     bool HasWrite() const {
         for (const RpcCall& call : calls) {

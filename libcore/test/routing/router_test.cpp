@@ -123,16 +123,31 @@ TEST(Router, BatchAnsweredLocallyWhenEveryCallIs) {
     EXPECT_NE(d.answer.find(R"("code":-32600)"), std::string::npos);
 }
 
-TEST(Router, BatchWithAnInvalidCallIsNotForwarded) {
+// The calls answered here take their places; the others go upstream as
+// the client wrote them, notifications included (they get no answer).
+TEST(Router, ABatchIsJudgedCallByCall) {
     auto d = Route(R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"},)"
-                   R"({"jsonrpc":"2.0","id":2}])");
-    ASSERT_FALSE(d.forward);
-    EXPECT_EQ(d.answer,
-              R"([{"jsonrpc":"2.0","error":{"code":-32600,"message":)"
-              R"("Invalid request: batch not forwarded because element 1 )"
-              R"(is invalid"},"id":1},{"jsonrpc":"2.0","error":{"code":)"
-              R"(-32600,"message":"Invalid request: missing \"method\""},)"
-              R"("id":2}])");
+                   R"({"jsonrpc":"2.0","id":2},)"
+                   R"({"jsonrpc":"2.0","id":3,"method":"getGenesisHash"},)"
+                   R"( {"jsonrpc":"2.0","method":"getSlot"} ,)"
+                   R"({"jsonrpc":"2.0","id":"x","method":"getBalance"}])");
+    ASSERT_TRUE(d.forward);
+    EXPECT_EQ(d.forward_body,
+              R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"},)"
+              R"({"jsonrpc":"2.0","method":"getSlot"},)"
+              R"({"jsonrpc":"2.0","id":"x","method":"getBalance"}])");
+    ASSERT_EQ(d.merge.size(), 4u);
+    EXPECT_TRUE(d.merge[0].forwarded);
+    EXPECT_EQ(d.merge[1].text,
+              R"({"jsonrpc":"2.0","error":{"code":-32600,"message":)"
+              R"("Invalid request: missing \"method\""},"id":2})");
+    EXPECT_FALSE(d.merge[2].forwarded);
+    EXPECT_NE(d.merge[2].text.find(R"("result":"5eykt)"), std::string::npos);
+    EXPECT_TRUE(d.merge[3].forwarded);
+    EXPECT_EQ(d.merge[3].text,
+              R"({"jsonrpc":"2.0","error":{"code":-32603,"message":)"
+              R"("Internal error: the upstream answered the batch without )"
+              R"(an answer to this call"},"id":"x"})");
 }
 
 TEST(Router, FailAnswersEveryCallWithItsId) {

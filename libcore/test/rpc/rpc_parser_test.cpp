@@ -25,6 +25,28 @@ TEST(RpcParser, SingleCallReadsMethodIdAndConfig) {
     EXPECT_EQ(call.min_context_slot, 123u);
 }
 
+// Each batch element's text, as the client wrote it, whichever reader
+// (the plain lexer, or yajl for escapes and UTF-8) read the body.
+TEST(RpcParser, BatchElementsKeepTheirSpans) {
+    for (const std::string& second :
+         {std::string(R"({"id":2,"method":"getSlot"})"),
+          std::string(R"({"id":"é","method":"getBalance","params":["x"]})")}) {
+        std::string first = R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})";
+        std::string body = " [ " + first + " ,\n" + second + "]";
+        auto req = ParseRpcRequestWithYajl(body.data(), body.size());
+        auto plain = Parse(body);
+        for (const RpcRequest* r : {&req, &plain}) {
+            ASSERT_EQ(r->calls.size(), 2u);
+            EXPECT_EQ(body.substr(r->calls[0].span_begin,
+                                  r->calls[0].span_end - r->calls[0].span_begin),
+                      first);
+            EXPECT_EQ(body.substr(r->calls[1].span_begin,
+                                  r->calls[1].span_end - r->calls[1].span_begin),
+                      second);
+        }
+    }
+}
+
 TEST(RpcParser, IdIsKeptByteForByte) {
     struct Case {
         const char* id_json;

@@ -1,0 +1,64 @@
+// The client's batch answer, put together while the upstream's answer to
+// the calls it was sent streams through: the local answers (errors, the
+// genesis hash, the getBlock guard) go in their places, the upstream's
+// array elements fill the others in order, and nothing the upstream wrote
+// is held longer than the chunk it came in.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace solgate {
+
+class BatchMerger {
+public:
+    // One place in the client's batch, in order.  forwarded: filled by the
+    // upstream's next element; `text` is then what to answer if the
+    // upstream gives none.  Otherwise `text` is the local answer.
+    struct Slot {
+        bool forwarded = false;
+        std::string text;
+    };
+    explicit BatchMerger(std::vector<Slot> slots) : slots_(std::move(slots)) {}
+
+    // What to send for a chunk: ranges of the chunk (input) and text of
+    // the merger's own, in order.  Valid until the next call.
+    struct Segment {
+        bool input = false;
+        size_t offset = 0;       // input: into the chunk
+        size_t length = 0;
+        std::string_view text;   // !input
+    };
+    const std::vector<Segment>& Feed(std::string_view chunk);
+    // The upstream's answer ended: what is still to send.
+    const std::vector<Segment>& Finish();
+
+    // The upstream did not answer with an array (an error for the whole
+    // batch): its answer passes as it is, and the local answers are lost.
+    bool passthrough() const { return state_ == State::kPassthrough; }
+    // Elements the upstream gave beyond the calls it was sent (appended).
+    size_t extra_elements() const { return extra_; }
+
+private:
+    enum class State { kStart, kBeforeElement, kInElement, kDone, kPassthrough };
+
+    void Text(std::string_view text);
+    void Input(size_t offset, size_t length);
+    void Separator();
+    // Sends the local answers up to the next forwarded slot.
+    void LocalsUntilForwarded();
+
+    std::vector<Slot> slots_;
+    size_t next_ = 0;          // the next slot to send
+    size_t sent_ = 0;          // items sent, for the commas
+    size_t extra_ = 0;
+    State state_ = State::kStart;
+    int depth_ = 0;
+    bool in_string_ = false;
+    bool escaped_ = false;
+    std::vector<Segment> out_;   // text segments point into slots_
+};
+
+}  // namespace solgate

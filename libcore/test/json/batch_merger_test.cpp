@@ -1,0 +1,94 @@
+#include "json/batch_merger.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace solgate {
+namespace {
+
+using Slot = BatchMerger::Slot;
+
+std::string Apply(const std::vector<BatchMerger::Segment>& segments,
+                  std::string_view chunk) {
+    std::string out;
+    for (const auto& s : segments) {
+        if (s.input) {
+            out.append(chunk.substr(s.offset, s.length));
+        } else {
+            out.append(s.text);
+        }
+    }
+    return out;
+}
+
+// The merged answer, fed in chunks of `step` bytes.
+std::string Merge(const std::vector<Slot>& slots, std::string_view upstream,
+                  size_t step) {
+    BatchMerger merger(slots);
+    std::string out;
+    for (size_t at = 0; at < upstream.size(); at += step) {
+        std::string_view chunk = upstream.substr(at, step);
+        out += Apply(merger.Feed(chunk), chunk);
+    }
+    return out + Apply(merger.Finish(), {});
+}
+
+const std::vector<Slot> kSlots = {
+    {false, R"({"jsonrpc":"2.0","result":"genesis","id":1})"},
+    {true, R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"none"},"id":2})"},
+    {false, R"({"jsonrpc":"2.0","error":{"code":-32004,"message":"guard"},"id":3})"},
+    {true, R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"none"},"id":4})"},
+};
+
+TEST(BatchMerger, LocalAnswersTakeTheirPlacesWhateverTheChunks) {
+    const std::string upstream =
+        " [ {\"jsonrpc\":\"2.0\",\"result\":5,\"id\":2} ,\n"
+        "{\"jsonrpc\":\"2.0\",\"result\":{\"a\":[1,\"]\\\"}\"]},\"id\":4}]\n";
+    const std::string want =
+        R"([{"jsonrpc":"2.0","result":"genesis","id":1},)"
+        R"({"jsonrpc":"2.0","result":5,"id":2} ,)"
+        R"({"jsonrpc":"2.0","error":{"code":-32004,"message":"guard"},"id":3},)"
+        "{\"jsonrpc\":\"2.0\",\"result\":{\"a\":[1,\"]\\\"}\"]},\"id\":4}]";
+    for (size_t step = 1; step <= upstream.size(); step++) {
+        EXPECT_EQ(Merge(kSlots, upstream, step), want) << "step " << step;
+    }
+}
+
+TEST(BatchMerger, AMissingAnswerGetsItsTextAndExtrasAreKept) {
+    EXPECT_EQ(Merge(kSlots, R"([{"id":2}])", 3),
+              R"([{"jsonrpc":"2.0","result":"genesis","id":1},{"id":2},)"
+              R"({"jsonrpc":"2.0","error":{"code":-32004,"message":"guard"},"id":3},)"
+              R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"none"},"id":4}])");
+    BatchMerger merger({{true, "x"}});
+    std::string_view up = R"([1,2])";
+    std::string out = Apply(merger.Feed(up), up);
+    out += Apply(merger.Finish(), {});   // after Feed's segments were read
+    EXPECT_EQ(out, "[1,2]");
+    EXPECT_EQ(merger.extra_elements(), 1u);
+    // no answer at all
+    EXPECT_EQ(Merge({{false, "a"}, {true, "b"}}, "", 1), "[a,b]");
+}
+
+TEST(BatchMerger, AnAnswerThatIsNoArrayPassesAsItIs) {
+    BatchMerger merger(kSlots);
+    std::string_view up = R"({"jsonrpc":"2.0","error":{"code":-32600},"id":null})";
+    EXPECT_EQ(Apply(merger.Feed(up), up), up);
+    EXPECT_TRUE(merger.passthrough());
+    EXPECT_TRUE(merger.Finish().empty());
+}
+
+TEST(BatchMerger, AWholeElementInOneChunkIsOneInputRange) {
+    BatchMerger merger({{true, "x"}});
+    std::string_view first = "[";
+    merger.Feed(first);
+    std::string_view body = std::string_view(R"({"result":"big"})");
+    const auto& segments = merger.Feed(body);
+    ASSERT_EQ(segments.size(), 1u);
+    EXPECT_TRUE(segments[0].input);
+    EXPECT_EQ(segments[0].length, body.size());
+}
+
+}  // namespace
+}  // namespace solgate

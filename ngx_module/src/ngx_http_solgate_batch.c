@@ -1,0 +1,155 @@
+/*
+ * A batch sent upstream in part: the calls Solgate answers itself (errors,
+ * the genesis hash, the getBlock guard) stay here, the others go upstream
+ * as one batch in place of the client's body, and the upstream's answer is
+ * merged with the local answers as it streams (libcore says where each
+ * goes).  A chunk that holds no boundary passes as it is; one that does is
+ * copied once, so the copies per response stay within (calls + 2) proxy
+ * buffers whatever the answers' size.
+ */
+
+#include "ngx_http_solgate_module.h"
+
+
+static void ngx_http_solgate_free_merge(void *data);
+
+
+/* The body to send instead of the client's; its length is proxy's. */
+ngx_int_t
+ngx_http_solgate_batch_replace_body(ngx_http_request_t *r, sg_str_t body)
+{
+    ngx_buf_t    *b;
+    ngx_chain_t  *cl;
+
+    b = ngx_create_temp_buf(r->pool, body.len);
+    cl = ngx_alloc_chain_link(r->pool);
+    if (b == NULL || cl == NULL) {
+        return NGX_ERROR;
+    }
+
+    b->last = ngx_cpymem(b->pos, body.data, body.len);
+    b->last_buf = 1;
+
+    cl->buf = b;
+    cl->next = NULL;
+
+    r->request_body->bufs = cl;
+    r->request_body->buf = b;
+    r->headers_in.content_length_n = (off_t) body.len;
+    r->headers_in.chunked = 0;
+
+    ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
+                   "solgate batch: %uz bytes of it go upstream", body.len);
+
+    return NGX_OK;
+}
+
+
+/* The answer's length changes: it goes out chunked. */
+ngx_int_t
+ngx_http_solgate_batch_header(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx)
+{
+    ngx_pool_cleanup_t  *cln;
+
+    cln = ngx_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (sg_merge_new(ctx->rpc, &ctx->merge) != SG_OK) {
+        return NGX_OK;
+    }
+
+    cln->handler = ngx_http_solgate_free_merge;
+    cln->data = ctx->merge;
+
+    r->filter_need_in_memory = 1;
+    r->allow_ranges = 0;
+    r->headers_out.content_length_n = -1;
+    ngx_http_clear_content_length(r);
+    ngx_http_clear_accept_ranges(r);
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_solgate_batch_body(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in)
+{
+    size_t                     i, n, len, total;
+    u_char                    *p;
+    ngx_buf_t                 *b, *nb;
+    ngx_chain_t               *out, **ll, *cl;
+    const sg_merge_segment_t  *seg;
+
+    out = NULL;
+    ll = &out;
+
+    for ( /* void */ ; in != NULL; in = in->next) {
+        b = in->buf;
+        len = ngx_buf_in_memory(b) ? (size_t) (b->last - b->pos) : 0;
+
+        if (sg_merge_feed(ctx->merge, (char *) b->pos, len, b->last_buf,
+                          &seg, &n)
+            != SG_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        cl = ngx_alloc_chain_link(r->pool);
+        if (cl == NULL) {
+            return NGX_ERROR;
+        }
+
+        if (n == 1 && seg[0].input && seg[0].offset == 0
+            && seg[0].length == len && !b->last_buf)
+        {
+            cl->buf = b;                    /* no boundary in it */
+
+        } else {
+            total = 0;
+            for (i = 0; i < n; i++) {
+                total += seg[i].length;
+            }
+
+            nb = total > 0 ? ngx_create_temp_buf(r->pool, total)
+                           : ngx_calloc_buf(r->pool);
+            if (nb == NULL) {
+                return NGX_ERROR;
+            }
+
+            p = nb->last;
+            for (i = 0; i < n; i++) {
+                p = ngx_cpymem(p, seg[i].input ? (char *) b->pos
+                                                 + seg[i].offset
+                                               : seg[i].text,
+                               seg[i].length);
+            }
+
+            nb->last = p;
+            nb->last_buf = b->last_buf;
+            nb->last_in_chain = b->last_in_chain;
+            nb->flush = b->flush;
+            nb->sync = total == 0 && !b->last_buf;
+
+            b->pos = b->last;               /* consumed: proxy reuses it */
+            cl->buf = nb;
+        }
+
+        *ll = cl;
+        ll = &cl->next;
+    }
+
+    *ll = NULL;
+
+    return ngx_http_solgate_next_body_filter(r, out);
+}
+
+
+static void
+ngx_http_solgate_free_merge(void *data)
+{
+    sg_merge_free(data);
+}
