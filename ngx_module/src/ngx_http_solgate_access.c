@@ -273,10 +273,12 @@ ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         return ngx_http_solgate_answer(r, ctx, &route);
     }
 
-    if (route.body.len > 0
-        && ngx_http_solgate_batch_replace_body(r, route.body) != NGX_OK)
-    {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    if (route.body.len > 0) {
+        if (ngx_http_solgate_batch_replace_body(r, route.body) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        ctx->batch_split = 1;
     }
 
     return ngx_http_solgate_attempt(r, ctx);

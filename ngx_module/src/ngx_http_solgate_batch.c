@@ -52,13 +52,15 @@ ngx_http_solgate_batch_header(ngx_http_request_t *r,
 {
     ngx_pool_cleanup_t  *cln;
 
-    cln = ngx_pool_cleanup_add(r->pool, 0);
-    if (cln == NULL) {
-        return NGX_ERROR;
-    }
-
     if (sg_merge_new(ctx->rpc, &ctx->merge) != SG_OK) {
         return NGX_OK;
+    }
+
+    cln = ngx_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL) {
+        sg_merge_free(ctx->merge);
+        ctx->merge = NULL;
+        return NGX_ERROR;
     }
 
     cln->handler = ngx_http_solgate_free_merge;

@@ -92,7 +92,9 @@ ngx_http_solgate_header_filter(ngx_http_request_t *r)
             return ngx_http_next_header_filter(r);
         }
 
-        if (ngx_http_solgate_batch_header(r, ctx) != NGX_OK) {
+        if (ctx->batch_split
+            && ngx_http_solgate_batch_header(r, ctx) != NGX_OK)
+        {
             return NGX_ERROR;
         }
 

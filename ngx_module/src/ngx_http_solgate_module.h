@@ -151,6 +151,7 @@ typedef struct {
 
     unsigned                     answered:1;     /* we wrote the response */
     unsigned                     data_retry:1;   /* the last one lacked data */
+    unsigned                     batch_split:1;  /* part of it goes upstream */
     unsigned                     peer_attempt:1; /* upstream is a region */
     unsigned                     block_served:1;
     unsigned                     rewrite_error:1;

@@ -232,7 +232,9 @@ typedef struct {
 /*
  * Parses a request body.  Never refuses bad input: a body that is not
  * valid JSON-RPC yields a request whose route is the matching error
- * answer.  Fails closed (SG_ERROR: out of memory).
+ * answer.  The body must stay as it is until sg_request_route returns (the
+ * calls of a batch that go upstream are cut from it).  Fails closed
+ * (SG_ERROR: out of memory).
  */
 SG_API int sg_request_parse(const char *body, size_t len, sg_request_t **out)
     SG_NOEXCEPT;

@@ -110,14 +110,21 @@ RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx) {
         return refused;
     }
     const size_t n = request.calls.size();
-    std::vector<std::string> local(n);
-    std::vector<bool> forwarded(n, false);
+    // made at the first call answered here: a batch that goes upstream
+    // whole costs no allocation (a local answer is never empty)
+    std::vector<std::string> local;
+    std::string answer;
     size_t forwarding = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!AppendLocalAnswer(local[i], request.calls[i], ctx)) {
-            forwarded[i] = true;
+        if (!AppendLocalAnswer(answer, request.calls[i], ctx)) {
             forwarding++;
+            continue;
         }
+        if (local.empty()) {
+            local.resize(n);
+        }
+        local[i] = std::move(answer);
+        answer.clear();
     }
     RouteDecision decision;
     if (forwarding == n) {
@@ -136,15 +143,16 @@ RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx) {
     decision.forward_body.push_back('[');
     for (size_t i = 0; i < n; i++) {
         const RpcCall& call = request.calls[i];
-        if (!forwarded[i]) {
+        if (!local[i].empty()) {
             decision.merge.push_back({false, std::move(local[i])});
             continue;
         }
         if (decision.forward_body.size() > 1) {
             decision.forward_body.push_back(',');
         }
-        decision.forward_body.append(request.batch_text, call.span_begin,
-                                     call.span_end - call.span_begin);
+        decision.forward_body.append(
+            request.batch_text.substr(call.span_begin,
+                                      call.span_end - call.span_begin));
         if (call.id_raw.empty()) {
             continue;   // a notification: the upstream answers nothing
         }

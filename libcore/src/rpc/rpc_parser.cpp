@@ -142,7 +142,7 @@ RpcRequest Parser::Finish(bool syntax_ok) {
         request_.shape = RpcRequest::Shape::kUnreadable;
         request_.calls.clear();
     } else if (request_.shape == RpcRequest::Shape::kBatch) {
-        request_.batch_text.assign(text_);
+        request_.batch_text = text_;
     }
     return std::move(request_);
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rpc/cluster.h"
@@ -76,7 +77,9 @@ struct RpcRequest {
     std::vector<RpcCall> calls;
     // A batch's body as the client sent it (the calls' spans point into
     // it), so the calls that go upstream can be sent as they were written.
-    std::string batch_text;
+    // A view of the parsed text: valid while the caller keeps that text
+    // (the nginx request body, until routing is decided).
+    std::string_view batch_text;
 
     bool HasWrite() const {
         for (const RpcCall& call : calls) {
