@@ -123,4 +123,36 @@ void base64_append(std::string& out, const uint8_t* data, size_t len) {
     }
 }
 
+bool base64_decode(std::string_view text, std::vector<uint8_t>& out) {
+    out.clear();
+    if (text.size() % 4 != 0) return false;
+    auto value = [](char c) -> int {
+        if (c >= 'A' && c <= 'Z') return c - 'A';
+        if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+        if (c >= '0' && c <= '9') return c - '0' + 52;
+        if (c == '+') return 62;
+        if (c == '/') return 63;
+        return -1;
+    };
+    for (size_t i = 0; i < text.size(); i += 4) {
+        uint32_t v = 0;
+        int pad = 0;
+        for (size_t k = 0; k < 4; k++) {
+            char c = text[i + k];
+            if (c == '=' && i + 4 == text.size() && k >= 2) {
+                pad++;
+                v <<= 6;
+                continue;
+            }
+            int d = value(c);
+            if (d < 0 || pad > 0) return false;
+            v = (v << 6) | static_cast<uint32_t>(d);
+        }
+        out.push_back(static_cast<uint8_t>(v >> 16));
+        if (pad < 2) out.push_back(static_cast<uint8_t>(v >> 8));
+        if (pad < 1) out.push_back(static_cast<uint8_t>(v));
+    }
+    return true;
+}
+
 }  // namespace solsim

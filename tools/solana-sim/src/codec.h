@@ -19,5 +19,7 @@ bool base58_decode(std::string_view text, std::vector<uint8_t>& out);
 
 // Appends standard padded base64 to out.
 void base64_append(std::string& out, const uint8_t* data, size_t len);
+// Decodes standard padded base64; returns false on anything else.
+bool base64_decode(std::string_view text, std::vector<uint8_t>& out);
 
 }  // namespace solsim

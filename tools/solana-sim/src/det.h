@@ -48,6 +48,8 @@ enum : uint64_t {
     kTagStatus = 0x5a,
     kTagToken = 0x5b,
     kTagStorageFail = 0x5c,
+    kTagProgram = 0x5d,
+    kTagHistory = 0x5e,
 };
 
 class Rng {

@@ -148,6 +148,14 @@ RpcEngine::RpcEngine(const SimConfig& cfg, Chain& chain, BlockGenerator& blocks,
         {"getLatestBlockhash", &RpcEngine::get_latest_blockhash},
         {"getTokenAccountBalance", &RpcEngine::get_token_account_balance},
         {"getSignatureStatuses", &RpcEngine::get_signature_statuses},
+        {"sendTransaction", &RpcEngine::send_transaction},
+        {"simulateTransaction", &RpcEngine::simulate_transaction},
+        {"getEpochInfo", &RpcEngine::get_epoch_info},
+        {"getBlocks", &RpcEngine::get_blocks},
+        {"getBlockTime", &RpcEngine::get_block_time},
+        {"getProgramAccounts", &RpcEngine::get_program_accounts},
+        {"getSignaturesForAddress", &RpcEngine::get_signatures_for_address},
+        {"getTransaction", &RpcEngine::get_transaction},
     };
 }
 
@@ -662,6 +670,244 @@ RpcResult RpcEngine::get_signature_statuses(yajl_val params) {
     }
     v += "]";
     return RpcResult::value(with_context(tips.processed, v));
+}
+
+// ---------------------------------------------------------------------------
+// Transactions, history and the methods clients send besides reads
+
+namespace {
+
+const uint64_t kSlotsPerEpoch = 432000;
+const uint64_t kMaxBlocksRange = 500000;
+const uint64_t kMaxSignaturesLimit = 1000;
+const uint64_t kProgramAccounts = 5;
+
+// A signature made of (seed, tag, a, b): 64 bytes, base58.
+std::string synthetic_signature(uint64_t seed, uint64_t a, uint64_t b) {
+    uint8_t raw[64];
+    for (int i = 0; i < 8; ++i) {
+        uint64_t h = hash4(seed, kTagHistory, hash2(a, b), static_cast<uint64_t>(i));
+        std::memcpy(raw + i * 8, &h, 8);
+    }
+    return base58_encode(raw, sizeof(raw));
+}
+
+// The first signature of a wire transaction (compact-u16 count, then the
+// 64-byte signatures), or empty when it is not one.
+std::string first_signature(const std::vector<uint8_t>& wire) {
+    if (wire.empty() || wire[0] == 0 || wire[0] >= 0x80 || wire.size() < 1 + 64) return std::string();
+    return base58_encode(wire.data() + 1, 64);
+}
+
+// params[0] as a wire transaction in the encoding params[1] names.
+bool decode_transaction(const std::vector<yajl_val>& p, std::vector<uint8_t>& wire) {
+    if (p.empty() || !YAJL_IS_STRING(p[0])) return false;
+    std::string encoding = "base58";
+    if (p.size() > 1 && !YAJL_IS_NULL(p[1])) {
+        if (!YAJL_IS_OBJECT(p[1])) return false;
+        yajl_val e = json_get(p[1], "encoding");
+        if (e != nullptr && !YAJL_IS_NULL(e)) {
+            if (!YAJL_IS_STRING(e)) return false;
+            encoding = e->u.string;
+        }
+    }
+    if (encoding == "base64") return base64_decode(p[0]->u.string, wire);
+    if (encoding == "base58") return base58_decode(p[0]->u.string, wire);
+    return false;
+}
+
+}  // namespace
+
+RpcResult RpcEngine::send_transaction(yajl_val params) {
+    std::vector<yajl_val> p;
+    std::vector<uint8_t> wire;
+    if (!get_params(params, 2, p) || !decode_transaction(p, wire)) {
+        return RpcResult::fail(-32602, "invalid transaction: failed to deserialize");
+    }
+    std::string sig = first_signature(wire);
+    if (sig.empty()) return RpcResult::fail(-32602, "invalid transaction: failed to deserialize");
+    return RpcResult::value(json_quote(sig));
+}
+
+RpcResult RpcEngine::simulate_transaction(yajl_val params) {
+    std::vector<yajl_val> p;
+    std::vector<uint8_t> wire;
+    if (!get_params(params, 2, p) || !decode_transaction(p, wire) || first_signature(wire).empty()) {
+        return RpcResult::fail(-32602, "invalid transaction: failed to deserialize");
+    }
+    const uint64_t slot = chain_.tips_now().processed;
+    std::string v = "{\"accounts\":null,\"err\":null,\"innerInstructions\":null,"
+                    "\"logs\":[\"Program 11111111111111111111111111111111 invoke [1]\","
+                    "\"Program 11111111111111111111111111111111 success\"],"
+                    "\"replacementBlockhash\":null,\"returnData\":null,\"unitsConsumed\":150}";
+    return RpcResult::value(with_context(slot, v));
+}
+
+RpcResult RpcEngine::get_epoch_info(yajl_val params) {
+    std::vector<yajl_val> p;
+    CommonConfig cfg;
+    if (!get_params(params, 1, p) || !parse_common_config(p.empty() ? nullptr : p[0], cfg)) return invalid_params();
+    const uint64_t slot = chain_.tips_now().at(cfg.commitment);
+    RpcResult err;
+    if (min_context_unmet(cfg, slot, err)) return err;
+    std::string v = "{\"absoluteSlot\":";
+    json_append_u64(v, slot);
+    v += ",\"blockHeight\":";
+    json_append_u64(v, chain_.block_height(slot));
+    v += ",\"epoch\":";
+    json_append_u64(v, slot / kSlotsPerEpoch);
+    v += ",\"slotIndex\":";
+    json_append_u64(v, slot % kSlotsPerEpoch);
+    v += ",\"slotsInEpoch\":";
+    json_append_u64(v, kSlotsPerEpoch);
+    v += ",\"transactionCount\":";
+    json_append_u64(v, slot * 1500);
+    v += "}";
+    return RpcResult::value(v);
+}
+
+RpcResult RpcEngine::get_blocks(yajl_val params) {
+    std::vector<yajl_val> p;
+    uint64_t start = 0, end = 0;
+    if (!get_params(params, 3, p) || p.empty() || !json_as_u64(p[0], start)) return invalid_params();
+    CommonConfig cfg;
+    size_t next = 1;
+    const uint64_t finalized = chain_.tips_now().finalized;
+    end = finalized;
+    if (p.size() > 1 && YAJL_IS_NUMBER(p[1])) {
+        if (!json_as_u64(p[1], end)) return invalid_params();
+        next = 2;
+    }
+    if (p.size() > next && !parse_common_config(p[next], cfg)) return invalid_params();
+    if (end > finalized) end = finalized;
+    if (end >= start && end - start > kMaxBlocksRange) {
+        return RpcResult::fail(-32602, "Slot range too large; max " + std::to_string(kMaxBlocksRange));
+    }
+    std::string v = "[";
+    bool first = true;
+    for (uint64_t s = std::max(start, cfg_.first_available_block); s <= end && end >= start; ++s) {
+        if (chain_.is_skipped(s)) continue;
+        if (!first) v += ",";
+        first = false;
+        json_append_u64(v, s);
+    }
+    v += "]";
+    return RpcResult::value(v);
+}
+
+RpcResult RpcEngine::get_block_time(yajl_val params) {
+    std::vector<yajl_val> p;
+    uint64_t slot = 0;
+    if (!get_params(params, 1, p) || p.size() != 1 || !json_as_u64(p[0], slot)) return invalid_params();
+    const std::string slot_text = std::to_string(slot);
+    if (slot > chain_.tips_now().finalized) {
+        return RpcResult::fail(-32004, "Block not available for slot " + slot_text);
+    }
+    if (chain_.is_skipped(slot)) {
+        return RpcResult::fail(-32007, "Slot " + slot_text + " was skipped, or missing due to ledger jump to recent snapshot");
+    }
+    std::string v;
+    json_append_i64(v, (cfg_.anchor_ms + static_cast<int64_t>(slot * cfg_.slot_ms)) / 1000);
+    return RpcResult::value(v);
+}
+
+RpcResult RpcEngine::get_program_accounts(yajl_val params) {
+    std::vector<yajl_val> p;
+    if (!get_params(params, 2, p) || p.empty() || !valid_pubkey(p[0], 32)) return invalid_params();
+    CommonConfig cfg;
+    std::string encoding;
+    bool with_context = false;
+    if (p.size() > 1 && !YAJL_IS_NULL(p[1])) {
+        if (!parse_account_config(p[1], cfg, encoding)) return invalid_params();
+        yajl_val wc = json_get(p[1], "withContext");
+        with_context = wc != nullptr && YAJL_IS_TRUE(wc);
+    }
+    const uint64_t slot = chain_.tips_now().at(cfg.commitment);
+    RpcResult err;
+    if (min_context_unmet(cfg, slot, err)) return err;
+    const uint64_t program = hash_bytes(p[0]->u.string);
+    std::string v = "[";
+    for (uint64_t i = 0; i < kProgramAccounts; ++i) {
+        uint8_t raw[32];
+        for (int k = 0; k < 4; ++k) {
+            uint64_t h = hash4(cfg_.seed, kTagProgram, program, i * 4 + static_cast<uint64_t>(k));
+            std::memcpy(raw + k * 8, &h, 8);
+        }
+        std::string key = base58_encode(raw, sizeof(raw));
+        if (i != 0) v += ",";
+        v += "{\"account\":";
+        if (!render_account(key.c_str(), encoding, v)) return invalid_params();
+        v += ",\"pubkey\":" + json_quote(key) + "}";
+    }
+    v += "]";
+    return RpcResult::value(with_context ? this->with_context(slot, v) : v);
+}
+
+RpcResult RpcEngine::get_signatures_for_address(yajl_val params) {
+    std::vector<yajl_val> p;
+    if (!get_params(params, 2, p) || p.empty() || !valid_pubkey(p[0], 32)) return invalid_params();
+    uint64_t limit = kMaxSignaturesLimit;
+    CommonConfig cfg;
+    if (p.size() > 1 && !YAJL_IS_NULL(p[1])) {
+        if (!parse_common_config(p[1], cfg)) return invalid_params();
+        yajl_val l = json_get(p[1], "limit");
+        if (l != nullptr && !YAJL_IS_NULL(l) && (!json_as_u64(l, limit) || limit == 0 || limit > kMaxSignaturesLimit)) {
+            return RpcResult::fail(-32602, "Invalid limit; max " + std::to_string(kMaxSignaturesLimit));
+        }
+    }
+    const uint64_t tip = chain_.tips_now().at(cfg.commitment);
+    const uint64_t address = hash_bytes(p[0]->u.string);
+    // About one transaction of the address every 40 slots, newest first.
+    const uint64_t count = std::min<uint64_t>(limit, 10 + address % 20);
+    std::string v = "[";
+    uint64_t slot = tip;
+    for (uint64_t i = 0; i < count && slot > cfg_.first_available_block; ++i) {
+        slot = chain_.latest_produced(slot > 40 ? slot - 1 - hash3(cfg_.seed, address, i) % 40 : 0);
+        if (i != 0) v += ",";
+        v += "{\"blockTime\":";
+        json_append_i64(v, (cfg_.anchor_ms + static_cast<int64_t>(slot * cfg_.slot_ms)) / 1000);
+        v += ",\"confirmationStatus\":\"finalized\",\"err\":null,\"memo\":null,\"signature\":";
+        v += json_quote(synthetic_signature(cfg_.seed, address, slot));
+        v += ",\"slot\":";
+        json_append_u64(v, slot);
+        v += "}";
+    }
+    v += "]";
+    return RpcResult::value(v);
+}
+
+RpcResult RpcEngine::get_transaction(yajl_val params) {
+    std::vector<yajl_val> p;
+    if (!get_params(params, 2, p) || p.empty() || !valid_pubkey(p[0], 64)) return invalid_params();
+    CommonConfig cfg;
+    if (p.size() > 1 && !YAJL_IS_NULL(p[1]) && !parse_common_config(p[1], cfg)) return invalid_params();
+    const Tips tips = chain_.tips_now();
+    const uint64_t h = hash3(cfg_.seed, kTagStatus, hash_bytes(p[0]->u.string));
+    if ((h & 3) == 0) return RpcResult::value("null");  // an unknown signature
+    const uint64_t back = (h >> 8) % 500;
+    const uint64_t slot = chain_.latest_produced(tips.finalized > back ? tips.finalized - back : 0);
+    if (slot < cfg_.first_available_block) return RpcResult::value("null");
+    const std::vector<Key>& wallets = blocks_.wallets();
+    const Key& payer = wallets[(h >> 16) % wallets.size()];
+    const Key& recipient = wallets[(h >> 24) % wallets.size()];
+    std::string v = "{\"blockTime\":";
+    json_append_i64(v, (cfg_.anchor_ms + static_cast<int64_t>(slot * cfg_.slot_ms)) / 1000);
+    v += ",\"meta\":{\"computeUnitsConsumed\":150,\"err\":null,\"fee\":5000,"
+         "\"innerInstructions\":[],\"loadedAddresses\":{\"readonly\":[],\"writable\":[]},"
+         "\"logMessages\":[\"Program 11111111111111111111111111111111 invoke [1]\","
+         "\"Program 11111111111111111111111111111111 success\"],"
+         "\"postBalances\":[999995000,1000000,1],\"postTokenBalances\":[],"
+         "\"preBalances\":[1001000000,0,1],\"preTokenBalances\":[],\"rewards\":[],"
+         "\"status\":{\"Ok\":null}},\"slot\":";
+    json_append_u64(v, slot);
+    v += ",\"transaction\":{\"message\":{\"accountKeys\":[" + json_quote(payer.b58) + "," +
+         json_quote(recipient.b58) + ",\"11111111111111111111111111111111\"],"
+         "\"header\":{\"numReadonlySignedAccounts\":0,\"numReadonlyUnsignedAccounts\":1,"
+         "\"numRequiredSignatures\":1},\"instructions\":[{\"accounts\":[0,1],\"data\":"
+         "\"3Bxs4h24hBtQy9rw\",\"programIdIndex\":2,\"stackHeight\":null}],"
+         "\"recentBlockhash\":" + json_quote(blocks_.blockhash(chain_.parent_slot(slot))) +
+         "},\"signatures\":[" + json_quote(p[0]->u.string) + "]}}";
+    return RpcResult::value(v);
 }
 
 }  // namespace solsim

@@ -119,6 +119,14 @@ class RpcEngine {
     RpcResult get_latest_blockhash(yajl_val params);
     RpcResult get_token_account_balance(yajl_val params);
     RpcResult get_signature_statuses(yajl_val params);
+    RpcResult send_transaction(yajl_val params);
+    RpcResult simulate_transaction(yajl_val params);
+    RpcResult get_epoch_info(yajl_val params);
+    RpcResult get_blocks(yajl_val params);
+    RpcResult get_block_time(yajl_val params);
+    RpcResult get_program_accounts(yajl_val params);
+    RpcResult get_signatures_for_address(yajl_val params);
+    RpcResult get_transaction(yajl_val params);
 
     // {"context":{"apiVersion":..,"slot":S},"value":V}
     static std::string with_context(uint64_t slot, const std::string& value);

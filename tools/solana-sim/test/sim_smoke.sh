@@ -298,6 +298,39 @@ check "calls from Solgate's poller are also counted apart" grep -q '"calls":{"ge
 ctl "$PORT_A" /_sim/reset >/dev/null
 stats=$(ctl "$PORT_A" /_sim/stats)
 check "reset clears counters" grep -q '"calls":{},"total":0,"poller_calls":{},"poller_total":0,"http_requests":0,"client_connections":0' <<<"$stats"
+
+# --- what clients send besides reads -------------------------------------------
+# a wire transaction, base64: one signature (the bytes 0..63), then a few
+# message bytes
+tx=AQABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4fICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8BAAEC
+body=$(rpc "$PORT_A" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sendTransaction\",\"params\":[\"$tx\",{\"encoding\":\"base64\"}]}")
+check "sendTransaction answers the first signature" grep -q '^{"jsonrpc":"2.0","result":"1GMkH3brNXiNNs1tiFZHu4yZSRrzJwxi5wB9bHFtMinfCXNnR1adh8Vo8NTheK4evneedH4qmvjeqcBBNAefgS","id":1}$' <<<"$body"
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":2,"method":"sendTransaction","params":["nope"]}')
+check "sendTransaction refuses what is no transaction" grep -q '"code":-32602,"message":"invalid transaction: failed to deserialize"' <<<"$body"
+body=$(rpc "$PORT_A" "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"simulateTransaction\",\"params\":[\"$tx\",{\"encoding\":\"base64\"}]}")
+check "simulateTransaction: context and logs" grep -q '"result":{"context":{"apiVersion":"2.0.15","slot":[0-9]*},"value":{"accounts":null,"err":null,.*"unitsConsumed":150}' <<<"$body"
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":4,"method":"getEpochInfo"}')
+check "getEpochInfo" grep -q '"result":{"absoluteSlot":[0-9]*,"blockHeight":[0-9]*,"epoch":[0-9]*,"slotIndex":[0-9]*,"slotsInEpoch":432000,"transactionCount":[0-9]*}' <<<"$body"
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":5,"method":"getProgramAccounts","params":["TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"]}')
+check "getProgramAccounts: a bare array" grep -q '^{"jsonrpc":"2.0","result":\[{"account":{.*},"pubkey":"[1-9A-HJ-NP-Za-km-z]*"}' <<<"$body"
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":6,"method":"getProgramAccounts","params":["TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",{"withContext":true}]}')
+check "getProgramAccounts withContext: an envelope" grep -q '^{"jsonrpc":"2.0","result":{"context":{"apiVersion":"2.0.15","slot":[0-9]*},"value":\[{"account"' <<<"$body"
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":7,"method":"getSignaturesForAddress","params":["83astBRguLMdt2h5U1Tpdq5tjFoJ6noeGwaY3mDLVcri",{"limit":2}]}')
+check "getSignaturesForAddress honours limit" test "$(grep -o '"signature"' <<<"$body" | wc -l)" -eq 2
+sig=$(grep -o '"signature":"[^"]*"' <<<"$body" | head -1 | cut -d'"' -f4)
+body=$(rpc "$PORT_A" "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"getTransaction\",\"params\":[\"$sig\",{\"maxSupportedTransactionVersion\":0}]}")
+check "getTransaction: slot, meta and the signature" grep -q "^{\"jsonrpc\":\"2.0\",\"result\":\\(null\\|{\"blockTime\":[0-9]*,\"meta\":{.*\"signatures\":\\[\"$sig\"\\]}}\\),\"id\":8}$" <<<"$body"
+fin=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":9,"method":"getSlot"}' | grep -o '"result":[0-9]*' | cut -d: -f2)
+body=$(rpc "$PORT_A" "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"getBlocks\",\"params\":[$((fin - 20)),$fin]}")
+check "getBlocks lists produced slots of the range" grep -q "^{\"jsonrpc\":\"2.0\",\"result\":\[$((fin - 20))\\?[0-9,]*\],\"id\":9}$" <<<"$body"
+body=$(rpc "$PORT_A" "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"getBlockTime\",\"params\":[$((fin + 1000))]}")
+check "getBlockTime beyond the finalized slot: -32004" grep -q '"code":-32004' <<<"$body"
+ctl "$PORT_A" '/_sim/fault/behind_answers?on=1' >/dev/null
+body=$(rpc "$PORT_A" '{"jsonrpc":"2.0","id":11,"method":"getBalance","params":["83astBRguLMdt2h5U1Tpdq5tjFoJ6noeGwaY3mDLVcri"]}')
+check "behind_answers: clients get -32005" test "$body" = '{"jsonrpc":"2.0","error":{"code":-32005,"message":"Node is behind by 0 slots","data":{"numSlotsBehind":0}},"id":11}'
+body=$(curl -s -A "solgate-poller/0.1.0" -d '{"jsonrpc":"2.0","id":12,"method":"getSlot"}' "http://127.0.0.1:$PORT_A/")
+check "behind_answers: the poller is answered" grep -q '"result":[0-9]*' <<<"$body"
+ctl "$PORT_A" '/_sim/fault/clear' >/dev/null
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT_A/_sim/nope")
 check "unknown control path 404" test "$code" = 404
 
