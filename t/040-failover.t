@@ -17,6 +17,8 @@ our $HttpConfig =
         ['dead', "http://127.0.0.1:$DeadPort"], @{ sim_upstreams($Ports[0]) }])
   . network_conf('keyed', upstreams => [
         ['dead-vendor', "http://127.0.0.1:$DeadPort/v1/SECRETKEY"]])
+  . network_conf('twelvedead', upstreams => [
+        map { ["dead-$_", "http://127.0.0.1:" . (19940 + $_)] } 1 .. 12])
   . network_conf('alldead', upstreams => [
         ['dead-1', "http://127.0.0.1:$DeadPort"],
         ['dead-2', "http://127.0.0.1:" . ($DeadPort - 1)]]);
@@ -24,6 +26,7 @@ our $HttpConfig =
 our $Config = solgate_locations('mainnet')
   . "    location /withdead { solgate_pass withdead; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /keyed { solgate_pass keyed; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+  . "    location /twelvedead { solgate_pass twelvedead; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /alldead { solgate_pass alldead; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n";
 
 add_block_preprocessor(sub {
@@ -151,7 +154,20 @@ solgate: all 2 upstream(s) of network "alldead" failed
 
 
 
-=== TEST 6: other upstream statuses pass through untouched
+=== TEST 6: nginx's 10 internal redirects bound the failovers: the client still gets the JSON-RPC answer
+Twelve upstreams that refuse connections: after ten failovers Solgate
+answers as if none were left, never "rewrite or internal redirection cycle".
+--- request eval
+"POST /twelvedead\n" . call(1, 'getSlot')
+--- error_code: 502
+--- response_body_like: ^\{"jsonrpc":"2.0","error":\{"code":-32603,"message":"Internal error: no upstream could serve the request \(1[01] tried\)"\},"id":1\}$
+--- no_error_log
+redirection cycle
+[alert]
+
+
+
+=== TEST 7: other upstream statuses pass through untouched
 --- init
 clear_faults();
 sim_fault($_, 'http_status', code => 400) for @Ports;

@@ -296,7 +296,14 @@ ngx_http_solgate_attempt(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
     network = ctx->network;
     upstreams = network->upstreams.elts;
 
-    rc = sg_request_pick(ctx->rpc, (int64_t) ngx_current_msec, &pick);
+    /*
+     * Each failover is an internal redirect to @solgate_retry, and nginx
+     * allows 10 of them per request: past that, answer rather than fail
+     * with "rewrite or internal redirection cycle".
+     */
+    rc = r->uri_changes > 1
+         ? sg_request_pick(ctx->rpc, (int64_t) ngx_current_msec, &pick)
+         : SG_NONE;
 
     if (rc == SG_NONE) {
         return ngx_http_solgate_fail_all(r, ctx);

@@ -158,6 +158,14 @@ ngx_http_solgate_balancer_get_peer(ngx_peer_connection_t *pc, void *data)
     ngx_http_upstream_rr_peer_t    *peer;
     ngx_http_upstream_rr_peers_t   *peers;
 
+    /*
+     * As every balancer does: keepalive sets cached for a connection it
+     * hands out and nothing else clears it, and a stale "cached" makes
+     * ngx_http_upstream_next give a failed connect its try back forever.
+     */
+    pc->cached = 0;
+    pc->connection = NULL;
+
     peers = bp->rrp.peers;
 
     if (bp->backup) {

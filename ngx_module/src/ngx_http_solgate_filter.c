@@ -73,8 +73,11 @@ ngx_http_solgate_header_filter(ngx_http_request_t *r)
         return ngx_http_solgate_error_header(r);
     }
 
+    /* an answer that is a failure all the same is failed over, while
+     * nginx allows one more internal redirect (else it is the client's) */
     if (ctx != NULL && ctx->upstream != NULL && r->upstream != NULL
-        && ngx_http_solgate_report_attempt(r, ctx) == NGX_DECLINED)
+        && ngx_http_solgate_report_attempt(r, ctx) == NGX_DECLINED
+        && r->uri_changes > 1)
     {
         return ngx_http_solgate_fail_over(r);
     }
