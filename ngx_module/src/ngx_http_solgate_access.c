@@ -181,6 +181,11 @@ ngx_http_solgate_retry_after_wait(ngx_http_request_t *r)
     wev->delayed = 0;
     wev->timedout = 0;
 
+    if (ngx_handle_read_event(r->connection->read, 0) != NGX_OK) {
+        ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
+        return;
+    }
+
     ctx = ngx_http_solgate_get_ctx(r);
     ctx->retry_delay = 0;
 

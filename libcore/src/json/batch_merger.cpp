@@ -1,9 +1,20 @@
 #include "json/batch_merger.h"
 
+#include <algorithm>
+
 namespace solgate {
 namespace {
 
+// An id longer than this is no id a client sent: it is not matched.
+constexpr size_t kMaxIdLength = 256;
+
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+std::string_view Trimmed(std::string_view s) {
+    while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+    while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+    return s;
+}
 
 }  // namespace
 
@@ -15,7 +26,7 @@ void BatchMerger::Text(std::string_view text) {
 }
 
 void BatchMerger::Input(size_t offset, size_t length) {
-    if (length == 0) {
+    if (length == 0 || dropping_) {
         return;
     }
     if (!out_.empty() && out_.back().input &&
@@ -41,6 +52,55 @@ void BatchMerger::LocalsUntilForwarded() {
         Separator();
         Text(slots_[next_++].text);
     }
+}
+
+// Called for each byte of an element outside strings' contents as well as
+// inside them, before depth_ and in_string_ account for it.
+void BatchMerger::TrackId(char c) {
+    if (taking_id_) {
+        bool ends = !in_string_ && depth_ == 1 && (c == ',' || c == '}');
+        if (ends) {
+            taking_id_ = false;
+        } else if (id_.size() <= kMaxIdLength) {
+            id_.push_back(c);
+            return;
+        }
+    }
+    if (depth_ != 1) {
+        return;
+    }
+    if (in_key_) {
+        if (c == '"' && !escaped_) {
+            in_key_ = false;
+            key_is_id_ = key_ == "id";
+        } else if (key_.size() < 8) {
+            key_.push_back(c);
+        }
+        return;
+    }
+    if (in_string_) {
+        return;
+    }
+    if (c == '"' && expect_key_) {
+        in_key_ = true;
+        expect_key_ = false;
+        key_.clear();
+    } else if (c == ':' && key_is_id_) {
+        key_is_id_ = false;
+        taking_id_ = true;
+        id_.clear();
+    } else if (c == ',') {
+        expect_key_ = true;
+    }
+}
+
+void BatchMerger::EndElement() {
+    std::string_view id = Trimmed(id_);
+    if (!id.empty()) {
+        seen_.emplace_back(id);
+    }
+    id_.clear();
+    dropping_ = false;
 }
 
 const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
@@ -75,20 +135,27 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
                 break;
             }
             // an element begins: it fills the next forwarded slot
-            Separator();
             if (next_ < slots_.size()) {
                 next_++;
-            } else {
-                extra_++;
+            } else if (++extra_ > kMaxExtraElements) {
+                dropping_ = true;
+            }
+            if (!dropping_) {
+                Separator();
             }
             state_ = State::kInElement;
             depth_ = 0;
             in_string_ = false;
             escaped_ = false;
+            expect_key_ = false;
+            in_key_ = false;
+            key_is_id_ = false;
+            taking_id_ = false;
             element_from = i;
             i--;   // read this byte as part of the element
             break;
         case State::kInElement:
+            TrackId(c);
             if (in_string_) {
                 if (escaped_) {
                     escaped_ = false;
@@ -103,10 +170,12 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
                 in_string_ = true;
             } else if (c == '{' || c == '[') {
                 depth_++;
+                expect_key_ = depth_ == 1 && c == '{';
             } else if ((c == '}' || c == ']') && depth_ > 0) {
                 depth_--;
             } else if (depth_ == 0 && (c == ',' || c == ']')) {
                 Input(element_from, i - element_from);
+                EndElement();
                 LocalsUntilForwarded();
                 state_ = c == ']' ? State::kDone : State::kBeforeElement;
             }
@@ -127,11 +196,22 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Finish() {
         return out_;
     }
     if (state_ == State::kStart) {
-        Text("[");   // no answer at all: every forwarded call gets its text
+        Text("[");
     }
-    while (next_ < slots_.size()) {
-        Separator();
-        Text(slots_[next_++].text);
+    dropping_ = false;
+    // the local answers still to come, then every call no element answered
+    for (; next_ < slots_.size(); next_++) {
+        if (!slots_[next_].forwarded) {
+            Separator();
+            Text(slots_[next_].text);
+        }
+    }
+    for (const Slot& slot : slots_) {
+        if (slot.forwarded &&
+            std::find(seen_.begin(), seen_.end(), slot.id) == seen_.end()) {
+            Separator();
+            Text(slot.text);
+        }
     }
     Text("]");
     state_ = State::kDone;

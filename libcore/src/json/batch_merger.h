@@ -1,8 +1,10 @@
 // The client's batch answer, put together while the upstream's answer to
 // the calls it was sent streams through: the local answers (errors, the
 // genesis hash, the getBlock guard) go in their places, the upstream's
-// array elements fill the others in order, and nothing the upstream wrote
-// is held longer than the chunk it came in.
+// array elements fill the others in the order the upstream wrote them
+// (JSON-RPC clients match answers by id), a call whose id no element
+// carried gets its `text`, and nothing the upstream wrote is held longer
+// than the chunk it came in.
 #pragma once
 
 #include <cstddef>
@@ -15,12 +17,16 @@ namespace solgate {
 class BatchMerger {
 public:
     // One place in the client's batch, in order.  forwarded: filled by the
-    // upstream's next element; `text` is then what to answer if the
-    // upstream gives none.  Otherwise `text` is the local answer.
+    // upstream's next element; `text` is then what to answer if no element
+    // carries `id` (the call's id as the client wrote it).  Otherwise
+    // `text` is the local answer.
     struct Slot {
         bool forwarded = false;
         std::string text;
+        std::string id;
     };
+    // Elements beyond the calls sent are kept up to this many, then dropped.
+    static constexpr size_t kMaxExtraElements = 16;
     explicit BatchMerger(std::vector<Slot> slots) : slots_(std::move(slots)) {}
 
     // What to send for a chunk: ranges of the chunk (input) and text of
@@ -38,7 +44,7 @@ public:
     // The upstream did not answer with an array (an error for the whole
     // batch): its answer passes as it is, and the local answers are lost.
     bool passthrough() const { return state_ == State::kPassthrough; }
-    // Elements the upstream gave beyond the calls it was sent (appended).
+    // Elements the upstream gave beyond the calls it was sent.
     size_t extra_elements() const { return extra_; }
 
 private:
@@ -49,6 +55,9 @@ private:
     void Separator();
     // Sends the local answers up to the next forwarded slot.
     void LocalsUntilForwarded();
+    // Follows an element's members for its "id" (depth 1).
+    void TrackId(char c);
+    void EndElement();
 
     std::vector<Slot> slots_;
     size_t next_ = 0;          // the next slot to send
@@ -58,6 +67,15 @@ private:
     int depth_ = 0;
     bool in_string_ = false;
     bool escaped_ = false;
+    bool dropping_ = false;    // an extra element past kMaxExtraElements
+    // the current element's "id": its key is being read, its value taken
+    bool expect_key_ = false;
+    bool in_key_ = false;
+    bool key_is_id_ = false;
+    bool taking_id_ = false;
+    std::string key_;
+    std::string id_;
+    std::vector<std::string> seen_;   // the ids the upstream answered
     std::vector<Segment> out_;   // text segments point into slots_
 };
 

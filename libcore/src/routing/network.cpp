@@ -491,7 +491,10 @@ std::optional<Network::PickResult> Network::Pick(
         candidates[k].weight =
             EffectiveWeight(candidates[k].weight, costs[k] / best);
     }
-    uint64_t turn = counters().rr_turn.fetch_add(1, std::memory_order_relaxed);
+    uint64_t turn =
+        request.probe
+            ? counters().rr_turn.load(std::memory_order_relaxed)
+            : counters().rr_turn.fetch_add(1, std::memory_order_relaxed);
     std::optional<size_t> chosen = ChooseCandidate(candidates.data(), n, turn);
     if (!chosen) {
         return std::nullopt;

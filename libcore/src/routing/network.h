@@ -249,6 +249,8 @@ public:
         std::optional<uint64_t> holding_slot;
         uint64_t lag_reference = 0;  // 0: nobody counts as lagging
         int64_t now_ms = 0;
+        // Only whether there is one: the shared turn does not move.
+        bool probe = false;
     };
     struct PickResult {
         size_t upstream = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "json/error_answer.h"
+#include "json/json_writer.h"
 #include "routing/request_metrics.h"
 #include "rpc/answers.h"
 #include "rpc/rpc_errors.h"
@@ -36,6 +37,12 @@ Network::PickRequest RoutedRequest::NextPick(int64_t now_ms) const {
                              : 0;
     pick.now_ms = now_ms;
     return pick;
+}
+
+bool RoutedRequest::AnotherCandidate(int64_t now_ms) const {
+    Network::PickRequest pick = NextPick(now_ms);
+    pick.probe = true;
+    return network_->Pick(pick).has_value();
 }
 
 std::optional<RoutedRequest::Attempt> RoutedRequest::NextAttempt(
@@ -100,7 +107,7 @@ void RoutedRequest::JudgeAnswer(const AttemptEnd& end, int64_t now_ms,
         network_->settings().retry_missing_data;
     switch (ClassifyRpcError(*code)) {
     case RpcErrorClass::kServerRetryable:
-        if (network_->Pick(NextPick(now_ms))) {
+        if (AnotherCandidate(now_ms)) {
             report->outcome.cause = AttemptCause::kNodeBehind;
         }
         return;
@@ -115,7 +122,7 @@ void RoutedRequest::JudgeAnswer(const AttemptEnd& end, int64_t now_ms,
         if (block && call.first_param_u64) {
             holding_slot_ = call.first_param_u64;
         }
-        if (!network_->Pick(NextPick(now_ms))) {
+        if (!AnotherCandidate(now_ms)) {
             return;
         }
         data_retries_++;
@@ -126,7 +133,7 @@ void RoutedRequest::JudgeAnswer(const AttemptEnd& end, int64_t now_ms,
     case RpcErrorClass::kSkippedSlot:
         // One sweep: every candidate once, at once; never a timed re-sweep.
         KeepAnswer(end.answer, 1);
-        if (!policy.on || !network_->Pick(NextPick(now_ms))) {
+        if (!policy.on || !AnotherCandidate(now_ms)) {
             report->answer_kept = kept_rank_ > 1;
             return;
         }
@@ -189,7 +196,26 @@ std::string RoutedRequest::WriteNotRetriedAnswer(
 }
 
 std::string RoutedRequest::AllFailedAnswer() const {
-    return solgate::AllFailedAnswer(parsed_, attempts_);
+    if (merge_.empty()) {
+        return solgate::AllFailedAnswer(parsed_, attempts_);
+    }
+    // a batch sent in part keeps the answers made here
+    std::string out = "[";
+    for (const BatchMerger::Slot& slot : merge_) {
+        if (out.size() > 1) {
+            out.push_back(',');
+        }
+        if (!slot.forwarded) {
+            out += slot.text;
+            continue;
+        }
+        AppendErrorEnvelope(out, slot.id, kInternalError,
+                            "Internal error: no upstream could serve the "
+                            "request (" + std::to_string(attempts_) +
+                                " tried)");
+    }
+    out.push_back(']');
+    return out;
 }
 
 }  // namespace solgate

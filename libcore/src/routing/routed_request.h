@@ -103,6 +103,8 @@ public:
 
 private:
     Network::PickRequest NextPick(int64_t now_ms) const;
+    // Whether NextAttempt would find an upstream (without taking a turn).
+    bool AnotherCandidate(int64_t now_ms) const;
     // What a single read's whole error answer asks for (see Report).
     void JudgeAnswer(const AttemptEnd& end, int64_t now_ms,
                      AttemptReport* report);

@@ -144,7 +144,7 @@ RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx) {
     for (size_t i = 0; i < n; i++) {
         const RpcCall& call = request.calls[i];
         if (!local[i].empty()) {
-            decision.merge.push_back({false, std::move(local[i])});
+            decision.merge.push_back({false, std::move(local[i]), {}});
             continue;
         }
         if (decision.forward_body.size() > 1) {
@@ -156,7 +156,7 @@ RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx) {
         if (call.id_raw.empty()) {
             continue;   // a notification: the upstream answers nothing
         }
-        BatchMerger::Slot slot{true, {}};
+        BatchMerger::Slot slot{true, {}, call.id_raw};
         AppendErrorEnvelope(slot.text, call.id_raw, kInternalError,
                             "Internal error: the upstream answered the "
                             "batch without an answer to this call");

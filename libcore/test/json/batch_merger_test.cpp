@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -36,10 +37,10 @@ std::string Merge(const std::vector<Slot>& slots, std::string_view upstream,
 }
 
 const std::vector<Slot> kSlots = {
-    {false, R"({"jsonrpc":"2.0","result":"genesis","id":1})"},
-    {true, R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"none"},"id":2})"},
-    {false, R"({"jsonrpc":"2.0","error":{"code":-32004,"message":"guard"},"id":3})"},
-    {true, R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"none"},"id":4})"},
+    {false, R"({"jsonrpc":"2.0","result":"genesis","id":1})", ""},
+    {true, R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"none"},"id":2})", "2"},
+    {false, R"({"jsonrpc":"2.0","error":{"code":-32004,"message":"guard"},"id":3})", ""},
+    {true, R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"none"},"id":4})", "4"},
 };
 
 TEST(BatchMerger, LocalAnswersTakeTheirPlacesWhateverTheChunks) {
@@ -61,14 +62,39 @@ TEST(BatchMerger, AMissingAnswerGetsItsTextAndExtrasAreKept) {
               R"([{"jsonrpc":"2.0","result":"genesis","id":1},{"id":2},)"
               R"({"jsonrpc":"2.0","error":{"code":-32004,"message":"guard"},"id":3},)"
               R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"none"},"id":4}])");
-    BatchMerger merger({{true, "x"}});
-    std::string_view up = R"([1,2])";
+    // the answers come by id, not by place: the one missing is id 2
+    for (size_t step = 1; step < 30; step++) {
+        EXPECT_EQ(Merge(kSlots, R"([ {"result":{"id":2},"id" : 4} ])", step),
+                  R"([{"jsonrpc":"2.0","result":"genesis","id":1},)"
+                  R"({"result":{"id":2},"id" : 4} ,)"
+                  R"({"jsonrpc":"2.0","error":{"code":-32004,"message":"guard"},"id":3},)"
+                  R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"none"},"id":2}])")
+            << "step " << step;
+    }
+    // reordered answers: nobody is missing
+    EXPECT_EQ(Merge(kSlots, R"([{"id":4},{"jsonrpc":"2.0","id":2}])", 5),
+              R"([{"jsonrpc":"2.0","result":"genesis","id":1},{"id":4},)"
+              R"({"jsonrpc":"2.0","error":{"code":-32004,"message":"guard"},"id":3},)"
+              R"({"jsonrpc":"2.0","id":2}])");
+    // string ids, escapes in keys and values
+    EXPECT_EQ(Merge({{true, "missing", "\"a\\\"b\""}},
+                    R"([{"x\"id":1,"id":"a\"b"}])", 2),
+              R"([{"x\"id":1,"id":"a\"b"}])");
+    BatchMerger merger({{true, "x", "1"}});
+    std::string_view up = R"([{"id":1},2])";
     std::string out = Apply(merger.Feed(up), up);
     out += Apply(merger.Finish(), {});   // after Feed's segments were read
-    EXPECT_EQ(out, "[1,2]");
+    EXPECT_EQ(out, R"([{"id":1},2])");
     EXPECT_EQ(merger.extra_elements(), 1u);
     // no answer at all
-    EXPECT_EQ(Merge({{false, "a"}, {true, "b"}}, "", 1), "[a,b]");
+    EXPECT_EQ(Merge({{false, "a", ""}, {true, "b", "7"}}, "", 1), "[a,b]");
+    // past kMaxExtraElements extras are dropped
+    std::string many = "[";
+    for (size_t i = 0; i < 100; i++) many += (i ? ",{\"id\":" : "{\"id\":") + std::to_string(i) + "}";
+    many += "]";
+    std::string merged = Merge({{true, "x", "0"}}, many, 7);
+    size_t elements = static_cast<size_t>(std::count(merged.begin(), merged.end(), '{'));
+    EXPECT_EQ(elements, 1 + BatchMerger::kMaxExtraElements) << merged;
 }
 
 TEST(BatchMerger, AnAnswerThatIsNoArrayPassesAsItIs) {
@@ -80,7 +106,7 @@ TEST(BatchMerger, AnAnswerThatIsNoArrayPassesAsItIs) {
 }
 
 TEST(BatchMerger, AWholeElementInOneChunkIsOneInputRange) {
-    BatchMerger merger({{true, "x"}});
+    BatchMerger merger({{true, "x", "1"}});
     std::string_view first = "[";
     merger.Feed(first);
     std::string_view body = std::string_view(R"({"result":"big"})");

@@ -379,5 +379,22 @@ TEST(RoutedRequest, ClientErrorsAndPolicyOffAreTheClients) {
               RoutedRequest::Retry::kNone);
 }
 
+// A batch sent in part that no upstream could serve keeps its local
+// answers; the calls that went upstream get the all-failed error.
+TEST(RoutedRequest, ASplitBatchThatFailsKeepsItsLocalAnswers) {
+    NetworkSettings mainnet;
+    mainnet.cluster = SG_CLUSTER_MAINNET_BETA;
+    TestNetwork t(1, mainnet);
+    RoutedRequest req(Parse(R"([{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"},)"
+                            R"({"jsonrpc":"2.0","id":"b","method":"getSlot"}])"));
+    ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
+    ASSERT_TRUE(req.NextAttempt(0));
+    EXPECT_FALSE(req.NextAttempt(0));
+    EXPECT_EQ(req.AllFailedAnswer(),
+              R"([{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":1},)"
+              R"x({"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal )x"
+              R"x(error: no upstream could serve the request (1 tried)"},"id":"b"}])x");
+}
+
 }  // namespace
 }  // namespace solgate
