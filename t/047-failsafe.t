@@ -212,3 +212,28 @@ qr/^\[\{"jsonrpc":"2.0","result":\d+,"id":1\},\{"jsonrpc":"2.0","error":\{"code"
 my $calls = 0;
 $calls += sim_client_calls($_, 'getSlot') for @Ports;
 is($calls, 3, 'the three valid calls went upstream');
+
+
+
+=== TEST 10: a getSlot inside a batch sent in part is corrected as a single one is
+sim-a runs 80 slots behind (max_slot_lag 0 keeps it in rotation): its
+processed getSlot answers are raised to the network's processed tip.
+--- setup
+clean();
+sim_fault($Ports[0], 'lag', slots => 80);
+--- wait_for eval
+['sim-a is seen behind', sub {
+     my ($a, $b) = map { state_of($_, 'lagging')->{processed_slot} || 0 } qw(sim-a sim-b);
+     $a > 0 && $b > $a + 60 }, 10]
+--- request eval
+[step {
+     my $tip = network_state('lagging')->{tips}{processed};
+     for my $i (1 .. 6) {
+         my $res = http_post(server_port(), '/lagging', '[' . main::rpc(1, 'getGenesisHash') . ','
+             . main::rpc(2, 'getSlot', '[{"commitment":"processed"}]') . ']');
+         my ($slot) = $res->{body} =~ /"result":(\d+),"id":2\}/;
+         ok(defined $slot && $slot >= $tip, "batch $i: getSlot " . ($slot // 'none') . " is at or past the tip $tip");
+     }
+ }]
+--- check
+cmp_ok(sim_client_calls($Ports[0], 'getSlot'), '>=', 1, 'sim-a answered some of them');

@@ -94,7 +94,7 @@ ngx_http_solgate_batch_body(ngx_http_request_t *r,
         len = ngx_buf_in_memory(b) ? (size_t) (b->last - b->pos) : 0;
 
         if (sg_merge_feed(ctx->merge, (char *) b->pos, len, b->last_buf,
-                          &seg, &n)
+                          (int64_t) ngx_current_msec, &seg, &n)
             != SG_OK)
         {
             return NGX_ERROR;

@@ -340,7 +340,8 @@ typedef struct {
  * SG_OK with *out for such a request, SG_NONE otherwise.  sg_merge_feed:
  * the segments to send for one chunk of the upstream's answer, in order
  * (input: a range of the chunk; else `text`); last: the answer ended
- * (then the closing segments follow).  Valid until the next call.
+ * (then the closing segments follow).  Valid until the next call.  The
+ * answers to getSlot calls are corrected as a single getSlot's is.
  */
 typedef struct sg_merge_s  sg_merge_t;
 
@@ -355,7 +356,8 @@ SG_API int sg_merge_new(const sg_request_t *req, sg_merge_t **out)
     SG_NOEXCEPT;
 SG_API void sg_merge_free(sg_merge_t *merge) SG_NOEXCEPT;
 SG_API int sg_merge_feed(sg_merge_t *merge, const char *data, size_t len,
-    int last, const sg_merge_segment_t **segments, size_t *n) SG_NOEXCEPT;
+    int last, int64_t now_ms, const sg_merge_segment_t **segments,
+    size_t *n) SG_NOEXCEPT;
 
 /*
  * What the response of the request's current attempt needs: SG_OK with

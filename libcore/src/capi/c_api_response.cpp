@@ -1,6 +1,7 @@
 // The extern "C" shims of a forwarded request's response: the getSlot
 // rewrite and the context.slot harvest. They fail open: a failure here
 // leaves the upstream's answer as it is.
+#include <map>
 #include <memory>
 #include <new>
 #include <string>
@@ -21,6 +22,10 @@ struct sg_merge_s {
 
     solgate::BatchMerger merger;
     std::vector<sg_merge_segment_t> segments;  // backs sg_merge_feed's
+    // The getSlot calls sent, by id as the client wrote it: their answers
+    // are corrected as a single getSlot's is.
+    std::map<std::string, std::unique_ptr<solgate::ResponseHook>> slot_hooks;
+    int64_t now_ms = 0;
 };
 
 namespace {
@@ -60,10 +65,40 @@ int sg_merge_new(const sg_request_t* req, sg_merge_t** out) noexcept {
     }
     *out = nullptr;
     return Guard(SG_NONE, [&] {
-        if (req->request.merge().empty()) {
+        const solgate::RoutedRequest& r = req->request;
+        if (r.merge().empty()) {
             return SG_NONE;
         }
-        *out = new sg_merge_s(req->request.merge());
+        auto merge = std::make_unique<sg_merge_s>(r.merge());
+        if (r.network() != nullptr && r.upstream()) {
+            for (const solgate::RpcCall& call : r.parsed().calls) {
+                if (call.method != "getSlot" || call.id_raw.empty()) {
+                    continue;
+                }
+                auto hook = solgate::ResponseHook::ForCall(
+                    *r.network(), call, r.plan(), *r.upstream());
+                if (hook) {
+                    merge->slot_hooks.emplace(call.id_raw, std::move(hook));
+                }
+            }
+        }
+        if (!merge->slot_hooks.empty()) {
+            sg_merge_s* self = merge.get();
+            merge->merger.SetRewrite(
+                [self](std::string_view id, std::string_view element)
+                    -> std::optional<std::string> {
+                    auto hook = self->slot_hooks.find(std::string(id));
+                    if (hook == self->slot_hooks.end()) {
+                        return std::nullopt;
+                    }
+                    auto corrected = hook->second->Rewrite(element, self->now_ms);
+                    if (!corrected) {
+                        return std::nullopt;
+                    }
+                    return std::move(corrected->body);
+                });
+        }
+        *out = merge.release();
         return SG_OK;
     });
 }
@@ -71,7 +106,8 @@ int sg_merge_new(const sg_request_t* req, sg_merge_t** out) noexcept {
 void sg_merge_free(sg_merge_t* merge) noexcept { delete merge; }
 
 int sg_merge_feed(sg_merge_t* merge, const char* data, size_t len, int last,
-                  const sg_merge_segment_t** segments, size_t* n) noexcept {
+                  int64_t now_ms, const sg_merge_segment_t** segments,
+                  size_t* n) noexcept {
     if (merge == nullptr || segments == nullptr || n == nullptr ||
         (data == nullptr && len > 0)) {
         return SG_INVALID;
@@ -79,6 +115,7 @@ int sg_merge_feed(sg_merge_t* merge, const char* data, size_t len, int last,
     *segments = nullptr;
     *n = 0;
     return Guard(SG_ERROR, [&] {
+        merge->now_ms = now_ms;
         merge->segments.clear();
         auto take = [merge](const std::vector<solgate::BatchMerger::Segment>& from) {
             for (const auto& s : from) {

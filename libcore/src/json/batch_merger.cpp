@@ -94,8 +94,39 @@ void BatchMerger::TrackId(char c) {
     }
 }
 
+std::string_view BatchMerger::Own(std::string text) {
+    own_.push_back(std::move(text));
+    return own_.back();
+}
+
+void BatchMerger::Element(std::string_view chunk, size_t from, size_t to) {
+    if (!holding_) {
+        Input(from, to - from);
+        return;
+    }
+    held_.append(chunk.substr(from, to - from));
+    if (held_.size() > kMaxHeldElement) {
+        FlushHeld();   // too big for a rewrite: it streams from here on
+    }
+}
+
+void BatchMerger::FlushHeld() {
+    if (holding_ && !held_.empty()) {
+        Text(Own(std::move(held_)));
+    }
+    held_.clear();
+    holding_ = false;
+}
+
 void BatchMerger::EndElement() {
     std::string_view id = Trimmed(id_);
+    if (holding_) {
+        std::optional<std::string> rewritten = rewrite_(id, held_);
+        if (rewritten) {
+            held_ = std::move(*rewritten);
+        }
+        FlushHeld();
+    }
     if (!id.empty()) {
         seen_.emplace_back(id);
     }
@@ -106,6 +137,7 @@ void BatchMerger::EndElement() {
 const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
     std::string_view chunk) {
     out_.clear();
+    own_.clear();
     size_t element_from = 0;   // where the element's bytes in this chunk begin
     for (size_t i = 0; i < chunk.size(); i++) {
         char c = chunk[i];
@@ -151,6 +183,8 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
             in_key_ = false;
             key_is_id_ = false;
             taking_id_ = false;
+            holding_ = rewrite_ != nullptr && !dropping_;
+            held_.clear();
             element_from = i;
             i--;   // read this byte as part of the element
             break;
@@ -174,7 +208,7 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
             } else if ((c == '}' || c == ']') && depth_ > 0) {
                 depth_--;
             } else if (depth_ == 0 && (c == ',' || c == ']')) {
-                Input(element_from, i - element_from);
+                Element(chunk, element_from, i);
                 EndElement();
                 LocalsUntilForwarded();
                 state_ = c == ']' ? State::kDone : State::kBeforeElement;
@@ -185,19 +219,21 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
         }
     }
     if (state_ == State::kInElement) {
-        Input(element_from, chunk.size() - element_from);
+        Element(chunk, element_from, chunk.size());
     }
     return out_;
 }
 
 const std::vector<BatchMerger::Segment>& BatchMerger::Finish() {
     out_.clear();
+    own_.clear();
     if (state_ == State::kPassthrough) {
         return out_;
     }
     if (state_ == State::kStart) {
         Text("[");
     }
+    FlushHeld();   // an answer cut short
     dropping_ = false;
     // the local answers still to come, then every call no element answered
     for (; next_ < slots_.size(); next_++) {

@@ -8,6 +8,9 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +30,15 @@ public:
     };
     // Elements beyond the calls sent are kept up to this many, then dropped.
     static constexpr size_t kMaxExtraElements = 16;
+    // With a rewrite, an element is held until it ends or passes this size.
+    static constexpr size_t kMaxHeldElement = 1024;
+
+    // An element's replacement (given its id as written, and its text), or
+    // nullopt to send it as it is; asked of every element small enough to
+    // hold whole (a getSlot answer in a batch is corrected so).
+    using Rewrite = std::function<std::optional<std::string>(
+        std::string_view id, std::string_view element)>;
+    void SetRewrite(Rewrite rewrite) { rewrite_ = std::move(rewrite); }
     explicit BatchMerger(std::vector<Slot> slots) : slots_(std::move(slots)) {}
 
     // What to send for a chunk: ranges of the chunk (input) and text of
@@ -58,6 +70,10 @@ private:
     // Follows an element's members for its "id" (depth 1).
     void TrackId(char c);
     void EndElement();
+    // The element bytes [from, to) of the chunk: sent, or held.
+    void Element(std::string_view chunk, size_t from, size_t to);
+    void FlushHeld();
+    std::string_view Own(std::string text);
 
     std::vector<Slot> slots_;
     size_t next_ = 0;          // the next slot to send
@@ -76,6 +92,10 @@ private:
     std::string key_;
     std::string id_;
     std::vector<std::string> seen_;   // the ids the upstream answered
+    Rewrite rewrite_;
+    bool holding_ = false;     // the current element is held in held_
+    std::string held_;
+    std::deque<std::string> own_;     // texts made for this call's segments
     std::vector<Segment> out_;   // text segments point into slots_
 };
 

@@ -25,8 +25,13 @@ RouteDecision RoutedRequest::Route(const Network& network,
 
 Network::PickRequest RoutedRequest::NextPick(int64_t now_ms) const {
     Network::PickRequest pick;
-    if (parsed_.shape == RpcRequest::Shape::kSingle) {
-        pick.min_context_slot = parsed_.calls[0].min_context_slot;
+    // a batch goes to one upstream: the highest minContextSlot of its calls
+    for (const RpcCall& call : parsed_.calls) {
+        if (call.min_context_slot &&
+            (!pick.min_context_slot ||
+             *call.min_context_slot > *pick.min_context_slot)) {
+            pick.min_context_slot = call.min_context_slot;
+        }
     }
     pick.tried = tried_.data();
     pick.allowed = &plan_.allowed;

@@ -14,11 +14,19 @@ std::unique_ptr<ResponseHook> ResponseHook::For(const Network& network,
                                                 const RpcRequest& request,
                                                 const RoutePlan& plan,
                                                 size_t upstream) {
-    if (request.shape != RpcRequest::Shape::kSingle || !network.bound() ||
-        upstream >= network.size()) {
+    if (request.shape != RpcRequest::Shape::kSingle) {
         return nullptr;
     }
-    const RpcCall& call = request.calls[0];
+    return ForCall(network, request.calls[0], plan, upstream);
+}
+
+std::unique_ptr<ResponseHook> ResponseHook::ForCall(const Network& network,
+                                                    const RpcCall& call,
+                                                    const RoutePlan& plan,
+                                                    size_t upstream) {
+    if (!network.bound() || upstream >= network.size()) {
+        return nullptr;
+    }
     sg_commitment_t commitment = EffectiveCommitment(call, network.settings());
     // getBlockHeight is a different counter and is never corrected.
     if (call.method == "getSlot") {

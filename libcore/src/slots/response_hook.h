@@ -26,6 +26,12 @@ public:
                                              const RpcRequest& request,
                                              const RoutePlan& plan,
                                              size_t upstream);
+    // The same for one call, whose answer the caller has on its own (an
+    // element of a batch's answer).
+    static std::unique_ptr<ResponseHook> ForCall(const Network& network,
+                                                 const RpcCall& call,
+                                                 const RoutePlan& plan,
+                                                 size_t upstream);
 
     Kind kind() const { return kind_; }
 

@@ -97,6 +97,39 @@ TEST(BatchMerger, AMissingAnswerGetsItsTextAndExtrasAreKept) {
     EXPECT_EQ(elements, 1 + BatchMerger::kMaxExtraElements) << merged;
 }
 
+// An element small enough to hold whole is offered to the rewrite, with its
+// id: a getSlot answer inside a batch is corrected so.
+TEST(BatchMerger, SmallElementsAreOfferedToTheRewriteByTheirId) {
+    std::vector<Slot> slots = {{false, "L", ""}, {true, "m1", "1"},
+                               {true, "m2", "\"s\""}};
+    std::string big(3000, 'x');
+    const std::string upstream = R"([{"result":5,"id":"s"},{"result":")" +
+                                 big + R"(","id":1}])";
+    for (size_t step : {1, 7, 64, 5000}) {
+        BatchMerger merger(slots);
+        std::vector<std::string> asked;
+        merger.SetRewrite([&asked](std::string_view id, std::string_view)
+                              -> std::optional<std::string> {
+            asked.emplace_back(id);
+            if (id == "\"s\"") {
+                return std::string(R"({"result":9,"id":"s"})");
+            }
+            return std::nullopt;
+        });
+        std::string out;
+        for (size_t at = 0; at < upstream.size(); at += step) {
+            std::string_view chunk = std::string_view(upstream).substr(at, step);
+            out += Apply(merger.Feed(chunk), chunk);
+        }
+        out += Apply(merger.Finish(), {});
+        EXPECT_EQ(out, R"([L,{"result":9,"id":"s"},{"result":")" + big +
+                           R"(","id":1}])")
+            << "step " << step;
+        EXPECT_EQ(asked, std::vector<std::string>{"\"s\""})
+            << "the big element streams, unasked";
+    }
+}
+
 TEST(BatchMerger, AnAnswerThatIsNoArrayPassesAsItIs) {
     BatchMerger merger(kSlots);
     std::string_view up = R"({"jsonrpc":"2.0","error":{"code":-32600},"id":null})";

@@ -396,5 +396,22 @@ TEST(RoutedRequest, ASplitBatchThatFailsKeepsItsLocalAnswers) {
               R"x(error: no upstream could serve the request (1 tried)"},"id":"b"}])x");
 }
 
+// One upstream answers a whole batch: it should have reached the highest
+// minContextSlot any of its calls asks for.
+TEST(RoutedRequest, ABatchGoesWhereItsHighestMinContextSlotIsReached) {
+    TestNetwork t(3);
+    t.network.slots().Suggest(0, kSlotProcessed, 100);
+    t.network.slots().Suggest(1, kSlotProcessed, 300);
+    t.network.slots().Suggest(2, kSlotProcessed, 200);
+    const std::string batch =
+        R"([{"jsonrpc":"2.0","id":1,"method":"getBalance","params":["x",{"minContextSlot":150}]},)"
+        R"({"jsonrpc":"2.0","id":2,"method":"getBalance","params":["x",{"minContextSlot":250}]}])";
+    for (int i = 0; i < 6; i++) {
+        RoutedRequest req(Parse(batch));
+        ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
+        EXPECT_EQ(req.NextAttempt(0)->upstream, 1u);
+    }
+}
+
 }  // namespace
 }  // namespace solgate
