@@ -8,6 +8,7 @@
 
 #include "capi/c_api_util.h"
 #include "capi/c_handles.h"
+#include "routing/router.h"
 #include "slots/response_hook.h"
 #include "solgate/solgate.h"
 
@@ -18,13 +19,15 @@ struct sg_response_s {
 
 struct sg_merge_s {
     explicit sg_merge_s(std::vector<solgate::BatchMerger::Slot> slots)
-        : merger(std::move(slots)) {}
+        : merger(std::move(slots), solgate::MissingBatchAnswer) {}
 
     solgate::BatchMerger merger;
     std::vector<sg_merge_segment_t> segments;  // backs sg_merge_feed's
     // The getSlot calls sent, by id as the client wrote it: their answers
-    // are corrected as a single getSlot's is.
-    std::map<std::string, std::unique_ptr<solgate::ResponseHook>> slot_hooks;
+    // are corrected as a single getSlot's is, by one hook per commitment.
+    std::map<std::string, solgate::ResponseHook*> slot_hooks;
+    std::map<solgate::sg_commitment_t, std::unique_ptr<solgate::ResponseHook>>
+        hooks;
     int64_t now_ms = 0;
 };
 
@@ -75,10 +78,15 @@ int sg_merge_new(const sg_request_t* req, sg_merge_t** out) noexcept {
                 if (call.method != "getSlot" || call.id_raw.empty()) {
                     continue;
                 }
-                auto hook = solgate::ResponseHook::ForCall(
-                    *r.network(), call, r.plan(), *r.upstream());
+                solgate::sg_commitment_t commitment = solgate::EffectiveCommitment(
+                    call, r.network()->settings());
+                auto& hook = merge->hooks[commitment];
+                if (!hook) {
+                    hook = solgate::ResponseHook::ForCall(
+                        *r.network(), call, r.plan(), *r.upstream());
+                }
                 if (hook) {
-                    merge->slot_hooks.emplace(call.id_raw, std::move(hook));
+                    merge->slot_hooks.emplace(call.id_raw, hook.get());
                 }
             }
         }

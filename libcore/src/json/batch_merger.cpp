@@ -10,6 +10,16 @@ constexpr size_t kMaxIdLength = 256;
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
+// What moves the element's state outside strings.
+bool IsStructural(char c) {
+    switch (c) {
+    case '"': case '{': case '}': case '[': case ']': case ',': case ':':
+        return true;
+    default:
+        return false;
+    }
+}
+
 std::string_view Trimmed(std::string_view s) {
     while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
     while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
@@ -189,6 +199,24 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
             i--;   // read this byte as part of the element
             break;
         case State::kInElement:
+            if (!taking_id_ && !in_key_ && !escaped_) {
+                // bytes that change no state: skipped in one go
+                size_t j = i;
+                if (in_string_) {
+                    while (j < chunk.size() && chunk[j] != '"' &&
+                           chunk[j] != '\\') {
+                        j++;
+                    }
+                } else {
+                    while (j < chunk.size() && !IsStructural(chunk[j])) {
+                        j++;
+                    }
+                }
+                if (j > i) {
+                    i = j - 1;   // the loop goes on at j
+                    break;
+                }
+            }
             TrackId(c);
             if (in_string_) {
                 if (escaped_) {
@@ -246,7 +274,7 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Finish() {
         if (slot.forwarded &&
             std::find(seen_.begin(), seen_.end(), slot.id) == seen_.end()) {
             Separator();
-            Text(slot.text);
+            Text(Own(missing_(slot.id)));
         }
     }
     Text("]");

@@ -20,14 +20,15 @@ namespace solgate {
 class BatchMerger {
 public:
     // One place in the client's batch, in order.  forwarded: filled by the
-    // upstream's next element; `text` is then what to answer if no element
-    // carries `id` (the call's id as the client wrote it).  Otherwise
-    // `text` is the local answer.
+    // upstream's next element; `id` is the call's id as the client wrote
+    // it.  Otherwise `text` is the local answer.
     struct Slot {
         bool forwarded = false;
         std::string text;
         std::string id;
     };
+    // The answer for a call whose id no element carried (made only then).
+    using MissingAnswer = std::string (*)(std::string_view id);
     // Elements beyond the calls sent are kept up to this many, then dropped.
     static constexpr size_t kMaxExtraElements = 16;
     // With a rewrite, an element is held until it ends or passes this size.
@@ -39,7 +40,8 @@ public:
     using Rewrite = std::function<std::optional<std::string>(
         std::string_view id, std::string_view element)>;
     void SetRewrite(Rewrite rewrite) { rewrite_ = std::move(rewrite); }
-    explicit BatchMerger(std::vector<Slot> slots) : slots_(std::move(slots)) {}
+    BatchMerger(std::vector<Slot> slots, MissingAnswer missing)
+        : slots_(std::move(slots)), missing_(missing) {}
 
     // What to send for a chunk: ranges of the chunk (input) and text of
     // the merger's own, in order.  Valid until the next call.
@@ -76,6 +78,7 @@ private:
     std::string_view Own(std::string text);
 
     std::vector<Slot> slots_;
+    MissingAnswer missing_;
     size_t next_ = 0;          // the next slot to send
     size_t sent_ = 0;          // items sent, for the commas
     size_t extra_ = 0;

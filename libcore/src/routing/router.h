@@ -33,6 +33,10 @@ struct RouteDecision {
 RouteDecision RouteRequest(const RpcRequest& request, const Network& network,
                            const RoutePlan& plan, int64_t now_ms);
 
+// The answer for a call of a batch sent in part that the upstream's answer
+// left out (BatchMerger::MissingAnswer).
+std::string MissingBatchAnswer(std::string_view id_raw);
+
 // "getSlot", "batch", or "" for an unreadable body.
 std::string_view RequestMethodName(const RpcRequest& request);
 

@@ -87,9 +87,11 @@ std::optional<ResponseHook::Correction> ResponseHook::Rewrite(
     bool processed = (commitment_ == SG_COMMITMENT_PROCESSED ||
                       commitment_ == SG_COMMITMENT_NONE) &&
                      !plan_.has_selector;
-    uint64_t corrected = CorrectGetSlot(
-        commitment_, answer->slot, PlanTips(network_, plan_, now_ms),
-        processed ? tips.Answered() : 0);
+    if (!tips_) {
+        tips_ = PlanTips(network_, plan_, now_ms);
+    }
+    uint64_t corrected = CorrectGetSlot(commitment_, answer->slot, *tips_,
+                                        processed ? tips.Answered() : 0);
     if (processed) {
         tips.SuggestAnswered(corrected);
     }

@@ -62,6 +62,9 @@ private:
     sg_commitment_t commitment_;
     // Only a harvest needs one (it holds a yajl handle): made on first use.
     std::unique_ptr<ContextSlotScanner> scanner_;
+    // The plan's tips, read once per response (a batch's getSlot answers
+    // share them).
+    std::optional<Tips> tips_;
     bool done_ = false;
 };
 

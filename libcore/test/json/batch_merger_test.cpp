@@ -11,6 +11,11 @@ namespace {
 
 using Slot = BatchMerger::Slot;
 
+std::string Missing(std::string_view id) {
+    return R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"none"},"id":)" +
+           std::string(id) + "}";
+}
+
 std::string Apply(const std::vector<BatchMerger::Segment>& segments,
                   std::string_view chunk) {
     std::string out;
@@ -27,7 +32,7 @@ std::string Apply(const std::vector<BatchMerger::Segment>& segments,
 // The merged answer, fed in chunks of `step` bytes.
 std::string Merge(const std::vector<Slot>& slots, std::string_view upstream,
                   size_t step) {
-    BatchMerger merger(slots);
+    BatchMerger merger(slots, Missing);
     std::string out;
     for (size_t at = 0; at < upstream.size(); at += step) {
         std::string_view chunk = upstream.substr(at, step);
@@ -80,14 +85,15 @@ TEST(BatchMerger, AMissingAnswerGetsItsTextAndExtrasAreKept) {
     EXPECT_EQ(Merge({{true, "missing", "\"a\\\"b\""}},
                     R"([{"x\"id":1,"id":"a\"b"}])", 2),
               R"([{"x\"id":1,"id":"a\"b"}])");
-    BatchMerger merger({{true, "x", "1"}});
+    BatchMerger merger({{true, "x", "1"}}, Missing);
     std::string_view up = R"([{"id":1},2])";
     std::string out = Apply(merger.Feed(up), up);
     out += Apply(merger.Finish(), {});   // after Feed's segments were read
     EXPECT_EQ(out, R"([{"id":1},2])");
     EXPECT_EQ(merger.extra_elements(), 1u);
     // no answer at all
-    EXPECT_EQ(Merge({{false, "a", ""}, {true, "b", "7"}}, "", 1), "[a,b]");
+    EXPECT_EQ(Merge({{false, "a", ""}, {true, "", "7"}}, "", 1),
+              "[a," + Missing("7") + "]");
     // past kMaxExtraElements extras are dropped
     std::string many = "[";
     for (size_t i = 0; i < 100; i++) many += (i ? ",{\"id\":" : "{\"id\":") + std::to_string(i) + "}";
@@ -106,7 +112,7 @@ TEST(BatchMerger, SmallElementsAreOfferedToTheRewriteByTheirId) {
     const std::string upstream = R"([{"result":5,"id":"s"},{"result":")" +
                                  big + R"(","id":1}])";
     for (size_t step : {1, 7, 64, 5000}) {
-        BatchMerger merger(slots);
+        BatchMerger merger(slots, Missing);
         std::vector<std::string> asked;
         merger.SetRewrite([&asked](std::string_view id, std::string_view)
                               -> std::optional<std::string> {
@@ -131,7 +137,7 @@ TEST(BatchMerger, SmallElementsAreOfferedToTheRewriteByTheirId) {
 }
 
 TEST(BatchMerger, AnAnswerThatIsNoArrayPassesAsItIs) {
-    BatchMerger merger(kSlots);
+    BatchMerger merger(kSlots, Missing);
     std::string_view up = R"({"jsonrpc":"2.0","error":{"code":-32600},"id":null})";
     EXPECT_EQ(Apply(merger.Feed(up), up), up);
     EXPECT_TRUE(merger.passthrough());
@@ -139,7 +145,7 @@ TEST(BatchMerger, AnAnswerThatIsNoArrayPassesAsItIs) {
 }
 
 TEST(BatchMerger, AWholeElementInOneChunkIsOneInputRange) {
-    BatchMerger merger({{true, "x", "1"}});
+    BatchMerger merger({{true, "x", "1"}}, Missing);
     std::string_view first = "[";
     merger.Feed(first);
     std::string_view body = std::string_view(R"({"result":"big"})");

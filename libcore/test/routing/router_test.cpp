@@ -82,9 +82,19 @@ TEST(Router, GetBlockNeedsASlot) {
 }
 
 TEST(Router, BatchOfValidCallsForwardsWhole) {
-    auto d = Route(R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"},)"
-                   R"({"jsonrpc":"2.0","id":2,"method":"getGenesisHash"}])");
+    auto d = Route(R"([{"jsonrpc":"2.0","id":1,"method":"getBalance"},)"
+                   R"({"jsonrpc":"2.0","id":2,"method":"getAccountInfo"}])");
     EXPECT_TRUE(d.forward);
+    EXPECT_TRUE(d.forward_body.empty()) << "the client's body as it is";
+    EXPECT_TRUE(d.merge.empty());
+}
+
+TEST(Router, ABatchOfGetSlotsSentWholeIsNotMerged) {
+    auto d = Route(R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"},)"
+                   R"( {"jsonrpc":"2.0","id":2,"method":"getBalance"}])");
+    ASSERT_TRUE(d.forward);
+    EXPECT_TRUE(d.forward_body.empty());
+    EXPECT_TRUE(d.merge.empty());
 }
 
 std::string BatchOf(size_t n) {
@@ -144,7 +154,8 @@ TEST(Router, ABatchIsJudgedCallByCall) {
     EXPECT_FALSE(d.merge[2].forwarded);
     EXPECT_NE(d.merge[2].text.find(R"("result":"5eykt)"), std::string::npos);
     EXPECT_TRUE(d.merge[3].forwarded);
-    EXPECT_EQ(d.merge[3].text,
+    EXPECT_EQ(d.merge[3].id, R"("x")");
+    EXPECT_EQ(MissingBatchAnswer(d.merge[3].id),
               R"({"jsonrpc":"2.0","error":{"code":-32603,"message":)"
               R"("Internal error: the upstream answered the batch without )"
               R"(an answer to this call"},"id":"x"})");
