@@ -23,9 +23,12 @@ our $HttpConfig =
   . network_conf('lagging', upstreams => sim_upstreams(@Ports),
                  settings => 'max_slot_lag 0;')
   . network_conf('small', upstreams => sim_upstreams(@Ports),
-                 settings => 'max_batch_size 3;');
+                 settings => 'max_batch_size 3;')
+  . network_conf('bcast', upstreams => sim_upstreams(@Ports),
+                 settings => 'broadcast sendTransaction|requestAirdrop;');
 
 our $Config = solgate_locations('mainnet')
+  . "    location /bcast { solgate_pass bcast; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /small { solgate_pass small; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /lagging { solgate_pass lagging; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /noretry { solgate_pass noretry; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
@@ -237,3 +240,36 @@ sim_fault($Ports[0], 'lag', slots => 80);
  }]
 --- check
 cmp_ok(sim_client_calls($Ports[0], 'getSlot'), '>=', 1, 'sim-a answered some of them');
+
+
+
+=== TEST 11: broadcast sendTransaction reaches every node once and answers once
+--- wait_for eval
+['the nodes are polled', sub { (state_of('sim-c', 'bcast')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+["POST /bcast\n" . main::rpc(5, 'sendTransaction', '["AQABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4fICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8BAAEC",{"encoding":"base64"}]')]
+--- response_body: {"jsonrpc":"2.0","result":"1GMkH3brNXiNNs1tiFZHu4yZSRrzJwxi5wB9bHFtMinfCXNnR1adh8Vo8NTheK4evneedH4qmvjeqcBBNAefgS","id":5}
+--- check
+is(join(' ', map { sim_client_calls($_, 'sendTransaction') } @Ports), '1 1 1',
+   'each node got the transaction once');
+
+
+
+=== TEST 12: a broadcast answers a success when one node succeeds, an error only when all fail
+--- setup
+clean();
+sim_fault($_, 'http_status', code => 500) for @Ports[0, 1];
+--- wait_for eval
+['the nodes are polled', sub { (state_of('sim-c', 'bcast')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+["POST /bcast\n" . main::rpc(6, 'sendTransaction', '["AQABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4fICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8BAAEC",{"encoding":"base64"}]'),
+ step { sim_fault($Ports[2], 'http_status', code => 500) },
+ "POST /bcast\n" . main::rpc(7, 'sendTransaction', '["AQABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4fICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8BAAEC",{"encoding":"base64"}]')]
+--- error_code eval
+[200, 502]
+--- response_body_like eval
+[qr/^\{"jsonrpc":"2.0","result":"1GMk[^"]*","id":6\}$/,
+ qr/^\{"jsonrpc":"2.0","error":\{"code":-32603,"message":"Internal error: no upstream could serve the request \([123] tried\)"\},"id":7\}$/]
+--- no_error_log
+[alert]
+[crit]

@@ -62,8 +62,9 @@ ngx_http_solgate_access_handler(ngx_http_request_t *r)
     ctx = ngx_http_get_module_ctx(r, ngx_http_solgate_module);
 
     if (ctx != NULL) {
-        /* phases re-run after the body was read */
-        return ctx->status;
+        /* phases re-run after the body was read, or as subrequests end */
+        return ctx->broadcasting ? ngx_http_solgate_broadcast_continue(r, ctx)
+                                 : ctx->status;
     }
 
     ctx = ngx_http_solgate_get_ctx(r);
@@ -125,6 +126,13 @@ ngx_http_solgate_body_handler(ngx_http_request_t *r)
     ctx = ngx_http_get_module_ctx(r, ngx_http_solgate_module);
 
     rc = ngx_http_solgate_route(r, ctx);
+
+    if (rc == NGX_AGAIN) {
+        /* broadcast: the phases run again as its subrequests end */
+        ctx->status = NGX_AGAIN;
+        r->write_event_handler = ngx_http_core_run_phases;
+        return;
+    }
 
     if (rc != NGX_DECLINED) {
         ngx_http_finalize_request(r, rc);
@@ -238,6 +246,7 @@ static ngx_int_t
 ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 {
     size_t                 len;
+    size_t                 n, targets[NGX_HTTP_SOLGATE_MAX_BROADCAST];
     u_char                *data;
     ngx_int_t              rc;
     sg_route_t             route;
@@ -276,6 +285,17 @@ ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         ngx_log_debug0(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
                        "solgate access handler: answered locally");
         return ngx_http_solgate_answer(r, ctx, &route);
+    }
+
+    if (sg_request_broadcast(ctx->rpc, (int64_t) ngx_current_msec, targets,
+                             NGX_HTTP_SOLGATE_MAX_BROADCAST, &n)
+        != SG_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (n > 0) {
+        return ngx_http_solgate_broadcast_start(r, ctx, targets, n);
     }
 
     if (route.body.len > 0) {

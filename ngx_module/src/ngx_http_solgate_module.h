@@ -152,6 +152,8 @@ typedef struct {
     unsigned                     answered:1;     /* we wrote the response */
     unsigned                     data_retry:1;   /* the last one lacked data */
     unsigned                     batch_split:1;  /* part of it goes upstream */
+    unsigned                     broadcasting:1; /* subrequests under way */
+    ngx_uint_t                   pending;        /* of them, not ended */
     unsigned                     peer_attempt:1; /* upstream is a region */
     unsigned                     block_served:1;
     unsigned                     rewrite_error:1;
@@ -287,6 +289,13 @@ ngx_int_t ngx_http_solgate_filter_init(ngx_conf_t *cf);
 ngx_int_t ngx_http_solgate_next_header_filter(ngx_http_request_t *r);
 ngx_int_t ngx_http_solgate_next_body_filter(ngx_http_request_t *r,
     ngx_chain_t *in);
+
+/* ngx_http_solgate_broadcast.c */
+#define NGX_HTTP_SOLGATE_MAX_BROADCAST  64
+ngx_int_t ngx_http_solgate_broadcast_start(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, size_t *targets, size_t n);
+ngx_int_t ngx_http_solgate_broadcast_continue(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
 
 /* ngx_http_solgate_batch.c */
 ngx_int_t ngx_http_solgate_batch_replace_body(ngx_http_request_t *r,

@@ -22,6 +22,8 @@ static char *ngx_http_solgate_set_zone(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_solgate_set_retry(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static char *ngx_http_solgate_set_broadcast(ngx_conf_t *cf,
+    ngx_command_t *cmd, void *conf);
 static char *ngx_http_solgate_add_upstream(ngx_conf_t *cf,
     ngx_command_t *cmd, void *conf);
 static ngx_int_t ngx_http_solgate_add_zone(ngx_conf_t *cf,
@@ -151,6 +153,13 @@ static ngx_command_t  ngx_http_solgate_network_commands[] = {
       0,
       0,
       &ngx_http_solgate_set_default_selector },
+
+    { ngx_string("broadcast"),
+      NGX_CONF_TAKE12,
+      ngx_http_solgate_set_broadcast,
+      0,
+      0,
+      NULL },
 
     { ngx_string("upstream"),
       NGX_CONF_2MORE,
@@ -322,6 +331,28 @@ ngx_http_solgate_set_word(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     rc = (*set)(network->core, ngx_http_solgate_sg_str(&value[1]), err,
                 sizeof(err));
+
+    return rc == SG_OK ? NGX_CONF_OK
+                       : ngx_http_solgate_conf_failed(cf, rc, err);
+}
+
+
+/* broadcast METHOD|METHOD... [to=N|all]: libcore checks and keeps it */
+static char *
+ngx_http_solgate_set_broadcast(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_solgate_network_t *network = conf;
+
+    int          rc;
+    char         err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    sg_str_t    *args;
+    ngx_uint_t   n;
+
+    if (ngx_http_solgate_conf_args(cf, 1, &args, &n) != NGX_CONF_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    rc = sg_network_set_broadcast(network->core, args, n, err, sizeof(err));
 
     return rc == SG_OK ? NGX_CONF_OK
                        : ngx_http_solgate_conf_failed(cf, rc, err);

@@ -158,6 +158,9 @@ SG_API int sg_network_set_default_selector(sg_network_t *net,
  * the directive's arguments after its name.  On SG_OK *info describes the
  * new upstream (strings owned by net); SG_INVALID with the message.
  */
+/* broadcast METHOD|METHOD... [to=N|all] */
+SG_API int sg_network_set_broadcast(sg_network_t *net, const sg_str_t *args,
+    size_t nargs, char *err, size_t err_size) SG_NOEXCEPT;
 SG_API int sg_network_add_upstream(sg_network_t *net, const sg_str_t *args,
     size_t nargs, sg_upstream_info_t *info, char *err, size_t err_size)
     SG_NOEXCEPT;
@@ -295,6 +298,20 @@ SG_API int sg_request_report(sg_request_t *req, const sg_attempt_end_t *end,
 SG_API void sg_request_finish(sg_request_t *req, unsigned http_status,
     int rpc_error, int64_t duration_ms) SG_NOEXCEPT;
 SG_API int sg_looks_like_rpc_error(const char *data, size_t len) SG_NOEXCEPT;
+
+/*
+ * broadcast: when the request is one call of a broadcast method, the
+ * upstreams (indices, up to cap) to send it to at once; *n is 0 for any
+ * other request.  Each attempt's end is reported with its whole answer;
+ * once all ended, the answer: the first success, else the first JSON-RPC
+ * error, else the all-failed one.
+ */
+SG_API int sg_request_broadcast(sg_request_t *req, int64_t now_ms,
+    size_t *targets, size_t cap, size_t *n) SG_NOEXCEPT;
+SG_API int sg_request_broadcast_report(sg_request_t *req, size_t upstream,
+    const sg_attempt_end_t *end, int64_t now_ms) SG_NOEXCEPT;
+SG_API int sg_request_broadcast_answer(sg_request_t *req, sg_route_t *out)
+    SG_NOEXCEPT;
 
 /* After a report with write_not_retried: HTTP 502 and one JSON-RPC error
  * per call saying so.  Fails closed. */

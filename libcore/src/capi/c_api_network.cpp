@@ -80,6 +80,16 @@ int sg_network_set_default_selector(sg_network_t* net, sg_str_t value,
                    &solgate::Network::SetDefaultSelector);
 }
 
+int sg_network_set_broadcast(sg_network_t* net, const sg_str_t* args,
+                             size_t nargs, char* err, size_t err_size) noexcept {
+    if (net == nullptr || (args == nullptr && nargs > 0)) {
+        return NullArgument(err, err_size);
+    }
+    return Configure(err, err_size, [&] {
+        return net->network.SetBroadcast(Views(args, nargs));
+    });
+}
+
 int sg_network_add_upstream(sg_network_t* net, const sg_str_t* args,
                             size_t nargs, sg_upstream_info_t* info, char* err,
                             size_t err_size) noexcept {

@@ -138,6 +138,53 @@ int sg_looks_like_rpc_error(const char* data, size_t len) noexcept {
     return solgate::LooksLikeRpcError(std::string_view(data, len)) ? 1 : 0;
 }
 
+int sg_request_broadcast(sg_request_t* req, int64_t now_ms, size_t* targets,
+                         size_t cap, size_t* n) noexcept {
+    if (req == nullptr || n == nullptr || (targets == nullptr && cap > 0)) {
+        return SG_INVALID;
+    }
+    *n = 0;
+    return Guard(SG_ERROR, [&] {
+        for (size_t upstream : req->request.BroadcastTargets(now_ms)) {
+            if (*n < cap) {
+                targets[(*n)++] = upstream;
+            }
+        }
+        return SG_OK;
+    });
+}
+
+int sg_request_broadcast_report(sg_request_t* req, size_t upstream,
+                                const sg_attempt_end_t* end,
+                                int64_t now_ms) noexcept {
+    if (req == nullptr || end == nullptr || req->request.network() == nullptr ||
+        upstream >= req->request.network()->size()) {
+        return SG_INVALID;
+    }
+    return Guard(SG_ERROR, [&] {
+        solgate::RoutedRequest::AttemptEnd e;
+        e.http_status = end->http_status;
+        e.timed_out = end->timed_out != 0;
+        e.connected = end->connected != 0;
+        e.retry_after = View(end->retry_after);
+        e.answer = View(end->answer);
+        return req->request.ReportBroadcast(upstream, e, now_ms) ? SG_OK
+                                                                 : SG_NONE;
+    });
+}
+
+int sg_request_broadcast_answer(sg_request_t* req, sg_route_t* out) noexcept {
+    if (req == nullptr || out == nullptr) {
+        return SG_INVALID;
+    }
+    return Guard(SG_ERROR, [&] {
+        solgate::RoutedRequest::Answer answer = req->request.BroadcastAnswer();
+        req->answer = std::move(answer.body);
+        *out = Answer(answer.http_status, req->answer);
+        return SG_OK;
+    });
+}
+
 int sg_request_write_answer(sg_request_t* req, sg_route_t* out) noexcept {
     if (req == nullptr || out == nullptr) {
         return SG_INVALID;

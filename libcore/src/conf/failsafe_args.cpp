@@ -39,4 +39,40 @@ std::optional<std::string> ParseRetryMissingData(
     return std::nullopt;
 }
 
+std::optional<std::string> ParseBroadcast(
+    const std::vector<std::string_view>& args, Broadcast* out) {
+    *out = Broadcast{};
+    if (args.empty() || args.size() > 2) {
+        return "\"broadcast\" takes methods and an optional \"to=\"";
+    }
+    if (auto bad = CheckMethods(args[0])) {
+        return "invalid methods " + Quoted(args[0]) + " in \"broadcast\": " +
+               std::string(*bad);
+    }
+    std::string_view rest = args[0];
+    while (!rest.empty()) {
+        size_t bar = rest.find('|');
+        out->methods.emplace_back(rest.substr(0, bar));
+        rest = bar == std::string_view::npos ? std::string_view()
+                                             : rest.substr(bar + 1);
+    }
+    if (args.size() == 2) {
+        auto to = OptionValue(args[1], "to=");
+        if (!to) {
+            return "invalid parameter " + Quoted(args[1]) +
+                   " in \"broadcast\", expected \"to=\"";
+        }
+        if (*to != "all") {
+            auto n = ParseCount(*to, 1, Broadcast::kMaxTo);
+            if (!n) {
+                return "invalid \"to=\" " + Quoted(*to) +
+                       " in \"broadcast\": must be \"all\" or a number "
+                       "from 1 to " + std::to_string(Broadcast::kMaxTo);
+            }
+            out->to = static_cast<uint32_t>(*n);
+        }
+    }
+    return std::nullopt;
+}
+
 }  // namespace solgate::conf

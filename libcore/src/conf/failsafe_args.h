@@ -28,4 +28,16 @@ struct RetryMissingData {
 std::optional<std::string> ParseRetryMissingData(
     const std::vector<std::string_view>& args, RetryMissingData* out);
 
+// `broadcast METHOD|METHOD... [to=N|all];`: a call of those methods goes
+// to N upstreams at once (0: all of them).
+struct Broadcast {
+    static constexpr uint32_t kMaxTo = 64;
+
+    std::vector<std::string> methods;   // names or globs
+    uint32_t to = 0;
+};
+
+std::optional<std::string> ParseBroadcast(
+    const std::vector<std::string_view>& args, Broadcast* out);
+
 }  // namespace solgate::conf

@@ -78,6 +78,18 @@ std::optional<std::string> Network::SetDefaultSelector(std::string_view text) {
     return std::nullopt;
 }
 
+std::optional<std::string> Network::SetBroadcast(
+    const std::vector<std::string_view>& args) {
+    if (broadcast_set_) {
+        return Duplicate("broadcast");
+    }
+    if (auto error = conf::ParseBroadcast(args, &settings_.broadcast)) {
+        return error;
+    }
+    broadcast_set_ = true;
+    return std::nullopt;
+}
+
 std::optional<std::string> Network::AddUpstreamArgs(
     const std::vector<std::string_view>& args, size_t* index) {
     auto check_new = [this](std::string_view id) -> std::optional<std::string> {

@@ -44,6 +44,8 @@ struct NetworkSettings {
     conf::RetryMissingData retry_missing_data;
     // A batch of more calls is refused here (0: no limit).
     uint64_t max_batch_size = SG_DEFAULT_MAX_BATCH_SIZE;
+    // Calls sent to several upstreams at once (broadcast).
+    conf::Broadcast broadcast;
     // use_upstream_default: the selector of requests that send none.
     std::string default_selector;
     // Cube Runner serves blocks for this network: the poller also learns
@@ -132,6 +134,8 @@ public:
     std::optional<std::string> SetCluster(std::string_view name);
     std::optional<std::string> SetCommitment(std::string_view level);
     std::optional<std::string> SetDefaultSelector(std::string_view text);
+    std::optional<std::string> SetBroadcast(
+        const std::vector<std::string_view>& args);
     // upstream ID URL [options]; *index is the new upstream's.
     std::optional<std::string> AddUpstreamArgs(
         const std::vector<std::string_view>& args, size_t* index);
@@ -292,6 +296,7 @@ private:
     bool cluster_set_ = false;
     bool commitment_set_ = false;
     bool default_selector_set_ = false;
+    bool broadcast_set_ = false;
     BlockService* blocks_ = nullptr;
     // Per process: copied into each worker at fork.
     mutable std::optional<int64_t> all_cordoned_warned_ms_;

@@ -6,6 +6,7 @@
 #include "json/json_writer.h"
 #include "routing/request_metrics.h"
 #include "rpc/answers.h"
+#include "routing/selector.h"
 #include "rpc/rpc_errors.h"
 
 namespace solgate {
@@ -93,6 +94,64 @@ RoutedRequest::AttemptReport RoutedRequest::Report(const AttemptEnd& end,
             .fetch_add(1, std::memory_order_relaxed);
     }
     return report;
+}
+
+std::vector<size_t> RoutedRequest::BroadcastTargets(int64_t now_ms) {
+    std::vector<size_t> targets;
+    const conf::Broadcast& policy =
+        network_ != nullptr ? network_->settings().broadcast
+                            : conf::Broadcast{};
+    if (policy.methods.empty() || parsed_.shape != RpcRequest::Shape::kSingle) {
+        return targets;
+    }
+    const std::string& method = parsed_.calls[0].method;
+    bool listed = std::any_of(
+        policy.methods.begin(), policy.methods.end(),
+        [&](const std::string& glob) { return GlobMatch(glob, method); });
+    if (!listed) {
+        return targets;
+    }
+    size_t want = policy.to == 0 ? network_->size() : policy.to;
+    while (targets.size() < want) {
+        auto attempt = NextAttempt(now_ms);
+        if (!attempt ||
+            (attempt->tier == CandidateTier::kCordoned && !targets.empty())) {
+            break;
+        }
+        targets.push_back(attempt->upstream);
+    }
+    return targets;
+}
+
+bool RoutedRequest::ReportBroadcast(size_t upstream, const AttemptEnd& end,
+                                    int64_t now_ms) {
+    AttemptOutcome outcome =
+        ClassifyAttempt(end.http_status, end.timed_out, end.retry_after);
+    network_->ReportAttempt(upstream, outcome, now_ms);
+    if (end.http_status != 200 || end.answer.empty()) {
+        return false;
+    }
+    if (LooksLikeRpcError(end.answer)) {
+        if (broadcast_error_.empty()) {
+            broadcast_error_ = std::string(end.answer);
+        }
+        return false;
+    }
+    if (broadcast_success_.empty()) {
+        broadcast_success_ = std::string(end.answer);
+        upstream_ = upstream;   // the request counts as answered by it
+    }
+    return true;
+}
+
+RoutedRequest::Answer RoutedRequest::BroadcastAnswer() const {
+    if (!broadcast_success_.empty()) {
+        return {200, broadcast_success_};
+    }
+    if (!broadcast_error_.empty()) {
+        return {200, broadcast_error_};
+    }
+    return {kAllFailedHttpStatus, AllFailedAnswer()};
 }
 
 // Only a single read: a batch's answers are the client's to judge per

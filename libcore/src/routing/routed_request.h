@@ -84,6 +84,22 @@ public:
     // The answer for a write_not_retried report.
     std::string WriteNotRetriedAnswer(const AttemptReport& report) const;
 
+    // broadcast: when the request is one call of a broadcast method, the
+    // upstreams to send it to at once (best first, at most to=, cordoned
+    // ones only when no other is left); empty otherwise. Once, after Route.
+    std::vector<size_t> BroadcastTargets(int64_t now_ms);
+    // How the attempt on `upstream` ended; whether it was a success (HTTP
+    // 200 and a result). The first success is the answer.
+    bool ReportBroadcast(size_t upstream, const AttemptEnd& end,
+                         int64_t now_ms);
+    // The answer once every attempt ended: the first success, else the
+    // first JSON-RPC error an upstream answered, else AllFailedAnswer.
+    struct Answer {
+        unsigned http_status = 200;
+        std::string body;
+    };
+    Answer BroadcastAnswer() const;
+
     // The upstream of the current attempt, if one was picked.
     std::optional<size_t> upstream() const { return upstream_; }
     size_t attempts() const { return attempts_; }
@@ -123,6 +139,8 @@ private:
     uint32_t data_retries_ = 0;
     std::optional<uint64_t> holding_slot_;
     std::vector<BatchMerger::Slot> merge_;
+    std::string broadcast_success_;
+    std::string broadcast_error_;
     std::string kept_answer_;
     int kept_rank_ = 0;  // 2: missing data, 1: skipped slot, 0: none
 };

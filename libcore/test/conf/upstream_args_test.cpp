@@ -157,5 +157,22 @@ TEST(FailsafeArgs, RetryMissingData) {
               "expected \"attempts=\" or \"delay=\"");
 }
 
+TEST(FailsafeArgs, Broadcast) {
+    Broadcast b;
+    EXPECT_FALSE(ParseBroadcast({"sendTransaction|requestAirdrop"}, &b));
+    EXPECT_EQ(b.methods, (std::vector<std::string>{"sendTransaction",
+                                                   "requestAirdrop"}));
+    EXPECT_EQ(b.to, 0u);
+    EXPECT_FALSE(ParseBroadcast({"sendTransaction", "to=all"}, &b));
+    EXPECT_EQ(b.to, 0u);
+    EXPECT_FALSE(ParseBroadcast({"send*", "to=3"}, &b));
+    EXPECT_EQ(b.to, 3u);
+    EXPECT_EQ(ParseBroadcast({"sendTransaction", "to=0"}, &b),
+              "invalid \"to=\" \"0\" in \"broadcast\": must be \"all\" or a "
+              "number from 1 to 64");
+    EXPECT_EQ(ParseBroadcast({"sendTransaction", "n=2"}, &b),
+              "invalid parameter \"n=2\" in \"broadcast\", expected \"to=\"");
+}
+
 }  // namespace
 }  // namespace solgate::conf
