@@ -252,6 +252,9 @@ cmp_ok(sim_client_calls($Ports[0], 'getSlot'), '>=', 1, 'sim-a answered some of 
 --- check
 is(join(' ', map { sim_client_calls($_, 'sendTransaction') } @Ports), '1 1 1',
    'each node got the transaction once');
+my ($ok, $text) = (0, metrics_text());
+$ok += $1 while $text =~ /^solgate_broadcast_attempts_total\{network="bcast",upstream="sim-[abc]",outcome="ok"\} (\d+)$/mg;
+is($ok, 3, 'metric: three broadcast attempts answered a result');
 
 
 

@@ -128,11 +128,14 @@ bool RoutedRequest::ReportBroadcast(size_t upstream, const AttemptEnd& end,
     AttemptOutcome outcome =
         ClassifyAttempt(end.http_status, end.timed_out, end.retry_after);
     network_->ReportAttempt(upstream, outcome, now_ms);
-    if (end.http_status != 200 || end.answer.empty()) {
-        return false;
-    }
-    if (LooksLikeRpcError(end.answer)) {
-        if (broadcast_error_.empty()) {
+    bool success = end.http_status == 200 && !end.answer.empty() &&
+                   !LooksLikeRpcError(end.answer);
+    network_->host(upstream)
+        .broadcasts[success ? 0 : 1]
+        .fetch_add(1, std::memory_order_relaxed);
+    if (!success) {
+        if (end.http_status == 200 && !end.answer.empty() &&
+            broadcast_error_.empty()) {
             broadcast_error_ = std::string(end.answer);
         }
         return false;

@@ -167,6 +167,9 @@ void UpstreamRecord::Reset(std::string_view new_id) {
     for (size_t c = 0; c < kAttemptCauses; c++) {
         host.failovers[c].store(0);
     }
+    for (auto& count : host.broadcasts) {
+        count.store(0);
+    }
     size_t n = std::min(new_id.size(), kIdCapacity - 1);
     std::memcpy(id, new_id.data(), n);
     id[n] = '\0';

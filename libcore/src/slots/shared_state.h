@@ -80,6 +80,8 @@ struct UpstreamHostRecord {
     std::atomic<uint64_t> latency_sum_ms[kMethodClasses];
     // Attempts on it that failed and were failed over, by AttemptCause.
     std::atomic<uint64_t> failovers[kAttemptCauses];
+    // broadcast attempts sent to it: [0] answered a result, [1] did not.
+    std::atomic<uint64_t> broadcasts[2];
 };
 
 // One upstream in the network's zone: the shared state the stores of
@@ -183,7 +185,7 @@ struct NetworkHostCounters {
 
 struct NetworkShared {
     static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
-    static constexpr uint32_t kLayout = 9;
+    static constexpr uint32_t kLayout = 10;
 
     uint32_t magic;
     uint32_t layout;

@@ -153,6 +153,19 @@ void AppendFailoverSamples(std::string& out, std::string_view name,
     }
 }
 
+void AppendBroadcastSamples(std::string& out, std::string_view name,
+                            const Network& network, int64_t) {
+    for (size_t i = 0; i < network.size(); i++) {
+        for (size_t k = 0; k < 2; k++) {
+            AppendSample(out, name,
+                         {{"network", network.name()},
+                          {"upstream", network.upstream(i).id},
+                          {"outcome", k == 0 ? "ok" : "failed"}},
+                         ReadCounter(network.host(i).broadcasts[k]));
+        }
+    }
+}
+
 void AppendRetrySamples(std::string& out, std::string_view name,
                         const Network& network, int64_t) {
     for (size_t r = 1; r < kRetryReasons; r++) {   // 0 is "none"
@@ -350,6 +363,10 @@ const std::vector<MetricFamily>& NetworkFamilies() {
          "Attempts on the upstream that failed and were retried elsewhere, "
          "by cause (transport, timeout, http_429, http_5xx, node_behind).",
          AppendFailoverSamples},
+        {"solgate_broadcast_attempts_total", "counter",
+         "broadcast attempts sent to the upstream, by outcome (ok: a "
+         "result; failed: an error, an HTTP failure or no answer).",
+         AppendBroadcastSamples},
         {"solgate_retries_total", "counter",
          "Calls asked of another upstream because one lacked the data, by "
          "reason (missing_data, skipped_slot): retry_missing_data.",

@@ -436,6 +436,8 @@ TEST(RoutedRequest, ABroadcastGoesToSeveralAndAnswersTheFirstSuccess) {
     EXPECT_TRUE(req.ReportBroadcast(targets[1], ok, 0));
     EXPECT_EQ(req.BroadcastAnswer().body, ok.answer);
     EXPECT_EQ(req.BroadcastAnswer().http_status, 200u);
+    EXPECT_EQ(t.network.host(targets[0]).broadcasts[1].load(), 1u);
+    EXPECT_EQ(t.network.host(targets[1]).broadcasts[0].load(), 1u);
 
     // not a broadcast method: no targets
     RoutedRequest read(Parse(kGetSlot));

@@ -164,7 +164,7 @@ TEST(StatusRenderMetrics, OneHelpAndTypePerFamilyWithTwoNetworks) {
             EXPECT_EQ(closed.count(MetricName(line)), 0u) << line;
         }
     }
-    EXPECT_EQ(helped.size(), 52u);  // 30 + Cube Runner's 22
+    EXPECT_EQ(helped.size(), 53u);  // 31 + Cube Runner's 22
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot"
                            "{network=\"devnet\",upstream=\"up-0\"} 0"));
     EXPECT_TRUE(HasLine(m, "solgate_network_indexed_tip_slot"
@@ -202,6 +202,7 @@ TEST(StatusRenderMetrics, FamiliesInFixedOrder) {
                          "solgate_requests_total counter",
                          "solgate_request_duration_seconds histogram",
                          "solgate_failovers_total counter",
+                         "solgate_broadcast_attempts_total counter",
                          "solgate_retries_total counter",
                          "solgate_requests_uncounted_total counter",
                          "solgate_network_getslot_corrections_total counter",
@@ -266,11 +267,12 @@ TEST(StatusRenderMetrics, EveryLineFollowsTheTextFormat) {
             samples++;
         }
     }
-    // Per upstream: 16 single-sample families, 2 x 5 poll methods and 5
-    // failover causes; per network: 2 retry reasons, the uncounted
+    // Per upstream: 16 single-sample families, 2 x 5 poll methods, 5
+    // failover causes and 2 broadcast outcomes; per network: 2 retry
+    // reasons, the uncounted
     // requests, 3 counters, 3 lane families x 2 axes for lane "all" (no
     // group lanes formed) and the indexed tip.
-    EXPECT_EQ(samples, 4u * (16 + 2 * kPollMethodCount + 5) + 2u * 13);
+    EXPECT_EQ(samples, 4u * (16 + 2 * kPollMethodCount + 5 + 2) + 2u * 13);
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot{network=\"mainnet\","
                            "upstream=\"up-0\"} 18446744073709551615"));
 }

@@ -392,6 +392,14 @@ solgate_failovers_total{network="devnet",upstream="up-0",cause="timeout"} 0
 solgate_failovers_total{network="devnet",upstream="up-0",cause="http_429"} 0
 solgate_failovers_total{network="devnet",upstream="up-0",cause="http_5xx"} 0
 solgate_failovers_total{network="devnet",upstream="up-0",cause="node_behind"} 0
+# HELP solgate_broadcast_attempts_total broadcast attempts sent to the upstream, by outcome (ok: a result; failed: an error, an HTTP failure or no answer).
+# TYPE solgate_broadcast_attempts_total counter
+solgate_broadcast_attempts_total{network="mainnet",upstream="up-0",outcome="ok"} 0
+solgate_broadcast_attempts_total{network="mainnet",upstream="up-0",outcome="failed"} 0
+solgate_broadcast_attempts_total{network="mainnet",upstream="up-1",outcome="ok"} 0
+solgate_broadcast_attempts_total{network="mainnet",upstream="up-1",outcome="failed"} 0
+solgate_broadcast_attempts_total{network="devnet",upstream="up-0",outcome="ok"} 0
+solgate_broadcast_attempts_total{network="devnet",upstream="up-0",outcome="failed"} 0
 # HELP solgate_retries_total Calls asked of another upstream because one lacked the data, by reason (missing_data, skipped_slot): retry_missing_data.
 # TYPE solgate_retries_total counter
 solgate_retries_total{network="mainnet",reason="missing_data"} 0
