@@ -33,8 +33,6 @@ static ngx_int_t ngx_http_solgate_reject_method(ngx_http_request_t *r,
 static ngx_int_t ngx_http_solgate_selector_sources(ngx_http_request_t *r,
     sg_selector_sources_t *sources);
 static ngx_uint_t ngx_http_solgate_last_status(ngx_http_request_t *r);
-static ngx_http_upstream_state_t *ngx_http_solgate_last_state(
-    ngx_http_request_t *r);
 static sg_str_t ngx_http_solgate_whole_answer(ngx_http_upstream_t *u);
 static u_char *ngx_http_solgate_log_error(ngx_http_request_t *r,
     ngx_http_request_t *sr, u_char *buf, size_t len);
@@ -476,7 +474,7 @@ ngx_http_solgate_selector_sources(ngx_http_request_t *r,
 
 
 /* The state proxy recorded for the last upstream attempt, or NULL. */
-static ngx_http_upstream_state_t *
+ngx_http_upstream_state_t *
 ngx_http_solgate_last_state(ngx_http_request_t *r)
 {
     ngx_http_upstream_state_t  *state;

@@ -130,11 +130,7 @@ ngx_http_solgate_broadcast_done(ngx_http_request_t *sr, void *data,
         end.http_status = (unsigned) u->headers_in.status_n;
     }
 
-    state = NULL;
-    if (sr->upstream_states != NULL && sr->upstream_states->nelts > 0) {
-        state = sr->upstream_states->elts;
-        state += sr->upstream_states->nelts - 1;
-    }
+    state = ngx_http_solgate_last_state(sr);
 
     if (state != NULL && state->header_time == (ngx_msec_t) -1) {
         end.timed_out = rc == NGX_HTTP_GATEWAY_TIME_OUT;

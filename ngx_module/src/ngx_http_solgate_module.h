@@ -273,6 +273,7 @@ ngx_int_t ngx_http_solgate_access_handler(ngx_http_request_t *r);
 ngx_int_t ngx_http_solgate_log_handler(ngx_http_request_t *r);
 ngx_int_t ngx_http_solgate_report_attempt(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
+ngx_http_upstream_state_t *ngx_http_solgate_last_state(ngx_http_request_t *r);
 
 /* ngx_http_solgate_blocks_serve.c */
 ngx_int_t ngx_http_solgate_blocks_route(ngx_http_request_t *r,

@@ -21,6 +21,17 @@ sg_route_t Answer(unsigned status, const std::string& body) {
     return sg_route_t{SG_ROUTE_ANSWER, status, ToStr(body)};
 }
 
+// An attempt's end as the glue reports it (the views point into its data).
+solgate::RoutedRequest::AttemptEnd AttemptEndOf(const sg_attempt_end_t& end) {
+    solgate::RoutedRequest::AttemptEnd e;
+    e.http_status = end.http_status;
+    e.timed_out = end.timed_out != 0;
+    e.connected = end.connected != 0;
+    e.retry_after = View(end.retry_after);
+    e.answer = View(end.answer);
+    return e;
+}
+
 // Said when even the answer could not be built.
 constexpr std::string_view kInternalErrorBody =
     R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":null})";
@@ -90,12 +101,7 @@ int sg_request_report(sg_request_t* req, const sg_attempt_end_t* end,
     }
     *out = sg_attempt_report_t{};
     return Guard(SG_ERROR, [&] {
-        solgate::RoutedRequest::AttemptEnd e;
-        e.http_status = end->http_status;
-        e.timed_out = end->timed_out != 0;
-        e.connected = end->connected != 0;
-        e.retry_after = View(end->retry_after);
-        e.answer = View(end->answer);
+        solgate::RoutedRequest::AttemptEnd e = AttemptEndOf(*end);
         solgate::RoutedRequest::AttemptReport report =
             req->request.Report(e, now_ms);
         using Retry = solgate::RoutedRequest::Retry;
@@ -162,12 +168,7 @@ int sg_request_broadcast_report(sg_request_t* req, size_t upstream,
         return SG_INVALID;
     }
     return Guard(SG_ERROR, [&] {
-        solgate::RoutedRequest::AttemptEnd e;
-        e.http_status = end->http_status;
-        e.timed_out = end->timed_out != 0;
-        e.connected = end->connected != 0;
-        e.retry_after = View(end->retry_after);
-        e.answer = View(end->answer);
+        solgate::RoutedRequest::AttemptEnd e = AttemptEndOf(*end);
         return req->request.ReportBroadcast(upstream, e, now_ms) ? SG_OK
                                                                  : SG_NONE;
     });

@@ -807,7 +807,7 @@ RpcResult RpcEngine::get_block_time(yajl_val params) {
         return RpcResult::fail(-32007, "Slot " + slot_text + " was skipped, or missing due to ledger jump to recent snapshot");
     }
     std::string v;
-    json_append_i64(v, (cfg_.anchor_ms + static_cast<int64_t>(slot * cfg_.slot_ms)) / 1000);
+    json_append_i64(v, chain_.block_time(slot));
     return RpcResult::value(v);
 }
 
@@ -865,7 +865,7 @@ RpcResult RpcEngine::get_signatures_for_address(yajl_val params) {
         slot = chain_.latest_produced(slot > 40 ? slot - 1 - hash3(cfg_.seed, address, i) % 40 : 0);
         if (i != 0) v += ",";
         v += "{\"blockTime\":";
-        json_append_i64(v, (cfg_.anchor_ms + static_cast<int64_t>(slot * cfg_.slot_ms)) / 1000);
+        json_append_i64(v, chain_.block_time(slot));
         v += ",\"confirmationStatus\":\"finalized\",\"err\":null,\"memo\":null,\"signature\":";
         v += json_quote(synthetic_signature(cfg_.seed, address, slot));
         v += ",\"slot\":";
@@ -891,7 +891,7 @@ RpcResult RpcEngine::get_transaction(yajl_val params) {
     const Key& payer = wallets[(h >> 16) % wallets.size()];
     const Key& recipient = wallets[(h >> 24) % wallets.size()];
     std::string v = "{\"blockTime\":";
-    json_append_i64(v, (cfg_.anchor_ms + static_cast<int64_t>(slot * cfg_.slot_ms)) / 1000);
+    json_append_i64(v, chain_.block_time(slot));
     v += ",\"meta\":{\"computeUnitsConsumed\":150,\"err\":null,\"fee\":5000,"
          "\"innerInstructions\":[],\"loadedAddresses\":{\"readonly\":[],\"writable\":[]},"
          "\"logMessages\":[\"Program 11111111111111111111111111111111 invoke [1]\","
