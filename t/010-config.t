@@ -711,3 +711,49 @@ POST /
 like(Test::Nginx::Util::read_startup_stderr(),
      qr/\[warn\] .*upstream "a" names "getBalanse", "sendTransacton", which Solgate does not know as Solana methods \(a typo keeps every such call from the upstream\) in \S+nginx\.conf:\d+/,
      'nginx warns at start, naming the names, the file and the line');
+
+
+
+=== TEST 53: consensus and hedge words are checked, with the file and line
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; consensus getBlock participants=2 agreement=3; }
+--- config
+--- must_die
+--- error_log eval
+qr/"agreement=3" in "consensus" is more than its 2 participants in \S+nginx\.conf:\d+/
+
+
+
+=== TEST 54: hedge never sends a write twice
+--- http_config
+    solgate_network_defaults { hedge getBalance|sendTransaction after=50ms; }
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log eval
+qr/"hedge" never sends sendTransaction twice: a write is not hedged \(see "broadcast"\) in \S+nginx\.conf:\d+/
+
+
+
+=== TEST 55: a policy given twice in one block is refused
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; hedge getBalance; hedge getSlot; }
+--- config
+--- must_die
+--- error_log eval
+qr/"hedge" directive is duplicate in \S+nginx\.conf:\d+/
+
+
+
+=== TEST 56: each policy of solgate_network_defaults reaches every network that does not set it
+--- http_config
+    solgate_network_defaults { consensus getBalance participants=2 agreement=2; hedge getAccountInfo after=200ms; }
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+    solgate_network devnet { cluster devnet; upstream b http://127.0.0.1:2; hedge getSlot; }
+--- config
+    location /solgate/ { solgate_admin; }
+--- request
+GET /solgate/state
+--- response_body_like: "consensus":\{"methods":\["getBalance"\],"participants":2,"agreement":2,"dispute":"error"\},"hedge":\{"methods":\["getAccountInfo"\],"after_ms":200,"max":1\}.*"name":"devnet".*"consensus":\{"methods":\["getBalance"\],.*"hedge":\{"methods":\["getSlot"\],"after_ms":100,"max":1\}
+--- no_error_log
+[emerg]

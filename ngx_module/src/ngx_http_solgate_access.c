@@ -61,8 +61,8 @@ ngx_http_solgate_access_handler(ngx_http_request_t *r)
 
     if (ctx != NULL) {
         /* phases re-run after the body was read, or as subrequests end */
-        return ctx->broadcasting ? ngx_http_solgate_broadcast_continue(r, ctx)
-                                 : ctx->status;
+        return ctx->fanout != NULL ? ngx_http_solgate_fanout_continue(r, ctx)
+                                   : ctx->status;
     }
 
     ctx = ngx_http_solgate_get_ctx(r);
@@ -126,7 +126,7 @@ ngx_http_solgate_body_handler(ngx_http_request_t *r)
     rc = ngx_http_solgate_route(r, ctx);
 
     if (rc == NGX_AGAIN) {
-        /* broadcast: the phases run again as its subrequests end */
+        /* fan-out: the phases run again as its subrequests end */
         ctx->status = NGX_AGAIN;
         r->write_event_handler = ngx_http_core_run_phases;
         return;
@@ -244,7 +244,8 @@ static ngx_int_t
 ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 {
     size_t                 len;
-    size_t                 n, targets[NGX_HTTP_SOLGATE_MAX_BROADCAST];
+    size_t                 targets[NGX_HTTP_SOLGATE_MAX_FANOUT];
+    sg_fanout_t            fanout;
     u_char                *data;
     ngx_int_t              rc;
     sg_route_t             route;
@@ -285,15 +286,15 @@ ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         return ngx_http_solgate_answer(r, ctx, &route);
     }
 
-    if (sg_request_broadcast(ctx->rpc, (int64_t) ngx_current_msec, targets,
-                             NGX_HTTP_SOLGATE_MAX_BROADCAST, &n)
+    if (sg_request_fanout(ctx->rpc, (int64_t) ngx_current_msec, targets,
+                          NGX_HTTP_SOLGATE_MAX_FANOUT, &fanout)
         != SG_OK)
     {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (n > 0) {
-        return ngx_http_solgate_broadcast_start(r, ctx, targets, n);
+    if (fanout.kind != SG_FANOUT_NONE) {
+        return ngx_http_solgate_fanout_start(r, ctx, &fanout, targets);
     }
 
     if (route.body.len > 0) {

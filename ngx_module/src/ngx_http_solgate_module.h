@@ -57,6 +57,14 @@ typedef struct {
  * solgate_network_defaults, then libcore's default; an explicit "off" or 0
  * is a value and is kept.
  */
+/* broadcast, consensus, hedge: their words, checked, handed to libcore */
+#define NGX_HTTP_SOLGATE_POLICIES  3
+
+typedef struct {
+    sg_str_t                    *args;      /* NULL: not given */
+    ngx_uint_t                   n;
+} ngx_http_solgate_policy_args_t;
+
 typedef struct {
     ngx_msec_t                   debounce;
     ngx_int_t                    max_finalized_slot_lag;
@@ -67,6 +75,7 @@ typedef struct {
     ngx_uint_t                   retry_attempts;
     ngx_msec_t                   retry_delay;
     ngx_int_t                    max_batch_size;
+    ngx_http_solgate_policy_args_t  policies[NGX_HTTP_SOLGATE_POLICIES];
 } ngx_http_solgate_settings_t;
 
 
@@ -128,6 +137,8 @@ typedef struct {
 } ngx_http_solgate_loc_conf_t;
 
 
+typedef struct ngx_http_solgate_fanout_s  ngx_http_solgate_fanout_t;
+
 /*
  * Per-request state.  It must survive the internal redirect to the retry
  * location, which clears r->ctx, so it is found again through its pool
@@ -146,14 +157,14 @@ typedef struct {
     sg_merge_t                  *merge;     /* a batch sent in part */
     ngx_chain_t                 *held;      /* getSlot answer being read */
 
+    ngx_http_solgate_fanout_t   *fanout;    /* subrequests under way */
+
     sg_block_call_t             *block_call;     /* Cube Runner's call */
     sg_capture_t                *capture;        /* copy into the cache */
 
     unsigned                     answered:1;     /* we wrote the response */
     unsigned                     data_retry:1;   /* the last one lacked data */
     unsigned                     batch_split:1;  /* part of it goes upstream */
-    unsigned                     broadcasting:1; /* subrequests under way */
-    ngx_uint_t                   pending;        /* of them, not ended */
     unsigned                     peer_attempt:1; /* upstream is a region */
     unsigned                     block_served:1;
     unsigned                     rewrite_error:1;
@@ -291,11 +302,11 @@ ngx_int_t ngx_http_solgate_next_header_filter(ngx_http_request_t *r);
 ngx_int_t ngx_http_solgate_next_body_filter(ngx_http_request_t *r,
     ngx_chain_t *in);
 
-/* ngx_http_solgate_broadcast.c */
-#define NGX_HTTP_SOLGATE_MAX_BROADCAST  64
-ngx_int_t ngx_http_solgate_broadcast_start(ngx_http_request_t *r,
-    ngx_http_solgate_ctx_t *ctx, size_t *targets, size_t n);
-ngx_int_t ngx_http_solgate_broadcast_continue(ngx_http_request_t *r,
+/* ngx_http_solgate_fanout.c */
+#define NGX_HTTP_SOLGATE_MAX_FANOUT  64
+ngx_int_t ngx_http_solgate_fanout_start(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, const sg_fanout_t *plan, size_t *targets);
+ngx_int_t ngx_http_solgate_fanout_continue(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 
 /* ngx_http_solgate_batch.c */

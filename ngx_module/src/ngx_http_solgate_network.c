@@ -22,8 +22,11 @@ static char *ngx_http_solgate_set_zone(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_solgate_set_retry(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
-static char *ngx_http_solgate_set_broadcast(ngx_conf_t *cf,
-    ngx_command_t *cmd, void *conf);
+static char *ngx_http_solgate_set_policy(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static ngx_int_t ngx_http_solgate_apply_policies(ngx_conf_t *cf,
+    ngx_http_solgate_network_t *network, ngx_http_solgate_settings_t *s,
+    ngx_http_solgate_settings_t *d);
 static char *ngx_http_solgate_add_upstream(ngx_conf_t *cf,
     ngx_command_t *cmd, void *conf);
 static ngx_int_t ngx_http_solgate_add_zone(ngx_conf_t *cf,
@@ -121,6 +124,27 @@ static ngx_http_solgate_core_set_pt  ngx_http_solgate_set_default_selector =
       ngx_http_solgate_set_retry,                                            \
       0,                                                                     \
       (base),                                                                \
+      NULL },                                                                \
+                                                                             \
+    { ngx_string("broadcast"),                                               \
+      NGX_CONF_1MORE,                                                        \
+      ngx_http_solgate_set_policy,                                           \
+      0,                                                                     \
+      (base),                                                                \
+      NULL },                                                                \
+                                                                             \
+    { ngx_string("consensus"),                                               \
+      NGX_CONF_1MORE,                                                        \
+      ngx_http_solgate_set_policy,                                           \
+      0,                                                                     \
+      (base),                                                                \
+      NULL },                                                                \
+                                                                             \
+    { ngx_string("hedge"),                                                   \
+      NGX_CONF_1MORE,                                                        \
+      ngx_http_solgate_set_policy,                                           \
+      0,                                                                     \
+      (base),                                                                \
       NULL }
 
 
@@ -153,13 +177,6 @@ static ngx_command_t  ngx_http_solgate_network_commands[] = {
       0,
       0,
       &ngx_http_solgate_set_default_selector },
-
-    { ngx_string("broadcast"),
-      NGX_CONF_TAKE12,
-      ngx_http_solgate_set_broadcast,
-      0,
-      0,
-      NULL },
 
     { ngx_string("upstream"),
       NGX_CONF_2MORE,
@@ -195,6 +212,7 @@ ngx_http_solgate_init_settings(ngx_http_solgate_settings_t *settings)
     settings->retry_attempts = NGX_CONF_UNSET_UINT;
     settings->retry_delay = NGX_CONF_UNSET_MSEC;
     settings->max_batch_size = NGX_CONF_UNSET;
+    ngx_memzero(settings->policies, sizeof(settings->policies));
 }
 
 
@@ -337,25 +355,95 @@ ngx_http_solgate_set_word(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 }
 
 
-/* broadcast METHOD|METHOD... [to=N|all]: libcore checks and keeps it */
-static char *
-ngx_http_solgate_set_broadcast(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
-{
-    ngx_http_solgate_network_t *network = conf;
+/* the policies' names, in the order of settings->policies */
+static ngx_str_t  ngx_http_solgate_policy_names[NGX_HTTP_SOLGATE_POLICIES] = {
+    ngx_string("broadcast"),
+    ngx_string("consensus"),
+    ngx_string("hedge")
+};
 
-    int          rc;
-    char         err[NGX_HTTP_SOLGATE_ERR_SIZE];
-    sg_str_t    *args;
-    ngx_uint_t   n;
+
+/*
+ * broadcast, consensus, hedge METHOD|METHOD... [options]: libcore checks
+ * the words here (so a defaults block's mistake is named at its line);
+ * they reach the network when its settings are merged.
+ */
+static char *
+ngx_http_solgate_set_policy(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    int                              rc;
+    char                             err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    sg_str_t                        *args;
+    ngx_uint_t                       i, n;
+    ngx_http_solgate_settings_t     *s;
+    ngx_http_solgate_policy_args_t  *policy;
+
+    s = (ngx_http_solgate_settings_t *) ((char *) conf + cmd->offset);
+
+    for (i = 0; i < NGX_HTTP_SOLGATE_POLICIES; i++) {
+        if (ngx_strcmp(ngx_http_solgate_policy_names[i].data, cmd->name.data)
+            == 0)
+        {
+            break;
+        }
+    }
+
+    if (i == NGX_HTTP_SOLGATE_POLICIES) {
+        return "is not a policy";
+    }
+
+    policy = &s->policies[i];
+
+    if (policy->args != NULL) {
+        return "is duplicate";
+    }
 
     if (ngx_http_solgate_conf_args(cf, 1, &args, &n) != NGX_CONF_OK) {
         return NGX_CONF_ERROR;
     }
 
-    rc = sg_network_set_broadcast(network->core, args, n, err, sizeof(err));
+    rc = sg_check_policy(ngx_http_solgate_sg_str(&cmd->name), args, n, err,
+                         sizeof(err));
+    if (rc != SG_OK) {
+        return ngx_http_solgate_conf_failed(cf, rc, err);
+    }
 
-    return rc == SG_OK ? NGX_CONF_OK
-                       : ngx_http_solgate_conf_failed(cf, rc, err);
+    policy->args = args;
+    policy->n = n;
+
+    return NGX_CONF_OK;
+}
+
+
+/* The network's own policies, else those of solgate_network_defaults. */
+static ngx_int_t
+ngx_http_solgate_apply_policies(ngx_conf_t *cf,
+    ngx_http_solgate_network_t *network, ngx_http_solgate_settings_t *s,
+    ngx_http_solgate_settings_t *d)
+{
+    int                              rc;
+    char                             err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    ngx_uint_t                       i;
+    ngx_http_solgate_policy_args_t  *policy;
+
+    for (i = 0; i < NGX_HTTP_SOLGATE_POLICIES; i++) {
+        policy = s->policies[i].args != NULL ? &s->policies[i]
+                                             : &d->policies[i];
+        if (policy->args == NULL) {
+            continue;
+        }
+
+        rc = sg_network_set_policy(network->core,
+                 ngx_http_solgate_sg_str(&ngx_http_solgate_policy_names[i]),
+                 policy->args, policy->n, err, sizeof(err));
+        if (rc != SG_OK) {
+            ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "%s in %V:%ui", err,
+                          &network->at.file, network->at.line);
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
 }
 
 
@@ -591,6 +679,10 @@ ngx_http_solgate_build_core(ngx_conf_t *cf,
     merged.retry_attempts = (uint32_t) s->retry_attempts;
     merged.retry_delay_ms = (uint32_t) s->retry_delay;
     merged.max_batch_size = s->max_batch_size;
+
+    if (ngx_http_solgate_apply_policies(cf, network, s, d) != NGX_OK) {
+        return NGX_ERROR;
+    }
 
     rc = sg_network_configure(network->core, &merged, err, sizeof(err));
     if (rc != SG_OK) {

@@ -158,8 +158,16 @@ SG_API int sg_network_set_default_selector(sg_network_t *net,
  * the directive's arguments after its name.  On SG_OK *info describes the
  * new upstream (strings owned by net); SG_INVALID with the message.
  */
-/* broadcast METHOD|METHOD... [to=N|all] */
-SG_API int sg_network_set_broadcast(sg_network_t *net, const sg_str_t *args,
+/*
+ * A failsafe policy: "broadcast" (METHOD|METHOD... [to=N|all]),
+ * "consensus" (METHOD|METHOD... [participants=N] [agreement=M]
+ * [dispute=error|most_common]) or "hedge" (METHOD|METHOD... [after=TIME]
+ * [max=N]).  sg_check_policy only checks the words (a defaults block's).
+ */
+SG_API int sg_network_set_policy(sg_network_t *net, sg_str_t policy,
+    const sg_str_t *args, size_t nargs, char *err, size_t err_size)
+    SG_NOEXCEPT;
+SG_API int sg_check_policy(sg_str_t policy, const sg_str_t *args,
     size_t nargs, char *err, size_t err_size) SG_NOEXCEPT;
 SG_API int sg_network_add_upstream(sg_network_t *net, const sg_str_t *args,
     size_t nargs, sg_upstream_info_t *info, char *err, size_t err_size)
@@ -300,17 +308,44 @@ SG_API void sg_request_finish(sg_request_t *req, unsigned http_status,
 SG_API int sg_looks_like_rpc_error(const char *data, size_t len) SG_NOEXCEPT;
 
 /*
- * broadcast: when the request is one call of a broadcast method, the
- * upstreams (indices, up to cap) to send it to at once; *n is 0 for any
- * other request.  Each attempt's end is reported with its whole answer;
- * once all ended, the answer: the first success, else the first JSON-RPC
- * error, else the all-failed one.
+ * Fan-out policies (broadcast, consensus, hedge): once, after
+ * sg_request_route said forward, the policy the request falls under and
+ * the upstreams (indices, up to cap) of the attempts to start at once;
+ * kind SG_FANOUT_NONE (n 0) for one attempt as usual.  Each attempt's end
+ * is reported with its whole answer (or as cancelled); a report may say
+ * the answer is decided (cancel the rest) or name an attempt to start.
+ * Once none is pending, sg_request_fanout_answer gives the answer.
  */
-SG_API int sg_request_broadcast(sg_request_t *req, int64_t now_ms,
-    size_t *targets, size_t cap, size_t *n) SG_NOEXCEPT;
-SG_API int sg_request_broadcast_report(sg_request_t *req, size_t upstream,
-    const sg_attempt_end_t *end, int64_t now_ms) SG_NOEXCEPT;
-SG_API int sg_request_broadcast_answer(sg_request_t *req, sg_route_t *out)
+typedef enum {
+    SG_FANOUT_NONE = 0,
+    SG_FANOUT_BROADCAST,
+    SG_FANOUT_CONSENSUS,
+    SG_FANOUT_HEDGE
+} sg_fanout_kind_t;
+
+typedef struct {
+    sg_fanout_kind_t  kind;
+    size_t            n;               /* targets written */
+    uint32_t          hedge_after_ms;  /* hedge: when to ask another */
+} sg_fanout_t;
+
+typedef struct {
+    int          decided;   /* cancel the attempts still running */
+    int          launch;    /* start an attempt on `upstream` now */
+    size_t       upstream;
+    size_t       pending;   /* attempts not ended, the new one included */
+} sg_fanout_step_t;
+
+SG_API int sg_request_fanout(sg_request_t *req, int64_t now_ms,
+    size_t *targets, size_t cap, sg_fanout_t *out) SG_NOEXCEPT;
+SG_API int sg_request_fanout_report(sg_request_t *req, size_t upstream,
+    const sg_attempt_end_t *end, int cancelled, int64_t now_ms,
+    sg_fanout_step_t *out) SG_NOEXCEPT;
+/* The hedge timer fired: SG_OK with the next hedge's upstream, SG_NONE
+ * when none is left; *again: set the timer again (another may follow). */
+SG_API int sg_request_hedge(sg_request_t *req, int64_t now_ms,
+    size_t *upstream, int *again) SG_NOEXCEPT;
+SG_API int sg_request_fanout_answer(sg_request_t *req, sg_route_t *out)
     SG_NOEXCEPT;
 
 /* After a report with write_not_retried: HTTP 502 and one JSON-RPC error

@@ -80,13 +80,24 @@ int sg_network_set_default_selector(sg_network_t* net, sg_str_t value,
                    &solgate::Network::SetDefaultSelector);
 }
 
-int sg_network_set_broadcast(sg_network_t* net, const sg_str_t* args,
-                             size_t nargs, char* err, size_t err_size) noexcept {
+int sg_network_set_policy(sg_network_t* net, sg_str_t policy,
+                          const sg_str_t* args, size_t nargs, char* err,
+                          size_t err_size) noexcept {
     if (net == nullptr || (args == nullptr && nargs > 0)) {
         return NullArgument(err, err_size);
     }
     return Configure(err, err_size, [&] {
-        return net->network.SetBroadcast(Views(args, nargs));
+        return net->network.SetPolicy(View(policy), Views(args, nargs));
+    });
+}
+
+int sg_check_policy(sg_str_t policy, const sg_str_t* args, size_t nargs,
+                    char* err, size_t err_size) noexcept {
+    if (args == nullptr && nargs > 0) {
+        return NullArgument(err, err_size);
+    }
+    return Configure(err, err_size, [&] {
+        return solgate::Network::CheckPolicy(View(policy), Views(args, nargs));
     });
 }
 

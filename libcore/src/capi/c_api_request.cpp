@@ -144,42 +144,69 @@ int sg_looks_like_rpc_error(const char* data, size_t len) noexcept {
     return solgate::LooksLikeRpcError(std::string_view(data, len)) ? 1 : 0;
 }
 
-int sg_request_broadcast(sg_request_t* req, int64_t now_ms, size_t* targets,
-                         size_t cap, size_t* n) noexcept {
-    if (req == nullptr || n == nullptr || (targets == nullptr && cap > 0)) {
+int sg_request_fanout(sg_request_t* req, int64_t now_ms, size_t* targets,
+                      size_t cap, sg_fanout_t* out) noexcept {
+    if (req == nullptr || out == nullptr || (targets == nullptr && cap > 0)) {
         return SG_INVALID;
     }
-    *n = 0;
+    *out = sg_fanout_t{};
     return Guard(SG_ERROR, [&] {
-        for (size_t upstream : req->request.BroadcastTargets(now_ms)) {
-            if (*n < cap) {
-                targets[(*n)++] = upstream;
+        solgate::RoutedRequest::FanOutStart start =
+            req->request.StartFanOut(now_ms);
+        out->kind = static_cast<sg_fanout_kind_t>(start.kind);
+        out->hedge_after_ms = start.hedge_after_ms;
+        for (size_t upstream : start.targets) {
+            if (out->n < cap) {
+                targets[out->n++] = upstream;
             }
         }
         return SG_OK;
     });
 }
 
-int sg_request_broadcast_report(sg_request_t* req, size_t upstream,
-                                const sg_attempt_end_t* end,
-                                int64_t now_ms) noexcept {
-    if (req == nullptr || end == nullptr || req->request.network() == nullptr ||
+int sg_request_fanout_report(sg_request_t* req, size_t upstream,
+                             const sg_attempt_end_t* end, int cancelled,
+                             int64_t now_ms, sg_fanout_step_t* out) noexcept {
+    if (req == nullptr || end == nullptr || out == nullptr ||
+        req->request.network() == nullptr ||
         upstream >= req->request.network()->size()) {
         return SG_INVALID;
     }
+    *out = sg_fanout_step_t{};
     return Guard(SG_ERROR, [&] {
-        solgate::RoutedRequest::AttemptEnd e = AttemptEndOf(*end);
-        return req->request.ReportBroadcast(upstream, e, now_ms) ? SG_OK
-                                                                 : SG_NONE;
+        solgate::RoutedRequest::FanOutStep step = req->request.ReportFanOut(
+            upstream, AttemptEndOf(*end), cancelled != 0, now_ms);
+        out->decided = step.decided ? 1 : 0;
+        out->launch = step.launch ? 1 : 0;
+        out->upstream = step.launch ? *step.launch : 0;
+        out->pending = req->request.FanOutPending();
+        return SG_OK;
     });
 }
 
-int sg_request_broadcast_answer(sg_request_t* req, sg_route_t* out) noexcept {
+int sg_request_hedge(sg_request_t* req, int64_t now_ms, size_t* upstream,
+                     int* again) noexcept {
+    if (req == nullptr || upstream == nullptr || again == nullptr) {
+        return SG_INVALID;
+    }
+    *again = 0;
+    return Guard(SG_ERROR, [&] {
+        std::optional<size_t> next = req->request.NextHedge(now_ms);
+        if (!next) {
+            return SG_NONE;
+        }
+        *upstream = *next;
+        *again = req->request.HedgeLeft() ? 1 : 0;
+        return SG_OK;
+    });
+}
+
+int sg_request_fanout_answer(sg_request_t* req, sg_route_t* out) noexcept {
     if (req == nullptr || out == nullptr) {
         return SG_INVALID;
     }
     return Guard(SG_ERROR, [&] {
-        solgate::RoutedRequest::Answer answer = req->request.BroadcastAnswer();
+        solgate::RoutedRequest::Answer answer = req->request.FanOutAnswer();
         req->answer = std::move(answer.body);
         *out = Answer(answer.http_status, req->answer);
         return SG_OK;

@@ -5,6 +5,36 @@
 
 namespace solgate::conf {
 
+namespace {
+
+// The METHOD|METHOD... word every policy starts with.
+std::optional<std::string> ParseMethodList(std::string_view directive,
+                                           std::string_view word,
+                                           std::vector<std::string>* out) {
+    if (auto bad = CheckMethods(word)) {
+        return "invalid methods " + Quoted(word) + " in " +
+               Quoted(directive) + ": " + std::string(*bad);
+    }
+    std::string_view rest = word;
+    while (!rest.empty()) {
+        size_t bar = rest.find('|');
+        out->emplace_back(rest.substr(0, bar));
+        rest = bar == std::string_view::npos ? std::string_view()
+                                             : rest.substr(bar + 1);
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> BadCount(std::string_view directive,
+                                    std::string_view key,
+                                    std::string_view value, uint64_t max) {
+    return "invalid " + Quoted(key) + " " + Quoted(value) + " in " +
+           Quoted(directive) + ": must be a number from 1 to " +
+           std::to_string(max);
+}
+
+}  // namespace
+
 std::optional<std::string> ParseRetryMissingData(
     const std::vector<std::string_view>& args, RetryMissingData* out) {
     *out = RetryMissingData{};
@@ -45,16 +75,8 @@ std::optional<std::string> ParseBroadcast(
     if (args.empty() || args.size() > 2) {
         return "\"broadcast\" takes methods and an optional \"to=\"";
     }
-    if (auto bad = CheckMethods(args[0])) {
-        return "invalid methods " + Quoted(args[0]) + " in \"broadcast\": " +
-               std::string(*bad);
-    }
-    std::string_view rest = args[0];
-    while (!rest.empty()) {
-        size_t bar = rest.find('|');
-        out->methods.emplace_back(rest.substr(0, bar));
-        rest = bar == std::string_view::npos ? std::string_view()
-                                             : rest.substr(bar + 1);
+    if (auto error = ParseMethodList("broadcast", args[0], &out->methods)) {
+        return error;
     }
     if (args.size() == 2) {
         auto to = OptionValue(args[1], "to=");
@@ -70,6 +92,95 @@ std::optional<std::string> ParseBroadcast(
                        "from 1 to " + std::to_string(Broadcast::kMaxTo);
             }
             out->to = static_cast<uint32_t>(*n);
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> ParseConsensus(
+    const std::vector<std::string_view>& args, Consensus* out) {
+    *out = Consensus{};
+    if (args.empty()) {
+        return "\"consensus\" takes methods, then \"participants=\", "
+               "\"agreement=\" and \"dispute=\"";
+    }
+    if (auto error = ParseMethodList("consensus", args[0], &out->methods)) {
+        return error;
+    }
+    for (size_t i = 1; i < args.size(); i++) {
+        std::string_view option = args[i];
+        if (auto value = OptionValue(option, "participants=")) {
+            auto n = ParseCount(*value, 1, Consensus::kMaxParticipants);
+            if (!n) {
+                return BadCount("consensus", "participants=", *value,
+                                Consensus::kMaxParticipants);
+            }
+            out->participants = static_cast<uint32_t>(*n);
+        } else if (auto value = OptionValue(option, "agreement=")) {
+            auto n = ParseCount(*value, 1, Consensus::kMaxParticipants);
+            if (!n) {
+                return BadCount("consensus", "agreement=", *value,
+                                Consensus::kMaxParticipants);
+            }
+            out->agreement = static_cast<uint32_t>(*n);
+        } else if (auto value = OptionValue(option, "dispute=")) {
+            if (*value == "error") {
+                out->dispute = Consensus::Dispute::kError;
+            } else if (*value == "most_common") {
+                out->dispute = Consensus::Dispute::kMostCommon;
+            } else {
+                return "invalid \"dispute=\" " + Quoted(*value) +
+                       " in \"consensus\": must be \"error\" or "
+                       "\"most_common\"";
+            }
+        } else {
+            return "invalid parameter " + Quoted(option) +
+                   " in \"consensus\", expected \"participants=\", "
+                   "\"agreement=\" or \"dispute=\"";
+        }
+    }
+    if (out->agreement > out->participants) {
+        return "\"agreement=" + std::to_string(out->agreement) +
+               "\" in \"consensus\" is more than its " +
+               std::to_string(out->participants) + " participants";
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> ParseHedge(
+    const std::vector<std::string_view>& args, Hedge* out) {
+    *out = Hedge{};
+    if (args.empty()) {
+        return "\"hedge\" takes methods, then \"after=\" and \"max=\"";
+    }
+    if (auto error = ParseMethodList("hedge", args[0], &out->methods)) {
+        return error;
+    }
+    for (const std::string& method : out->methods) {
+        if (method == "sendTransaction" || method == "requestAirdrop") {
+            return "\"hedge\" never sends " + method +
+                   " twice: a write is not hedged (see \"broadcast\")";
+        }
+    }
+    for (size_t i = 1; i < args.size(); i++) {
+        std::string_view option = args[i];
+        if (auto value = OptionValue(option, "after=")) {
+            auto ms = ParseDurationMs(*value, Hedge::kMaxAfterMs);
+            if (!ms || *ms == 0) {
+                return "invalid \"after=\" " + Quoted(*value) +
+                       " in \"hedge\": must be a time from 1ms to 60s, "
+                       "such as 100ms";
+            }
+            out->after_ms = static_cast<uint32_t>(*ms);
+        } else if (auto value = OptionValue(option, "max=")) {
+            auto n = ParseCount(*value, 1, Hedge::kMaxHedges);
+            if (!n) {
+                return BadCount("hedge", "max=", *value, Hedge::kMaxHedges);
+            }
+            out->max = static_cast<uint32_t>(*n);
+        } else {
+            return "invalid parameter " + Quoted(option) +
+                   " in \"hedge\", expected \"after=\" or \"max=\"";
         }
     }
     return std::nullopt;

@@ -1,6 +1,6 @@
 // The failsafe directives of a solgate_network (or its defaults) block:
-// `retry_missing_data on|off [attempts=N] [delay=TIME];`. Each parse
-// returns nullopt with *out set, or the message `nginx -t` prints.
+// retry_missing_data, broadcast, consensus and hedge. Each parse returns
+// nullopt with *out set, or the message `nginx -t` prints.
 #pragma once
 
 #include <cstdint>
@@ -39,5 +39,36 @@ struct Broadcast {
 
 std::optional<std::string> ParseBroadcast(
     const std::vector<std::string_view>& args, Broadcast* out);
+
+// `consensus METHOD|METHOD... [participants=N] [agreement=M]
+// [dispute=error|most_common];`: a finalized call of those methods goes to
+// N upstreams at once and M matching answers win.
+struct Consensus {
+    static constexpr uint32_t kMaxParticipants = 16;
+    enum class Dispute : uint8_t { kError, kMostCommon };
+
+    std::vector<std::string> methods;
+    uint32_t participants = 3;
+    uint32_t agreement = 2;
+    Dispute dispute = Dispute::kError;
+};
+
+std::optional<std::string> ParseConsensus(
+    const std::vector<std::string_view>& args, Consensus* out);
+
+// `hedge METHOD|METHOD... [after=TIME] [max=N];`: a call of those methods
+// that has no answer after TIME goes to another upstream too, up to N
+// more times.
+struct Hedge {
+    static constexpr uint32_t kMaxHedges = 4;
+    static constexpr uint32_t kMaxAfterMs = 60000;
+
+    std::vector<std::string> methods;
+    uint32_t after_ms = 100;
+    uint32_t max = 1;
+};
+
+std::optional<std::string> ParseHedge(
+    const std::vector<std::string_view>& args, Hedge* out);
 
 }  // namespace solgate::conf

@@ -78,16 +78,42 @@ std::optional<std::string> Network::SetDefaultSelector(std::string_view text) {
     return std::nullopt;
 }
 
-std::optional<std::string> Network::SetBroadcast(
-    const std::vector<std::string_view>& args) {
-    if (broadcast_set_) {
-        return Duplicate("broadcast");
+namespace {
+
+std::optional<std::string> ParsePolicy(std::string_view policy,
+                                       const std::vector<std::string_view>& args,
+                                       NetworkSettings* settings) {
+    if (policy == "broadcast") {
+        return conf::ParseBroadcast(args, &settings->broadcast);
     }
-    if (auto error = conf::ParseBroadcast(args, &settings_.broadcast)) {
+    if (policy == "consensus") {
+        return conf::ParseConsensus(args, &settings->consensus);
+    }
+    if (policy == "hedge") {
+        return conf::ParseHedge(args, &settings->hedge);
+    }
+    return "unknown failsafe policy " + conf::Quoted(policy);
+}
+
+}  // namespace
+
+std::optional<std::string> Network::SetPolicy(
+    std::string_view policy, const std::vector<std::string_view>& args) {
+    if (std::find(policies_set_.begin(), policies_set_.end(), policy) !=
+        policies_set_.end()) {
+        return Duplicate(policy);
+    }
+    if (auto error = ParsePolicy(policy, args, &settings_)) {
         return error;
     }
-    broadcast_set_ = true;
+    policies_set_.emplace_back(policy);
     return std::nullopt;
+}
+
+std::optional<std::string> Network::CheckPolicy(
+    std::string_view policy, const std::vector<std::string_view>& args) {
+    NetworkSettings scratch;
+    return ParsePolicy(policy, args, &scratch);
 }
 
 std::optional<std::string> Network::AddUpstreamArgs(

@@ -44,8 +44,11 @@ struct NetworkSettings {
     conf::RetryMissingData retry_missing_data;
     // A batch of more calls is refused here (0: no limit).
     uint64_t max_batch_size = SG_DEFAULT_MAX_BATCH_SIZE;
-    // Calls sent to several upstreams at once (broadcast).
+    // Calls sent to several upstreams at once (broadcast), compared
+    // (consensus), or sent again when slow (hedge).
     conf::Broadcast broadcast;
+    conf::Consensus consensus;
+    conf::Hedge hedge;
     // use_upstream_default: the selector of requests that send none.
     std::string default_selector;
     // Cube Runner serves blocks for this network: the poller also learns
@@ -134,8 +137,13 @@ public:
     std::optional<std::string> SetCluster(std::string_view name);
     std::optional<std::string> SetCommitment(std::string_view level);
     std::optional<std::string> SetDefaultSelector(std::string_view text);
-    std::optional<std::string> SetBroadcast(
-        const std::vector<std::string_view>& args);
+    // broadcast, consensus or hedge (`policy`), with its arguments.
+    std::optional<std::string> SetPolicy(
+        std::string_view policy, const std::vector<std::string_view>& args);
+    // Whether SetPolicy would take them (for a defaults block, which has
+    // no network yet).
+    static std::optional<std::string> CheckPolicy(
+        std::string_view policy, const std::vector<std::string_view>& args);
     // upstream ID URL [options]; *index is the new upstream's.
     std::optional<std::string> AddUpstreamArgs(
         const std::vector<std::string_view>& args, size_t* index);
@@ -296,7 +304,7 @@ private:
     bool cluster_set_ = false;
     bool commitment_set_ = false;
     bool default_selector_set_ = false;
-    bool broadcast_set_ = false;
+    std::vector<std::string> policies_set_;
     BlockService* blocks_ = nullptr;
     // Per process: copied into each worker at fork.
     mutable std::optional<int64_t> all_cordoned_warned_ms_;

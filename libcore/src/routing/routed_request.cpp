@@ -8,6 +8,7 @@
 #include "rpc/answers.h"
 #include "routing/selector.h"
 #include "rpc/rpc_errors.h"
+#include "slots/served_tip.h"
 
 namespace solgate {
 
@@ -96,22 +97,8 @@ RoutedRequest::AttemptReport RoutedRequest::Report(const AttemptEnd& end,
     return report;
 }
 
-std::vector<size_t> RoutedRequest::BroadcastTargets(int64_t now_ms) {
+std::vector<size_t> RoutedRequest::TakeTargets(size_t want, int64_t now_ms) {
     std::vector<size_t> targets;
-    const conf::Broadcast& policy =
-        network_ != nullptr ? network_->settings().broadcast
-                            : conf::Broadcast{};
-    if (policy.methods.empty() || parsed_.shape != RpcRequest::Shape::kSingle) {
-        return targets;
-    }
-    const std::string& method = parsed_.calls[0].method;
-    bool listed = std::any_of(
-        policy.methods.begin(), policy.methods.end(),
-        [&](const std::string& glob) { return GlobMatch(glob, method); });
-    if (!listed) {
-        return targets;
-    }
-    size_t want = policy.to == 0 ? network_->size() : policy.to;
     while (targets.size() < want) {
         auto attempt = NextAttempt(now_ms);
         if (!attempt ||
@@ -123,36 +110,141 @@ std::vector<size_t> RoutedRequest::BroadcastTargets(int64_t now_ms) {
     return targets;
 }
 
-bool RoutedRequest::ReportBroadcast(size_t upstream, const AttemptEnd& end,
-                                    int64_t now_ms) {
-    AttemptOutcome outcome =
-        ClassifyAttempt(end.http_status, end.timed_out, end.retry_after);
-    network_->ReportAttempt(upstream, outcome, now_ms);
-    bool success = end.http_status == 200 && !end.answer.empty() &&
-                   !LooksLikeRpcError(end.answer);
-    network_->host(upstream)
-        .broadcasts[success ? 0 : 1]
-        .fetch_add(1, std::memory_order_relaxed);
-    if (!success) {
-        if (end.http_status == 200 && !end.answer.empty() &&
-            broadcast_error_.empty()) {
-            broadcast_error_ = std::string(end.answer);
+void RoutedRequest::LeaveOutTrailingFinalized() {
+    int64_t max_lag = network_->settings().max_finalized_slot_lag;
+    if (max_lag <= 0) {
+        return;
+    }
+    std::vector<size_t> candidates;
+    for (size_t i = 0; i < network_->size(); i++) {
+        if (plan_.allowed.empty() || plan_.allowed[i]) {
+            candidates.push_back(i);
         }
-        return false;
     }
-    if (broadcast_success_.empty()) {
-        broadcast_success_ = std::string(end.answer);
-        upstream_ = upstream;   // the request counts as answered by it
+    std::vector<uint64_t> finalized;
+    network_->slots().Views(candidates, kSlotFinalized, &finalized);
+    std::vector<size_t> kept = FilterByFinalizedSlotLag(finalized, max_lag);
+    std::vector<unsigned char> keep(candidates.size(), 0);
+    for (size_t k : kept) {
+        keep[k] = 1;
     }
-    return true;
+    for (size_t k = 0; k < candidates.size(); k++) {
+        if (!keep[k]) {
+            tried_[candidates[k]] = 1;   // never picked for this request
+        }
+    }
 }
 
-RoutedRequest::Answer RoutedRequest::BroadcastAnswer() const {
-    if (!broadcast_success_.empty()) {
-        return {200, broadcast_success_};
+RoutedRequest::FanOutStart RoutedRequest::StartFanOut(int64_t now_ms) {
+    FanOutStart start;
+    if (network_ == nullptr) {
+        return start;
     }
-    if (!broadcast_error_.empty()) {
-        return {200, broadcast_error_};
+    const NetworkSettings& settings = network_->settings();
+    FanOutKind kind = ChooseFanOut(settings, parsed_);
+    if (kind == FanOutKind::kNone) {
+        return start;
+    }
+    fan_out_ = FanOut(kind, settings);
+    size_t want = 1;
+    switch (kind) {
+    case FanOutKind::kBroadcast:
+        want = settings.broadcast.to == 0 ? network_->size()
+                                          : settings.broadcast.to;
+        break;
+    case FanOutKind::kConsensus:
+        if (network_->bound()) {
+            LeaveOutTrailingFinalized();
+        }
+        want = settings.consensus.participants;
+        break;
+    case FanOutKind::kHedge:
+        start.hedge_after_ms = settings.hedge.after_ms;
+        break;
+    case FanOutKind::kNone:
+        break;
+    }
+    start.targets = TakeTargets(want, now_ms);
+    if (start.targets.empty()) {
+        fan_out_ = FanOut();
+        return start;   // nobody to ask: the usual path answers
+    }
+    for (size_t upstream : start.targets) {
+        fan_out_.Launched(upstream, false);
+    }
+    start.kind = kind;
+    return start;
+}
+
+RoutedRequest::FanOutStep RoutedRequest::ReportFanOut(
+    size_t upstream, const AttemptEnd& end, bool cancelled, int64_t now_ms) {
+    FanOutStep step;
+    std::string_view answer;
+    if (!cancelled) {
+        AttemptOutcome outcome =
+            ClassifyAttempt(end.http_status, end.timed_out, end.retry_after);
+        network_->ReportAttempt(upstream, outcome, now_ms);
+        if (end.http_status == 200) {
+            answer = end.answer;
+        }
+        if (fan_out_.kind() == FanOutKind::kBroadcast) {
+            bool success = !answer.empty() && !LooksLikeRpcError(answer);
+            network_->host(upstream)
+                .broadcasts[success ? 0 : 1]
+                .fetch_add(1, std::memory_order_relaxed);
+        }
+    }
+    step.decided = fan_out_.Ended(upstream, answer, cancelled);
+    if (!step.decided && fan_out_.kind() == FanOutKind::kHedge &&
+        fan_out_.pending() == 0) {
+        // every attempt so far ended without a good answer: fail over
+        auto next = NextAttempt(now_ms);
+        if (next) {
+            fan_out_.Launched(next->upstream, false);
+            step.launch = next->upstream;
+        } else {
+            fan_out_.Settle();
+            step.decided = true;
+        }
+    }
+    return step;
+}
+
+std::optional<size_t> RoutedRequest::NextHedge(int64_t now_ms) {
+    if (!fan_out_.HedgeLeft()) {
+        return std::nullopt;
+    }
+    auto next = NextAttempt(now_ms);
+    if (!next) {
+        return std::nullopt;
+    }
+    fan_out_.Launched(next->upstream, true);
+    network_->counters().hedges_sent.fetch_add(1, std::memory_order_relaxed);
+    return next->upstream;
+}
+
+RoutedRequest::Answer RoutedRequest::FanOutAnswer() {
+    FanOut::Result result = fan_out_.Decide();
+    if (result.upstream) {
+        upstream_ = result.upstream;   // the request counts as answered by it
+    }
+    NetworkHostCounters& counters = network_->counters();
+    if (fan_out_.kind() == FanOutKind::kConsensus) {
+        counters.consensus[static_cast<size_t>(result.consensus)].fetch_add(
+            1, std::memory_order_relaxed);
+    }
+    if (result.from_hedge) {
+        counters.hedges_won.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (!result.answer.empty()) {
+        return {200, std::string(result.answer)};
+    }
+    if (fan_out_.kind() == FanOutKind::kConsensus &&
+        result.consensus != ConsensusOutcome::kFailed) {
+        upstream_.reset();   // Solgate's own answer
+        return {200, ConsensusDisputeAnswer(parsed_,
+                                            network_->settings().consensus,
+                                            result, fan_out_.launched())};
     }
     return {kAllFailedHttpStatus, AllFailedAnswer()};
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "routing/fan_out.h"
 #include "routing/network.h"
 #include "routing/route_plan.h"
 #include "routing/router.h"
@@ -84,21 +85,40 @@ public:
     // The answer for a write_not_retried report.
     std::string WriteNotRetriedAnswer(const AttemptReport& report) const;
 
-    // broadcast: when the request is one call of a broadcast method, the
-    // upstreams to send it to at once (best first, at most to=, cordoned
-    // ones only when no other is left); empty otherwise. Once, after Route.
-    std::vector<size_t> BroadcastTargets(int64_t now_ms);
-    // How the attempt on `upstream` ended; whether it was a success (HTTP
-    // 200 and a result). The first success is the answer.
-    bool ReportBroadcast(size_t upstream, const AttemptEnd& end,
-                         int64_t now_ms);
-    // The answer once every attempt ended: the first success, else the
-    // first JSON-RPC error an upstream answered, else AllFailedAnswer.
+    // broadcast, consensus and hedge (fan_out.h): once, after Route said
+    // forward, the policy the request falls under and the upstreams of
+    // its first attempts, sent at once (kNone: one attempt as usual).
+    // Consensus first leaves out upstreams whose finalized slot trails by
+    // more than max_finalized_slot_lag.
+    struct FanOutStart {
+        FanOutKind kind = FanOutKind::kNone;
+        std::vector<size_t> targets;
+        uint32_t hedge_after_ms = 0;   // hedge: when to send the next
+    };
+    FanOutStart StartFanOut(int64_t now_ms);
+    struct FanOutStep {
+        bool decided = false;           // cancel the attempts still running
+        std::optional<size_t> launch;   // hedge: start this attempt now
+    };
+    // An attempt of the fan-out ended (end.answer: its whole body), or was
+    // cancelled (then it counts nowhere).
+    FanOutStep ReportFanOut(size_t upstream, const AttemptEnd& end,
+                            bool cancelled, int64_t now_ms);
+    // The hedge timer fired: the upstream of the next hedge, if any is
+    // left (the timer is set again while HedgeLeft).
+    std::optional<size_t> NextHedge(int64_t now_ms);
+    bool HedgeLeft() const { return fan_out_.HedgeLeft(); }
+    size_t FanOutPending() const { return fan_out_.pending(); }
     struct Answer {
         unsigned http_status = 200;
         std::string body;
     };
-    Answer BroadcastAnswer() const;
+    // Once no attempt is pending: the answer (counted in the policy's
+    // metrics). Broadcast: the first success, else the first JSON-RPC
+    // error, else AllFailedAnswer. Consensus: the agreed answer, else the
+    // dispute error (or the most common answer). Hedge: the first good
+    // answer, else the best other one.
+    Answer FanOutAnswer();
 
     // The upstream of the current attempt, if one was picked.
     std::optional<size_t> upstream() const { return upstream_; }
@@ -125,6 +145,11 @@ private:
     void JudgeAnswer(const AttemptEnd& end, int64_t now_ms,
                      AttemptReport* report);
     void KeepAnswer(std::string_view answer, int rank);
+    // Marks upstreams a consensus must not ask (max_finalized_slot_lag).
+    void LeaveOutTrailingFinalized();
+    // Up to `want` upstreams for attempts at once, best first; cordoned
+    // ones only when no other is left.
+    std::vector<size_t> TakeTargets(size_t want, int64_t now_ms);
 
     RpcRequest parsed_;
     const Network* network_ = nullptr;
@@ -139,8 +164,7 @@ private:
     uint32_t data_retries_ = 0;
     std::optional<uint64_t> holding_slot_;
     std::vector<BatchMerger::Slot> merge_;
-    std::string broadcast_success_;
-    std::string broadcast_error_;
+    FanOut fan_out_;
     std::string kept_answer_;
     int kept_rank_ = 0;  // 2: missing data, 1: skipped slot, 0: none
 };

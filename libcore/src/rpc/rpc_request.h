@@ -22,6 +22,9 @@ constexpr int kInternalError = -32603;
 constexpr int kNodeUnhealthy = -32005;
 // Solana's "block not available": the node has not indexed the slot yet.
 constexpr int kBlockNotAvailable = -32004;
+// Solgate's: a consensus found too few matching answers (a server error,
+// in the range JSON-RPC leaves to implementations).
+constexpr int kConsensusDispute = -32090;
 
 struct RpcError {
     int code = 0;

@@ -23,8 +23,9 @@ constexpr size_t kIdCapacity = 65;         // 64 characters and a NUL
 constexpr size_t kReasonCapacity = 192;
 constexpr size_t kMethodClasses = 3;     // MethodClass (rpc/solana_methods.h)
 constexpr size_t kLatencyBuckets = 11;   // kLatencyBucketMs (request_metrics)
-constexpr size_t kAttemptCauses = 6;
-constexpr size_t kRetryReasons = 3;      // RoutedRequest::Retry     // AttemptCause (upstream_health.h)
+constexpr size_t kAttemptCauses = 6;      // AttemptCause (upstream_health.h)
+constexpr size_t kRetryReasons = 3;       // RoutedRequest::Retry
+constexpr size_t kConsensusOutcomes = 4;  // ConsensusOutcome (fan_out.h)
 
 enum PollMethod : size_t {
     kPollGetHealth = 0,
@@ -180,12 +181,18 @@ struct NetworkHostCounters {
     // Calls asked of another upstream because one lacked the data, by
     // RoutedRequest::Retry (0 unused; missing data, skipped slot).
     std::atomic<uint64_t> retries[kRetryReasons];
+    // consensus decisions, by ConsensusOutcome
+    std::atomic<uint64_t> consensus[kConsensusOutcomes];
+    // hedge: attempts sent because the first was slow, and the ones whose
+    // answer the client got
+    std::atomic<uint64_t> hedges_sent;
+    std::atomic<uint64_t> hedges_won;
     RequestCountTable requests;
 };
 
 struct NetworkShared {
     static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
-    static constexpr uint32_t kLayout = 10;
+    static constexpr uint32_t kLayout = 11;
 
     uint32_t magic;
     uint32_t layout;

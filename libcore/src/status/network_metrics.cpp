@@ -177,6 +177,17 @@ void AppendRetrySamples(std::string& out, std::string_view name,
     }
 }
 
+void AppendConsensusSamples(std::string& out, std::string_view name,
+                            const Network& network, int64_t) {
+    for (size_t k = 0; k < kConsensusOutcomes; k++) {
+        AppendSample(out, name,
+                     {{"network", network.name()},
+                      {"outcome",
+                       ConsensusOutcomeName(static_cast<ConsensusOutcome>(k))}},
+                     ReadCounter(network.counters().consensus[k]));
+    }
+}
+
 void AppendUncountedSamples(std::string& out, std::string_view name,
                             const Network& network, int64_t) {
     AppendSample(out, name, {{"network", network.name()}},
@@ -371,6 +382,17 @@ const std::vector<MetricFamily>& NetworkFamilies() {
          "Calls asked of another upstream because one lacked the data, by "
          "reason (missing_data, skipped_slot): retry_missing_data.",
          AppendRetrySamples},
+        {"solgate_consensus_total", "counter",
+         "consensus decisions, by outcome (agreed; dispute: too few "
+         "matching answers; low_participants: too few answers; failed: "
+         "none).",
+         AppendConsensusSamples},
+        {"solgate_hedges_sent_total", "counter",
+         "hedge attempts sent because the first had not answered in time.",
+         PerNetwork(&NetworkHostCounters::hedges_sent)},
+        {"solgate_hedges_won_total", "counter",
+         "hedge attempts whose answer the client got.",
+         PerNetwork(&NetworkHostCounters::hedges_won)},
         {"solgate_requests_uncounted_total", "counter",
          "Requests solgate_requests_total could not count (its table of "
          "4096 label sets is full).",

@@ -173,6 +173,36 @@ void AppendNetworkCounters(std::string& out, const NetworkHostCounters& shared) 
     o.Close();
 }
 
+void AppendMethods(std::string& out, const std::vector<std::string>& methods) {
+    JsonArray list(out);
+    for (const std::string& method : methods) {
+        AppendJsonString(list.Next(), method);
+    }
+    list.Close();
+}
+
+// broadcast, consensus and hedge as configured (no methods: off).
+void AppendPolicies(JsonObject& o, const NetworkSettings& settings) {
+    JsonObject broadcast(o.Key("broadcast"));
+    AppendMethods(broadcast.Key("methods"), settings.broadcast.methods);
+    broadcast.Uint("to", settings.broadcast.to);
+    broadcast.Close();
+    JsonObject consensus(o.Key("consensus"));
+    AppendMethods(consensus.Key("methods"), settings.consensus.methods);
+    consensus.Uint("participants", settings.consensus.participants);
+    consensus.Uint("agreement", settings.consensus.agreement);
+    consensus.String("dispute", settings.consensus.dispute ==
+                                        conf::Consensus::Dispute::kMostCommon
+                                    ? "most_common"
+                                    : "error");
+    consensus.Close();
+    JsonObject hedge(o.Key("hedge"));
+    AppendMethods(hedge.Key("methods"), settings.hedge.methods);
+    hedge.Uint("after_ms", settings.hedge.after_ms);
+    hedge.Uint("max", settings.hedge.max);
+    hedge.Close();
+}
+
 // "blocks" only for a network whose Cube Runner is bound.
 void AppendNetwork(std::string& out, const Network& network,
                    int64_t now_mono_ms, int64_t now_wall_ms) {
@@ -192,6 +222,7 @@ void AppendNetwork(std::string& out, const Network& network,
     retry.Uint("delay_ms", settings.retry_missing_data.delay_ms);
     retry.Close();
     o.Uint("max_batch_size", settings.max_batch_size);
+    AppendPolicies(o, settings);
     AppendTips(o.Key("tips"), network.CurrentTips());
     o.Uint("guard_margin", network.GuardMargin());
     AppendNetworkCounters(o.Key("counters"), network.counters());

@@ -413,45 +413,5 @@ TEST(RoutedRequest, ABatchGoesWhereItsHighestMinContextSlotIsReached) {
     }
 }
 
-// broadcast: the call goes to to= upstreams at once; the first success is
-// the answer, an error only when none succeeded.
-TEST(RoutedRequest, ABroadcastGoesToSeveralAndAnswersTheFirstSuccess) {
-    NetworkSettings settings;
-    ASSERT_FALSE(conf::ParseBroadcast({"sendTransaction", "to=2"},
-                                      &settings.broadcast));
-    TestNetwork t(3, settings);
-    const std::string send =
-        R"({"jsonrpc":"2.0","id":5,"method":"sendTransaction","params":["AQ"]})";
-    RoutedRequest req(Parse(send));
-    ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
-    std::vector<size_t> targets = req.BroadcastTargets(0);
-    ASSERT_EQ(targets.size(), 2u);
-    EXPECT_NE(targets[0], targets[1]);
-    RoutedRequest::AttemptEnd failed;
-    failed.http_status = 500;
-    EXPECT_FALSE(req.ReportBroadcast(targets[0], failed, 0));
-    RoutedRequest::AttemptEnd ok;
-    ok.http_status = 200;
-    ok.answer = R"({"jsonrpc":"2.0","result":"sig","id":5})";
-    EXPECT_TRUE(req.ReportBroadcast(targets[1], ok, 0));
-    EXPECT_EQ(req.BroadcastAnswer().body, ok.answer);
-    EXPECT_EQ(req.BroadcastAnswer().http_status, 200u);
-    EXPECT_EQ(t.network.host(targets[0]).broadcasts[1].load(), 1u);
-    EXPECT_EQ(t.network.host(targets[1]).broadcasts[0].load(), 1u);
-
-    // not a broadcast method: no targets
-    RoutedRequest read(Parse(kGetSlot));
-    ASSERT_TRUE(read.Route(t.network, {}, 0).forward);
-    EXPECT_TRUE(read.BroadcastTargets(0).empty());
-
-    // every one failed
-    RoutedRequest all(Parse(send));
-    ASSERT_TRUE(all.Route(t.network, {}, 0).forward);
-    for (size_t u : all.BroadcastTargets(0)) {
-        all.ReportBroadcast(u, failed, 0);
-    }
-    EXPECT_EQ(all.BroadcastAnswer().http_status, 502u);
-}
-
 }  // namespace
 }  // namespace solgate

@@ -164,7 +164,7 @@ TEST(StatusRenderMetrics, OneHelpAndTypePerFamilyWithTwoNetworks) {
             EXPECT_EQ(closed.count(MetricName(line)), 0u) << line;
         }
     }
-    EXPECT_EQ(helped.size(), 53u);  // 31 + Cube Runner's 22
+    EXPECT_EQ(helped.size(), 56u);  // 34 + Cube Runner's 22
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot"
                            "{network=\"devnet\",upstream=\"up-0\"} 0"));
     EXPECT_TRUE(HasLine(m, "solgate_network_indexed_tip_slot"
@@ -204,6 +204,9 @@ TEST(StatusRenderMetrics, FamiliesInFixedOrder) {
                          "solgate_failovers_total counter",
                          "solgate_broadcast_attempts_total counter",
                          "solgate_retries_total counter",
+                         "solgate_consensus_total counter",
+                         "solgate_hedges_sent_total counter",
+                         "solgate_hedges_won_total counter",
                          "solgate_requests_uncounted_total counter",
                          "solgate_network_getslot_corrections_total counter",
                          "solgate_network_guard_rejections_total counter",
@@ -269,10 +272,10 @@ TEST(StatusRenderMetrics, EveryLineFollowsTheTextFormat) {
     }
     // Per upstream: 16 single-sample families, 2 x 5 poll methods, 5
     // failover causes and 2 broadcast outcomes; per network: 2 retry
-    // reasons, the uncounted
+    // reasons, 4 consensus outcomes, 2 hedge counters, the uncounted
     // requests, 3 counters, 3 lane families x 2 axes for lane "all" (no
     // group lanes formed) and the indexed tip.
-    EXPECT_EQ(samples, 4u * (16 + 2 * kPollMethodCount + 5 + 2) + 2u * 13);
+    EXPECT_EQ(samples, 4u * (16 + 2 * kPollMethodCount + 5 + 2) + 2u * 19);
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot{network=\"mainnet\","
                            "upstream=\"up-0\"} 18446744073709551615"));
 }

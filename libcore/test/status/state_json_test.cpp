@@ -101,7 +101,8 @@ TEST(StatusRenderState, NetworkSettingsAndKeyOrder) {
                            "state_poller_debounce_ms", "max_finalized_slot_lag",
                            "max_slot_lag", "use_upstream_from_client",
                            "enforce_block_availability", "retry_missing_data",
-                           "max_batch_size", "tips", "guard_margin",
+                           "max_batch_size", "broadcast", "consensus",
+                           "hedge", "tips", "guard_margin",
                            "counters", "upstreams"}));
     EXPECT_EQ(Str(At(n, {"name"})), "mainnet");
     EXPECT_EQ(Str(At(n, {"cluster"})), "mainnet-beta");

@@ -155,6 +155,9 @@ const char kStateJson[] =
     R"("use_upstream_from_client":true,"enforce_block_availability":true,)"
     R"("retry_missing_data":{"on":true,"attempts":2,"delay_ms":150},)"
     R"("max_batch_size":100,)"
+    R"("broadcast":{"methods":[],"to":0},"consensus":{"methods":[],)"
+    R"("participants":3,"agreement":2,"dispute":"error"},)"
+    R"("hedge":{"methods":[],"after_ms":100,"max":1},)"
     R"("tips":{"processed":990,"finalized":960,"indexed":1004},)"
     R"("guard_margin":3,"counters":{"getslot_corrections":6,)"
     R"("guard_rejections":7,"all_cordoned_fallbacks":8},)"
@@ -214,7 +217,11 @@ const char kStateJson[] =
     R"("max_slot_lag":20,"use_upstream_from_client":true,)"
     R"("enforce_block_availability":true,)"
     R"("retry_missing_data":{"on":true,"attempts":2,"delay_ms":150},)"
-    R"("max_batch_size":100,"tips":{"processed":0,)"
+    R"("max_batch_size":100,)"
+    R"("broadcast":{"methods":[],"to":0},"consensus":{"methods":[],)"
+    R"("participants":3,"agreement":2,"dispute":"error"},)"
+    R"("hedge":{"methods":[],"after_ms":100,"max":1},)"
+    R"("tips":{"processed":0,)"
     R"("finalized":0,"indexed":0},"guard_margin":3,)"
     R"("counters":{"getslot_corrections":0,"guard_rejections":0,)"
     R"("all_cordoned_fallbacks":0},"upstreams":[{"id":"up-0",)"
@@ -406,6 +413,24 @@ solgate_retries_total{network="mainnet",reason="missing_data"} 0
 solgate_retries_total{network="mainnet",reason="skipped_slot"} 0
 solgate_retries_total{network="devnet",reason="missing_data"} 0
 solgate_retries_total{network="devnet",reason="skipped_slot"} 0
+# HELP solgate_consensus_total consensus decisions, by outcome (agreed; dispute: too few matching answers; low_participants: too few answers; failed: none).
+# TYPE solgate_consensus_total counter
+solgate_consensus_total{network="mainnet",outcome="agreed"} 0
+solgate_consensus_total{network="mainnet",outcome="dispute"} 0
+solgate_consensus_total{network="mainnet",outcome="low_participants"} 0
+solgate_consensus_total{network="mainnet",outcome="failed"} 0
+solgate_consensus_total{network="devnet",outcome="agreed"} 0
+solgate_consensus_total{network="devnet",outcome="dispute"} 0
+solgate_consensus_total{network="devnet",outcome="low_participants"} 0
+solgate_consensus_total{network="devnet",outcome="failed"} 0
+# HELP solgate_hedges_sent_total hedge attempts sent because the first had not answered in time.
+# TYPE solgate_hedges_sent_total counter
+solgate_hedges_sent_total{network="mainnet"} 0
+solgate_hedges_sent_total{network="devnet"} 0
+# HELP solgate_hedges_won_total hedge attempts whose answer the client got.
+# TYPE solgate_hedges_won_total counter
+solgate_hedges_won_total{network="mainnet"} 0
+solgate_hedges_won_total{network="devnet"} 0
 # HELP solgate_requests_uncounted_total Requests solgate_requests_total could not count (its table of 4096 label sets is full).
 # TYPE solgate_requests_uncounted_total counter
 solgate_requests_uncounted_total{network="mainnet"} 0

@@ -59,6 +59,12 @@ std::string Faults::to_json() const {
     char buf[32];
     std::snprintf(buf, sizeof(buf), "%.6g", getblock_failure_rate);
     o += buf;
+    o += ",\"latency_method\":";
+    json_append_string(o, latency_method);
+    o += ",\"method_latency_ms\":";
+    json_append_u64(o, method_latency_ms);
+    o += ",\"wrong_value_method\":";
+    json_append_string(o, wrong_value_method);
     o += "}";
     return o;
 }

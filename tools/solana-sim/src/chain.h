@@ -53,6 +53,12 @@ struct Faults {
     // -32019 "Failed to query long-term storage" (HTTP 503 when alone).
     uint64_t getblock_latency_ms = 0;
     double getblock_failure_rate = 0.0;
+    // Responses holding a call of latency_method delayed method_latency_ms
+    // more; calls of wrong_value_method (getBalance, getAccountInfo)
+    // answered one lamport too many, as a node with a bad ledger would.
+    std::string latency_method;
+    uint64_t method_latency_ms = 0;
+    std::string wrong_value_method;
 
     void clear() { *this = Faults(); }
     std::string to_json() const;

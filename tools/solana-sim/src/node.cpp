@@ -116,6 +116,9 @@ HttpResponse SimNode::handle_rpc(const HttpRequest& req) {
     if (f.getblock_latency_ms > 0 && parsed && RpcEngine::has_method(doc.root(), "getBlock")) {
         resp.delay_ms += f.getblock_latency_ms;
     }
+    if (f.method_latency_ms > 0 && parsed && RpcEngine::has_method(doc.root(), f.latency_method.c_str())) {
+        resp.delay_ms += f.method_latency_ms;
+    }
     if (f.close) {
         resp.drop_connection = true;
         return resp;
@@ -263,6 +266,22 @@ HttpResponse SimNode::handle_control(const HttpRequest& req) {
         if (!need_u64("ms", n) || n > kMaxLatencyMs) return control_error(400, "expected ms=N (<= 600000)");
         f.getblock_latency_ms = n;
         change = "getblock_latency_ms=" + std::to_string(n);
+    } else if (fault == "method_latency") {
+        auto method = params.find("method");
+        if (method == params.end() || method->second.empty() || !need_u64("ms", n) || n > kMaxLatencyMs) {
+            return control_error(400, "expected method=NAME&ms=N (<= 600000)");
+        }
+        f.latency_method = method->second;
+        f.method_latency_ms = n;
+        change = "method_latency " + method->second + "=" + std::to_string(n) + "ms";
+    } else if (fault == "wrong_value") {
+        auto method = params.find("method");
+        if (method == params.end() ||
+            (!method->second.empty() && method->second != "getBalance" && method->second != "getAccountInfo")) {
+            return control_error(400, "expected method=getBalance|getAccountInfo (empty clears)");
+        }
+        f.wrong_value_method = method->second;
+        change = "wrong_value " + (method->second.empty() ? std::string("off") : method->second);
     } else if (fault == "getblock_failure_rate") {
         auto it = params.find("rate");
         double rate = 0;

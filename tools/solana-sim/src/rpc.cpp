@@ -524,7 +524,7 @@ bool RpcEngine::render_account(const char* pubkey, const std::string& encoding, 
     out += "{\"data\":";
     out += data;
     out += ",\"executable\":false,\"lamports\":";
-    json_append_u64(out, a.lamports);
+    json_append_u64(out, a.lamports + (chain_.faults().wrong_value_method == "getAccountInfo" ? 1 : 0));
     out += ",\"owner\":\"11111111111111111111111111111111\",\"rentEpoch\":18446744073709551615,\"space\":0}";
     return true;
 }
@@ -555,7 +555,9 @@ RpcResult RpcEngine::get_balance(yajl_val params) {
     RpcResult err;
     if (min_context_unmet(cfg, slot, err)) return err;
     std::string v;
-    json_append_u64(v, account_for(cfg_.seed, p[0]->u.string).lamports);
+    uint64_t lamports = account_for(cfg_.seed, p[0]->u.string).lamports;
+    if (chain_.faults().wrong_value_method == "getBalance") lamports++;
+    json_append_u64(v, lamports);
     return RpcResult::value(with_context(slot, v));
 }
 

@@ -331,6 +331,19 @@ check "behind_answers: clients get -32005" test "$body" = '{"jsonrpc":"2.0","err
 body=$(curl -s -A "solgate-poller/0.1.0" -d '{"jsonrpc":"2.0","id":12,"method":"getSlot"}' "http://127.0.0.1:$PORT_A/")
 check "behind_answers: the poller is answered" grep -q '"result":[0-9]*' <<<"$body"
 ctl "$PORT_A" '/_sim/fault/clear' >/dev/null
+balance='{"jsonrpc":"2.0","id":13,"method":"getBalance","params":["83astBRguLMdt2h5U1Tpdq5tjFoJ6noeGwaY3mDLVcri"]}'
+right=$(rpc "$PORT_A" "$balance" | grep -o '"value":[0-9]*' | cut -d: -f2)
+ctl "$PORT_A" '/_sim/fault/wrong_value?method=getBalance' >/dev/null
+wrong=$(rpc "$PORT_A" "$balance" | grep -o '"value":[0-9]*' | cut -d: -f2)
+check "wrong_value: one lamport too many" test "$wrong" = "$((right + 1))"
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT_A/_sim/fault/wrong_value?method=getSlot")
+check "wrong_value: another method is refused" test "$code" = 400
+ctl "$PORT_A" '/_sim/fault/method_latency?method=getBalance&ms=300' >/dev/null
+took=$(curl -s -o /dev/null -w '%{time_total}' -d "$balance" "http://127.0.0.1:$PORT_A/")
+check "method_latency: getBalance waits 300 ms" awk -v t="$took" 'BEGIN { exit !(t >= 0.3) }'
+took=$(curl -s -o /dev/null -w '%{time_total}' -d '{"jsonrpc":"2.0","id":14,"method":"getSlot"}' "http://127.0.0.1:$PORT_A/")
+check "method_latency: other methods do not" awk -v t="$took" 'BEGIN { exit !(t < 0.3) }'
+ctl "$PORT_A" '/_sim/fault/clear' >/dev/null
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT_A/_sim/nope")
 check "unknown control path 404" test "$code" = 404
 
@@ -365,7 +378,7 @@ check "archive getBlock above finalized -32004" grep -q '"code":-32004' <<<"$bod
 
 ctl "$PORT_SPARE" /_sim/reset >/dev/null
 body=$(ctl "$PORT_SPARE" '/_sim/fault/getblock_failure_rate?rate=1')
-check "getblock_failure_rate fault accepted" grep -q '"getblock_failure_rate":1}' <<<"$body"
+check "getblock_failure_rate fault accepted" grep -q '"getblock_failure_rate":1,' <<<"$body"
 req="{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"getBlock\",\"params\":[$old_produced,{\"transactionDetails\":\"none\"}]}"
 code=$(curl -s -o "$TMP/fail.json" -w '%{http_code}' -d "$req" "http://127.0.0.1:$PORT_SPARE/")
 check "storage failure answers HTTP 503" test "$code" = 503

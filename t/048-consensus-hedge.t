@@ -1,0 +1,147 @@
+# consensus and hedge: a finalized read is asked of several nodes and only
+# an answer enough of them agree on reaches the client; a node whose
+# finalized slot trails is not asked; a slow node's answer is raced by
+# another node's and the loser is cancelled.
+
+use Test::Nginx::Socket 'no_plan';
+use Solgate::Sim;
+use Solgate::TestConf;
+use Solgate::Gateway;
+
+our @Ports = (19941, 19942, 19943);
+sim_start(port => $_, args => ['--quiet']) for @Ports;
+
+our $Account = '"83astBRguLMdt2h5U1Tpdq5tjFoJ6noeGwaY3mDLVcri"';
+our $Finalized = qq([$Account,{"commitment":"finalized"}]);
+
+our $HttpConfig =
+    network_conf('cons', upstreams => sim_upstreams(@Ports),
+                 settings => 'consensus getBalance participants=3 agreement=2;')
+  . network_conf('pair', upstreams => sim_upstreams(@Ports[0, 1]),
+                 settings => 'consensus getBalance participants=2 agreement=2;')
+  . network_conf('fin', upstreams => sim_upstreams(@Ports),
+                 settings => 'consensus getBalance participants=3 agreement=2; '
+                           . 'max_finalized_slot_lag 30; max_slot_lag 0;')
+  . network_conf('hedged', upstreams => sim_upstreams(@Ports),
+                 settings => 'hedge getBalance after=100ms max=1;');
+
+our $Config = solgate_locations('cons')
+  . join('', map { "    location /$_ { solgate_pass $_; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n" }
+             qw(pair fin hedged))
+  . "    location /solgate/ { solgate_admin; }\n"
+  . "    location = /metrics { solgate_metrics; }\n";
+
+our $Bad = "[error]\n[alert]\n[crit]\n[emerg]\n";
+
+sub clean { for my $p (@Ports) { sim_fault($p, 'clear'); sim_reset($p) } }
+sub state_of { my ($id, $net) = @_; upstream_state($id, $net) || {} }
+sub polled { my ($net, @ids) = @_;
+    sub { !grep { !(state_of($_, $net)->{finalized_slot} || 0) } @ids } }
+# The balance as an honest node answers it.
+sub true_balance {
+    my $body = http_post($Ports[2], '/', rpc(1, 'getBalance', $Finalized))->{body};
+    return $body =~ /"value":(\d+)/ ? $1 : die "no balance in $body";
+}
+sub calls { join ' ', map { sim_client_calls($_, 'getBalance') } @Ports }
+sub counter { my ($name, $labels) = @_;
+    metric(qr/^\Q$name\E\{\Q$labels\E\} (\d+)$/m) // 0 }
+
+add_block_preprocessor(sub {
+    my $block = shift;
+    $block->set_value(http_config => $HttpConfig) unless defined $block->http_config;
+    $block->set_value(config => $Config) unless defined $block->config;
+    $block->set_value(setup => 'clean();') unless defined $block->setup;
+    $block->set_value(no_error_log => $Bad)
+        unless defined $block->no_error_log || defined $block->must_die;
+});
+
+no_shuffle();
+no_root_location();
+run_tests();
+
+__DATA__
+
+=== TEST 1: consensus asks three nodes, and their agreed answer reaches the client
+--- wait_for eval
+['the nodes are polled', main::polled('cons', qw(sim-a sim-b sim-c)), 5]
+--- request eval
+"POST /\n" . main::rpc(7, 'getBalance', $main::Finalized)
+--- response_body_like: ^\{"jsonrpc":"2.0","result":\{"context":\{"apiVersion":"[^"]+","slot":\d+\},"value":\d+\},"id":7\}$
+--- check
+is(main::calls(), '1 1 1', 'each node was asked once');
+is(main::counter('solgate_consensus_total', 'network="cons",outcome="agreed"'), 1,
+   'metric: one agreed consensus');
+
+
+
+=== TEST 2: a node answering a wrong balance never reaches a finalized client
+--- setup
+clean();
+sim_fault($Ports[0], 'wrong_value', method => 'getBalance');
+--- wait_for eval
+['the nodes are polled', main::polled('cons', qw(sim-a sim-b sim-c)), 5]
+--- request eval
+[map { "POST /\n" . main::rpc($_, 'getBalance', $main::Finalized) } 1 .. 8]
+--- response_body_like eval
+my $v = main::true_balance();
+[map { qr/"value":$v\},"id":$_\}$/ } 1 .. 8]
+--- check
+like(main::calls(), qr/^8 8 (8|9)$/, 'every node was asked each time (sim-c maybe once more, by the test)');
+cmp_ok(main::counter('solgate_consensus_total', 'network="cons",outcome="agreed"'), '==', 8,
+       'metric: eight agreed');
+
+
+
+=== TEST 3: two nodes that disagree give the dispute error
+--- setup
+clean();
+sim_fault($Ports[0], 'wrong_value', method => 'getBalance');
+--- wait_for eval
+['the nodes are polled', main::polled('pair', qw(sim-a sim-b)), 5]
+--- request eval
+"POST /pair\n" . main::rpc(8, 'getBalance', $main::Finalized)
+--- response_body: {"jsonrpc":"2.0","error":{"code":-32090,"message":"Consensus dispute: 2 participants asked, answers split 1+1, 2 must agree"},"id":8}
+--- check
+is(main::counter('solgate_consensus_total', 'network="pair",outcome="dispute"'), 1,
+   'metric: one dispute');
+# a call that is not finalized is not compared: one node answers it
+my $res = http_post(server_port(), '/pair', rpc(9, 'getBalance', qq([$main::Account,{"commitment":"confirmed"}])));
+like($res->{body}, qr/"value":\d+\},"id":9\}$/, 'a confirmed read is answered by one node');
+
+
+
+=== TEST 4: a node whose finalized slot trails by more than max_finalized_slot_lag is not asked
+--- setup
+clean();
+sim_fault($Ports[2], 'lag', slots => 60);
+--- wait_for eval
+['sim-c is seen 60 slots behind', sub {
+     my ($a, $c) = (main::state_of('sim-a', 'fin'), main::state_of('sim-c', 'fin'));
+     ($c->{finalized_slot} || 0) > 0 && ($a->{finalized_slot} || 0) > $c->{finalized_slot} + 30 }, 5]
+--- request eval
+[map { "POST /fin\n" . main::rpc($_, 'getBalance', $main::Finalized) } 1 .. 4]
+--- response_body_like eval
+[map { qr/"value":\d+\},"id":$_\}$/ } 1 .. 4]
+--- check
+is(main::calls(), '4 4 0', 'sim-a and sim-b voted, sim-c was left out');
+
+
+
+=== TEST 5: a hedge answers from another node when the first is slow, and the slow attempt is cancelled
+sim-a answers getBalance after 2 s; no client waits for it.
+--- setup
+clean();
+sim_fault($Ports[0], 'method_latency', method => 'getBalance', ms => 2000);
+--- wait_for eval
+['the nodes are polled', main::polled('hedged', qw(sim-a sim-b sim-c)), 5]
+--- request eval
+[map { "POST /hedged\n" . main::rpc($_, 'getBalance', "[$main::Account]") } 1 .. 6]
+--- response_body_like eval
+[map { qr/"value":\d+\},"id":$_\}$/ } 1 .. 6]
+--- timeout: 1.5
+--- check
+my $sent = main::counter('solgate_hedges_sent_total', 'network="hedged"');
+my $won = main::counter('solgate_hedges_won_total', 'network="hedged"');
+cmp_ok($sent, '>=', 1, "metric: $sent hedges sent");
+cmp_ok($won, '>=', 1, "metric: $won hedges won");
+ok(!main::state_of('sim-a', 'hedged')->{ejected}, 'a cancelled attempt does not eject the slow node');
