@@ -9,7 +9,8 @@ use Solgate::TestConf;
 use Solgate::Gateway;
 
 our @Ports = (19941, 19942, 19943);
-sim_start(port => $_, args => ['--quiet']) for @Ports;
+# blocks of 60 KB: more than proxy_buffer_size and proxy_buffers hold
+sim_start(port => $_, args => ['--quiet', '--block-bytes', 60000]) for @Ports;
 
 our $Account = '"83astBRguLMdt2h5U1Tpdq5tjFoJ6noeGwaY3mDLVcri"';
 our $Finalized = qq([$Account,{"commitment":"finalized"}]);
@@ -23,11 +24,15 @@ our $HttpConfig =
                  settings => 'consensus getBalance participants=3 agreement=2; '
                            . 'max_finalized_slot_lag 30; max_slot_lag 0;')
   . network_conf('hedged', upstreams => sim_upstreams(@Ports),
-                 settings => 'hedge getBalance after=100ms max=1;');
+                 settings => 'hedge getBalance after=100ms max=1;')
+  . network_conf('blocks', upstreams => sim_upstreams(@Ports),
+                 settings => 'consensus getBlock; hedge getAccountInfo after=50ms;');
 
 our $Config = solgate_locations('cons')
   . join('', map { "    location /$_ { solgate_pass $_; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n" }
              qw(pair fin hedged))
+  . "    location /big { solgate_pass blocks; subrequest_output_buffer_size 1m; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+  . "    location /tiny { solgate_pass blocks; subrequest_output_buffer_size 400; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /solgate/ { solgate_admin; }\n"
   . "    location = /metrics { solgate_metrics; }\n";
 
@@ -43,6 +48,15 @@ sub true_balance {
     return $body =~ /"value":(\d+)/ ? $1 : die "no balance in $body";
 }
 sub calls { join ' ', map { sim_client_calls($_, 'getBalance') } @Ports }
+# A produced slot a little below sim-c's finalized tip.
+sub produced_slot {
+    my $tip = state_of('sim-c', 'blocks')->{finalized_slot} or die 'not polled';
+    for my $s (reverse $tip - 60 .. $tip - 20) {
+        my $body = http_post($Ports[2], '/', get_block_call(1, $s))->{body};
+        return $s if $body =~ /"result":\{/;
+    }
+    die 'no produced slot';
+}
 sub counter { my ($name, $labels) = @_;
     metric(qr/^\Q$name\E\{\Q$labels\E\} (\d+)$/m) // 0 }
 
@@ -145,3 +159,45 @@ my $won = main::counter('solgate_hedges_won_total', 'network="hedged"');
 cmp_ok($sent, '>=', 1, "metric: $sent hedges sent");
 cmp_ok($won, '>=', 1, "metric: $won hedges won");
 ok(!main::state_of('sim-a', 'hedged')->{ejected}, 'a cancelled attempt does not eject the slow node');
+# for the next tests (their requests are made before their nginx starts)
+wait_for('network blocks is polled', main::polled('blocks', qw(sim-c)), 5);
+$main::Slot = main::produced_slot();
+
+
+
+=== TEST 6: a consensus over answers larger than nginx's proxy buffers answers (each attempt is read without the event pipe)
+--- wait_for eval
+['the nodes are polled', main::polled('blocks', qw(sim-a sim-b sim-c)), 5]
+--- request eval
+"POST /big\n" . get_block_call(6, $main::Slot)
+--- response_body_like: ^\{"jsonrpc":"2.0","result":\{"blockHeight":\d+,.{60000,}\},"id":6\}$
+--- timeout: 5
+--- check
+is(main::counter('solgate_consensus_total', 'network="blocks",outcome="agreed"'), 1,
+   'metric: agreed');
+
+
+
+=== TEST 7: answers too big for subrequest_output_buffer_size fail their attempts, not the client's request
+The block answers do not fit in 400 bytes; a getAccountInfo answer does, and a
+cancelled hedge's error page does not disturb it.
+--- wait_for eval
+['the nodes are polled', main::polled('blocks', qw(sim-a sim-b sim-c)), 5]
+--- setup
+clean();
+sim_fault($Ports[0], 'method_latency', method => 'getAccountInfo', ms => 1000);
+--- request eval
+["POST /tiny\n" . get_block_call(7, $main::Slot),
+ map { "POST /tiny\n" . main::rpc($_, 'getAccountInfo', "[$main::Account]") } 8 .. 10]
+--- error_code eval
+[502, 200, 200, 200]
+--- response_body_like eval
+[qr/^\{"jsonrpc":"2.0","error":\{"code":-32603,"message":"Internal error: no upstream could serve the request \(3 tried\)"\},"id":7\}$/,
+ map { qr/^\{"jsonrpc":"2.0","result":\{"context":\{[^}]*\},"value":[^\n]*\},"id":$_\}$/ } 8 .. 10]
+--- timeout: 3
+--- error_log eval
+[qr/\[error\] .*solgate: the answer of upstream "sim-[abc]" \(\d+ bytes or more\) is larger than subrequest_output_buffer_size 400; that attempt gets no say/]
+--- no_error_log
+[alert]
+[crit]
+too big subrequest response

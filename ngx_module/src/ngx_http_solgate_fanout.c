@@ -7,19 +7,24 @@
  * still running are cancelled, and when none is left the client gets
  * libcore's answer.  A subrequest never takes an error_page: its failure
  * is its status.  Its answer is read from its in-memory output, so it must
- * fit in subrequest_output_buffer_size.
+ * fit in subrequest_output_buffer_size; a larger one fails the attempt
+ * (never the client's request, as nginx's own "too big subrequest
+ * response" would).
  */
 
 #include "ngx_http_solgate_module.h"
 
 
-typedef struct {
+struct ngx_http_solgate_attempt_s {
     ngx_http_request_t      *sr;
     ngx_http_solgate_ctx_t  *parent;
     size_t                   upstream;
+    off_t                    received;      /* answer bytes kept so far */
     unsigned                 ended:1;
     unsigned                 cancelled:1;
-} ngx_http_solgate_attempt_t;
+    unsigned                 discard:1;     /* not a 200: its body unused */
+    unsigned                 too_big:1;     /* over the in-memory buffer */
+};
 
 
 struct ngx_http_solgate_fanout_s {
@@ -39,8 +44,10 @@ static ngx_int_t ngx_http_solgate_fanout_launch(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, size_t upstream);
 static ngx_int_t ngx_http_solgate_fanout_done(ngx_http_request_t *sr,
     void *data, ngx_int_t rc);
-static void ngx_http_solgate_fanout_end_of(ngx_http_request_t *sr,
+static void ngx_http_solgate_fanout_end_of(ngx_http_solgate_attempt_t *a,
     ngx_int_t rc, sg_attempt_end_t *end);
+static void ngx_http_solgate_fanout_too_big(ngx_http_solgate_attempt_t *a,
+    off_t size);
 static void ngx_http_solgate_fanout_hedge(ngx_event_t *ev);
 static void ngx_http_solgate_fanout_cancel(ngx_event_t *ev);
 static void ngx_http_solgate_fanout_cancel_attempt(ngx_http_request_t *r,
@@ -89,6 +96,9 @@ ngx_http_solgate_fanout_start(ngx_http_request_t *r,
         fo->hedge_after = plan->hedge_after_ms;
         ngx_add_timer(&fo->hedge_timer, fo->hedge_after);
     }
+
+    /* a client that leaves once no subrequest is the active one */
+    r->read_event_handler = ngx_http_test_reading;
 
     ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
                    "solgate fan-out: kind %d to %uz upstream(s)",
@@ -141,6 +151,7 @@ ngx_http_solgate_fanout_launch(ngx_http_request_t *r,
     ngx_http_set_ctx(sr, sctx, ngx_http_solgate_module);
 
     a->sr = sr;
+    sctx->attempt = a;
     *slot = a;
     ctx->fanout->running++;
 
@@ -220,7 +231,7 @@ ngx_http_solgate_fanout_done(ngx_http_request_t *sr, void *data,
 
     fo->running--;
 
-    ngx_http_solgate_fanout_end_of(sr, rc, &end);
+    ngx_http_solgate_fanout_end_of(a, rc, &end);
 
     if (sg_request_fanout_report(a->parent->rpc, a->upstream, &end,
                                  a->cancelled, (int64_t) ngx_current_msec,
@@ -256,10 +267,11 @@ ngx_http_solgate_fanout_done(ngx_http_request_t *sr, void *data,
 
 /* How the subrequest ended, with its whole answer when it gave one. */
 static void
-ngx_http_solgate_fanout_end_of(ngx_http_request_t *sr, ngx_int_t rc,
+ngx_http_solgate_fanout_end_of(ngx_http_solgate_attempt_t *a, ngx_int_t rc,
     sg_attempt_end_t *end)
 {
     ngx_buf_t                  *b;
+    ngx_http_request_t         *sr = a->sr;
     ngx_http_upstream_t        *u;
     ngx_http_upstream_state_t  *state;
 
@@ -285,6 +297,10 @@ ngx_http_solgate_fanout_end_of(ngx_http_request_t *sr, ngx_int_t rc,
     {
         end->http_status = 0;   /* cut off while the body came */
         return;
+    }
+
+    if (a->too_big) {
+        return;   /* it answered: no vote, and no fault of the node's */
     }
 
     if (end->http_status == NGX_HTTP_OK && sr->out != NULL) {
@@ -409,6 +425,95 @@ ngx_http_solgate_fanout_cancel_attempt(ngx_http_request_t *r,
 
     c->log->log_level = level;
     ngx_http_set_log_request(c->log, r);
+}
+
+
+/*
+ * An attempt's header: its body is read without the event pipe, which
+ * lets only the active subrequest write its buffers out (another one
+ * would wait for ever once they are full); one that is not a 200, or says
+ * it is too big to keep, is read and dropped.
+ */
+ngx_int_t
+ngx_http_solgate_fanout_header(ngx_http_request_t *sr,
+    ngx_http_solgate_attempt_t *a)
+{
+    ngx_http_core_loc_conf_t  *clcf;
+
+    if (sr->upstream != NULL) {
+        sr->upstream->buffering = 0;
+    }
+
+    clcf = ngx_http_get_module_loc_conf(sr, ngx_http_core_module);
+
+    if (sr->headers_out.status != NGX_HTTP_OK) {
+        a->discard = 1;
+
+    } else if (sr->headers_out.content_length_n
+               > (off_t) clcf->subrequest_output_buffer_size)
+    {
+        ngx_http_solgate_fanout_too_big(a, sr->headers_out.content_length_n);
+    }
+
+    return ngx_http_solgate_next_header_filter(sr);
+}
+
+
+/* An attempt's body: kept in memory up to subrequest_output_buffer_size. */
+ngx_int_t
+ngx_http_solgate_fanout_body(ngx_http_request_t *sr,
+    ngx_http_solgate_attempt_t *a, ngx_chain_t *in)
+{
+    off_t                      size;
+    ngx_chain_t               *cl;
+    ngx_http_core_loc_conf_t  *clcf;
+
+    if (!a->discard) {
+        size = 0;
+
+        for (cl = in; cl; cl = cl->next) {
+            if (!ngx_buf_special(cl->buf)) {
+                size += ngx_buf_size(cl->buf);
+            }
+        }
+
+        clcf = ngx_http_get_module_loc_conf(sr, ngx_http_core_module);
+
+        if (a->received + size <= (off_t) clcf->subrequest_output_buffer_size)
+        {
+            a->received += size;
+            return ngx_http_solgate_next_body_filter(sr, in);
+        }
+
+        ngx_http_solgate_fanout_too_big(a, a->received + size);
+    }
+
+    for (cl = in; cl; cl = cl->next) {
+        cl->buf->pos = cl->buf->last;
+        cl->buf->file_pos = cl->buf->file_last;
+    }
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_solgate_fanout_too_big(ngx_http_solgate_attempt_t *a, off_t size)
+{
+    ngx_http_core_loc_conf_t     *clcf;
+    ngx_http_solgate_upstream_t  *upstreams;
+
+    clcf = ngx_http_get_module_loc_conf(a->sr, ngx_http_core_module);
+    upstreams = a->parent->network->upstreams.elts;
+
+    a->discard = 1;
+    a->too_big = 1;
+
+    ngx_log_error(NGX_LOG_ERR, a->sr->connection->log, 0,
+                  "solgate: the answer of upstream \"%V\" (%O bytes or "
+                  "more) is larger than subrequest_output_buffer_size %uz; "
+                  "that attempt gets no say", &upstreams[a->upstream].id,
+                  size, clcf->subrequest_output_buffer_size);
 }
 
 

@@ -58,8 +58,16 @@ ngx_http_solgate_header_filter(ngx_http_request_t *r)
 
     slcf = ngx_http_get_module_loc_conf(r, ngx_http_solgate_module);
 
-    if (slcf->network == NULL || r != r->main) {
+    if (slcf->network == NULL) {
         return ngx_http_next_header_filter(r);
+    }
+
+    if (r != r->main) {
+        ctx = ngx_http_get_module_ctx(r, ngx_http_solgate_module);
+
+        return ctx != NULL && ctx->attempt != NULL
+               ? ngx_http_solgate_fanout_header(r, ctx->attempt)
+               : ngx_http_next_header_filter(r);
     }
 
     ctx = ngx_http_solgate_get_ctx(r);
@@ -177,6 +185,10 @@ ngx_http_solgate_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 
     if (ctx == NULL) {
         return ngx_http_next_body_filter(r, in);
+    }
+
+    if (ctx->attempt != NULL) {
+        return ngx_http_solgate_fanout_body(r, ctx->attempt, in);
     }
 
     if (ctx->rewrite_error) {

@@ -138,6 +138,7 @@ typedef struct {
 
 
 typedef struct ngx_http_solgate_fanout_s  ngx_http_solgate_fanout_t;
+typedef struct ngx_http_solgate_attempt_s  ngx_http_solgate_attempt_t;
 
 /*
  * Per-request state.  It must survive the internal redirect to the retry
@@ -158,6 +159,7 @@ typedef struct {
     ngx_chain_t                 *held;      /* getSlot answer being read */
 
     ngx_http_solgate_fanout_t   *fanout;    /* subrequests under way */
+    ngx_http_solgate_attempt_t  *attempt;   /* a subrequest's: which one */
 
     sg_block_call_t             *block_call;     /* Cube Runner's call */
     sg_capture_t                *capture;        /* copy into the cache */
@@ -308,6 +310,10 @@ ngx_int_t ngx_http_solgate_fanout_start(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, const sg_fanout_t *plan, size_t *targets);
 ngx_int_t ngx_http_solgate_fanout_continue(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
+ngx_int_t ngx_http_solgate_fanout_header(ngx_http_request_t *sr,
+    ngx_http_solgate_attempt_t *a);
+ngx_int_t ngx_http_solgate_fanout_body(ngx_http_request_t *sr,
+    ngx_http_solgate_attempt_t *a, ngx_chain_t *in);
 
 /* ngx_http_solgate_batch.c */
 ngx_int_t ngx_http_solgate_batch_replace_body(ngx_http_request_t *r,

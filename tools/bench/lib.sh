@@ -262,6 +262,30 @@ CONF
     } > "$prefix/conf/nginx.conf"
 }
 
+# The upstreams and failsafe policies of Solgate variant VARIANT: solgate
+# (none), solgate_off (policies for other methods than the bench's), and
+# one per policy applied to getBalance: solgate_hedge (the upstream answers
+# long before after=, so no hedge goes out), solgate_consensus and
+# solgate_broadcast (three upstreams, all the same server, all asked).
+solgate_bench_policy() {
+    local one='        upstream node http://bench_upstream;'
+    local three="$one
+        upstream node2 http://bench_upstream;
+        upstream node3 http://bench_upstream;"
+    case $1 in
+        solgate) echo "$one" ;;
+        solgate_off) echo "        consensus getBlock; hedge getTransaction; broadcast sendTransaction;
+$one" ;;
+        solgate_hedge) echo "        hedge getBalance after=100ms;
+$one" ;;
+        solgate_consensus) echo "        commitment finalized; consensus getBalance participants=3 agreement=3;
+$three" ;;
+        solgate_broadcast) echo "        broadcast getBalance;
+$three" ;;
+        *) bench_die "unknown Solgate variant $1" ;;
+    esac
+}
+
 # write_gateway_conf VARIANT PREFIX LISTEN_PORT UPSTREAM_PORT
 write_gateway_conf() {
     local variant=$1 prefix=$2 port=$3 up_port=$4
@@ -272,7 +296,7 @@ write_gateway_conf() {
                 echo "load_module /usr/lib/nginx/modules/ndk_http_module.so;"
                 echo "load_module /usr/lib/nginx/modules/ngx_http_lua_module.so;"
                 ;;
-            solgate)
+            solgate*)
                 echo "load_module $MODULE;"
                 ;;
         esac
@@ -358,11 +382,11 @@ CONF
 }
 CONF
                 ;;
-            solgate)
+            solgate*)
                 cat <<CONF
     solgate_network bench {
         cluster mainnet-beta;
-        upstream node http://bench_upstream;
+$(solgate_bench_policy "$variant")
     }
     server {
         listen 127.0.0.1:$port;

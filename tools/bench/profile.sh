@@ -8,7 +8,9 @@
 #
 # Prints, per variant, the instructions (Ir) per request and the functions
 # that cost most per request; for Solgate also the part spent in the
-# module and libcore.  Output files: build/bench/profile/<scenario>-<variant>.*
+# module and libcore.  PROFILE_VARIANTS picks variants (default "baseline
+# lua solgate"; also solgate_off, solgate_hedge, solgate_consensus,
+# solgate_broadcast: see solgate_bench_policy in lib.sh).  Output files: build/bench/profile/<scenario>-<variant>.*
 # Needs valgrind (Debian package valgrind).  Ports 19640-19642 and the
 # upstream ports of run.sh; loopback only; stops what it starts.
 set -euo pipefail
@@ -22,7 +24,8 @@ VARIANTS=${PROFILE_VARIANTS:-baseline lua solgate}
 source "$HERE/lib.sh"
 bench_defaults
 WORK=$ROOT/build/bench/profile
-declare -A GW_PORT=([baseline]=19640 [lua]=19641 [solgate]=19642)
+declare -A GW_PORT=([baseline]=19640 [lua]=19641 [solgate]=19642 [solgate_off]=19644
+                   [solgate_hedge]=19645 [solgate_consensus]=19646 [solgate_broadcast]=19647)
 
 command -v valgrind > /dev/null || bench_die "valgrind is not installed (apt-get install valgrind)"
 case " $ALL_SCENARIOS " in *" $SCENARIO "*) ;; *) bench_die "unknown scenario $SCENARIO" ;; esac
@@ -49,7 +52,7 @@ for v in $VARIANTS; do
         curl -s -m 2 -o /dev/null "http://127.0.0.1:${GW_PORT[$v]}/" && break
         sleep 0.2
     done
-    if [ "$v" = solgate ]; then
+    if [[ $v == solgate* ]]; then
         for _ in $(seq 150); do
             curl -s -m 2 "http://127.0.0.1:${GW_PORT[$v]}/_bench/metrics" \
                 | grep -Eq '^solgate_network_indexed_tip_slot\{[^}]*\} [1-9]' && break

@@ -84,16 +84,6 @@ BlockDecision ResultAnswer(const BlockCall& call,
     return d;
 }
 
-BlockDecision BatchRefusal(const RpcRequest& request) {
-    BlockDecision d;
-    d.kind = BlockDecision::kAnswer;
-    d.body = FailRequest(request, kInvalidRequest,
-                         "Invalid request: getBlock, getConfirmedBlock "
-                         "and getFirstAvailableBlock must be sent alone, "
-                         "not in a batch");
-    return d;
-}
-
 BlockDecision NoApiKey(const BlockCall& call, std::string_view method) {
     return ErrorAnswer(call, 401, kUnauthorized,
                        "Unauthorized: " + std::string(method) +

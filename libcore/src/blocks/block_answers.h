@@ -25,8 +25,6 @@ unsigned RetryAfterForMs(int64_t ms);
 // {"jsonrpc":"2.0","result":RESULT,"id":..} with HTTP 200.
 BlockDecision ResultAnswer(const BlockCall& call,
                            const std::string& result_raw);
-// A batch holding a Cube Runner call: -32600 for the whole batch.
-BlockDecision BatchRefusal(const RpcRequest& request);
 // 401: no API key, or a plan that is not defined.
 BlockDecision NoApiKey(const BlockCall& call, std::string_view method);
 BlockDecision NoValidPlan(const BlockCall& call);

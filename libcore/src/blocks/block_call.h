@@ -21,6 +21,10 @@ constexpr std::string_view kSummaryMethod = "solgateBlockSummary";
 // The header regions send to each other.
 constexpr std::string_view kPeerHeader = "X-Solgate-Peer";
 
+// The calls Cube Runner answers when a solgate_blocks serves the network:
+// getBlock, getConfirmedBlock, getFirstAvailableBlock and the summary.
+bool IsCubeRunnerMethod(std::string_view method);
+
 struct BlockCall {
     uint64_t slot = 0;
     std::string variant;     // empty: not cacheable

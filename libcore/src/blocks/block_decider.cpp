@@ -28,25 +28,6 @@ bool SameToken(std::string_view a, std::string_view b) {
     return diff == 0;
 }
 
-bool IsCubeRunnerMethod(std::string_view method) {
-    return IsBlockMethod(method) || method == "getFirstAvailableBlock" ||
-           method == kSummaryMethod;
-}
-
-// A batch holding a Cube Runner call: keys, plans and limits apply per
-// call, so such calls must come alone.
-bool BatchWithBlockCalls(const RpcRequest& request) {
-    if (request.shape != RpcRequest::Shape::kBatch) {
-        return false;
-    }
-    for (const RpcCall& call : request.calls) {
-        if (IsCubeRunnerMethod(call.method)) {
-            return true;
-        }
-    }
-    return false;
-}
-
 const RpcCall* SingleCall(const RpcRequest& request) {
     if (request.shape != RpcRequest::Shape::kSingle ||
         request.calls.size() != 1 || request.calls[0].error) {
@@ -56,6 +37,11 @@ const RpcCall* SingleCall(const RpcRequest& request) {
 }
 
 }  // namespace
+
+bool IsCubeRunnerMethod(std::string_view method) {
+    return IsBlockMethod(method) || method == "getFirstAvailableBlock" ||
+           method == kSummaryMethod;
+}
 
 BlockDecider::BlockDecider(const BlockServiceConf& conf,
                            const Network& network, SharedBlocks& zone,
@@ -77,9 +63,6 @@ BlockDecision BlockDecider::Decide(const RpcRequest& request,
                                    std::string_view peer_token,
                                    int64_t now_ms, int64_t wall_ms,
                                    BlockCall* call) {
-    if (zone_.bound() && BatchWithBlockCalls(request)) {
-        return BatchRefusal(request);
-    }
     const RpcCall* rpc = SingleCall(request);
     if (rpc == nullptr || !zone_.bound() || !IsCubeRunnerMethod(rpc->method)) {
         return {};

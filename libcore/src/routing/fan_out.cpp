@@ -8,6 +8,7 @@
 #include "routing/selector.h"
 #include "rpc/answers.h"
 #include "rpc/rpc_errors.h"
+#include "rpc/solana_methods.h"
 
 namespace solgate {
 
@@ -64,6 +65,34 @@ bool IsFinalizedCall(const RpcCall& call, sg_commitment_t default_commitment) {
                      call.method) != std::end(kFinalizedByDefault);
 }
 
+uint8_t FanOutFlagsOf(const NetworkSettings& settings,
+                      std::string_view method) {
+    uint8_t flags = 0;
+    if (ListsMethod(settings.broadcast.methods, method)) {
+        flags |= kFanOutBroadcast;
+    }
+    if (ListsMethod(settings.consensus.methods, method)) {
+        flags |= kFanOutConsensus;
+    }
+    if (ListsMethod(settings.hedge.methods, method)) {
+        flags |= kFanOutHedge;
+    }
+    return flags;
+}
+
+std::vector<uint8_t> FanOutFlagTable(const NetworkSettings& settings) {
+    std::vector<uint8_t> table;
+    if (settings.broadcast.methods.empty() &&
+        settings.consensus.methods.empty() && settings.hedge.methods.empty()) {
+        return table;
+    }
+    table.resize(kOtherMethod);   // the named methods
+    for (size_t i = 0; i < kOtherMethod; i++) {
+        table[i] = FanOutFlagsOf(settings, SolanaMethodName(i));
+    }
+    return table;
+}
+
 FanOutKind ChooseFanOut(const NetworkSettings& settings,
                         const RpcRequest& request) {
     if (request.shape != RpcRequest::Shape::kSingle) {
@@ -73,17 +102,31 @@ FanOutKind ChooseFanOut(const NetworkSettings& settings,
     if (call.error) {
         return FanOutKind::kNone;
     }
-    if (ListsMethod(settings.broadcast.methods, call.method)) {
+    uint8_t flags = 0;
+    const std::vector<uint8_t>& table = settings.fan_out_flags;
+    if (!table.empty()) {
+        size_t index = SolanaMethodIndex(call.method);
+        flags = index < table.size() ? table[index]
+                                     : FanOutFlagsOf(settings, call.method);
+    } else if (!settings.broadcast.methods.empty() ||
+               !settings.consensus.methods.empty() ||
+               !settings.hedge.methods.empty()) {
+        flags = FanOutFlagsOf(settings, call.method);
+    }
+    if (flags == 0) {
+        return FanOutKind::kNone;
+    }
+    if (flags & kFanOutBroadcast) {
         return FanOutKind::kBroadcast;
     }
     if (IsWriteMethod(call.method)) {
         return FanOutKind::kNone;   // sent once, never compared or hedged
     }
-    if (ListsMethod(settings.consensus.methods, call.method) &&
+    if ((flags & kFanOutConsensus) &&
         IsFinalizedCall(call, settings.default_commitment)) {
         return FanOutKind::kConsensus;
     }
-    if (ListsMethod(settings.hedge.methods, call.method)) {
+    if (flags & kFanOutHedge) {
         return FanOutKind::kHedge;
     }
     return FanOutKind::kNone;

@@ -35,6 +35,15 @@ bool ListsMethod(const std::vector<std::string>& methods,
 // (getBlock, getTransaction, getBlocks, getBlockTime and their old names).
 bool IsFinalizedCall(const RpcCall& call, sg_commitment_t default_commitment);
 
+// Which policies list a method: bits of kFanOutBroadcast, ...
+constexpr uint8_t kFanOutBroadcast = 1;
+constexpr uint8_t kFanOutConsensus = 2;
+constexpr uint8_t kFanOutHedge = 4;
+uint8_t FanOutFlagsOf(const NetworkSettings& settings,
+                      std::string_view method);
+// settings.fan_out_flags for every Solana method (empty without policies).
+std::vector<uint8_t> FanOutFlagTable(const NetworkSettings& settings);
+
 // The policy a request falls under: broadcast, then consensus (finalized
 // calls only), then hedge (never a write); none for a batch.
 FanOutKind ChooseFanOut(const NetworkSettings& settings,

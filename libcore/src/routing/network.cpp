@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "conf/conf_messages.h"
+#include "routing/fan_out.h"
 #include "routing/selector.h"
 #include "rpc/cluster.h"
 #include "slots/lane_name.h"
@@ -107,6 +108,7 @@ std::optional<std::string> Network::SetPolicy(
         return error;
     }
     policies_set_.emplace_back(policy);
+    settings_.fan_out_flags = FanOutFlagTable(settings_);
     return std::nullopt;
 }
 

@@ -49,6 +49,10 @@ struct NetworkSettings {
     conf::Broadcast broadcast;
     conf::Consensus consensus;
     conf::Hedge hedge;
+    // Which of the three list each Solana method by name (FanOutFlags by
+    // SolanaMethodIndex), so a request does not match globs; empty when
+    // no policy is set (or in a test that sets them directly: globs).
+    std::vector<uint8_t> fan_out_flags;
     // use_upstream_default: the selector of requests that send none.
     std::string default_selector;
     // Cube Runner serves blocks for this network: the poller also learns

@@ -2,8 +2,9 @@
 
 #include <optional>
 
-#include "rpc/cluster.h"
+#include "blocks/block_call.h"
 #include "json/json_writer.h"
+#include "rpc/cluster.h"
 #include "slots/slot_hooks.h"
 
 namespace solgate {
@@ -98,6 +99,21 @@ bool AppendLocalAnswer(std::string& out, const RpcCall& call,
     return false;
 }
 
+// A call of a batch Solgate answers here: a local answer, or a Cube
+// Runner call (its keys, plans and limits count requests, so it must come
+// alone; the other calls go on).
+bool AppendBatchLocalAnswer(std::string& out, const RpcCall& call,
+                            RouteContext& ctx) {
+    if (ctx.network.blocks() != nullptr && IsCubeRunnerMethod(call.method)) {
+        AppendErrorEnvelope(out, call.id_raw, kInvalidRequest,
+                            "Invalid request: " + call.method +
+                                " is served by Cube Runner one call per "
+                                "request; send it alone, not in a batch");
+        return true;
+    }
+    return AppendLocalAnswer(out, call, ctx);
+}
+
 RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx) {
     const uint64_t max = ctx.network.settings().max_batch_size;
     if (max > 0 && request.calls.size() > max) {
@@ -116,7 +132,7 @@ RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx) {
     std::string answer;
     size_t forwarding = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!AppendLocalAnswer(answer, request.calls[i], ctx)) {
+        if (!AppendBatchLocalAnswer(answer, request.calls[i], ctx)) {
             forwarding++;
             continue;
         }

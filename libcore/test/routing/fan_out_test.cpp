@@ -81,6 +81,25 @@ TEST(ChooseFanOut, BroadcastThenConsensusThenHedgeAndNeverAWriteTwice) {
               FanOutKind::kConsensus);
 }
 
+TEST(ChooseFanOut, TheMethodTableAgreesWithTheGlobs) {
+    Network network("mainnet", {});
+    ASSERT_FALSE(network.SetPolicy("hedge", {"getAccount*|myMethod"}));
+    ASSERT_FALSE(network.SetPolicy("broadcast", {"sendTransaction"}));
+    const NetworkSettings& s = network.settings();
+    ASSERT_FALSE(s.fan_out_flags.empty());
+    auto kind = [&](const std::string& method) {
+        return ChooseFanOut(s, Parse(R"({"jsonrpc":"2.0","id":1,"method":")" +
+                                     method + R"(","params":[]})"));
+    };
+    EXPECT_EQ(kind("getAccountInfo"), FanOutKind::kHedge);
+    EXPECT_EQ(kind("myMethod"), FanOutKind::kHedge);        // not a Solana name
+    EXPECT_EQ(kind("getBalance"), FanOutKind::kNone);
+    EXPECT_EQ(kind("other"), FanOutKind::kNone);
+    EXPECT_EQ(kind("sendTransaction"), FanOutKind::kBroadcast);
+    // no policy: no table, nothing matched
+    EXPECT_TRUE(Network("devnet", {}).settings().fan_out_flags.empty());
+}
+
 // --- broadcast --------------------------------------------------------
 
 TEST(FanOut, ABroadcastGoesToSeveralAndAnswersTheFirstSuccess) {

@@ -161,6 +161,29 @@ TEST(Router, ABatchIsJudgedCallByCall) {
               R"(an answer to this call"},"id":"x"})");
 }
 
+TEST(Router, CubeRunnerCallsInABatchAreAnsweredOneByOne) {
+    testing::TestNetwork net(2, Cluster(SG_CLUSTER_MAINNET_BETA));
+    // The router only asks whether a Cube Runner serves the network.
+    alignas(8) static char service[8];
+    net.network.set_blocks(reinterpret_cast<BlockService*>(service));
+    auto d = RouteOn(net.network,
+                     R"([{"jsonrpc":"2.0","id":1,"method":"getBlock","params":[5]},)"
+                     R"({"jsonrpc":"2.0","id":2,"method":"getBalance","params":["x"]}])");
+    ASSERT_TRUE(d.forward);
+    EXPECT_EQ(d.forward_body,
+              R"([{"jsonrpc":"2.0","id":2,"method":"getBalance","params":["x"]}])");
+    ASSERT_EQ(d.merge.size(), 2u);
+    EXPECT_EQ(d.merge[0].text,
+              R"({"jsonrpc":"2.0","error":{"code":-32600,"message":)"
+              R"("Invalid request: getBlock is served by Cube Runner one )"
+              R"(call per request; send it alone, not in a batch"},"id":1})");
+    // without a Cube Runner, getBlock in a batch goes upstream
+    testing::TestNetwork plain(2, Cluster(SG_CLUSTER_MAINNET_BETA));
+    EXPECT_TRUE(RouteOn(plain.network,
+                        R"([{"jsonrpc":"2.0","id":1,"method":"getBlock","params":[5]}])")
+                    .merge.empty());
+}
+
 TEST(Router, FailAnswersEveryCallWithItsId) {
     std::string body = R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"},)"
                        R"({"jsonrpc":"2.0","id":"x","method":"getSlot"}])";
