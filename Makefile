@@ -159,6 +159,7 @@ bench: all
 	SOLGATE_NGINX=$(NGINX) tools/bench/cached_block.sh
 	SOLGATE_NGINX=$(NGINX) tools/bench/region_down.pl
 	tools/bench/core_bench.sh
+	SOLGATE_NGINX=$(NGINX) tools/bench/policy_cost.sh
 
 clean:
 	rm -rf $(BUILD) t/servroot
