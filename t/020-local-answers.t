@@ -220,3 +220,43 @@ my $body = call(9, 'getGenesisHash');
 . sprintf("%x\r\n%s\r\n0\r\n\r\n", length($body), $body)
 --- response_body eval
 qq({"jsonrpc":"2.0","result":$::Mainnet,"id":9})
+
+
+
+=== TEST 18: a call with a duplicate member Solgate reads is refused, whichever duplicate an upstream would keep
+--- request eval
+["POST /\n" . '{"jsonrpc":"2.0","id":1,"method":"getBlock","method":"getBalance","params":[5]}',
+ "POST /\n" . '{"jsonrpc":"2.0","id":2,"method":"getBlock","params":[5,{"encoding":"json"}],"params":[6]}',
+ "POST /\n" . '{"jsonrpc":"2.0","id":3,"method":"getBalance","params":["x",{"commitment":"processed","commitment":"finalized"}]}']
+--- response_body eval
+[err(-32600, 'Invalid request: duplicate \"method\"', 1),
+ err(-32600, 'Invalid request: duplicate \"params\"', 2),
+ err(-32602, 'Invalid params: duplicate \"commitment\"', 3)]
+
+
+
+=== TEST 19: a method name with a NUL or another control character is invalid
+--- request eval
+["POST /\n" . '{"jsonrpc":"2.0","id":1,"method":"getBlock\u0000","params":[5]}',
+ "POST /\n" . '{"jsonrpc":"2.0","id":2,"method":"getSlot\t"}']
+--- response_body eval
+[err(-32600, 'Invalid request: \"method\" holds a control character', 1),
+ err(-32600, 'Invalid request: \"method\" holds a control character', 2)]
+
+
+
+=== TEST 20: strings that are no strict UTF-8 (a surrogate, a stray byte) are parse errors
+--- request eval
+["POST /\n" . qq({"jsonrpc":"2.0","id":"\xed\xa0\x80","method":"getSlot"}),
+ "POST /\n" . qq({"jsonrpc":"2.0","id":1,"method":"getSlot","params":["\xff"]})]
+--- response_body eval
+[err(-32700, 'Parse error', 'null'), err(-32700, 'Parse error', 'null')]
+
+
+
+=== TEST 21: a selector byte that is no UTF-8 is never echoed raw into the JSON error
+--- request eval
+"POST /\n" . call(4, 'getSlot')
+--- more_headers eval
+"X-Solgate-Use-Upstream: a\xffb("
+--- response_body_like: ^\{"jsonrpc":"2.0","error":\{"code":-32602,"message":"Invalid params: use-upstream selector \\"a\\ufffdb\(\\": [^\x80-\xff]*"\},"id":4\}$

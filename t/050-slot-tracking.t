@@ -257,3 +257,27 @@ is_deeply([map { process_threads($_) } @workers], [2, 2],
 --- shutdown_check
 my @stopped = nginx_error_log() =~ /solgate: poller thread stopped/g;
 ok(@stopped >= 6, 'every old worker stopped its poller thread');
+
+
+
+=== TEST 9: a getSlot answer with a long id (3 KB) is held whole and corrected, never cut
+--- http_config eval
+network_conf('mainnet', upstreams => sim_upstreams(@Ports), settings => 'max_slot_lag 0;')
+--- setup
+clean();
+sim_fault($Ports[1], 'lag', slots => 40);
+--- wait_for eval
+upstream_wait('the poller has slot views', 'sim-c', sub { $_[0]{processed_slot} > 0 }, 3)
+--- request eval
+my $id = '"' . ('x' x 3000) . '"';
+[map { "POST /\n" . qq({"jsonrpc":"2.0","id":$id,"method":"getSlot","params":[{"commitment":"processed"}]}) } 1 .. 30]
+--- response_body_like eval
+[map { qr/^\{"jsonrpc":"2.0","result":\d+,"id":"x{3000}"\}$/ } 1 .. 30]
+--- check
+my ($last, $backwards) = (0, 0);
+for my $res (@_) {
+    next unless $res->{body} =~ /"result":(\d+)/;
+    $backwards++ if $1 < $last;
+    $last = $1 if $1 > $last;
+}
+is($backwards, 0, 'getSlot(processed) never decreased');

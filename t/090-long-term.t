@@ -6,6 +6,7 @@
 # a restart, even after kill -9, keeps.
 
 use Test::Nginx::Socket 'no_plan';
+use Digest::SHA ();
 use Solgate::Sim;
 use Solgate::TestConf;
 use Solgate::Gateway;
@@ -109,7 +110,7 @@ cache.  The allowance is counted once per waiting key (1 + 3).
      my $direct = http_post($Archive, '/', get_block_call(7, $Slot))->{body};
      is(sans_id($got->{body}), sans_id($direct), 'byte-identical to what a node returns');
      is(archive_calls() - $main::Before, 2, 'one retrieval (and the direct check)');
-     my ($k1) = grep { $_->{key} eq 'k1' } @{ blocks_state()->{keys} };
+     my ($k1) = grep { $_->{key_sha256} eq substr(Digest::SHA::sha256_hex('k1'), 0, 16) } @{ blocks_state()->{keys} };
      is($k1->{allowance_used}, 1, "counted in the key's allowance (admin state)");
      $main::Before = archive_calls();
  },

@@ -8,8 +8,14 @@
 #include "ngx_http_solgate_module.h"
 
 
-/* getSlot answers are tiny; anything larger is passed on as it is */
-#define NGX_HTTP_SOLGATE_SLOT_ANSWER_MAX  1024
+/*
+ * A getSlot answer is held until it ends, to be corrected: room for a
+ * usual one first, grown for one with a long id up to the largest a
+ * client's id can make it (client_max_body_size's default); past that it
+ * is sent as it came.
+ */
+#define NGX_HTTP_SOLGATE_SLOT_ANSWER_MAX   1024
+#define NGX_HTTP_SOLGATE_SLOT_ANSWER_HELD  (1024 * 1024)
 
 
 static ngx_int_t ngx_http_solgate_harvest(ngx_http_request_t *r,
@@ -18,6 +24,8 @@ static ngx_int_t ngx_http_solgate_rewrite_slot(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in);
 static ngx_int_t ngx_http_solgate_send_slot_answer(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
+static ngx_buf_t *ngx_http_solgate_grow_held(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, size_t more);
 static ngx_int_t ngx_http_solgate_release_held(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in);
 static void ngx_http_solgate_free_response(void *data);
@@ -134,7 +142,11 @@ ngx_http_solgate_rewrite_slot(ngx_http_request_t *r,
         n = b->last - b->pos;
 
         if (n > (size_t) (held->end - held->last)) {
-            return ngx_http_solgate_release_held(r, ctx, cl);
+            held = ngx_http_solgate_grow_held(r, ctx, n);
+
+            if (held == NULL) {
+                return ngx_http_solgate_release_held(r, ctx, cl);
+            }
         }
 
         held->last = ngx_cpymem(held->last, b->pos, n);
@@ -199,7 +211,40 @@ ngx_http_solgate_send_slot_answer(ngx_http_request_t *r,
 }
 
 
-/* Not a getSlot answer after all: send what was read, then the rest. */
+/* Room for `more` bytes in the held answer, or NULL past the limit. */
+static ngx_buf_t *
+ngx_http_solgate_grow_held(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx,
+    size_t more)
+{
+    size_t      used, size;
+    ngx_buf_t  *held, *b;
+
+    held = ctx->held->buf;
+    used = held->last - held->pos;
+
+    if (used + more > NGX_HTTP_SOLGATE_SLOT_ANSWER_HELD) {
+        return NULL;
+    }
+
+    size = ngx_max(2 * (size_t) (held->end - held->start), used + more);
+    size = ngx_min(size, NGX_HTTP_SOLGATE_SLOT_ANSWER_HELD);
+
+    b = ngx_create_temp_buf(r->pool, size);
+    if (b == NULL) {
+        return NULL;
+    }
+
+    b->last = ngx_cpymem(b->pos, held->pos, used);
+    ctx->held->buf = b;
+
+    return b;
+}
+
+
+/*
+ * Not a getSlot answer after all, or too long to hold: send what was read
+ * (nothing, when the first chunk was already too long), then the rest.
+ */
 static ngx_int_t
 ngx_http_solgate_release_held(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in)
@@ -209,7 +254,12 @@ ngx_http_solgate_release_held(ngx_http_request_t *r,
 
     held = ctx->held;
     ctx->held = NULL;
-    held->next = in;
+
+    if (held->buf->last > held->buf->pos) {
+        held->next = in;
+    } else {
+        held = in;   /* an empty buffer would be a "zero size buf" */
+    }
 
     rc = ngx_http_solgate_next_header_filter(r);
 

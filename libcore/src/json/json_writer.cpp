@@ -1,12 +1,29 @@
 #include "json/json_writer.h"
 
+#include "json/utf8.h"
+
 namespace solgate {
 
 void AppendJsonString(std::string& out, std::string_view value) {
     static const char kHex[] = "0123456789abcdef";
+    const auto* bytes = reinterpret_cast<const unsigned char*>(value.data());
+    const unsigned char* end = bytes + value.size();
     out.push_back('"');
-    for (char c : value) {
+    for (size_t i = 0; i < value.size(); i++) {
+        char c = value[i];
         unsigned char u = static_cast<unsigned char>(c);
+        if (u >= 0x80) {
+            // what came from outside may be any bytes: only well-formed
+            // UTF-8 goes out, anything else as U+FFFD
+            size_t n = Utf8SequenceLength(bytes + i, end);
+            if (n == 0) {
+                out += "\\ufffd";
+            } else {
+                out.append(value.data() + i, n);
+                i += n - 1;
+            }
+            continue;
+        }
         switch (c) {
         case '"':  out += "\\\""; break;
         case '\\': out += "\\\\"; break;

@@ -2,12 +2,15 @@
 // cut from the input by offsets, so ids are echoed byte for byte. Plain
 // bodies are lexed by plain_json.h; anything else is read by yajl, and the
 // parser takes both readers' events alike (json_events.h).
+#include <cstdint>
 #include <new>
+#include <string>
 #include <optional>
 #include <string_view>
 
 #include "json/json_events.h"
 #include "json/plain_json.h"
+#include "json/utf8.h"
 #include "json/slot_answer.h"
 #include "json/yajl_reader.h"
 #include "rpc/cluster.h"
@@ -65,7 +68,47 @@ struct Frame {
     bool saw_jsonrpc = false;
     bool saw_method = false;
     bool second_param = false;  // kConfig: params[1], getBlock's options
+    // Keys already met in this object, one bit per Key: a member Solgate
+    // reads must come once (an upstream may read the other duplicate).
+    uint32_t seen = 0;
 };
+
+// Whether `key` was met before in `frame` (and marks it met).
+bool Repeated(Frame& frame, Key key) {
+    uint32_t bit = 1u << static_cast<unsigned>(key);
+    bool repeated = (frame.seen & bit) != 0;
+    frame.seen |= bit;
+    return repeated;
+}
+
+std::string_view KeyName(Key key) {
+    switch (key) {
+    case Key::kJsonrpc: return "jsonrpc";
+    case Key::kId: return "id";
+    case Key::kMethod: return "method";
+    case Key::kParams: return "params";
+    case Key::kCommitment: return "commitment";
+    case Key::kMinContextSlot: return "minContextSlot";
+    case Key::kEncoding: return "encoding";
+    case Key::kTransactionDetails: return "transactionDetails";
+    case Key::kRewards: return "rewards";
+    case Key::kMaxVersion: return "maxSupportedTransactionVersion";
+    case Key::kOther: break;
+    }
+    return "";
+}
+
+// A method name is a word: no NUL or other control byte an upstream might
+// stop at and read as another name.
+bool HasControlByte(std::string_view text) {
+    for (char c : text) {
+        auto byte = static_cast<unsigned char>(c);
+        if (byte < 0x20 || byte == 0x7f) {
+            return true;
+        }
+    }
+    return false;
+}
 
 bool IsJsonSpace(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
@@ -98,6 +141,9 @@ private:
 
     std::string_view text_;
     size_t consumed_ = 0;   // where the reader is: just past the token
+    // yajl reads bytes >= 0x80 (the plain lexer gives them up): strings
+    // are checked as strict UTF-8 then.
+    bool check_utf8_ = false;
     std::vector<Frame> stack_;
     RpcRequest request_;
     bool opening_second_param_ = false;
@@ -118,6 +164,7 @@ std::optional<RpcRequest> Parser::RunPlain() {
 }
 
 RpcRequest Parser::RunYajl() {
+    check_utf8_ = true;
     YajlReader<Parser> reader(*this, &consumed_);
     YajlRead status = reader.ReadWhole(text_);
     if (status == YajlRead::kNoMemory) {
@@ -150,6 +197,9 @@ RpcRequest Parser::Finish(bool syntax_ok) {
 // The nesting bound is JsonValueEvents': a container too deep never
 // arrives here, and Finish reports it.
 bool Parser::OnValue(Kind kind, std::string_view text) {
+    if (check_utf8_ && kind == Kind::kString && !IsStrictUtf8(text)) {
+        return false;   // a parse error
+    }
     Role role = Place(kind, text);
     if (kind != Kind::kMap && kind != Kind::kArray) {
         return true;
@@ -163,6 +213,9 @@ bool Parser::OnValue(Kind kind, std::string_view text) {
 }
 
 bool Parser::OnKey(std::string_view key) {
+    if (check_utf8_ && !IsStrictUtf8(key)) {
+        return false;
+    }
     Frame& top = stack_.back();
     if (top.role == Role::kCall || top.role == Role::kConfig) {
         top.key = KeyOf(key);
@@ -221,6 +274,13 @@ Role Parser::Place(Kind kind, std::string_view text) {
 
 Role Parser::PlaceInCall(Frame& call, Kind kind, std::string_view text) {
     Key key = call.key;
+    bool member = key == Key::kJsonrpc || key == Key::kId ||
+                  key == Key::kMethod || key == Key::kParams;
+    if (member && Repeated(call, key)) {
+        FailCall(kInvalidRequest, "Invalid request: duplicate \"" +
+                                      std::string(KeyName(key)) + "\"");
+        return Role::kOther;
+    }
     if (key == Key::kJsonrpc) {
         call.saw_jsonrpc = true;
         if (kind != Kind::kString || text != "2.0") {
@@ -239,7 +299,11 @@ Role Parser::PlaceInCall(Frame& call, Kind kind, std::string_view text) {
         }
     } else if (key == Key::kMethod) {
         call.saw_method = true;
-        if (kind == Kind::kString) {
+        if (kind == Kind::kString && HasControlByte(text)) {
+            FailCall(kInvalidRequest,
+                     "Invalid request: \"method\" holds a control "
+                     "character");
+        } else if (kind == Kind::kString) {
             Call().method.assign(text);
         } else {
             FailCall(kInvalidRequest,
@@ -280,6 +344,11 @@ Role Parser::PlaceInParams(Frame& params, Kind kind, std::string_view text) {
 }
 
 void Parser::PlaceInConfig(Frame& config, Kind kind, std::string_view text) {
+    if (config.key != Key::kOther && Repeated(config, config.key)) {
+        FailCall(kInvalidParams, "Invalid params: duplicate \"" +
+                                     std::string(KeyName(config.key)) + "\"");
+        return;
+    }
     if (config.second_param) {
         PlaceBlockOption(config.key, kind, text);
     }

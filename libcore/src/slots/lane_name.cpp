@@ -1,9 +1,9 @@
 #include "slots/lane_name.h"
 
-#include <openssl/sha.h>
-
 #include <algorithm>
 #include <string_view>
+
+#include "base/digest.h"
 
 namespace solgate {
 
@@ -62,16 +62,7 @@ std::string LaneKey(std::vector<std::string> ids) {
         if (i > 0) joined.push_back('\0');
         joined += ids[i];
     }
-    unsigned char digest[SHA256_DIGEST_LENGTH];
-    SHA256(reinterpret_cast<const unsigned char*>(joined.data()), joined.size(),
-           digest);
-    static const char kHex[] = "0123456789abcdef";
-    std::string key = "grp:";
-    for (int i = 0; i < 8; i++) {
-        key.push_back(kHex[digest[i] >> 4]);
-        key.push_back(kHex[digest[i] & 0x0f]);
-    }
-    return key;
+    return "grp:" + Sha256Hex(joined, 8);
 }
 
 }  // namespace solgate

@@ -1,8 +1,10 @@
 #include "status/state_blocks_json.h"
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 
+#include "base/digest.h"
 #include "status/json_object.h"
 #include "status/status_common.h"
 
@@ -30,6 +32,7 @@ void AppendKey(std::string& out, const BlocksView& blocks,
     const KeySnapshot& key = figures.snapshot;
     JsonObject o(out);
     o.String("key", MaskedKey(key.key));
+    o.String("key_sha256", Sha256Hex(key.key, 8));   // to tell keys apart
     o.String("plan", PlanName(blocks, key.plan_index));
     o.Uint("requests", key.requests);
     o.Uint("rate_limited", key.limited);
@@ -148,11 +151,11 @@ void AppendBlocksState(std::string& out, const BlocksView& blocks,
     o.Close();
 }
 
+// At most a quarter of the key at each end (4 characters at most), so no
+// key, however short, is shown whole.
 std::string MaskedKey(const std::string& key) {
-    if (key.size() <= 8) {
-        return key;
-    }
-    return key.substr(0, 4) + "..." + key.substr(key.size() - 4);
+    size_t shown = std::min<size_t>(key.size() / 4, 4);
+    return key.substr(0, shown) + "..." + key.substr(key.size() - shown);
 }
 
 }  // namespace solgate

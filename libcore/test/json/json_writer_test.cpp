@@ -28,5 +28,11 @@ TEST(JsonWriter, Envelopes) {
                    R"("id":"q"})");
 }
 
+TEST(JsonWriter, BytesThatAreNoUtf8GoOutAsReplacementCharacters) {
+    std::string out;
+    AppendJsonString(out, std::string("a\xff" "b\xed\xa0\x80" "c\xc3\xa9", 9));
+    EXPECT_EQ(out, "\"a\\ufffdb\\ufffd\\ufffd\\ufffdc\xc3\xa9\"");
+}
+
 }  // namespace
 }  // namespace solgate

@@ -226,5 +226,82 @@ TEST(RpcParser, LargeBatch) {
     EXPECT_EQ(req.calls[999].id_raw, "999");
 }
 
+// Issue 16: an upstream that keeps the first duplicate would serve what
+// Solgate never judged (a getBlock seen as getBalance skipped Cube Runner).
+TEST(RpcParser, DuplicateMembersSolgateReadsAreRefused) {
+    struct Case {
+        std::string body;
+        int code;
+        std::string message;
+    };
+    const Case cases[] = {
+        {R"({"jsonrpc":"2.0","id":1,"method":"getBlock","method":"getBalance","params":[5]})",
+         kInvalidRequest, "Invalid request: duplicate \"method\""},
+        {R"({"jsonrpc":"2.0","id":1,"method":"getBlock","params":[5],"params":[6]})",
+         kInvalidRequest, "Invalid request: duplicate \"params\""},
+        {R"({"jsonrpc":"2.0","id":1,"id":2,"method":"getSlot"})",
+         kInvalidRequest, "Invalid request: duplicate \"id\""},
+        {R"({"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"getSlot"})",
+         kInvalidRequest, "Invalid request: duplicate \"jsonrpc\""},
+        {R"({"jsonrpc":"2.0","id":1,"method":"getBalance","params":["x",{"commitment":"processed","commitment":"finalized"}]})",
+         kInvalidParams, "Invalid params: duplicate \"commitment\""},
+        {R"({"jsonrpc":"2.0","id":1,"method":"getBlock","params":[5,{"encoding":"json","encoding":"base64"}]})",
+         kInvalidParams, "Invalid params: duplicate \"encoding\""},
+    };
+    for (const Case& c : cases) {
+        for (bool yajl : {false, true}) {
+            RpcRequest req = yajl ? ParseRpcRequestWithYajl(c.body.data(), c.body.size())
+                                  : Parse(c.body);
+            ASSERT_EQ(req.calls.size(), 1u) << c.body;
+            EXPECT_EQ(req.calls[0].error.code, c.code) << c.body;
+            EXPECT_EQ(req.calls[0].error.message, c.message) << c.body;
+        }
+    }
+    // members Solgate does not read may repeat; so may keys of unknown
+    // objects
+    auto ok = Parse(R"({"jsonrpc":"2.0","id":1,"method":"getSlot","x":1,"x":2,)"
+                    R"("params":[{"a":1,"a":2}]})");
+    EXPECT_FALSE(ok.calls[0].error);
+    // in a batch, only the element with a duplicate is refused
+    auto batch = Parse(R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"},)"
+                       R"({"jsonrpc":"2.0","id":2,"method":"a","method":"b"}])");
+    ASSERT_EQ(batch.calls.size(), 2u);
+    EXPECT_FALSE(batch.calls[0].error);
+    EXPECT_EQ(batch.calls[1].error.code, kInvalidRequest);
+}
+
+TEST(RpcParser, AMethodWithAControlCharacterIsInvalid) {
+    for (std::string body :
+         {std::string(R"({"jsonrpc":"2.0","id":1,"method":"getBlock\u0000","params":[5]})"),
+          std::string(R"({"jsonrpc":"2.0","id":1,"method":"getBlock\n"})"),
+          std::string("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"get\x7f\"}")}) {
+        auto req = Parse(body);
+        ASSERT_EQ(req.calls.size(), 1u) << body;
+        EXPECT_EQ(req.calls[0].error.message,
+                  "Invalid request: \"method\" holds a control character")
+            << body;
+    }
+}
+
+TEST(RpcParser, StringsMustBeStrictUtf8) {
+    // a surrogate (U+D800 as ED A0 80), an overlong '/', a byte that is no
+    // UTF-8 at all, and one past U+10FFFF: parse errors
+    for (std::string bad : {std::string("\xed\xa0\x80"), std::string("\xc0\xaf"),
+                            std::string("\xff"), std::string("\xf4\x90\x80\x80")}) {
+        std::string body = "{\"jsonrpc\":\"2.0\",\"id\":\"" + bad +
+                           "\",\"method\":\"getSlot\"}";
+        EXPECT_EQ(Parse(body).error.code, kParseError) << body;
+        std::string key = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getSlot\",\"" +
+                          bad + "\":1}";
+        EXPECT_EQ(Parse(key).error.code, kParseError) << key;
+    }
+    // valid multi-byte text passes
+    std::string good = "{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\","
+                       "\"method\":\"getSlot\"}";
+    auto req = Parse(good);
+    ASSERT_FALSE(req.error) << req.error.message;
+    EXPECT_EQ(req.calls[0].id_raw, "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"");
+}
+
 }  // namespace
 }  // namespace solgate

@@ -332,9 +332,12 @@ TEST(StatusRenderState, UtcTimesToTheMillisecond) {
 }
 
 TEST(StatusRenderState, KeysBeyondEightBytesAreMasked) {
-    EXPECT_EQ(MaskedKey(""), "");
-    EXPECT_EQ(MaskedKey("12345678"), "12345678");
-    EXPECT_EQ(MaskedKey("123456789"), "1234...6789");
+    EXPECT_EQ(MaskedKey(""), "...");
+    EXPECT_EQ(MaskedKey("abc"), "...");
+    EXPECT_EQ(MaskedKey("short"), "s...t");
+    EXPECT_EQ(MaskedKey("12345678"), "12...78");
+    EXPECT_EQ(MaskedKey("123456789"), "12...89");
+    EXPECT_EQ(MaskedKey("0123456789abcdef"), "0123...cdef");
 }
 
 }  // namespace
