@@ -14,6 +14,7 @@ use JSON::PP;
 use File::Path ();
 use File::Spec;
 use Time::HiRes ();
+use POSIX ();
 
 our $Archive = 19891;
 our $Ledger = 19892;
@@ -30,7 +31,7 @@ END { File::Path::remove_tree($Dir) if $Dir }
 
 our $HttpConfig = <<"_EOC_";
     map \$http_x_api_key \$solgate_plan {
-        default ""; k1 arch; k2 arch; k3 arch; kit arch; tiny tinyarch; free free;
+        default ""; k1 arch; k2 arch; k3 arch; kit arch; tiny tinyarch; burst tinyarch; free free;
     }
     solgate_network mainnet {
         cluster mainnet-beta;
@@ -82,6 +83,25 @@ our $WindowKnown = ["the ledger's window is known",
 our $Slot = old_slot($First - 100000);
 our $Shared = old_slot($Slot - 50);
 our @Tiny = map { old_slot($Slot - 200 - 10 * $_) } 0 .. 2;
+our @Burst = map { old_slot($Slot - 600 - 10 * $_) } 0 .. 10;   # the last asked alone
+
+# The answers to requests made at once, one process each: [status, body].
+sub ask_at_once {
+    my ($key, @slots) = @_;
+    my @files = map { File::Spec->catfile($Dir, "at-once-$_") } 0 .. $#slots;
+    my @pids;
+    for my $i (0 .. $#slots) {
+        my $pid = fork() // die "fork: $!";
+        if ($pid == 0) {
+            my $res = ask($key, $slots[$i], $i + 1);
+            open my $fh, '>', $files[$i] or die; print $fh "$res->{status} $res->{body}"; close $fh;
+            POSIX::_exit(0);
+        }
+        push @pids, $pid;
+    }
+    waitpid($_, 0) for @pids;
+    return map { open my $fh, '<', $_ or die "$_: $!"; local $/; my $t = <$fh>; [split / /, $t, 2] } @files;
+}
 
 add_block_preprocessor(sub {
     my $block = shift;
@@ -183,3 +203,29 @@ SKIP: {
     is(($summary->{blocks} // 0) + ($summary->{skipped} // 0), 50,
        "all 50 answered ($summary->{blocks} blocks, $summary->{skipped} skipped, $summary->{retries} retries)");
 }
+
+
+
+=== TEST 4: ten requests at once for different old blocks from a key with an allowance of 2: two retrievals, never more
+--- request eval
+[step {
+     $main::Before = archive_calls();
+     my @got = ask_at_once('burst', @main::Burst[0 .. 9]);
+     my @queued = grep { $_->[0] == 429 && $_->[1] =~ /"queuePosition"/ } @got;
+     my @spent = grep { $_->[0] == 429 && $_->[1] =~ /"reason":"allowance"/ } @got;
+     is(scalar @queued, 2, 'two blocks queued');
+     is(scalar @spent, 8, 'the other eight refused for the allowance at once');
+     my @mine = map { $main::Burst[$_] } grep { $got[$_][1] =~ /"queuePosition"/ } 0 .. $#got;
+     for my $s (@mine) {
+         my ($res) = fetch('burst', $s);
+         is($res->{status}, 200, "block $s retrieved");
+     }
+     is(archive_calls() - $main::Before, 2, 'long-term storage was asked twice');
+     my ($k) = grep { $_->{key_sha256} eq substr(Digest::SHA::sha256_hex('burst'), 0, 16) } @{ blocks_state()->{keys} };
+     is($k->{allowance_used}, 2, 'allowance_used 2 (admin state)');
+ },
+ block_req(11, $Burst[10])]
+--- more_headers
+X-Api-Key: burst
+--- error_code: 429
+--- response_body_like: "reason":"allowance"

@@ -63,6 +63,7 @@ BlockDecision QueueAnswerOf(const BlockCall& call, const BlockPlan& plan,
                          "Long-term storage did not return block " + slot +
                              "; it is queued again" + in,
                          "storage_failed", retry);
+    case QueueOutcome::kAllowanceSpent:   // the verdict's (AllowanceSpent)
     case QueueOutcome::kUnavailable:
         break;
     }

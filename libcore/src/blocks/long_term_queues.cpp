@@ -44,13 +44,18 @@ LongTermVerdict LongTermQueues::Admit(const BlockCall& call,
         verdict.kind = LongTermVerdict::kTooManyKeys;
         return verdict;
     }
+    // What is left of the allowance bounds the blocks the key may wait
+    // for: each will count when it is retrieved, so the queue checks and
+    // adds in one step (concurrent requests cannot overspend it).
     AllowanceStore& allowances = zone_.allowances();
-    if (plan.monthly_allowance > 0 && allowances.open() &&
-        allowances.AllowanceUsed(call.api_key, wall_ms) >=
-            plan.monthly_allowance) {
-        zone_.counters().allowance_refusals[call.plan].fetch_add(1);
-        verdict.kind = LongTermVerdict::kAllowanceSpent;
-        return verdict;
+    uint32_t key_limit = kNoKeyLimit;
+    if (plan.monthly_allowance > 0 && allowances.open()) {
+        uint64_t used = allowances.AllowanceUsed(call.api_key, wall_ms);
+        uint64_t left = used < plan.monthly_allowance
+                            ? plan.monthly_allowance - used
+                            : 0;
+        key_limit = static_cast<uint32_t>(
+            std::min<uint64_t>(left, kNoKeyLimit - 1));
     }
     RepeatLookup lookup{this, wall_ms};
     // Each store bounds the limit by what it can hold.
@@ -58,7 +63,12 @@ LongTermVerdict LongTermQueues::Admit(const BlockCall& call,
         *call.key, call.slot, call.variant, now_ms,
         static_cast<uint32_t>(std::min<uint64_t>(plan.queue_limit,
                                                  UINT32_MAX)),
-        plan.retrieval_rate, RepeatFn{&LongTermQueues::RepeatCountOf, &lookup});
+        plan.retrieval_rate, RepeatFn{&LongTermQueues::RepeatCountOf, &lookup},
+        key_limit);
+    if (verdict.queue.outcome == QueueOutcome::kAllowanceSpent) {
+        zone_.counters().allowance_refusals[call.plan].fetch_add(1);
+        verdict.kind = LongTermVerdict::kAllowanceSpent;
+    }
     return verdict;
 }
 
@@ -95,26 +105,49 @@ void LongTermQueues::Complete(size_t plan, const Retrieval& retrieval,
     if (queue == nullptr) {
         return;
     }
+    // Counted before the queue lets the block go: until then its waiters
+    // still wait for it, so no request can take the allowance it used in
+    // between. Keys that joined while it was being retrieved are counted
+    // once the queue names them.
+    if (ok) {
+        CountFor(plan, retrieval.waiters, retrieval.slot, wall_ms);
+    }
     std::vector<KeyId> waiters = queue->Complete(retrieval, ok, now_ms);
     if (!ok || waiters.empty()) {
         return;
     }
+    std::vector<KeyId> late;
+    for (KeyId w : waiters) {
+        if (std::find(retrieval.waiters.begin(), retrieval.waiters.end(),
+                      w) == retrieval.waiters.end()) {
+            late.push_back(w);
+        }
+    }
+    CountFor(plan, late, retrieval.slot, wall_ms);
     BlocksHostCounters& counters = zone_.counters();
+    KeyStore& key_store = zone_.keys();
+    for (KeyId w : waiters) {
+        if (!key_store.Text(w).empty()) {
+            counters.served[kSourceLongTerm].fetch_add(1);
+            key_store.CountServed(w, kSourceLongTerm);
+        }
+    }
+}
+
+void LongTermQueues::CountFor(size_t plan, const std::vector<KeyId>& waiters,
+                              uint64_t slot, int64_t wall_ms) {
     KeyStore& key_store = zone_.keys();
     std::vector<std::string> keys;
     for (KeyId w : waiters) {
         std::string key = key_store.Text(w);
-        if (key.empty()) {
-            continue;
+        if (!key.empty()) {
+            keys.push_back(std::move(key));
         }
-        keys.push_back(std::move(key));
-        counters.served[kSourceLongTerm].fetch_add(1);
-        key_store.CountServed(w, kSourceLongTerm);
     }
     AllowanceStore& allowances = zone_.allowances();
     if (allowances.open() && !keys.empty()) {
-        size_t repeats = allowances.CountRetrieval(keys, retrieval.slot,
-                                                   wall_ms);
+        BlocksHostCounters& counters = zone_.counters();
+        size_t repeats = allowances.CountRetrieval(keys, slot, wall_ms);
         counters.repeats_counted[plan].fetch_add(repeats);
         counters.allowance_counted[plan].fetch_add(keys.size());
     }

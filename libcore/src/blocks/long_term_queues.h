@@ -81,6 +81,9 @@ public:
     std::optional<QueueStats> Stats(size_t plan, int64_t now_ms) const;
 
 private:
+    // Counts a retrieval of `slot` against the waiters' allowances.
+    void CountFor(size_t plan, const std::vector<KeyId>& waiters,
+                  uint64_t slot, int64_t wall_ms);
     // What the queue asks for a key's repeat count, as of wall_ms.
     struct RepeatLookup {
         const LongTermQueues* queues;

@@ -45,7 +45,11 @@ enum class QueueOutcome {
     kDropped,        // was dropped for lack of requests; queued again
     kStorageFailed,  // storage did not return it last time; queued again
     kUnavailable,    // not queued: bad key/variant or unusable queue
+    kAllowanceSpent, // not queued: the key waits for key_limit blocks
 };
+
+// No bound on the blocks one key may wait for (Request's key_limit).
+constexpr uint32_t kNoKeyLimit = UINT32_MAX;
 
 // position: 1 while being retrieved; else in-flight count + 1 + queued
 // blocks retrieved before it if nothing else arrived.  0 when not queued.
@@ -91,10 +95,16 @@ public:
     // of the block already queued (always accepted). A block dropped or
     // failed before is queued again as new (kDropped / kStorageFailed).
     // retry_after_s paces the client by retrieval_rate (per second).
+    // key_limit: what is left of the key's allowance; a request that would
+    // make the key wait for more blocks (queued or being retrieved, each a
+    // retrieval that will count for it) is refused with kAllowanceSpent,
+    // in the same step as the check, so concurrent requests cannot
+    // overspend it.
     virtual QueueAnswer Request(KeyId key, uint64_t slot,
                                 std::string_view variant, int64_t now_ms,
                                 uint32_t queue_limit, double retrieval_rate,
-                                const RepeatFn& repeats) = 0;
+                                const RepeatFn& repeats,
+                                uint32_t key_limit) = 0;
 
     // The next block to retrieve, now marked as being retrieved; nullopt
     // when nothing is queued, max_in_flight (0 counts as 1) are out, or

@@ -502,11 +502,23 @@ uint32_t RetryAfterSeconds(uint32_t position, double rate) noexcept {
     return static_cast<uint32_t>(seconds);
 }
 
+// Entries queued or being retrieved that list `key` among their stored
+// waiters: the retrievals that will count for it.
+static uint32_t ChargedWaits(const RetrievalQueueShared* q, uint32_t key) {
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < q->order_len; k++) {
+        if (HasWaiter(q->entries[q->order[k]], key)) {
+            n++;
+        }
+    }
+    return n;
+}
+
 QueueAnswer RequestBlock(RetrievalQueueShared* q, uint32_t key_index,
                          uint64_t slot, std::string_view variant,
                          int64_t now_ms, uint32_t queue_limit,
-                         double retrieval_rate,
-                         const RepeatFn& repeats) noexcept {
+                         double retrieval_rate, const RepeatFn& repeats,
+                         uint32_t key_limit) noexcept {
     QueueAnswer answer;
     answer.retry_after_s = RetryAfterSeconds(1, retrieval_rate);
     if (key_index >= kQueueKeys || variant.size() >= kQueueVariantBytes) {
@@ -518,10 +530,18 @@ QueueAnswer RequestBlock(RetrievalQueueShared* q, uint32_t key_index,
     uint32_t limit = std::min<uint32_t>(queue_limit, kQueueCapacity);
 
     int64_t found = FindEntry(q, slot, variant);
+    bool active = found != kNoEntry && (q->state[found] == kEntryQueued ||
+                                        q->state[found] == kEntryRetrieving);
+    // Would this request make the key one more stored waiter?
+    bool charged = !active || (!HasWaiter(q->entries[found], key_index) &&
+                               q->entries[found].stored < kMaxWaiters);
+    if (charged && key_limit != kNoKeyLimit &&
+        ChargedWaits(q, key_index) >= key_limit) {
+        answer.outcome = QueueOutcome::kAllowanceSpent;
+        return answer;
+    }
     uint32_t index;
-    if (found != kNoEntry &&
-        (q->state[found] == kEntryQueued ||
-         q->state[found] == kEntryRetrieving)) {
+    if (active) {
         index = static_cast<uint32_t>(found);
         q->last_request_ms[index] = now_ms;
         AddWaiter(q, index, key_index);

@@ -6,9 +6,10 @@ QueueAnswer ShmRetrievalQueue::Request(KeyId key, uint64_t slot,
                                        std::string_view variant,
                                        int64_t now_ms, uint32_t queue_limit,
                                        double retrieval_rate,
-                                       const RepeatFn& repeats) {
+                                       const RepeatFn& repeats,
+                                       uint32_t key_limit) {
     return RequestBlock(queue_, key, slot, variant, now_ms, queue_limit,
-                        retrieval_rate, repeats);
+                        retrieval_rate, repeats, key_limit);
 }
 
 std::optional<Retrieval> ShmRetrievalQueue::Next(int64_t now_ms,

@@ -102,8 +102,17 @@ public:
 
     QueueAnswer Request(KeyId key, uint64_t slot, std::string_view variant,
                         int64_t, uint32_t queue_limit, double,
-                        const RepeatFn&) override {
-        waiters[{slot, std::string(variant)}].insert(key);
+                        const RepeatFn&, uint32_t key_limit) override {
+        Block block{slot, std::string(variant)};
+        uint32_t waits = 0;
+        for (const auto& [b, keys] : waiters) {
+            waits += keys.count(key) != 0 && b != block;
+        }
+        bool waiting = waiters.count(block) && waiters[block].count(key);
+        if (!waiting && waits >= key_limit) {
+            return QueueAnswer{QueueOutcome::kAllowanceSpent, 0, 1};
+        }
+        waiters[block].insert(key);
         last_limit = queue_limit;
         return answer;
     }

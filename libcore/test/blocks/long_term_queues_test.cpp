@@ -89,11 +89,34 @@ TEST_F(LongTermQueuesTest, QueuedUpToTheLimit) {
     EXPECT_EQ(v.queue.position, 1u);
     EXPECT_EQ(queues_.Admit(Call("k2", 10), kNow, kWall).queue.outcome,
               QueueOutcome::kQueued);   // the same block, one more waiter
-    EXPECT_EQ(queues_.Admit(Call("k1", 11), kNow, kWall).queue.outcome,
+    EXPECT_EQ(queues_.Admit(Call("k3", 11), kNow, kWall).queue.outcome,
               QueueOutcome::kQueued);
-    EXPECT_EQ(queues_.Admit(Call("k1", 12), kNow, kWall).queue.outcome,
+    EXPECT_EQ(queues_.Admit(Call("k4", 12), kNow, kWall).queue.outcome,
               QueueOutcome::kQueueFull);
     EXPECT_EQ(queues_.Stats(arch_, kNow)->depth, 2u);
+}
+
+// Issue 16: ten parallel requests for different old blocks from a key
+// with an allowance of 3 got all ten retrieved. What a key waits for now
+// counts against what is left of its allowance, in the queue's own step.
+TEST_F(LongTermQueuesTest, AKeyNeverWaitsForMoreThanItsAllowanceLeft) {
+    ASSERT_EQ(queues_.Admit(Call("k1", 10), kNow, kWall).queue.outcome,
+              QueueOutcome::kQueued);
+    LongTermVerdict more = queues_.Admit(Call("k1", 11), kNow, kWall);
+    EXPECT_EQ(more.kind, LongTermVerdict::kAllowanceSpent);   // allowance 1
+    EXPECT_EQ(more.queue.outcome, QueueOutcome::kAllowanceSpent);
+    EXPECT_EQ(zone_.counters().allowance_refusals[arch_].load(), 1u);
+    // asking again for the block it waits for is no new charge
+    EXPECT_EQ(queues_.Admit(Call("k1", 10), kNow, kWall).queue.outcome,
+              QueueOutcome::kQueued);
+    EXPECT_EQ(queues_.Stats(arch_, kNow)->depth, 1u);
+    // once retrieved, it is counted: still nothing left
+    auto r = queues_.Next(arch_, kNow + 1000, kWall, 1, 0);
+    ASSERT_TRUE(r);
+    queues_.Complete(arch_, *r, true, kNow + 1100, kWall);
+    EXPECT_EQ(accounts_.AllowanceUsed("k1", kWall), 1u);
+    EXPECT_EQ(queues_.Admit(Call("k1", 11), kNow + 1200, kWall).kind,
+              LongTermVerdict::kAllowanceSpent);
 }
 
 TEST_F(LongTermQueuesTest, AKeyTheTableCouldNotHoldIsNotQueued) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "blocks/retrieval_queue.h"
@@ -485,6 +486,61 @@ TEST(RetrievalQueue, TwoProcessesEnqueueConcurrently) {
     }
     EXPECT_EQ(total, 2500u);
     EXPECT_EQ(shared, 500u);
+}
+
+// Issue 16: key_limit is checked and the block added under one lock, so
+// four processes and four threads asking at once for different blocks of
+// one key never queue more than the key's allowance left.
+TEST(RetrievalQueue, AKeyLimitHoldsAcrossProcessesAndThreads) {
+    Queue queue;
+    auto* q = queue.get();
+    constexpr uint32_t kKey = 3;
+    constexpr uint32_t kLeft = 3;
+    std::vector<pid_t> children;
+    for (int p = 0; p < 4; ++p) {
+        pid_t child = fork();
+        ASSERT_GE(child, 0);
+        if (child == 0) {
+            std::vector<std::thread> threads;
+            for (int t = 0; t < 4; ++t) {
+                threads.emplace_back([q, p, t] {
+                    for (uint64_t s = 0; s < 50; ++s) {
+                        RequestBlock(q, kKey, 100000 * (p * 4 + t + 1) + s,
+                                     kVariant, 0, kLimit, 1.0, RepeatFn(),
+                                     kLeft);
+                    }
+                });
+            }
+            for (auto& th : threads) th.join();
+            _exit(0);
+        }
+        children.push_back(child);
+    }
+    for (pid_t child : children) {
+        int status = 0;
+        ASSERT_EQ(waitpid(child, &status, 0), child);
+        ASSERT_TRUE(WIFEXITED(status));
+    }
+    EXPECT_EQ(GetQueueStats(q, 1).depth, kLeft);
+    // the key asking again for a block it waits for is no new charge;
+    // another key is not bound by it
+    std::vector<Retrieval> got = Drain(q, 1, 10);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(RequestBlock(q, kKey, 7, kVariant, 20, kLimit, 1.0, RepeatFn(),
+                           kLeft).outcome,
+              QueueOutcome::kQueued);   // 2 waiting, limit 3: room for one
+    EXPECT_EQ(RequestBlock(q, kKey, 8, kVariant, 20, kLimit, 1.0, RepeatFn(),
+                           kLeft).outcome,
+              QueueOutcome::kAllowanceSpent);
+    EXPECT_EQ(RequestBlock(q, kKey, 7, kVariant, 20, kLimit, 1.0, RepeatFn(),
+                           0).outcome,
+              QueueOutcome::kQueued);   // already waiting for it
+    EXPECT_EQ(RequestBlock(q, kKey + 1, 8, kVariant, 20, kLimit, 1.0,
+                           RepeatFn(), 0).outcome,
+              QueueOutcome::kAllowanceSpent);
+    EXPECT_EQ(RequestBlock(q, kKey + 1, 8, kVariant, 20, kLimit, 1.0,
+                           RepeatFn()).outcome,
+              QueueOutcome::kQueued);
 }
 
 TEST(RetrievalQueue, DeadLockHolderDoesNotWedgeOthers) {
