@@ -18,7 +18,8 @@ WARN       := -Wall -Wextra -Werror
 DEB_PACKAGES := build-essential pkg-config nginx nginx-dev \
 	libyajl-dev libuv1-dev libcurl4-openssl-dev libssl-dev liblmdb-dev \
 	libcmocka-dev googletest libgtest-dev \
-	libtest-base-perl libwww-perl libjson-pp-perl curl wrk libnginx-mod-http-lua lua-cjson
+	libtest-base-perl libwww-perl libjson-pp-perl curl wrk libnginx-mod-http-lua lua-cjson \
+	clang libclang-rt-14-dev
 
 CORE_SRCS  := $(wildcard libcore/src/*/*.cpp)
 CORE_OBJS  := $(patsubst libcore/src/%.cpp,$(BUILD)/libcore/%.o,$(CORE_SRCS))
@@ -41,7 +42,7 @@ GTEST_OBJS := $(patsubst libcore/test/%.cpp,$(BUILD)/test/libcore/%.o,$(GTEST_SR
 CMOCKA_BIN := $(BUILD)/test/module_tests
 CMOCKA_SRCS := $(wildcard ngx_module/test/*.c)
 
-.PHONY: all deps test unit-test sim-test kit-client prove run bench clean
+.PHONY: all deps test unit-test sim-test kit-client prove run bench fuzz clean
 
 all: $(MODULE) $(SIM)
 
@@ -160,6 +161,38 @@ bench: all
 	SOLGATE_NGINX=$(NGINX) tools/bench/region_down.pl
 	tools/bench/core_bench.sh
 	SOLGATE_NGINX=$(NGINX) tools/bench/policy_cost.sh
+
+# --- fuzzing --------------------------------------------------------------
+
+# libFuzzer harnesses (fuzz/*_fuzzer.cpp) over libcore built apart with
+# clang, ASan and UBSan; each runs FUZZ_SECONDS from its seed corpus
+# (fuzz/corpus/NAME, read only; what it learns goes to build/fuzz/corpus).
+FUZZ_SECONDS ?= 30
+FUZZ_CXX     ?= clang++
+FUZZ_DIR     := $(BUILD)/fuzz
+FUZZ_FLAGS   := -O1 -g -std=c++17 -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined -DSOLGATE_BUILDING_CORE \
+	-DSOLGATE_VERSION='"$(VERSION)"' -Ilibcore/include -Ilibcore/src
+FUZZ_OBJS    := $(patsubst libcore/src/%.cpp,$(FUZZ_DIR)/obj/%.o,$(CORE_SRCS))
+FUZZ_NAMES   := $(basename $(notdir $(wildcard fuzz/*_fuzzer.cpp)))
+FUZZ_BINS    := $(addprefix $(FUZZ_DIR)/bin/,$(FUZZ_NAMES))
+
+$(FUZZ_DIR)/obj/%.o: libcore/src/%.cpp | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(FUZZ_DIR)/bin/%: fuzz/%.cpp fuzz/fuzz_common.h $(FUZZ_OBJS)
+	@mkdir -p $(dir $@)
+	@echo "link $@"
+	@$(FUZZ_CXX) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) \
+	  -lyajl -luv -lcurl -lcrypto -llmdb -lpthread
+
+fuzz: $(FUZZ_BINS)
+	tools/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_DIR) $(FUZZ_BINS)
+
+# the objects are kept between runs (they are not intermediate files)
+.SECONDARY: $(FUZZ_OBJS)
+-include $(FUZZ_OBJS:.o=.d)
 
 clean:
 	rm -rf $(BUILD) t/servroot

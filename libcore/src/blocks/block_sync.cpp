@@ -26,11 +26,21 @@ yajl_val Member(yajl_val object, const char* key) {
 
 using Summary = RegionSummary;
 
-// A peer's solgateBlockSummary reply: result.variants, each a SlotRanges
-// text. Any malformed range text rejects the whole reply. Variants this
-// gateway cannot ask for (BlockRequestBody refuses them) are left out:
-// nothing could be copied or fetched with them.
-bool ParseSummary(const HttpResult& r, Summary* out, std::string* why) {
+
+// Bounds the memory of slots copied but not yet in the local summary (it
+// only grows when Maintain does not run in this process).
+constexpr size_t kMaxRememberedCopies = 100000;
+// How many slots a candidate search may skip per (peer, variant) because
+// this job already copied them or they failed recently.
+constexpr size_t kMaxSkippedPerSearch = 4096;
+// Candidates found already indexed (the summary lags) before giving up
+// for this tick.
+constexpr int kMaxIndexedPerTick = 8;
+
+}  // namespace
+
+bool ParseRegionSummary(const HttpResult& r, RegionSummary* out,
+                        std::string* why) {
     *why = HttpFailure(r);
     if (!why->empty()) {
         return false;
@@ -65,7 +75,7 @@ bool ParseSummary(const HttpResult& r, Summary* out, std::string* why) {
         *why = "no result.variants object: " + Excerpt(r.body);
         return false;
     }
-    Summary summary;
+    RegionSummary summary;
     for (size_t i = 0; i < variants->u.object.len; i++) {
         std::string name = variants->u.object.keys[i];
         yajl_val text = variants->u.object.values[i];
@@ -87,18 +97,6 @@ bool ParseSummary(const HttpResult& r, Summary* out, std::string* why) {
     *out = std::move(summary);
     return true;
 }
-
-// Bounds the memory of slots copied but not yet in the local summary (it
-// only grows when Maintain does not run in this process).
-constexpr size_t kMaxRememberedCopies = 100000;
-// How many slots a candidate search may skip per (peer, variant) because
-// this job already copied them or they failed recently.
-constexpr size_t kMaxSkippedPerSearch = 4096;
-// Candidates found already indexed (the summary lags) before giving up
-// for this tick.
-constexpr int kMaxIndexedPerTick = 8;
-
-}  // namespace
 
 BlockSync::BlockSync(const RegionSyncParts& parts, Transport& transport,
                      Clock& clock, LogSink log, uint32_t pid)
@@ -167,7 +165,7 @@ void BlockSync::OnSummary(size_t peer, const HttpResult& reply) {
     const std::string& name = parts_.conf.peers()[peer].name;
     Summary summary;
     std::string why;
-    if (!ParseSummary(reply, &summary, &why)) {
+    if (!ParseRegionSummary(reply, &summary, &why)) {
         parts_.peers.MarkFailed(peer);
         if (!state.failing) {
             state.failing = true;
@@ -326,7 +324,7 @@ void BlockSync::StartCopy(const Candidate& candidate) {
     std::optional<std::string> body =
         BlockRequestBody(candidate.slot, candidate.variant, "1");
     if (!body) {
-        return;   // ParseSummary keeps only variants it can ask for
+        return;   // ParseRegionSummary keeps only variants it can ask for
     }
     copy_in_flight_ = true;
     copies_started_++;

@@ -50,6 +50,13 @@
 
 namespace solgate {
 
+// A peer's solgateBlockSummary reply: result.variants, each a SlotRanges
+// text. Any malformed range text rejects the whole reply. Variants this
+// gateway cannot ask for (BlockRequestBody refuses them) are left out:
+// nothing could be copied or fetched with them.
+bool ParseRegionSummary(const HttpResult& r, RegionSummary* out,
+                        std::string* why);
+
 constexpr uint32_t kPeerSummaryTimeoutMs = 2000;
 constexpr uint32_t kCopyTimeoutMs = 10000;
 constexpr size_t kMaxCopyBytes = 64u * 1024u * 1024u;
