@@ -201,3 +201,27 @@ sim_fault($Ports[0], 'method_latency', method => 'getAccountInfo', ms => 1000);
 [alert]
 [crit]
 too big subrequest response
+
+
+
+=== TEST 8: a client that leaves during a consensus blames no upstream
+Every node takes 2 s; the client gives up after 0.3 s.
+--- setup
+clean();
+sim_fault($_, 'method_latency', method => 'getBalance', ms => 2000) for @Ports;
+--- wait_for eval
+['the nodes are polled', main::polled('cons', qw(sim-a sim-b sim-c)), 5]
+--- request eval
+"POST /\n" . main::rpc(12, 'getBalance', $main::Finalized)
+--- timeout: 0.3
+--- abort
+--- ignore_response
+--- check
+wait_for('the attempts have ended', sub {
+    metric(qr/^solgate_requests_total\{network="cons",[^}]*method="getBalance"[^}]*\} (\d+)$/m) }, 5);
+for my $id (qw(sim-a sim-b sim-c)) {
+    ok(!main::state_of($id, 'cons')->{ejected_for_ms}, "$id is not ejected");
+}
+--- no_error_log
+[alert]
+[crit]

@@ -24,7 +24,12 @@ struct ngx_http_solgate_attempt_s {
     unsigned                 cancelled:1;
     unsigned                 discard:1;     /* not a 200: its body unused */
     unsigned                 too_big:1;     /* over the in-memory buffer */
+    unsigned                 complete:1;    /* its answer's end came */
 };
+
+
+/* how soon to try again to cancel an attempt that had no connection yet */
+#define NGX_HTTP_SOLGATE_CANCEL_RETRY  50
 
 
 struct ngx_http_solgate_fanout_s {
@@ -52,6 +57,8 @@ static void ngx_http_solgate_fanout_hedge(ngx_event_t *ev);
 static void ngx_http_solgate_fanout_cancel(ngx_event_t *ev);
 static void ngx_http_solgate_fanout_cancel_attempt(ngx_http_request_t *r,
     ngx_http_solgate_attempt_t *a);
+static void ngx_http_solgate_fanout_not_started(ngx_http_solgate_ctx_t *ctx,
+    size_t upstream);
 static void ngx_http_solgate_fanout_cleanup(void *data);
 
 
@@ -122,9 +129,8 @@ ngx_http_solgate_fanout_launch(ngx_http_request_t *r,
     ps = ngx_palloc(r->pool, sizeof(ngx_http_post_subrequest_t));
     a = ngx_pcalloc(r->pool, sizeof(ngx_http_solgate_attempt_t));
     sctx = ngx_pcalloc(r->pool, sizeof(ngx_http_solgate_ctx_t));
-    slot = ngx_array_push(&ctx->fanout->attempts);
 
-    if (ps == NULL || a == NULL || sctx == NULL || slot == NULL) {
+    if (ps == NULL || a == NULL || sctx == NULL) {
         return NGX_ERROR;
     }
 
@@ -149,6 +155,11 @@ ngx_http_solgate_fanout_launch(ngx_http_request_t *r,
     sctx->network = ctx->network;
     sctx->upstream = &upstreams[upstream];
     ngx_http_set_ctx(sr, sctx, ngx_http_solgate_module);
+
+    slot = ngx_array_push(&ctx->fanout->attempts);
+    if (slot == NULL) {
+        return NGX_ERROR;   /* the subrequest runs; its end is reported */
+    }
 
     a->sr = sr;
     sctx->attempt = a;
@@ -175,8 +186,7 @@ ngx_http_solgate_fanout_continue(ngx_http_request_t *r,
         fo->launch_wanted = 0;
 
         if (ngx_http_solgate_fanout_launch(r, ctx, fo->launch) != NGX_OK) {
-            ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
-            return NGX_DONE;
+            ngx_http_solgate_fanout_not_started(ctx, fo->launch);
         }
     }
 
@@ -230,6 +240,13 @@ ngx_http_solgate_fanout_done(ngx_http_request_t *sr, void *data,
     }
 
     fo->running--;
+
+    /* the client went away: nothing the upstream did, no say either */
+    if (rc == NGX_HTTP_CLIENT_CLOSED_REQUEST
+        || rc == NGX_HTTP_REQUEST_TIME_OUT || sr->connection->error)
+    {
+        a->cancelled = 1;
+    }
 
     ngx_http_solgate_fanout_end_of(a, rc, &end);
 
@@ -293,9 +310,15 @@ ngx_http_solgate_fanout_end_of(ngx_http_solgate_attempt_t *a, ngx_int_t rc,
         end->http_status = 0;
     }
 
-    if (rc == NGX_ERROR || (rc >= NGX_HTTP_SPECIAL_RESPONSE && sr->header_sent))
+    /*
+     * An answer cut off while its body came (the upstream closed, timed out
+     * or was cancelled) ends with a flush, never with the last buffer: it
+     * is no answer.
+     */
+    if (rc == NGX_ERROR || (rc >= NGX_HTTP_SPECIAL_RESPONSE && sr->header_sent)
+        || (end->http_status == NGX_HTTP_OK && !a->complete))
     {
-        end->http_status = 0;   /* cut off while the body came */
+        end->http_status = 0;
         return;
     }
 
@@ -344,6 +367,7 @@ ngx_http_solgate_fanout_hedge(ngx_event_t *ev)
     if (ngx_http_solgate_fanout_launch(r, ctx, upstream) != NGX_OK) {
         ngx_log_error(NGX_LOG_ERR, c->log, 0,
                       "solgate hedge: could not start a subrequest");
+        ngx_http_solgate_fanout_not_started(ctx, upstream);
         return;
     }
 
@@ -359,7 +383,7 @@ ngx_http_solgate_fanout_hedge(ngx_event_t *ev)
 static void
 ngx_http_solgate_fanout_cancel(ngx_event_t *ev)
 {
-    ngx_uint_t                   i;
+    ngx_uint_t                   i, waiting;
     ngx_connection_t            *c;
     ngx_http_request_t          *r = ev->data;
     ngx_http_solgate_ctx_t      *ctx;
@@ -373,11 +397,19 @@ ngx_http_solgate_fanout_cancel(ngx_event_t *ev)
     }
 
     attempts = ctx->fanout->attempts.elts;
+    waiting = 0;
 
     for (i = 0; i < ctx->fanout->attempts.nelts; i++) {
-        if (!attempts[i]->ended) {
+        if (!attempts[i]->ended && !attempts[i]->cancelled) {
             ngx_http_solgate_fanout_cancel_attempt(r, attempts[i]);
+            waiting += !attempts[i]->ended && !attempts[i]->cancelled;
         }
+    }
+
+    /* one not connected yet (a name being resolved): again shortly */
+    if (waiting > 0 && !ctx->fanout->cancel_event.timer_set) {
+        ngx_add_timer(&ctx->fanout->cancel_event,
+                      NGX_HTTP_SOLGATE_CANCEL_RETRY);
     }
 
     ngx_http_run_posted_requests(c);
@@ -468,6 +500,12 @@ ngx_http_solgate_fanout_body(ngx_http_request_t *sr,
     ngx_chain_t               *cl;
     ngx_http_core_loc_conf_t  *clcf;
 
+    for (cl = in; cl; cl = cl->next) {
+        if (cl->buf->last_in_chain || cl->buf->last_buf) {
+            a->complete = 1;
+        }
+    }
+
     if (!a->discard) {
         size = 0;
 
@@ -517,6 +555,25 @@ ngx_http_solgate_fanout_too_big(ngx_http_solgate_attempt_t *a, off_t size)
 }
 
 
+/* libcore counted an attempt that never started: it ends, with no say */
+static void
+ngx_http_solgate_fanout_not_started(ngx_http_solgate_ctx_t *ctx,
+    size_t upstream)
+{
+    sg_fanout_step_t  step;
+    sg_attempt_end_t  end;
+
+    ngx_memzero(&end, sizeof(sg_attempt_end_t));
+
+    if (sg_request_fanout_report(ctx->rpc, upstream, &end, 1,
+                                 (int64_t) ngx_current_msec, &step)
+        == SG_OK)
+    {
+        ctx->fanout->decided = ctx->fanout->decided || step.decided;
+    }
+}
+
+
 static void
 ngx_http_solgate_fanout_cleanup(void *data)
 {
@@ -528,5 +585,9 @@ ngx_http_solgate_fanout_cleanup(void *data)
 
     if (fo->cancel_event.posted) {
         ngx_delete_posted_event(&fo->cancel_event);
+    }
+
+    if (fo->cancel_event.timer_set) {
+        ngx_del_timer(&fo->cancel_event);
     }
 }

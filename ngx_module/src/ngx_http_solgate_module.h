@@ -305,7 +305,7 @@ ngx_int_t ngx_http_solgate_next_body_filter(ngx_http_request_t *r,
     ngx_chain_t *in);
 
 /* ngx_http_solgate_fanout.c */
-#define NGX_HTTP_SOLGATE_MAX_FANOUT  64
+#define NGX_HTTP_SOLGATE_MAX_FANOUT  SG_MAX_UPSTREAMS   /* broadcast to=all */
 ngx_int_t ngx_http_solgate_fanout_start(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, const sg_fanout_t *plan, size_t *targets);
 ngx_int_t ngx_http_solgate_fanout_continue(ngx_http_request_t *r,

@@ -22,6 +22,17 @@ QueueStore* LongTermQueues::QueueOf(size_t plan) const {
     return zone_.queue(plan);
 }
 
+uint32_t LongTermQueues::AllowanceLeftOf(KeyId, void* lookup) {
+    const auto* l = static_cast<const AllowanceLookup*>(lookup);
+    const BlockPlan& plan = l->queues->conf_.plans()[l->call->plan];
+    uint64_t used = l->queues->zone_.allowances().AllowanceUsed(
+        l->call->api_key, l->wall_ms);
+    uint64_t left = used < plan.monthly_allowance
+                        ? plan.monthly_allowance - used
+                        : 0;
+    return static_cast<uint32_t>(std::min<uint64_t>(left, kNoKeyLimit - 1));
+}
+
 uint32_t LongTermQueues::RepeatCountOf(KeyId key, void* lookup) {
     const auto* l = static_cast<const RepeatLookup*>(lookup);
     const SharedBlocks& zone = l->queues->zone_;
@@ -45,17 +56,12 @@ LongTermVerdict LongTermQueues::Admit(const BlockCall& call,
         return verdict;
     }
     // What is left of the allowance bounds the blocks the key may wait
-    // for: each will count when it is retrieved, so the queue checks and
+    // for: each will count when it is retrieved, so the queue reads it and
     // adds in one step (concurrent requests cannot overspend it).
-    AllowanceStore& allowances = zone_.allowances();
-    uint32_t key_limit = kNoKeyLimit;
-    if (plan.monthly_allowance > 0 && allowances.open()) {
-        uint64_t used = allowances.AllowanceUsed(call.api_key, wall_ms);
-        uint64_t left = used < plan.monthly_allowance
-                            ? plan.monthly_allowance - used
-                            : 0;
-        key_limit = static_cast<uint32_t>(
-            std::min<uint64_t>(left, kNoKeyLimit - 1));
+    AllowanceLookup left{this, &call, wall_ms};
+    KeyLimitFn key_limit;
+    if (plan.monthly_allowance > 0 && zone_.allowances().open()) {
+        key_limit = KeyLimitFn{&LongTermQueues::AllowanceLeftOf, &left};
     }
     RepeatLookup lookup{this, wall_ms};
     // Each store bounds the limit by what it can hold.
@@ -106,24 +112,18 @@ void LongTermQueues::Complete(size_t plan, const Retrieval& retrieval,
         return;
     }
     // Counted before the queue lets the block go: until then its waiters
-    // still wait for it, so no request can take the allowance it used in
-    // between. Keys that joined while it was being retrieved are counted
-    // once the queue names them.
+    // still wait for it, so a request checked meanwhile sees the count or
+    // the wait, never neither. (A key joining between the two steps gets
+    // the block uncounted: never more than the allowance.)
+    std::vector<KeyId> counted;
     if (ok) {
-        CountFor(plan, retrieval.waiters, retrieval.slot, wall_ms);
+        counted = queue->Waiters(retrieval);
+        CountFor(plan, counted, retrieval.slot, wall_ms);
     }
     std::vector<KeyId> waiters = queue->Complete(retrieval, ok, now_ms);
     if (!ok || waiters.empty()) {
         return;
     }
-    std::vector<KeyId> late;
-    for (KeyId w : waiters) {
-        if (std::find(retrieval.waiters.begin(), retrieval.waiters.end(),
-                      w) == retrieval.waiters.end()) {
-            late.push_back(w);
-        }
-    }
-    CountFor(plan, late, retrieval.slot, wall_ms);
     BlocksHostCounters& counters = zone_.counters();
     KeyStore& key_store = zone_.keys();
     for (KeyId w : waiters) {

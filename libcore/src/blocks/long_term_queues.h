@@ -84,6 +84,13 @@ private:
     // Counts a retrieval of `slot` against the waiters' allowances.
     void CountFor(size_t plan, const std::vector<KeyId>& waiters,
                   uint64_t slot, int64_t wall_ms);
+    // What the queue asks for what is left of a call's allowance.
+    struct AllowanceLookup {
+        const LongTermQueues* queues;
+        const BlockCall* call;
+        int64_t wall_ms;
+    };
+    static uint32_t AllowanceLeftOf(KeyId key, void* lookup);
     // What the queue asks for a key's repeat count, as of wall_ms.
     struct RepeatLookup {
         const LongTermQueues* queues;

@@ -51,6 +51,19 @@ enum class QueueOutcome {
 // No bound on the blocks one key may wait for (Request's key_limit).
 constexpr uint32_t kNoKeyLimit = UINT32_MAX;
 
+// How many blocks a key may wait for: what is left of its allowance. Asked
+// under the queue's lock, so a retrieval counted meanwhile is seen either
+// in what is left or as a block still waited for, never in neither. fn ==
+// nullptr: no bound.
+struct KeyLimitFn {
+    uint32_t (*fn)(KeyId key, void* user) = nullptr;
+    void* user = nullptr;
+
+    uint32_t operator()(KeyId key) const {
+        return fn ? fn(key, user) : kNoKeyLimit;
+    }
+};
+
 // position: 1 while being retrieved; else in-flight count + 1 + queued
 // blocks retrieved before it if nothing else arrived.  0 when not queued.
 struct QueueAnswer {
@@ -104,7 +117,7 @@ public:
                                 std::string_view variant, int64_t now_ms,
                                 uint32_t queue_limit, double retrieval_rate,
                                 const RepeatFn& repeats,
-                                uint32_t key_limit) = 0;
+                                const KeyLimitFn& key_limit) = 0;
 
     // The next block to retrieve, now marked as being retrieved; nullopt
     // when nothing is queued, max_in_flight (0 counts as 1) are out, or
@@ -115,6 +128,11 @@ public:
                                           uint32_t max_in_flight,
                                           int64_t stale_ms,
                                           const RepeatFn& repeats) = 0;
+
+    // The keys a retrieval counts for now (its stored waiters); empty when
+    // the queue no longer knows it (handed out again since). Asked before
+    // Complete, so the count lands while the keys still wait for it.
+    virtual std::vector<KeyId> Waiters(const Retrieval& retrieval) = 0;
 
     // Ends a retrieval: ok frees the block (the caller stored it), not ok
     // remembers it failed. Returns the waiters to count it for; nothing

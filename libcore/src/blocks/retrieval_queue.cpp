@@ -518,7 +518,7 @@ QueueAnswer RequestBlock(RetrievalQueueShared* q, uint32_t key_index,
                          uint64_t slot, std::string_view variant,
                          int64_t now_ms, uint32_t queue_limit,
                          double retrieval_rate, const RepeatFn& repeats,
-                         uint32_t key_limit) noexcept {
+                         const KeyLimitFn& key_limit) noexcept {
     QueueAnswer answer;
     answer.retry_after_s = RetryAfterSeconds(1, retrieval_rate);
     if (key_index >= kQueueKeys || variant.size() >= kQueueVariantBytes) {
@@ -535,8 +535,8 @@ QueueAnswer RequestBlock(RetrievalQueueShared* q, uint32_t key_index,
     // Would this request make the key one more stored waiter?
     bool charged = !active || (!HasWaiter(q->entries[found], key_index) &&
                                q->entries[found].stored < kMaxWaiters);
-    if (charged && key_limit != kNoKeyLimit &&
-        ChargedWaits(q, key_index) >= key_limit) {
+    if (charged && key_limit.fn != nullptr &&
+        ChargedWaits(q, key_index) >= key_limit(key_index)) {
         answer.outcome = QueueOutcome::kAllowanceSpent;
         return answer;
     }
@@ -629,6 +629,24 @@ std::optional<Retrieval> NextRetrieval(RetrievalQueueShared* q,
         return r;
     } catch (...) {
         return std::nullopt;
+    }
+}
+
+std::vector<uint32_t> RetrievalWaiters(RetrievalQueueShared* q,
+                                       uint32_t index,
+                                       uint32_t generation) noexcept {
+    try {
+        QueueLock lock(q);
+        if (!lock.ok() || index >= q->used) return {};
+        const QueueEntry& e = q->entries[index];
+        if (e.generation != generation ||
+            (q->state[index] != kEntryRetrieving &&
+             q->state[index] != kEntryQueued)) {
+            return {};
+        }
+        return StoredWaiters(e);
+    } catch (...) {
+        return {};
     }
 }
 

@@ -135,15 +135,21 @@ bool InitRetrievalQueue(RetrievalQueueShared* q) noexcept;
 // the tombstone kept, when the queue is full).  Unknown: queued as new,
 // or kQueueFull.  The position comes from replaying the turns on a copy
 // of the queue; retry_after_s uses retrieval_rate (per second).
-// key_limit (kNoKeyLimit: none): a request that would add the key as a
-// stored waiter (one its retrieval counts for) while it already is one of
-// key_limit entries queued or being retrieved is kAllowanceSpent, and
-// changes nothing.
+// key_limit (asked under the lock; none by default): a request that would
+// add the key as a stored waiter (one its retrieval counts for) while it
+// already is one of key_limit(key) entries queued or being retrieved is
+// kAllowanceSpent, and changes nothing.
 QueueAnswer RequestBlock(RetrievalQueueShared* q, uint32_t key_index,
                          uint64_t slot, std::string_view variant,
                          int64_t now_ms, uint32_t queue_limit,
                          double retrieval_rate, const RepeatFn& repeats,
-                         uint32_t key_limit = kNoKeyLimit) noexcept;
+                         const KeyLimitFn& key_limit = KeyLimitFn()) noexcept;
+
+// The stored waiters of a retrieval still handed out under its
+// generation; empty otherwise.
+std::vector<uint32_t> RetrievalWaiters(RetrievalQueueShared* q,
+                                       uint32_t index,
+                                       uint32_t generation) noexcept;
 
 // The next block to retrieve, now marked as being retrieved; nullopt when
 // nothing is queued, max_in_flight (0 counts as 1) are out, or the rate

@@ -7,9 +7,13 @@ QueueAnswer ShmRetrievalQueue::Request(KeyId key, uint64_t slot,
                                        int64_t now_ms, uint32_t queue_limit,
                                        double retrieval_rate,
                                        const RepeatFn& repeats,
-                                       uint32_t key_limit) {
+                                       const KeyLimitFn& key_limit) {
     return RequestBlock(queue_, key, slot, variant, now_ms, queue_limit,
                         retrieval_rate, repeats, key_limit);
+}
+
+std::vector<KeyId> ShmRetrievalQueue::Waiters(const Retrieval& retrieval) {
+    return RetrievalWaiters(queue_, retrieval.index, retrieval.generation);
 }
 
 std::optional<Retrieval> ShmRetrievalQueue::Next(int64_t now_ms,

@@ -16,7 +16,8 @@ public:
     QueueAnswer Request(KeyId key, uint64_t slot, std::string_view variant,
                         int64_t now_ms, uint32_t queue_limit,
                         double retrieval_rate, const RepeatFn& repeats,
-                        uint32_t key_limit) override;
+                        const KeyLimitFn& key_limit) override;
+    std::vector<KeyId> Waiters(const Retrieval& retrieval) override;
     std::optional<Retrieval> Next(int64_t now_ms, double retrieval_rate,
                                   uint32_t max_in_flight, int64_t stale_ms,
                                   const RepeatFn& repeats) override;

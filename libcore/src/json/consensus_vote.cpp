@@ -71,11 +71,13 @@ const Node* Member(const Node& map, std::string_view key) {
 }
 
 // envelope_context: the map is an envelope's context (slot and apiVersion
-// left out).
-void AppendCanonical(std::string& out, const Node& node,
+// left out). *duplicate is set for a map with a key twice: readers differ
+// on which one counts, so such an answer must not vote.
+void AppendCanonical(std::string& out, const Node& node, bool* duplicate,
                      bool envelope_context = false);
 
-void AppendMap(std::string& out, const Node& node, bool envelope_context) {
+void AppendMap(std::string& out, const Node& node, bool* duplicate,
+               bool envelope_context) {
     std::vector<const std::pair<std::string, Node>*> sorted;
     sorted.reserve(node.members.size());
     for (const auto& member : node.members) {
@@ -91,19 +93,22 @@ void AppendMap(std::string& out, const Node& node, bool envelope_context) {
     for (size_t i = 0; i < sorted.size(); i++) {
         if (i > 0) {
             out.push_back(',');
+            if (sorted[i]->first == sorted[i - 1]->first) {
+                *duplicate = true;
+            }
         }
         AppendJsonString(out, sorted[i]->first);
         out.push_back(':');
-        AppendCanonical(out, sorted[i]->second);
+        AppendCanonical(out, sorted[i]->second, duplicate);
     }
     out.push_back('}');
 }
 
-void AppendCanonical(std::string& out, const Node& node,
+void AppendCanonical(std::string& out, const Node& node, bool* duplicate,
                      bool envelope_context) {
     switch (node.kind) {
     case JsonKind::kMap:
-        AppendMap(out, node, envelope_context);
+        AppendMap(out, node, duplicate, envelope_context);
         return;
     case JsonKind::kArray:
         out.push_back('[');
@@ -111,7 +116,7 @@ void AppendCanonical(std::string& out, const Node& node,
             if (i > 0) {
                 out.push_back(',');
             }
-            AppendCanonical(out, node.items[i]);
+            AppendCanonical(out, node.items[i], duplicate);
         }
         out.push_back(']');
         return;
@@ -124,6 +129,17 @@ void AppendCanonical(std::string& out, const Node& node,
         out += node.text;
         return;
     }
+}
+
+// One object's own keys, not its members'.
+bool HasDuplicateKeys(const Node& map) {
+    std::vector<std::string_view> keys;
+    keys.reserve(map.members.size());
+    for (const auto& member : map.members) {
+        keys.emplace_back(member.first);
+    }
+    std::sort(keys.begin(), keys.end());
+    return std::adjacent_find(keys.begin(), keys.end()) != keys.end();
 }
 
 // An RpcResponse<T> envelope: {"context":{...},"value":...}.
@@ -145,7 +161,15 @@ std::optional<std::string> ConsensusVote(std::string_view answer) {
         return std::nullopt;
     }
     const Node& response = builder.root();
+    // {"result":A,"result":B} says two things
+    if (HasDuplicateKeys(response)) {
+        return std::nullopt;
+    }
+    bool duplicate = false;
     if (const Node* error = Member(response, "error")) {
+        if (error->kind == JsonKind::kMap && HasDuplicateKeys(*error)) {
+            return std::nullopt;
+        }
         const Node* code =
             error->kind == JsonKind::kMap ? Member(*error, "code") : nullptr;
         if (code == nullptr || code->kind != JsonKind::kNumber) {
@@ -160,12 +184,15 @@ std::optional<std::string> ConsensusVote(std::string_view answer) {
     std::string vote = "r:";
     if (IsEnvelope(*result)) {
         vote += "{\"context\":";
-        AppendMap(vote, *Member(*result, "context"), true);
+        AppendMap(vote, *Member(*result, "context"), &duplicate, true);
         vote += ",\"value\":";
-        AppendCanonical(vote, *Member(*result, "value"));
+        AppendCanonical(vote, *Member(*result, "value"), &duplicate);
         vote.push_back('}');
     } else {
-        AppendCanonical(vote, *result);
+        AppendCanonical(vote, *result, &duplicate);
+    }
+    if (duplicate) {
+        return std::nullopt;
     }
     return vote;
 }

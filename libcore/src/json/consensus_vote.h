@@ -13,7 +13,8 @@ namespace solgate {
 
 // "r:" and the canonical result, or "e:" and the error code; nullopt when
 // the answer is not one JSON-RPC response object (a failed attempt, which
-// does not vote). Costs a tree of the answer while it runs.
+// does not vote), or has a key twice in an object (readers differ on
+// which one counts). Costs a tree of the answer while it runs.
 std::optional<std::string> ConsensusVote(std::string_view answer);
 
 }  // namespace solgate

@@ -46,4 +46,55 @@ bool IsStrictUtf8(std::string_view text) {
     return true;
 }
 
+static int HexValue(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// The code unit of the \uXXXX escape at text[i] ('\\'), or -1.
+static long EscapedUnit(std::string_view text, size_t i) {
+    if (i + 6 > text.size() || text[i + 1] != 'u') {
+        return -1;
+    }
+    long unit = 0;
+    for (size_t k = i + 2; k < i + 6; k++) {
+        int v = HexValue(text[k]);
+        if (v < 0) {
+            return -1;
+        }
+        unit = unit * 16 + v;
+    }
+    return unit;
+}
+
+bool HasOnlyPairedSurrogateEscapes(std::string_view json) {
+    for (size_t i = 0; i < json.size(); i++) {
+        if (json[i] != '\\') {
+            continue;
+        }
+        long unit = EscapedUnit(json, i);
+        if (unit < 0) {
+            i++;   // another escape: skip the character it escapes
+            continue;
+        }
+        if (unit >= 0xdc00 && unit <= 0xdfff) {
+            return false;   // a low surrogate alone
+        }
+        if (unit >= 0xd800 && unit <= 0xdbff) {
+            long low = json.size() > i + 6 && json[i + 6] == '\\'
+                           ? EscapedUnit(json, i + 6)
+                           : -1;
+            if (low < 0xdc00 || low > 0xdfff) {
+                return false;
+            }
+            i += 11;   // the pair
+            continue;
+        }
+        i += 5;
+    }
+    return true;
+}
+
 }  // namespace solgate

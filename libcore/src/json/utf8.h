@@ -13,4 +13,10 @@ size_t Utf8SequenceLength(const unsigned char* p, const unsigned char* end);
 
 bool IsStrictUtf8(std::string_view text);
 
+// Whether a JSON text's \u escapes name only whole characters: a high
+// surrogate escape followed by a low one, never either alone (yajl turns
+// a lone one into '?' and reads "\ud800\u0041" as one character, where
+// the upstream's reader refuses both).
+bool HasOnlyPairedSurrogateEscapes(std::string_view json);
+
 }  // namespace solgate

@@ -170,7 +170,9 @@ RpcRequest Parser::RunYajl() {
     if (status == YajlRead::kNoMemory) {
         throw std::bad_alloc();
     }
-    return Finish(status == YajlRead::kOk);
+    // escapes yajl decodes its own way are not taken
+    return Finish(status == YajlRead::kOk &&
+                  HasOnlyPairedSurrogateEscapes(text_));
 }
 
 RpcRequest Parser::Finish(bool syntax_ok) {

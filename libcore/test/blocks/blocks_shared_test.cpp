@@ -65,11 +65,11 @@ TEST(BlocksShared, BindMapsTheQueuesOfArchivePlans) {
     BlockCall call;
     call.key = zone.keys().FindOrAdd("k", 2, 1);
     ASSERT_TRUE(call.key);
-    EXPECT_EQ(zone.queue(2)->Request(*call.key, 10, "v", 1000, 4, 1, {}, kNoKeyLimit)
+    EXPECT_EQ(zone.queue(2)->Request(*call.key, 10, "v", 1000, 4, 1, {}, KeyLimitFn())
                   .outcome,
               QueueOutcome::kQueued);
-    zone.queue(3)->Request(*call.key, 11, "v", 1000, 4, 1, {}, kNoKeyLimit);
-    zone.queue(3)->Request(*call.key, 12, "v", 1000, 4, 1, {}, kNoKeyLimit);
+    zone.queue(3)->Request(*call.key, 11, "v", 1000, 4, 1, {}, KeyLimitFn());
+    zone.queue(3)->Request(*call.key, 12, "v", 1000, 4, 1, {}, KeyLimitFn());
     EXPECT_EQ(GetQueueStats(QueueAt(memory.memory(), 0), 1000).depth, 1u);
     EXPECT_EQ(GetQueueStats(QueueAt(memory.memory(), 1), 1000).depth, 2u);
     EXPECT_EQ(zone.queue(3)->Stats(1000).depth, 2u);

@@ -102,7 +102,8 @@ public:
 
     QueueAnswer Request(KeyId key, uint64_t slot, std::string_view variant,
                         int64_t, uint32_t queue_limit, double,
-                        const RepeatFn&, uint32_t key_limit) override {
+                        const RepeatFn&, const KeyLimitFn& limit) override {
+        uint32_t key_limit = limit(key);
         Block block{slot, std::string(variant)};
         uint32_t waits = 0;
         for (const auto& [b, keys] : waiters) {
@@ -129,6 +130,12 @@ public:
             }
         }
         return std::nullopt;
+    }
+    std::vector<KeyId> Waiters(const Retrieval& r) override {
+        auto it = waiters.find({r.slot, r.variant});
+        return it == waiters.end()
+                   ? std::vector<KeyId>()
+                   : std::vector<KeyId>(it->second.begin(), it->second.end());
     }
     std::vector<KeyId> Complete(const Retrieval& r, bool ok,
                                 int64_t) override {

@@ -488,6 +488,12 @@ TEST(RetrievalQueue, TwoProcessesEnqueueConcurrently) {
     EXPECT_EQ(shared, 500u);
 }
 
+// A key limit that is a number the test holds.
+uint32_t FromNumber(uint32_t, void* user) {
+    return *static_cast<const uint32_t*>(user);
+}
+KeyLimitFn Limit(const uint32_t* n) { return KeyLimitFn{FromNumber, const_cast<uint32_t*>(n)}; }
+
 // Issue 16: key_limit is checked and the block added under one lock, so
 // four processes and four threads asking at once for different blocks of
 // one key never queue more than the key's allowance left.
@@ -504,10 +510,11 @@ TEST(RetrievalQueue, AKeyLimitHoldsAcrossProcessesAndThreads) {
             std::vector<std::thread> threads;
             for (int t = 0; t < 4; ++t) {
                 threads.emplace_back([q, p, t] {
+                    static const uint32_t left = kLeft;
                     for (uint64_t s = 0; s < 50; ++s) {
                         RequestBlock(q, kKey, 100000 * (p * 4 + t + 1) + s,
                                      kVariant, 0, kLimit, 1.0, RepeatFn(),
-                                     kLeft);
+                                     Limit(&left));
                     }
                 });
             }
@@ -526,17 +533,18 @@ TEST(RetrievalQueue, AKeyLimitHoldsAcrossProcessesAndThreads) {
     // another key is not bound by it
     std::vector<Retrieval> got = Drain(q, 1, 10);
     ASSERT_EQ(got.size(), 1u);
+    const uint32_t three = kLeft, none = 0;
     EXPECT_EQ(RequestBlock(q, kKey, 7, kVariant, 20, kLimit, 1.0, RepeatFn(),
-                           kLeft).outcome,
+                           Limit(&three)).outcome,
               QueueOutcome::kQueued);   // 2 waiting, limit 3: room for one
     EXPECT_EQ(RequestBlock(q, kKey, 8, kVariant, 20, kLimit, 1.0, RepeatFn(),
-                           kLeft).outcome,
+                           Limit(&three)).outcome,
               QueueOutcome::kAllowanceSpent);
     EXPECT_EQ(RequestBlock(q, kKey, 7, kVariant, 20, kLimit, 1.0, RepeatFn(),
-                           0).outcome,
+                           Limit(&none)).outcome,
               QueueOutcome::kQueued);   // already waiting for it
     EXPECT_EQ(RequestBlock(q, kKey + 1, 8, kVariant, 20, kLimit, 1.0,
-                           RepeatFn(), 0).outcome,
+                           RepeatFn(), Limit(&none)).outcome,
               QueueOutcome::kAllowanceSpent);
     EXPECT_EQ(RequestBlock(q, kKey + 1, 8, kVariant, 20, kLimit, 1.0,
                            RepeatFn()).outcome,

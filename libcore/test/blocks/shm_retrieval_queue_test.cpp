@@ -28,11 +28,11 @@ private:
 TEST(ShmRetrievalQueue, OneBlockForEveryKeyThatAsks) {
     Queue q;
     QueueStore& store = q.store();
-    QueueAnswer first = store.Request(7, 250, kV, kNow, 4, kRate, {}, kNoKeyLimit);
+    QueueAnswer first = store.Request(7, 250, kV, kNow, 4, kRate, {}, KeyLimitFn());
     EXPECT_EQ(first.outcome, QueueOutcome::kQueued);
     EXPECT_EQ(first.position, 1u);
     EXPECT_EQ(first.retry_after_s, 1u);
-    EXPECT_EQ(store.Request(9, 250, kV, kNow, 4, kRate, {}, kNoKeyLimit).outcome,
+    EXPECT_EQ(store.Request(9, 250, kV, kNow, 4, kRate, {}, KeyLimitFn()).outcome,
               QueueOutcome::kQueued);
     EXPECT_EQ(store.Stats(kNow).depth, 1u);
     EXPECT_EQ(GetQueueStats(q.shared(), kNow).depth, 1u);   // the zone's
@@ -44,7 +44,7 @@ TEST(ShmRetrievalQueue, OneBlockForEveryKeyThatAsks) {
     EXPECT_EQ(r->waiters, (std::vector<KeyId>{7, 9}));
     EXPECT_EQ(r->waiter_count, 2u);
     EXPECT_EQ(store.Stats(kNow).in_flight, 1u);
-    EXPECT_EQ(store.Request(11, 250, kV, kNow, 4, kRate, {}, kNoKeyLimit).position, 1u)
+    EXPECT_EQ(store.Request(11, 250, kV, kNow, 4, kRate, {}, KeyLimitFn()).position, 1u)
         << "being retrieved";
     EXPECT_FALSE(store.Next(kNow + 200, kRate, 1, 120000, {}))
         << "one in flight at most";
@@ -61,7 +61,7 @@ TEST(ShmRetrievalQueue, OneBlockForEveryKeyThatAsks) {
 TEST(ShmRetrievalQueue, AFailedBlockIsQueuedAgainAsNew) {
     Queue q;
     QueueStore& store = q.store();
-    store.Request(1, 300, kV, kNow, 4, kRate, {}, kNoKeyLimit);
+    store.Request(1, 300, kV, kNow, 4, kRate, {}, KeyLimitFn());
     std::optional<Retrieval> r = store.Next(kNow, kRate, 1, 120000, {});
     ASSERT_TRUE(r);
     EXPECT_EQ(store.Complete(*r, false, kNow + 10),
@@ -69,7 +69,7 @@ TEST(ShmRetrievalQueue, AFailedBlockIsQueuedAgainAsNew) {
     QueueStats stats = store.Stats(kNow + 10);
     EXPECT_EQ(stats.failed, 1u);
     EXPECT_EQ(stats.tombstones, 1u);
-    EXPECT_EQ(store.Request(1, 300, kV, kNow + 20, 4, kRate, {}, kNoKeyLimit).outcome,
+    EXPECT_EQ(store.Request(1, 300, kV, kNow + 20, 4, kRate, {}, KeyLimitFn()).outcome,
               QueueOutcome::kStorageFailed);
     EXPECT_EQ(store.Stats(kNow + 20).depth, 1u);
 }
@@ -77,16 +77,16 @@ TEST(ShmRetrievalQueue, AFailedBlockIsQueuedAgainAsNew) {
 TEST(ShmRetrievalQueue, TheLimitBoundsNewBlocksOnly) {
     Queue q;
     QueueStore& store = q.store();
-    EXPECT_EQ(store.Request(1, 10, kV, kNow, 2, kRate, {}, kNoKeyLimit).outcome,
+    EXPECT_EQ(store.Request(1, 10, kV, kNow, 2, kRate, {}, KeyLimitFn()).outcome,
               QueueOutcome::kQueued);
-    EXPECT_EQ(store.Request(1, 11, kV, kNow, 2, kRate, {}, kNoKeyLimit).outcome,
+    EXPECT_EQ(store.Request(1, 11, kV, kNow, 2, kRate, {}, KeyLimitFn()).outcome,
               QueueOutcome::kQueued);
-    EXPECT_EQ(store.Request(1, 12, kV, kNow, 2, kRate, {}, kNoKeyLimit).outcome,
+    EXPECT_EQ(store.Request(1, 12, kV, kNow, 2, kRate, {}, KeyLimitFn()).outcome,
               QueueOutcome::kQueueFull);
-    EXPECT_EQ(store.Request(2, 11, kV, kNow, 2, kRate, {}, kNoKeyLimit).outcome,
+    EXPECT_EQ(store.Request(2, 11, kV, kNow, 2, kRate, {}, KeyLimitFn()).outcome,
               QueueOutcome::kQueued);
     EXPECT_EQ(store.Stats(kNow).queue_full, 1u);
-    EXPECT_EQ(store.Request(kMaxKeys, 13, kV, kNow, 2, kRate, {}, kNoKeyLimit).outcome,
+    EXPECT_EQ(store.Request(kMaxKeys, 13, kV, kNow, 2, kRate, {}, KeyLimitFn()).outcome,
               QueueOutcome::kUnavailable)
         << "not a key id";
 }
@@ -99,8 +99,8 @@ TEST(ShmRetrievalQueue, RepeatsWeighTheTurns) {
     QueueStore& store = q.store();
     RepeatFn repeats{&TwoRepeatsForKeyOne, nullptr};
     for (uint64_t slot : {10, 11, 12}) {
-        store.Request(1, slot, kV, kNow, 8, 1e6, repeats, kNoKeyLimit);
-        store.Request(2, slot + 100, kV, kNow, 8, 1e6, repeats, kNoKeyLimit);
+        store.Request(1, slot, kV, kNow, 8, 1e6, repeats, KeyLimitFn());
+        store.Request(2, slot + 100, kV, kNow, 8, 1e6, repeats, KeyLimitFn());
     }
     // Key 1 goes first (ties: the lower id), then waits three turns.
     std::vector<uint64_t> order;

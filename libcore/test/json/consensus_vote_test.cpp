@@ -50,6 +50,10 @@ TEST(ConsensusVote, WhatIsNoResponseDoesNotVote) {
     EXPECT_FALSE(ConsensusVote(R"({"jsonrpc":"2.0","id":1})"));
     EXPECT_FALSE(ConsensusVote(R"({"jsonrpc":"2.0","error":{"message":"x"},"id":1})"));
     EXPECT_FALSE(ConsensusVote(R"({"jsonrpc":"2.0","result":1,"id":1)"));
+    // a key twice: readers keep the first or the last one
+    EXPECT_FALSE(ConsensusVote(R"({"jsonrpc":"2.0","result":1,"result":2,"id":1})"));
+    EXPECT_FALSE(ConsensusVote(
+        R"({"jsonrpc":"2.0","result":{"context":{"slot":1},"value":{"a":1,"a":2}},"id":1})"));
 }
 
 }  // namespace

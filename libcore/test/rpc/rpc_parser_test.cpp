@@ -295,6 +295,20 @@ TEST(RpcParser, StringsMustBeStrictUtf8) {
                           bad + "\":1}";
         EXPECT_EQ(Parse(key).error.code, kParseError) << key;
     }
+    // escapes of a lone or a reversed surrogate, or a high one before
+    // another character: yajl would decode them its own way
+    for (std::string esc : {std::string("\\ud800"), std::string("\\udc00"),
+                            std::string("\\ud800\\u0041"), std::string("\\udc00\\ud800")}) {
+        std::string body = "{\"jsonrpc\":\"2.0\",\"id\":\"" + esc +
+                           "\",\"method\":\"getSlot\"}";
+        EXPECT_EQ(Parse(body).error.code, kParseError) << body;
+    }
+    // a pair, and an escaped backslash before "ud800", are fine
+    for (std::string ok : {std::string("\\ud83d\\ude00"), std::string("\\\\ud800")}) {
+        std::string body = "{\"jsonrpc\":\"2.0\",\"id\":\"" + ok +
+                           "\",\"method\":\"getSlot\"}";
+        EXPECT_FALSE(Parse(body).error) << body;
+    }
     // valid multi-byte text passes
     std::string good = "{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\","
                        "\"method\":\"getSlot\"}";
