@@ -14,6 +14,18 @@ CXXFLAGS   ?= -O2 -g
 CFLAGS     ?= -O2 -g
 WARN       := -Wall -Wextra -Werror
 
+# `make unit-test SANITIZE=1`: libcore and the unit tests with ASan and
+# UBSan, built apart (build-sanitize/), any finding fatal.
+ifeq ($(SANITIZE),1)
+BUILD      := $(ROOT)/build-sanitize
+SAN_FLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined -Wno-error=maybe-uninitialized
+CXXFLAGS   := -O1 -g $(SAN_FLAGS)
+CFLAGS     := -O1 -g $(SAN_FLAGS)
+export ASAN_OPTIONS := detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
+endif
+
 # Debian packages the build, the tests and `make run` need.
 DEB_PACKAGES := build-essential pkg-config nginx nginx-dev \
 	libyajl-dev libuv1-dev libcurl4-openssl-dev libssl-dev liblmdb-dev \
@@ -73,7 +85,7 @@ $(BUILD)/libcore/%.o: libcore/src/%.cpp | $(BUILD)/.deps-ok
 
 $(CORE_LIB): $(CORE_OBJS)
 	@mkdir -p $(dir $@)
-	$(CXX) -shared -Wl,-soname,libsolgate_core.so -Wl,-z,defs -o $@ $^ -lyajl -luv -lcurl -lcrypto -llmdb -lpthread
+	$(CXX) $(CXXFLAGS) -shared -Wl,-soname,libsolgate_core.so -Wl,-z,defs -o $@ $^ -lyajl -luv -lcurl -lcrypto -llmdb -lpthread
 
 # --- the nginx module -----------------------------------------------------
 

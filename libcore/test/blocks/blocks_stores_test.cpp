@@ -254,14 +254,15 @@ protected:
     TestNetwork net;
     FakeClock clock;
     FakeTransport transport;
-    testing::BlockServiceRig rig;
-    BlockService* service;
-    size_t arch = 0;
-    size_t tiny = 0;
+    // Before the rig: the service it holds still uses them while it closes.
     MapKeyStore keys;
     MapLeaseStore leases;
     MapQueueStore queue;
     MapAllowances allowances;
+    testing::BlockServiceRig rig;
+    BlockService* service;
+    size_t arch = 0;
+    size_t tiny = 0;
 };
 
 TEST_F(BlocksStoresTest, TheRequestPathLimitsAndCountsThroughTheKeyStore) {

@@ -17,8 +17,12 @@ namespace {
 
 using testing::TestNetwork;
 
+// A batch's calls point into its text (as into the nginx request body,
+// which outlives the request's routing): keep every text the test parses.
 RpcRequest Parse(const std::string& body) {
-    return ParseRpcRequest(body.data(), body.size());
+    static std::deque<std::string> kept;
+    kept.push_back(body);
+    return ParseRpcRequest(kept.back().data(), kept.back().size());
 }
 
 const std::string kGetSlot = R"({"jsonrpc":"2.0","id":3,"method":"getSlot"})";

@@ -190,9 +190,10 @@ TEST_F(LmdbEnvTest, AFailingTableOpenNamesTheStepAndTheDirectory) {
 TEST_F(LmdbEnvTest, WriteCommitsOnlyWhenTheBodySucceeds) {
     ASSERT_TRUE(Open()) << error_;
     EXPECT_EQ(Put("kept", "1"), 0);
+    const std::string key = "dropped", value = "1";
     int rc = env_.Write([&](MDB_txn* txn) {
-        MDB_val k = LmdbVal(std::string("dropped"));
-        MDB_val v = LmdbVal(std::string("1"));
+        MDB_val k = LmdbVal(key);
+        MDB_val v = LmdbVal(value);
         int put = mdb_put(txn, rows_, &k, &v, 0);
         return put != 0 ? put : MDB_KEYEXIST;
     });
@@ -203,9 +204,10 @@ TEST_F(LmdbEnvTest, WriteCommitsOnlyWhenTheBodySucceeds) {
 
 TEST_F(LmdbEnvTest, WriteAbortsWhenTheBodyThrows) {
     ASSERT_TRUE(Open()) << error_;
+    const std::string key = "dropped", value = "1";
     EXPECT_THROW(env_.Write([&](MDB_txn* txn) -> int {
-        MDB_val k = LmdbVal(std::string("dropped"));
-        MDB_val v = LmdbVal(std::string("1"));
+        MDB_val k = LmdbVal(key);
+        MDB_val v = LmdbVal(value);
         mdb_put(txn, rows_, &k, &v, 0);
         throw std::runtime_error("body failed");
     }),
@@ -434,7 +436,7 @@ TEST(LmdbHelpers, NumbersAreEightBytesLittleEndian) {
               0);
     std::string stored;
     ASSERT_EQ(env.Read([&](MDB_txn* txn) {
-                  MDB_val k = LmdbVal(std::string("n"));
+                  MDB_val k = LmdbVal(std::string_view("n"));
                   MDB_val v;
                   int rc = mdb_get(txn, meta, &k, &v);
                   if (rc == 0) {
