@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "json/json_writer.h"
 
@@ -73,5 +74,15 @@ private:
     std::string& out_;
     bool first_ = true;
 };
+
+// ["a","b"]: a list of strings (methods, URLs).
+inline void AppendStringArray(std::string& out,
+                              const std::vector<std::string>& items) {
+    JsonArray list(out);
+    for (const std::string& item : items) {
+        AppendJsonString(list.Next(), item);
+    }
+    list.Close();
+}
 
 }  // namespace solgate

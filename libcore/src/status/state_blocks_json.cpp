@@ -118,14 +118,6 @@ void AppendPeers(std::string& out, const BlocksView& blocks) {
     list.Close();
 }
 
-void AppendLongTermStorage(std::string& out, const BlocksView& blocks) {
-    JsonArray urls(out);
-    for (const std::string& url : blocks.conf().long_term_urls()) {
-        AppendJsonString(urls.Next(), url);
-    }
-    urls.Close();
-}
-
 }  // namespace
 
 void AppendBlocksState(std::string& out, const BlocksView& blocks,
@@ -145,7 +137,7 @@ void AppendBlocksState(std::string& out, const BlocksView& blocks,
     o.Uint("peer_requests", ReadCounter(shared.peer_requests));
     o.Uint("key_table_full", blocks.KeyTableFull());
     AppendPeers(o.Key("peers"), blocks);
-    AppendLongTermStorage(o.Key("long_term_storage"), blocks);
+    AppendStringArray(o.Key("long_term_storage"), blocks.conf().long_term_urls());
     AppendQueues(o.Key("queues"), blocks, now_mono_ms);
     AppendKeys(o.Key("keys"), blocks, now_wall_ms);
     o.Close();

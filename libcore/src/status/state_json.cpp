@@ -173,22 +173,14 @@ void AppendNetworkCounters(std::string& out, const NetworkHostCounters& shared) 
     o.Close();
 }
 
-void AppendMethods(std::string& out, const std::vector<std::string>& methods) {
-    JsonArray list(out);
-    for (const std::string& method : methods) {
-        AppendJsonString(list.Next(), method);
-    }
-    list.Close();
-}
-
 // broadcast, consensus and hedge as configured (no methods: off).
 void AppendPolicies(JsonObject& o, const NetworkSettings& settings) {
     JsonObject broadcast(o.Key("broadcast"));
-    AppendMethods(broadcast.Key("methods"), settings.broadcast.methods);
+    AppendStringArray(broadcast.Key("methods"), settings.broadcast.methods);
     broadcast.Uint("to", settings.broadcast.to);
     broadcast.Close();
     JsonObject consensus(o.Key("consensus"));
-    AppendMethods(consensus.Key("methods"), settings.consensus.methods);
+    AppendStringArray(consensus.Key("methods"), settings.consensus.methods);
     consensus.Uint("participants", settings.consensus.participants);
     consensus.Uint("agreement", settings.consensus.agreement);
     consensus.String("dispute", settings.consensus.dispute ==
@@ -197,7 +189,7 @@ void AppendPolicies(JsonObject& o, const NetworkSettings& settings) {
                                     : "error");
     consensus.Close();
     JsonObject hedge(o.Key("hedge"));
-    AppendMethods(hedge.Key("methods"), settings.hedge.methods);
+    AppendStringArray(hedge.Key("methods"), settings.hedge.methods);
     hedge.Uint("after_ms", settings.hedge.after_ms);
     hedge.Uint("max", settings.hedge.max);
     hedge.Close();

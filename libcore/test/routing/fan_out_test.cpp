@@ -1,7 +1,6 @@
 // broadcast, consensus and hedge: who is asked, and what the client gets.
 #include <gtest/gtest.h>
 
-#include <deque>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,13 +13,7 @@ namespace {
 
 using testing::TestNetwork;
 
-// A batch's calls point into its text (as into the nginx request body,
-// which outlives the request's routing): keep every text the test parses.
-RpcRequest Parse(const std::string& body) {
-    static std::deque<std::string> kept;
-    kept.push_back(body);
-    return ParseRpcRequest(kept.back().data(), kept.back().size());
-}
+RpcRequest Parse(const std::string& body) { return testing::ParseKept(body); }
 
 RoutedRequest::AttemptEnd Answered(const std::string& body) {
     RoutedRequest::AttemptEnd end;

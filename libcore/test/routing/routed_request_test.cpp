@@ -2,7 +2,6 @@
 // the answer when all of them failed.
 #include <gtest/gtest.h>
 
-#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -17,13 +16,7 @@ namespace {
 
 using testing::TestNetwork;
 
-// A batch's calls point into its text (as into the nginx request body,
-// which outlives the request's routing): keep every text the test parses.
-RpcRequest Parse(const std::string& body) {
-    static std::deque<std::string> kept;
-    kept.push_back(body);
-    return ParseRpcRequest(kept.back().data(), kept.back().size());
-}
+RpcRequest Parse(const std::string& body) { return testing::ParseKept(body); }
 
 const std::string kGetSlot = R"({"jsonrpc":"2.0","id":3,"method":"getSlot"})";
 

@@ -9,10 +9,19 @@
 #include <string>
 
 #include "routing/network.h"
+#include "rpc/rpc_request.h"
 #include "slots/shared_state.h"
 #include "base/transport.h"
 
 namespace solgate::testing {
+
+// Parses a request the way the module does, from text that outlives the
+// routing (a batch's calls point into it): every text is kept.
+inline RpcRequest ParseKept(const std::string& body) {
+    static std::deque<std::string> kept;
+    kept.push_back(body);
+    return ParseRpcRequest(kept.back().data(), kept.back().size());
+}
 
 class FakeClock : public Clock {
 public:
