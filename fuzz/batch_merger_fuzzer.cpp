@@ -1,5 +1,7 @@
 // The batch answer merger on any upstream answer, fed in two chunks: it
-// never reads outside a chunk, and ends with the array closed.
+// never reads outside a chunk, and ends with the array closed; bare (a
+// run of a batch that goes call by call), it writes no bracket of its own
+// and never passes a non-array through.
 #include "fuzz_common.h"
 #include "json/batch_merger.h"
 
@@ -20,19 +22,35 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             slots.push_back({true, {}, std::to_string(i)});
         }
     }
+    const bool bare = (shape & 0x80) != 0;
     BatchMerger merger(slots, Missing);
+    if (bare) {
+        merger.SetBare();
+    }
+    auto own_bracket = [](const BatchMerger::Segment& seg) {
+        return !seg.input && (seg.text == "[" || seg.text == "]");
+    };
     for (std::string_view chunk : {in.head, in.tail}) {
         for (const auto& seg : merger.Feed(chunk)) {
             if (seg.input && seg.offset + seg.length > chunk.size()) {
                 fuzz::Fail("an input segment lies in its chunk");
             }
+            if (bare && own_bracket(seg)) {
+                fuzz::Fail("a bare merge writes no bracket");
+            }
         }
     }
     std::string tail;
     for (const auto& seg : merger.Finish()) {
+        if (bare && own_bracket(seg)) {
+            fuzz::Fail("a bare merge writes no bracket");
+        }
         if (!seg.input) tail.append(seg.text);
     }
-    if (!merger.passthrough() && (tail.empty() || tail.back() != ']')) {
+    if (bare && merger.passthrough()) {
+        fuzz::Fail("a bare merge never passes its input through whole");
+    }
+    if (!bare && !merger.passthrough() && (tail.empty() || tail.back() != ']')) {
         fuzz::Fail("a merged batch ends with its array closed");
     }
     return 0;

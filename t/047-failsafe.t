@@ -13,8 +13,9 @@ our @Ports = (19911, 19912, 19913);
 # The sims' slot clock: 400 ms slots since 2024-01-01 (see tools/solana-sim).
 my $tip = int((Time::HiRes::time() * 1000 - 1704067200000) / 400);
 our $PrunedFirst = $tip - 1000;   # sim-a's ledger keeps only the last 1000 slots
-sim_start(port => $Ports[0], args => ['--quiet', '--first-available-block', $PrunedFirst]);
-sim_start(port => $_, args => ['--quiet']) for @Ports[1, 2];
+# full blocks of 70 KB, more than a subrequest's proxy buffers (TEST 16)
+sim_start(port => $Ports[0], args => ['--quiet', '--block-bytes', 70000, '--first-available-block', $PrunedFirst]);
+sim_start(port => $_, args => ['--quiet', '--block-bytes', 70000]) for @Ports[1, 2];
 
 our $HttpConfig =
     network_conf('mainnet', upstreams => sim_upstreams(@Ports))
@@ -24,12 +25,15 @@ our $HttpConfig =
                  settings => 'max_slot_lag 0;')
   . network_conf('small', upstreams => sim_upstreams(@Ports),
                  settings => 'max_batch_size 3;')
+  . network_conf('unlimited', upstreams => sim_upstreams(@Ports),
+                 settings => 'max_batch_size 0;')
   . network_conf('bcast', upstreams => sim_upstreams(@Ports),
                  settings => 'broadcast sendTransaction|requestAirdrop;');
 
 our $Config = solgate_locations('mainnet')
   . "    location /bcast { solgate_pass bcast; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /small { solgate_pass small; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+  . "    location /unlimited { solgate_pass unlimited; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /lagging { solgate_pass lagging; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /noretry { solgate_pass noretry; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /solgate/ { solgate_admin; }\n"
@@ -218,7 +222,7 @@ is($calls, 3, 'the three valid calls went upstream');
 
 
 
-=== TEST 10: a getSlot inside a batch sent in part is corrected as a single one is
+=== TEST 10: a getSlot inside a batch is corrected as a single one is, whether the batch is sent whole or in part
 sim-a runs 80 slots behind (max_slot_lag 0 keeps it in rotation): its
 processed getSlot answers are raised to the network's processed tip.
 --- setup
@@ -231,8 +235,10 @@ sim_fault($Ports[0], 'lag', slots => 80);
 --- request eval
 [step {
      my $tip = network_state('lagging')->{tips}{processed};
-     for my $i (1 .. 6) {
-         my $res = http_post(server_port(), '/lagging', '[' . main::rpc(1, 'getGenesisHash') . ','
+     for my $i (1 .. 12) {
+         # odd: sent in part (the genesis hash is answered here); even: whole
+         my $first = $i % 2 ? main::rpc(1, 'getGenesisHash') : main::rpc(1, 'getHealth');
+         my $res = http_post(server_port(), '/lagging', "[$first,"
              . main::rpc(2, 'getSlot', '[{"commitment":"processed"}]') . ']');
          my ($slot) = $res->{body} =~ /"result":(\d+),"id":2\}/;
          ok(defined $slot && $slot >= $tip, "batch $i: getSlot " . ($slot // 'none') . " is at or past the tip $tip");
@@ -276,3 +282,133 @@ sim_fault($_, 'http_status', code => 500) for @Ports[0, 1];
 --- no_error_log
 [alert]
 [crit]
+
+
+
+=== TEST 13: a getBlock inside a batch goes alone: one node's -32001 is retried, and the batch is answered in order
+Each batch's getBlock is its own subrequest; those whose first attempt
+lands on sim-a (pruned) are asked again elsewhere.  The calls between it
+and the guard's answer go upstream as one run.
+--- wait_for eval
+['the nodes are polled', main::polled(), 5]
+--- request eval
+[map { "POST /\n[" . join(',',
+    main::rpc(1, 'getGenesisHash'),
+    main::block_call(2, $main::Produced),
+    main::rpc(3, 'getBalance', '["83astBRguLMdt2h5U1Tpdq5tjFoJ6noeGwaY3mDLVcri"]'),
+    main::rpc(4, 'getSlot'),
+    main::rpc(5, 'getBlock', '[999999999999,{"maxSupportedTransactionVersion":0}]')) . "]" } 1 .. 6]
+--- response_body_like eval
+[map { qr/^\[\{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":1\},\{"jsonrpc":"2.0","result":\{"blockHeight".*"id":2\}\s*,\{"jsonrpc":"2.0","result":\{"context":\{.*"value":\d+\},"id":3\},\{"jsonrpc":"2.0","result":\d+,"id":4\},\{"jsonrpc":"2.0","error":\{"code":-32004,"message":"Block not available for slot 999999999999"\},"id":5\}\]$/s } 1 .. 6]
+--- check
+my ($block, $balance, $slot) = (0, 0, 0);
+for my $p (@Ports) {
+    $block += sim_client_calls($p, 'getBlock');
+    $balance += sim_client_calls($p, 'getBalance');
+    $slot += sim_client_calls($p, 'getSlot');
+}
+is("$balance $slot", '6 6', 'getBalance and getSlot went upstream once per batch');
+cmp_ok($block, '>', 6, 'getBlocks that landed on the pruned node were asked again');
+cmp_ok(sim_client_calls($Ports[0], 'getBlock'), '>=', 1, 'sim-a was asked some of them');
+my $text = metrics_text();
+like($text, qr/^solgate_retries_total\{network="mainnet",reason="missing_data"\} [1-9]/m,
+     'metric: the retries are counted');
+
+
+
+=== TEST 14: with retry_missing_data off, a batch goes whole to one upstream as before
+--- wait_for eval
+['the nodes are polled', sub { (state_of('sim-c', 'noretry')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+["POST /noretry\n[" . join(',', main::block_call(1, $main::Produced), main::rpc(2, 'getBalance', '["83astBRguLMdt2h5U1Tpdq5tjFoJ6noeGwaY3mDLVcri"]')) . "]"]
+--- response_body_like eval
+qr/^\[\{"jsonrpc":"2.0",.*"id":1\},\{"jsonrpc":"2.0","result":\{"context".*"id":2\}\]\s*$/s
+--- check
+is(scalar(grep { sim_client_calls($_) > 0 } @Ports), 1, 'one upstream got the batch');
+
+
+
+=== TEST 15: a skipped slot inside a batch answers -32007 after one sweep, the other calls as usual
+--- wait_for eval
+['the nodes are polled', main::polled(), 5]
+--- request eval
+["POST /\n[" . join(',', main::block_call(7, $main::Skipped), main::rpc(8, 'getSlot')) . "]"]
+--- response_body_like eval
+qr/^\[\{"jsonrpc":"2.0","error":\{"code":-32007,.*"id":7\}\s*,\{"jsonrpc":"2.0","result":\d+,"id":8\}\]$/s
+--- check
+is(join(' ', map { sim_client_calls($_, 'getBlock') } @Ports), '1 1 1',
+   'each node was asked for the skipped slot once');
+
+
+
+=== TEST 16: large answers of calls that went alone reach the client whole and in order, whichever ends first
+sim-a answers getBlock 300 ms late; each call carries a full block.
+--- setup
+clean();
+sim_fault($Ports[0], 'method_latency', method => 'getBlock', ms => 300);
+--- wait_for eval
+['the nodes are polled', main::polled(), 5]
+--- request eval
+[step {
+     my @slots = map { $main::Produced + $_ } 0 .. 40;
+     my $calls = join(',', map { get_block_call($_ + 1, $slots[$_], '{"maxSupportedTransactionVersion":0,"transactionDetails":"full"}') } 0 .. 5);
+     for my $round (1 .. 4) {
+         my $res = http_post(server_port(), '/', "[$calls]");
+         my $answers = eval { JSON::PP::decode_json($res->{body}) };
+         ok(ref $answers eq 'ARRAY' && @$answers == 6, "round $round: one array of six answers ("
+            . length($res->{body}) . " bytes)") or diag(substr($res->{body} // '', 0, 300));
+         is(join(',', map { $_->{id} } @{ $answers || [] }), '1,2,3,4,5,6', "round $round: in order");
+         is(scalar(grep { ref $_->{result} eq 'HASH' ? @{ $_->{result}{transactions} } > 0
+                                                     : ($_->{error}{code} // 0) == -32007 } @{ $answers || [] }), 6,
+            "round $round: each a full block or a skipped slot");
+     }
+ }]
+--- check
+my $calls = 0;
+$calls += sim_client_calls($_, 'getBlock') for @Ports;
+cmp_ok($calls, '>=', 24, 'each call went upstream on its own');
+cmp_ok(sim_client_calls($Ports[0], 'getBlock'), '>=', 1, 'the slow node answered some');
+
+
+
+=== TEST 17: a batch of 300 calls that may lack data: 256 go alone, the rest as one run, all answered in order
+--- wait_for eval
+['the nodes are polled', sub { (state_of('sim-c', 'unlimited')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+[step {
+     my $sig = '"5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"';
+     my $body = '[' . join(',', map { main::rpc($_, 'getTransaction', "[$sig]") } 1 .. 300) . ']';
+     my $res = http_post(server_port(), '/unlimited', $body);
+     my $answers = eval { JSON::PP::decode_json($res->{body}) };
+     ok(ref $answers eq 'ARRAY' && @$answers == 300, 'one array of 300 answers')
+         or diag(substr($res->{body} // '', 0, 300));
+     is(join(',', map { $_->{id} } @{ $answers || [] }), join(',', 1 .. 300), 'in order');
+ }]
+--- check
+my $calls = 0;
+$calls += sim_client_calls($_, 'getTransaction') for @Ports;
+cmp_ok($calls, '>=', 300, 'every call reached an upstream');
+
+
+
+=== TEST 18: a client that leaves while a batch's calls run: the calls end, nothing breaks
+sim-a..c answer getBlock after 1 s; the client gives up after 0.3 s.
+--- setup
+clean();
+sim_fault($_, 'method_latency', method => 'getBlock', ms => 1000) for @Ports;
+--- wait_for eval
+['the nodes are polled', main::polled(), 5]
+--- request eval
+"POST /\n[" . join(',', main::block_call(1, $main::Produced), main::rpc(2, 'getSlot'), main::block_call(3, $main::Produced)) . "]"
+--- timeout: 0.3
+--- abort
+--- ignore_response
+--- check
+wait_for('the batch is over', sub {
+    metric(qr/^solgate_requests_total\{network="mainnet",[^}]*method="batch"[^}]*\} (\d+)$/m) }, 5);
+my $res = http_post(server_port(), '/', main::rpc(4, 'getSlot'));
+like($res->{body}, qr/"result":\d+,"id":4\}$/, 'the gateway answers the next request');
+--- no_error_log
+[alert]
+[crit]
+[emerg]

@@ -225,3 +225,39 @@ for my $id (qw(sim-a sim-b sim-c)) {
 --- no_error_log
 [alert]
 [crit]
+
+
+
+=== TEST 9: inside a batch, a consensus call is compared call by call: a wrong node never reaches the client
+--- setup
+clean();
+sim_fault($Ports[0], 'wrong_value', method => 'getBalance');
+--- wait_for eval
+['the nodes are polled', main::polled('cons', qw(sim-a sim-b sim-c)), 5]
+--- request eval
+[map { "POST /\n[" . main::rpc(1, 'getSlot') . ',' . main::rpc(2, 'getBalance', $main::Finalized)
+       . ',' . main::rpc(3, 'getGenesisHash') . "]" } 1 .. 4]
+--- response_body_like eval
+my $v = main::true_balance();
+[map { qr/^\[\{"jsonrpc":"2.0","result":\d+,"id":1\},\{"jsonrpc":"2.0","result":\{"context":\{[^}]*\},"value":$v\},"id":2\},\{"jsonrpc":"2.0","result":"5eykt[^"]+","id":3\}\]$/ } 1 .. 4]
+--- check
+like(main::calls(), qr/^4 4 (4|5)$/, 'each batch asked every node for the balance');
+is(main::counter('solgate_consensus_total', 'network="cons",outcome="agreed"'), 4,
+   'metric: four agreed');
+
+
+
+=== TEST 10: inside a batch, a hedged call does not wait for a slow node
+sim-a answers getBalance after 2 s.
+--- setup
+clean();
+sim_fault($Ports[0], 'method_latency', method => 'getBalance', ms => 2000);
+--- wait_for eval
+['the nodes are polled', main::polled('hedged', qw(sim-a sim-b sim-c)), 5]
+--- request eval
+[map { "POST /hedged\n[" . main::rpc(1, 'getBalance', "[$main::Account]") . ',' . main::rpc(2, 'getSlot') . "]" } 1 .. 6]
+--- response_body_like eval
+[map { qr/^\[\{"jsonrpc":"2.0","result":\{"context":\{[^}]*\},"value":\d+\},"id":1\},\{"jsonrpc":"2.0","result":\d+,"id":2\}\]$/ } 1 .. 6]
+--- timeout: 1.5
+--- check
+cmp_ok(main::counter('solgate_hedges_won_total', 'network="hedged"'), '>=', 1, 'metric: hedges won');

@@ -152,7 +152,7 @@ $Slot-- while http_post($UsSim, '/', get_block_call(0, $Slot))->{body} =~ /-3200
 
 
 
-=== TEST 2: keys and plans: getBlock needs a key with a plan, alone (in a batch it gets its own error and the others are answered)
+=== TEST 2: keys and plans: getBlock needs a key with a plan (in a batch too: that call gets its error, the others are answered)
 --- request eval
 [step { $main::Before = calls($UsSim) },
  block_req(1, $Finalized - 10),
@@ -162,14 +162,14 @@ $Slot-- while http_post($UsSim, '/', get_block_call(0, $Slot))->{body} =~ /-3200
  block_req(4, $Finalized - 10),
  "POST /\n[" . rpc(5, 'getSlot') . ',' . get_block_call(6, $Finalized - 10) . ']']
 --- more_headers eval
-['', key('key-nobody'), '', 'X-Solgate-Peer: guess', key('key-op')]
+['', key('key-nobody'), '', 'X-Solgate-Peer: guess', '']
 --- error_code eval
 [401, 401, 200, 401, undef]
 --- response_body_like eval
 [qr/^\{"jsonrpc":"2.0","error":\{"code":-32003,"message":"Unauthorized: getBlock needs an API key"\},"id":1\}$/,
  qr/"message":"Unauthorized: the API key has no valid plan"/,
  (undef) x 2,
- qr/^\[\{"jsonrpc":"2.0","result":\d+,"id":5\},\{"jsonrpc":"2.0","error":\{"code":-32600,"message":"Invalid request: getBlock is served by Cube Runner one call per request; send it alone, not in a batch"\},"id":6\}\]$/]
+ qr/^\[\{"jsonrpc":"2.0","result":\d+,"id":5\},\{"jsonrpc":"2.0","error":\{"code":-32003,"message":"Unauthorized: getBlock needs an API key"\},"id":6\}\]$/]
 --- check
 is(calls($UsSim), $main::Before, 'refused calls never reach the node');
 
@@ -393,3 +393,22 @@ X-Api-Key: key-free
 is(calls($UsSim), $main::Before + 1, 'by the ledger: the files without an index were not trusted');
 my @left = glob("$Dir/us-east/cache/v/*/*/*");
 is(scalar(@left), 1, "the old files were removed; only the new answer is cached") or diag(join "\n", @left);
+
+
+
+=== TEST 13: inside a batch, each getBlock is Cube Runner's with the request's key: served from the cache, rate limited call by call
+key-tiny's plan allows 2 getBlock calls a second: of three in one batch,
+the third is refused in its place.
+--- request eval
+"POST /\n[" . join(',', get_block_call(1, $Slot), rpc(2, 'getSlot'), get_block_call(3, $Slot), get_block_call(4, $Slot)) . ']'
+--- more_headers
+X-Api-Key: key-tiny
+--- response_body_like eval
+qr/^\[\{"jsonrpc":"2.0","result":\{"blockHeight".*"id":1\}\s*,\{"jsonrpc":"2.0","result":\d+,"id":2\},\{"jsonrpc":"2.0","result":\{"blockHeight".*"id":3\}\s*,\{"jsonrpc":"2.0","error":\{"code":-32019,.*"reason":"rate_limit"\}\},"id":4\}\]$/s
+--- check
+my $canonical = JSON::PP->new->canonical;
+my $answers = decode_json($_[0]{body});
+is($canonical->encode($answers->[0]{result}), $canonical->encode(decode_json($main::FirstBody)->{result}),
+   'the cached block, as the ledger answered it');
+like(metric(qr/^solgate_blocks_rate_limited_total\{network="mainnet",plan="tiny"\} (\d+)$/m) // '',
+     qr/^[1-9]\d*$/, 'the refused call is counted');

@@ -18,6 +18,7 @@ static void ngx_http_solgate_body_handler(ngx_http_request_t *r);
 static ngx_int_t ngx_http_solgate_wait_to_retry(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 static void ngx_http_solgate_retry_after_wait(ngx_http_request_t *r);
+static void ngx_http_solgate_piece_retry(ngx_event_t *ev);
 static ngx_int_t ngx_http_solgate_retry(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 static ngx_int_t ngx_http_solgate_route(ngx_http_request_t *r,
@@ -115,6 +116,71 @@ ngx_http_solgate_access_handler(ngx_http_request_t *r)
 }
 
 
+/*
+ * The precontent phase, for a call (or run of calls) of a batch that goes
+ * call by call: a subrequest, which the access phase skips.  Its body is
+ * there already, so it is routed at once; it then goes on as the access
+ * handler does, on re-entry and back from @solgate_retry.  Other
+ * subrequests (a fan-out's attempts) pass.
+ */
+ngx_int_t
+ngx_http_solgate_piece_handler(ngx_http_request_t *r)
+{
+    ngx_int_t                     rc;
+    ngx_http_solgate_ctx_t       *ctx;
+    ngx_http_solgate_loc_conf_t  *slcf;
+
+    slcf = ngx_http_get_module_loc_conf(r, ngx_http_solgate_module);
+
+    if (slcf->network == NULL || r == r->main) {
+        return NGX_DECLINED;
+    }
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_solgate_module);
+
+    if (ctx == NULL) {
+        ctx = ngx_http_solgate_get_ctx(r);
+
+        if (ctx == NULL || !ctx->is_piece || ctx->rpc == NULL) {
+            return NGX_DECLINED;
+        }
+
+        /* back from the retry redirect: the last attempt failed */
+        rc = ngx_http_solgate_retry(r, ctx);
+
+        if (rc == NGX_DECLINED || rc == NGX_AGAIN) {
+            return rc;
+        }
+
+        ngx_http_finalize_request(r, rc);
+        return NGX_DONE;
+    }
+
+    if (!ctx->is_piece) {
+        return NGX_DECLINED;
+    }
+
+    if (ctx->started) {
+        return ctx->fanout != NULL ? ngx_http_solgate_fanout_continue(r, ctx)
+                                   : ctx->status;
+    }
+
+    ctx->started = 1;
+    r->write_event_handler = ngx_http_core_run_phases;
+
+    rc = ngx_http_solgate_route(r, ctx);
+
+    if (rc == NGX_AGAIN || rc == NGX_DECLINED) {
+        /* AGAIN: a fan-out, whose attempts wake this subrequest */
+        ctx->status = rc;
+        return rc;
+    }
+
+    ngx_http_finalize_request(r, rc);
+    return NGX_DONE;
+}
+
+
 static void
 ngx_http_solgate_body_handler(ngx_http_request_t *r)
 {
@@ -158,6 +224,16 @@ ngx_http_solgate_wait_to_retry(ngx_http_request_t *r,
                    ctx->retry_delay);
 
     ctx->status = NGX_AGAIN;
+
+    if (r != r->main) {
+        /* a piece of a batch: the connection's events are the client's */
+        ctx->retry_timer.handler = ngx_http_solgate_piece_retry;
+        ctx->retry_timer.data = r;
+        ctx->retry_timer.log = r->connection->log;
+        ngx_add_timer(&ctx->retry_timer, ctx->retry_delay);
+
+        return NGX_AGAIN;
+    }
 
     r->read_event_handler = ngx_http_test_reading;
     r->write_event_handler = ngx_http_solgate_retry_after_wait;
@@ -208,6 +284,35 @@ ngx_http_solgate_retry_after_wait(ngx_http_request_t *r)
     r->read_event_handler = ngx_http_block_reading;
     r->write_event_handler = ngx_http_core_run_phases;
     ngx_http_core_run_phases(r);
+}
+
+
+static void
+ngx_http_solgate_piece_retry(ngx_event_t *ev)
+{
+    ngx_int_t                rc;
+    ngx_connection_t        *c;
+    ngx_http_request_t      *r = ev->data;
+    ngx_http_solgate_ctx_t  *ctx;
+
+    c = r->connection;
+    ngx_http_set_log_request(c->log, r);
+
+    ctx = ngx_http_solgate_get_ctx(r);
+    ctx->retry_delay = 0;
+
+    rc = ngx_http_solgate_attempt(r, ctx);
+
+    if (rc != NGX_DECLINED) {
+        ngx_http_finalize_request(r, rc);
+
+    } else {
+        /* the piece handler, run again, answers ctx->status: forward */
+        ctx->status = NGX_DECLINED;
+        ngx_http_core_run_phases(r);
+    }
+
+    ngx_http_run_posted_requests(c);
 }
 
 
@@ -263,6 +368,10 @@ ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
+    if (ctx->run) {
+        sg_request_set_run(ctx->rpc);
+    }
+
     if (ctx->network->blocks != NULL) {
         rc = ngx_http_solgate_blocks_route(r, ctx);
 
@@ -286,6 +395,10 @@ ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         return ngx_http_solgate_answer(r, ctx, &route);
     }
 
+    if (route.pieces > 0 && r == r->main) {
+        return ngx_http_solgate_pieces_start(r, ctx, route.pieces);
+    }
+
     if (sg_request_fanout(ctx->rpc, (int64_t) ngx_current_msec, targets,
                           NGX_HTTP_SOLGATE_MAX_FANOUT, &fanout)
         != SG_OK)
@@ -297,13 +410,13 @@ ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         return ngx_http_solgate_fanout_start(r, ctx, &fanout, targets);
     }
 
-    if (route.body.len > 0) {
-        if (ngx_http_solgate_batch_replace_body(r, route.body) != NGX_OK) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        ctx->batch_split = 1;
+    if (route.body.len > 0
+        && ngx_http_solgate_batch_replace_body(r, route.body) != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
+
+    ctx->batch_split = route.merged ? 1 : 0;
 
     return ngx_http_solgate_attempt(r, ctx);
 }
@@ -660,6 +773,10 @@ ngx_http_solgate_log_handler(ngx_http_request_t *r)
 
     sg_request_finish(ctx->rpc, (unsigned) r->headers_out.status,
                       ctx->rpc_error, (int64_t) ngx_max(ms, 0));
+
+    if (ctx->pieces != NULL) {
+        ngx_http_solgate_pieces_finish(r, ctx, (int64_t) ngx_max(ms, 0));
+    }
 
     return NGX_OK;
 }

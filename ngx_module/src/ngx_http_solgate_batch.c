@@ -81,6 +81,7 @@ ngx_http_solgate_batch_body(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in)
 {
     size_t                     i, n, len, total;
+    ngx_uint_t                 last;
     u_char                    *p;
     ngx_buf_t                 *b, *nb;
     ngx_chain_t               *out, **ll, *cl;
@@ -93,7 +94,9 @@ ngx_http_solgate_batch_body(ngx_http_request_t *r,
         b = in->buf;
         len = ngx_buf_in_memory(b) ? (size_t) (b->last - b->pos) : 0;
 
-        if (sg_merge_feed(ctx->merge, (char *) b->pos, len, b->last_buf,
+        last = ngx_http_solgate_is_last(r, b);
+
+        if (sg_merge_feed(ctx->merge, (char *) b->pos, len, last,
                           (int64_t) ngx_current_msec, &seg, &n)
             != SG_OK)
         {
@@ -106,7 +109,7 @@ ngx_http_solgate_batch_body(ngx_http_request_t *r,
         }
 
         if (n == 1 && seg[0].input && seg[0].offset == 0
-            && seg[0].length == len && !b->last_buf)
+            && seg[0].length == len && !last)
         {
             cl->buf = b;                    /* no boundary in it */
 
@@ -134,7 +137,7 @@ ngx_http_solgate_batch_body(ngx_http_request_t *r,
             nb->last_buf = b->last_buf;
             nb->last_in_chain = b->last_in_chain;
             nb->flush = b->flush;
-            nb->sync = total == 0 && !b->last_buf;
+            nb->sync = total == 0 && !b->last_buf;    /* special, so not "zero size" */
 
             b->pos = b->last;               /* consumed: proxy reuses it */
             cl->buf = nb;

@@ -336,7 +336,7 @@ ngx_http_solgate_blocks_body(ngx_http_request_t *r,
     for (cl = in; cl && ctx->capture; cl = cl->next) {
         b = cl->buf;
 
-        if (ngx_buf_special(b) && !b->last_buf) {
+        if (ngx_buf_special(b) && !ngx_http_solgate_is_last(r, b)) {
             continue;
         }
 
@@ -357,7 +357,7 @@ ngx_http_solgate_blocks_body(ngx_http_request_t *r,
             return;
         }
 
-        if (b->last_buf) {
+        if (ngx_http_solgate_is_last(r, b)) {
             /* checked and stored on the poller thread */
             sg_capture_commit(ctx->capture, ngx_http_solgate_wall_ms());
             ctx->capture = NULL;

@@ -1,6 +1,7 @@
 /*
  * Buffer chain helpers: the request body arrives as a chain of memory
- * buffers and, past client_body_buffer_size, a temporary file.
+ * buffers and, past client_body_buffer_size, a temporary file; a
+ * response's end is marked differently in a subrequest.
  */
 
 #include "ngx_http_solgate_module.h"
@@ -56,4 +57,15 @@ ngx_http_solgate_chain_copy(ngx_chain_t *in, u_char *dst, size_t size)
     }
 
     return (ssize_t) copied;
+}
+
+
+/*
+ * The last buffer of a response: last_buf for the client's request; a
+ * subrequest's output (a piece of a batch) ends with last_in_chain.
+ */
+ngx_uint_t
+ngx_http_solgate_is_last(ngx_http_request_t *r, ngx_buf_t *b)
+{
+    return b->last_buf || (r != r->main && b->last_in_chain);
 }

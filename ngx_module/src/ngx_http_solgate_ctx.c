@@ -2,6 +2,8 @@
  * The per-request context.  An internal redirect (to @solgate_retry)
  * clears r->ctx, so the context is anchored in the request pool through
  * the cleanup that frees it, and found there again (the realip pattern).
+ * The subrequests of a batch that goes call by call share that pool, each
+ * with a context of its own: a context knows its request.
  */
 
 #include "ngx_http_solgate_module.h"
@@ -23,7 +25,9 @@ ngx_http_solgate_get_ctx(ngx_http_request_t *r)
     }
 
     for (cln = r->pool->cleanup; cln; cln = cln->next) {
-        if (cln->handler == ngx_http_solgate_cleanup_ctx) {
+        if (cln->handler == ngx_http_solgate_cleanup_ctx
+            && ((ngx_http_solgate_ctx_t *) cln->data)->owner == r)
+        {
             ctx = cln->data;
             ngx_http_set_ctx(r, ctx, ngx_http_solgate_module);
             return ctx;
@@ -47,6 +51,7 @@ ngx_http_solgate_create_ctx(ngx_http_request_t *r)
 
     ctx = cln->data;
     ngx_memzero(ctx, sizeof(ngx_http_solgate_ctx_t));
+    ctx->owner = r;
 
     cln->handler = ngx_http_solgate_cleanup_ctx;
     ngx_http_set_ctx(r, ctx, ngx_http_solgate_module);
@@ -59,6 +64,10 @@ static void
 ngx_http_solgate_cleanup_ctx(void *data)
 {
     ngx_http_solgate_ctx_t  *ctx = data;
+
+    if (ctx->retry_timer.timer_set) {
+        ngx_del_timer(&ctx->retry_timer);
+    }
 
     /* a capture still open here belongs to a response cut short */
     sg_capture_free(ctx->capture);

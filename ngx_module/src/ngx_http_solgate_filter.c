@@ -62,15 +62,14 @@ ngx_http_solgate_header_filter(ngx_http_request_t *r)
         return ngx_http_next_header_filter(r);
     }
 
-    if (r != r->main) {
-        ctx = ngx_http_get_module_ctx(r, ngx_http_solgate_module);
+    ctx = ngx_http_solgate_get_ctx(r);
 
+    /* of subrequests, a piece of a batch is answered as a request is */
+    if (r != r->main && (ctx == NULL || !ctx->is_piece)) {
         return ctx != NULL && ctx->attempt != NULL
                ? ngx_http_solgate_fanout_header(r, ctx->attempt)
                : ngx_http_next_header_filter(r);
     }
-
-    ctx = ngx_http_solgate_get_ctx(r);
 
     if (ctx != NULL && ctx->answered) {
         return ngx_http_next_header_filter(r);
@@ -245,7 +244,7 @@ ngx_http_solgate_error_body(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
     b->pos = (u_char *) body.data;
     b->last = b->pos + body.len;
     b->memory = 1;
-    b->last_buf = 1;
+    b->last_buf = (r == r->main) ? 1 : 0;
     b->last_in_chain = 1;
 
     out.buf = b;

@@ -150,6 +150,15 @@ ngx_http_solgate_init(ngx_conf_t *cf)
 
     *h = ngx_http_solgate_access_handler;
 
+    /* the calls of a batch that goes call by call are subrequests, which
+     * skip the access phase */
+    h = ngx_array_push(&cmcf->phases[NGX_HTTP_PRECONTENT_PHASE].handlers);
+    if (h == NULL) {
+        return NGX_ERROR;
+    }
+
+    *h = ngx_http_solgate_piece_handler;
+
     h = ngx_array_push(&cmcf->phases[NGX_HTTP_LOG_PHASE].handlers);
     if (h == NULL) {
         return NGX_ERROR;

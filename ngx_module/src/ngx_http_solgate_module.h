@@ -146,7 +146,10 @@ typedef struct ngx_http_solgate_attempt_s  ngx_http_solgate_attempt_t;
  * cleanup (see ngx_http_solgate_get_ctx).  The attempts themselves (which
  * upstreams were tried) are kept by libcore in the request.
  */
+typedef struct ngx_http_solgate_pieces_s  ngx_http_solgate_pieces_t;
+
 typedef struct {
+    ngx_http_request_t          *owner;     /* the request it belongs to */
     ngx_http_solgate_network_t  *network;
     sg_request_t                *rpc;
     ngx_http_solgate_upstream_t *upstream;  /* the current attempt's */
@@ -160,6 +163,9 @@ typedef struct {
 
     ngx_http_solgate_fanout_t   *fanout;    /* subrequests under way */
     ngx_http_solgate_attempt_t  *attempt;   /* a subrequest's: which one */
+    ngx_http_solgate_pieces_t   *pieces;    /* a batch going call by call */
+    ngx_str_t                    piece;     /* a piece's: its body */
+    ngx_event_t                  retry_timer; /* a piece's retry delay */
 
     sg_block_call_t             *block_call;     /* Cube Runner's call */
     sg_capture_t                *capture;        /* copy into the cache */
@@ -175,6 +181,9 @@ typedef struct {
     unsigned                     reported:1;     /* the attempt's end */
     unsigned                     body_seen:1;    /* the upstream's first bytes */
     unsigned                     rpc_error:1;    /* ... were a JSON-RPC error */
+    unsigned                     is_piece:1;     /* a subrequest for a piece */
+    unsigned                     run:1;          /* ... that is a run */
+    unsigned                     started:1;      /* ... routed */
 } ngx_http_solgate_ctx_t;
 
 
@@ -283,6 +292,7 @@ ngx_int_t ngx_http_solgate_send_text(ngx_http_request_t *r,
 
 /* ngx_http_solgate_access.c */
 ngx_int_t ngx_http_solgate_access_handler(ngx_http_request_t *r);
+ngx_int_t ngx_http_solgate_piece_handler(ngx_http_request_t *r);
 ngx_int_t ngx_http_solgate_log_handler(ngx_http_request_t *r);
 ngx_int_t ngx_http_solgate_report_attempt(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
@@ -315,6 +325,12 @@ ngx_int_t ngx_http_solgate_fanout_header(ngx_http_request_t *sr,
 ngx_int_t ngx_http_solgate_fanout_body(ngx_http_request_t *sr,
     ngx_http_solgate_attempt_t *a, ngx_chain_t *in);
 
+/* ngx_http_solgate_pieces.c */
+ngx_int_t ngx_http_solgate_pieces_start(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, size_t n);
+void ngx_http_solgate_pieces_finish(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, int64_t duration_ms);
+
 /* ngx_http_solgate_batch.c */
 ngx_int_t ngx_http_solgate_batch_replace_body(ngx_http_request_t *r,
     sg_str_t body);
@@ -342,5 +358,6 @@ char *ngx_http_solgate_metrics(ngx_conf_t *cf, ngx_command_t *cmd,
 /* ngx_http_solgate_body.c */
 ssize_t ngx_http_solgate_chain_copy(ngx_chain_t *in, u_char *dst,
     size_t size);
+ngx_uint_t ngx_http_solgate_is_last(ngx_http_request_t *r, ngx_buf_t *b);
 
 #endif /* NGX_HTTP_SOLGATE_MODULE_H */

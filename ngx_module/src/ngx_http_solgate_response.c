@@ -115,7 +115,7 @@ ngx_http_solgate_harvest(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx,
             ctx->harvest_done = 1;
         }
 
-        if (b->last_buf && !ctx->harvest_done) {
+        if (ngx_http_solgate_is_last(r, b) && !ctx->harvest_done) {
             sg_response_finish(ctx->response, (int64_t) ngx_current_msec);
             ctx->harvest_done = 1;
         }
@@ -152,7 +152,7 @@ ngx_http_solgate_rewrite_slot(ngx_http_request_t *r,
         held->last = ngx_cpymem(held->last, b->pos, n);
         b->pos = b->last;
 
-        if (b->last_buf) {
+        if (ngx_http_solgate_is_last(r, b)) {
             last = 1;
         }
     }
@@ -192,7 +192,7 @@ ngx_http_solgate_send_slot_answer(ngx_http_request_t *r,
         held->last = held->pos + fix.body.len;
     }
 
-    held->last_buf = 1;
+    held->last_buf = (r == r->main) ? 1 : 0;
     held->last_in_chain = 1;
 
     ngx_http_clear_content_length(r);

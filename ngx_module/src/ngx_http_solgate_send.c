@@ -51,7 +51,8 @@ ngx_http_solgate_send(ngx_http_request_t *r, ngx_uint_t status,
 
     b->pos = body;
     b->last = body + len;
-    b->memory = 1;
+    b->memory = len > 0;
+    b->sync = len == 0;     /* nothing to say (a run of notifications) */
     b->last_buf = (r == r->main) ? 1 : 0;
     b->last_in_chain = 1;
 

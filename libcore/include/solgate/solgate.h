@@ -233,7 +233,40 @@ typedef struct {
                                   * to send instead of the client's (the
                                   * calls of a batch not answered here),
                                   * empty to send the client's */
+    int          merged;         /* FORWARD: the batch's answer goes
+                                  * through sg_merge_* */
+    size_t       pieces;         /* FORWARD: a batch that goes call by call
+                                  * in this many pieces (sg_request_piece);
+                                  * then body is empty, merged 0 */
 } sg_route_t;
+
+/*
+ * A piece of a batch that goes call by call, in the client's order: an
+ * answer made here (text), a call that goes alone (text: the call, to be
+ * parsed and routed as a request of its own), or a run of the calls
+ * between them (text: the sub-batch, a request of its own marked with
+ * sg_request_set_run before its route).  answers: it puts an element in
+ * the client's array (a run of notifications puts none), so a comma goes
+ * between it and the previous one that did.
+ */
+typedef enum {
+    SG_PIECE_LOCAL = 0,
+    SG_PIECE_ALONE,
+    SG_PIECE_RUN
+} sg_piece_kind_e;
+
+typedef struct {
+    int          kind;           /* sg_piece_kind_e */
+    sg_str_t     text;           /* owned by the request */
+    int          answers;
+} sg_piece_t;
+
+SG_API int sg_request_piece(const sg_request_t *req, size_t i,
+    sg_piece_t *out) SG_NOEXCEPT;
+/* Before sg_request_route: req is a run of a client's batch.  Its answer
+ * (merged, failed, or made here) has no brackets, and nothing for its
+ * notifications. */
+SG_API void sg_request_set_run(sg_request_t *req) SG_NOEXCEPT;
 
 typedef struct {
     size_t       upstream;       /* index in configuration order */

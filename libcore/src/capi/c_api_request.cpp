@@ -18,7 +18,7 @@ using solgate::capi::ToStr;
 using solgate::capi::View;
 
 sg_route_t Answer(unsigned status, const std::string& body) {
-    return sg_route_t{SG_ROUTE_ANSWER, status, ToStr(body)};
+    return sg_route_t{SG_ROUTE_ANSWER, status, ToStr(body), 0, 0};
 }
 
 // An attempt's end as the glue reports it (the views point into its data).
@@ -70,13 +70,42 @@ int sg_request_route(sg_request_t* req, const sg_network_t* net,
             req->request.Route(net->network, from, now_ms);
         if (decision.forward) {
             req->answer = std::move(decision.forward_body);
-            *out = sg_route_t{SG_ROUTE_FORWARD, 0, ToStr(req->answer)};
+            *out = sg_route_t{SG_ROUTE_FORWARD, 0, ToStr(req->answer),
+                              req->request.merge().empty() ? 0 : 1,
+                              req->request.pieces().size()};
             return SG_OK;
         }
         req->answer = std::move(decision.answer);
         *out = Answer(decision.http_status, req->answer);
         return SG_OK;
     });
+}
+
+static_assert(static_cast<int>(solgate::BatchPiece::Kind::kRun) == SG_PIECE_RUN &&
+                  static_cast<int>(solgate::BatchPiece::Kind::kAlone) ==
+                      SG_PIECE_ALONE,
+              "sg_piece_kind_e follows BatchPiece::Kind");
+
+int sg_request_piece(const sg_request_t* req, size_t i,
+                     sg_piece_t* out) noexcept {
+    if (req == nullptr || out == nullptr ||
+        i >= req->request.pieces().size()) {
+        return SG_INVALID;
+    }
+    const solgate::BatchPiece& piece = req->request.pieces()[i];
+    std::string_view text = piece.kind == solgate::BatchPiece::Kind::kAlone
+                                ? piece.call
+                                : std::string_view(piece.text);
+    *out = sg_piece_t{static_cast<int>(piece.kind),
+                      sg_str_t{text.data(), text.size()},
+                      piece.answers ? 1 : 0};
+    return SG_OK;
+}
+
+void sg_request_set_run(sg_request_t* req) noexcept {
+    if (req != nullptr) {
+        req->request.SetRun();
+    }
 }
 
 int sg_request_pick(sg_request_t* req, int64_t now_ms,

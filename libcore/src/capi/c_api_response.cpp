@@ -69,10 +69,13 @@ int sg_merge_new(const sg_request_t* req, sg_merge_t** out) noexcept {
     *out = nullptr;
     return Guard(SG_NONE, [&] {
         const solgate::RoutedRequest& r = req->request;
-        if (r.merge().empty()) {
+        if (r.merge().empty() && !r.run()) {
             return SG_NONE;
         }
         auto merge = std::make_unique<sg_merge_s>(r.merge());
+        if (r.run()) {
+            merge->merger.SetBare();   // its brackets are the client's
+        }
         if (r.network() != nullptr && r.upstream()) {
             for (const solgate::RpcCall& call : r.parsed().calls) {
                 if (call.method != "getSlot" || call.id_raw.empty()) {

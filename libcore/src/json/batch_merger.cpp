@@ -159,12 +159,18 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
             if (IsSpace(c)) {
                 break;
             }
+            if (c != '[' && bare_) {
+                state_ = State::kDone;   // Finish answers every call
+                return out_;
+            }
             if (c != '[') {
                 state_ = State::kPassthrough;
                 Input(i, chunk.size() - i);
                 return out_;
             }
-            Text("[");
+            if (!bare_) {
+                Text("[");
+            }
             LocalsUntilForwarded();
             state_ = State::kBeforeElement;
             break;
@@ -258,7 +264,7 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Finish() {
     if (state_ == State::kPassthrough) {
         return out_;
     }
-    if (state_ == State::kStart) {
+    if (state_ == State::kStart && !bare_) {
         Text("[");
     }
     FlushHeld();   // an answer cut short
@@ -277,7 +283,9 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Finish() {
             Text(Own(missing_(slot.id)));
         }
     }
-    Text("]");
+    if (!bare_) {
+        Text("]");
+    }
     state_ = State::kDone;
     return out_;
 }

@@ -40,6 +40,10 @@ public:
     using Rewrite = std::function<std::optional<std::string>(
         std::string_view id, std::string_view element)>;
     void SetRewrite(Rewrite rewrite) { rewrite_ = std::move(rewrite); }
+    // The elements only, without the array's brackets: the answer is part
+    // of a larger array.  An upstream's answer that is not an array is then
+    // dropped, and each call gets its MissingAnswer.
+    void SetBare() { bare_ = true; }
     BatchMerger(std::vector<Slot> slots, MissingAnswer missing)
         : slots_(std::move(slots)), missing_(missing) {}
 
@@ -56,7 +60,8 @@ public:
     const std::vector<Segment>& Finish();
 
     // The upstream did not answer with an array (an error for the whole
-    // batch): its answer passes as it is, and the local answers are lost.
+    // batch): its answer passes as it is, and the local answers are lost
+    // (unless bare: see SetBare).
     bool passthrough() const { return state_ == State::kPassthrough; }
     // Elements the upstream gave beyond the calls it was sent.
     size_t extra_elements() const { return extra_; }
@@ -96,6 +101,7 @@ private:
     std::string id_;
     std::vector<std::string> seen_;   // the ids the upstream answered
     Rewrite rewrite_;
+    bool bare_ = false;
     bool holding_ = false;     // the current element is held in held_
     std::string held_;
     std::deque<std::string> own_;     // texts made for this call's segments

@@ -98,7 +98,11 @@ FanOutKind ChooseFanOut(const NetworkSettings& settings,
     if (request.shape != RpcRequest::Shape::kSingle) {
         return FanOutKind::kNone;
     }
-    const RpcCall& call = request.calls[0];
+    return ChooseCallFanOut(settings, request.calls[0]);
+}
+
+FanOutKind ChooseCallFanOut(const NetworkSettings& settings,
+                            const RpcCall& call) {
     if (call.error) {
         return FanOutKind::kNone;
     }

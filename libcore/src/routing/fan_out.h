@@ -48,6 +48,9 @@ std::vector<uint8_t> FanOutFlagTable(const NetworkSettings& settings);
 // calls only), then hedge (never a write); none for a batch.
 FanOutKind ChooseFanOut(const NetworkSettings& settings,
                         const RpcRequest& request);
+// The same for one call (of a batch, which goes alone when it has one).
+FanOutKind ChooseCallFanOut(const NetworkSettings& settings,
+                            const RpcCall& call);
 
 enum class ConsensusOutcome : uint8_t {
     kAgreed,            // M participants gave the same answer

@@ -20,8 +20,10 @@ RouteDecision RoutedRequest::Route(const Network& network,
         ChooseSelector(sources, network.settings().default_selector,
                        network.settings().use_upstream_from_client);
     plan_ = PlanRoute(network, parsed_, selector.text, selector.from_client);
-    RouteDecision decision = RouteRequest(parsed_, network, plan_, now_ms);
+    RouteDecision decision =
+        RouteRequest(parsed_, network, plan_, now_ms, RouteOptions{run_});
     merge_ = std::move(decision.merge);
+    pieces_ = std::move(decision.pieces);
     return decision;
 }
 
@@ -350,30 +352,39 @@ void RoutedRequest::Finish(unsigned http_status, bool rpc_error,
 
 std::string RoutedRequest::WriteNotRetriedAnswer(
     const AttemptReport& report) const {
-    return solgate::WriteNotRetriedAnswer(
-        parsed_, AttemptCauseName(report.outcome.cause));
+    std::string message =
+        WriteNotRetriedMessage(AttemptCauseName(report.outcome.cause));
+    if (merge_.empty() && !run_) {
+        return FailRequest(parsed_, kInternalError, message);
+    }
+    return MergedFailAnswer(message);
 }
 
 std::string RoutedRequest::AllFailedAnswer() const {
-    if (merge_.empty()) {
+    if (merge_.empty() && !run_) {
         return solgate::AllFailedAnswer(parsed_, attempts_);
     }
-    // a batch sent in part keeps the answers made here
-    std::string out = "[";
+    return MergedFailAnswer(AllFailedMessage(attempts_));
+}
+
+// A merged batch keeps the answers made here; a run has no brackets, and
+// nothing for its notifications.
+std::string RoutedRequest::MergedFailAnswer(std::string_view message) const {
+    std::string out = run_ ? "" : "[";
+    const size_t open = out.size();
     for (const BatchMerger::Slot& slot : merge_) {
-        if (out.size() > 1) {
+        if (out.size() > open) {
             out.push_back(',');
         }
         if (!slot.forwarded) {
             out += slot.text;
             continue;
         }
-        AppendErrorEnvelope(out, slot.id, kInternalError,
-                            "Internal error: no upstream could serve the "
-                            "request (" + std::to_string(attempts_) +
-                                " tried)");
+        AppendErrorEnvelope(out, slot.id, kInternalError, message);
     }
-    out.push_back(']');
+    if (!run_) {
+        out.push_back(']');
+    }
     return out;
 }
 

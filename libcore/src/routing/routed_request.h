@@ -136,6 +136,13 @@ public:
     // A batch sent upstream in part: the places of the answers in the
     // client's batch (for a BatchMerger per attempt); empty otherwise.
     const std::vector<BatchMerger::Slot>& merge() const { return merge_; }
+    // A batch that goes call by call: its pieces, in order (router.h);
+    // empty otherwise.
+    const std::vector<BatchPiece>& pieces() const { return pieces_; }
+    // Before Route: this request is a run of calls cut from a client's
+    // batch (RouteOptions::run).
+    void SetRun() { run_ = true; }
+    bool run() const { return run_; }
 
 private:
     Network::PickRequest NextPick(int64_t now_ms) const;
@@ -145,6 +152,7 @@ private:
     void JudgeAnswer(const AttemptEnd& end, int64_t now_ms,
                      AttemptReport* report);
     void KeepAnswer(std::string_view answer, int rank);
+    std::string MergedFailAnswer(std::string_view message) const;
     // Marks upstreams a consensus must not ask (max_finalized_slot_lag).
     void LeaveOutTrailingFinalized();
     // Up to `want` upstreams for attempts at once, best first; cordoned
@@ -164,6 +172,8 @@ private:
     uint32_t data_retries_ = 0;
     std::optional<uint64_t> holding_slot_;
     std::vector<BatchMerger::Slot> merge_;
+    std::vector<BatchPiece> pieces_;
+    bool run_ = false;
     FanOut fan_out_;
     std::string kept_answer_;
     int kept_rank_ = 0;  // 2: missing data, 1: skipped slot, 0: none

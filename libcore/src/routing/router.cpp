@@ -4,7 +4,9 @@
 
 #include "blocks/block_call.h"
 #include "json/json_writer.h"
+#include "routing/fan_out.h"
 #include "rpc/cluster.h"
+#include "rpc/rpc_errors.h"
 #include "slots/slot_hooks.h"
 
 namespace solgate {
@@ -99,24 +101,73 @@ bool AppendLocalAnswer(std::string& out, const RpcCall& call,
     return false;
 }
 
-// A call of a batch Solgate answers here: a local answer, or a Cube
-// Runner call (its keys, plans and limits count requests, so it must come
-// alone; the other calls go on).
+// A call of a batch Solgate answers here.  A Cube Runner call that does
+// not go alone (in a run; a notification, whose answer nobody reads; past
+// kMaxAloneCalls) would bypass its keys and limits upstream: refused.
 bool AppendBatchLocalAnswer(std::string& out, const RpcCall& call,
-                            RouteContext& ctx) {
-    if (ctx.network.blocks() != nullptr && IsCubeRunnerMethod(call.method)) {
+                            RouteContext& ctx, bool goes_alone) {
+    if (!goes_alone && ctx.network.blocks() != nullptr &&
+        IsCubeRunnerMethod(call.method)) {
         AppendErrorEnvelope(out, call.id_raw, kInvalidRequest,
                             "Invalid request: " + call.method +
                                 " is served by Cube Runner one call per "
-                                "request; send it alone, not in a batch");
+                                "request; send it alone or in a smaller "
+                                "batch");
         return true;
     }
     return AppendLocalAnswer(out, call, ctx);
 }
 
-RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx) {
+std::string_view CallText(const RpcRequest& request, const RpcCall& call) {
+    return request.batch_text.substr(call.span_begin,
+                                     call.span_end - call.span_begin);
+}
+
+// The pieces of a batch that goes call by call; `local[i]` is call i's
+// answer made here (empty: it goes upstream), `alone[i]` whether it goes
+// alone.
+std::vector<BatchPiece> CutPieces(const RpcRequest& request,
+                                  std::vector<std::string>& local,
+                                  const std::vector<unsigned char>& alone) {
+    std::vector<BatchPiece> pieces;
+    bool in_run = false;
+    for (size_t i = 0; i < request.calls.size(); i++) {
+        const RpcCall& call = request.calls[i];
+        if (!local.empty() && !local[i].empty()) {
+            in_run = false;
+            pieces.push_back({BatchPiece::Kind::kLocal, std::move(local[i]),
+                              {}, true});
+            continue;
+        }
+        if (alone[i]) {
+            in_run = false;
+            pieces.push_back({BatchPiece::Kind::kAlone, {},
+                              CallText(request, call), true});
+            continue;
+        }
+        if (!in_run) {
+            in_run = true;
+            pieces.push_back({BatchPiece::Kind::kRun, "[", {}, false});
+        }
+        BatchPiece& run = pieces.back();
+        if (run.text.size() > 1) {
+            run.text.push_back(',');
+        }
+        run.text.append(CallText(request, call));
+        run.answers = run.answers || !call.id_raw.empty();
+    }
+    for (BatchPiece& piece : pieces) {
+        if (piece.kind == BatchPiece::Kind::kRun) {
+            piece.text.push_back(']');
+        }
+    }
+    return pieces;
+}
+
+RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx,
+                         RouteOptions options) {
     const uint64_t max = ctx.network.settings().max_batch_size;
-    if (max > 0 && request.calls.size() > max) {
+    if (!options.run && max > 0 && request.calls.size() > max) {
         RouteDecision refused;
         AppendErrorEnvelope(refused.answer, {}, kInvalidRequest,
                             "Invalid request: a batch of " +
@@ -126,14 +177,29 @@ RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx) {
         return refused;
     }
     const size_t n = request.calls.size();
-    // made at the first call answered here: a batch that goes upstream
-    // whole costs no allocation (a local answer is never empty)
+    // made at the first call answered here, or going alone: a batch that
+    // goes upstream whole costs no allocation (a local answer is never
+    // empty)
     std::vector<std::string> local;
+    std::vector<unsigned char> alone;
     std::string answer;
     size_t forwarding = 0;
+    bool has_get_slot = false;
+    size_t alone_calls = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!AppendBatchLocalAnswer(answer, request.calls[i], ctx)) {
+        const RpcCall& call = request.calls[i];
+        bool goes_alone = !options.run && alone_calls < kMaxAloneCalls &&
+                          CallGoesAlone(call, ctx.network);
+        if (!AppendBatchLocalAnswer(answer, call, ctx, goes_alone)) {
             forwarding++;
+            has_get_slot = has_get_slot || call.method == "getSlot";
+            if (goes_alone) {
+                if (alone.empty()) {
+                    alone.resize(n);
+                }
+                alone[i] = 1;
+                alone_calls++;
+            }
             continue;
         }
         if (local.empty()) {
@@ -143,42 +209,67 @@ RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx) {
         answer.clear();
     }
     RouteDecision decision;
-    if (forwarding == n) {
-        // The client's body as it is. (Its getSlot answers are not
-        // corrected: merging costs a 10-call batch some 60k instructions,
-        // more than Solgate's whole budget for it.)
+    if (!alone.empty()) {
         decision.forward = true;
+        decision.pieces = CutPieces(request, local, alone);
         return decision;
     }
+    const char* open = options.run ? "" : "[";
+    const char* close = options.run ? "" : "]";
+    // A run's place in the client's array was made for its calls with an
+    // id: an answer made here for a notification has no room (and JSON-RPC
+    // answers none).
+    auto silent = [&](size_t i) {
+        return options.run && request.calls[i].id_raw.empty();
+    };
     if (forwarding == 0) {
-        decision.answer.push_back('[');
+        decision.answer = open;
         for (size_t i = 0; i < n; i++) {
-            decision.answer += (i > 0 ? "," : "") + local[i];
+            if (silent(i)) {
+                continue;
+            }
+            if (decision.answer.size() > std::string_view(open).size()) {
+                decision.answer.push_back(',');
+            }
+            decision.answer += local[i];
         }
-        decision.answer.push_back(']');
+        decision.answer += close;
         return decision;
     }
-    // part of it answered here: merged
     decision.forward = true;
-    decision.forward_body.push_back('[');
+    if (forwarding == n && !options.run && !has_get_slot) {
+        // The client's body as it is, its answer too: merging costs a
+        // 10-call batch some 60k instructions, more than Solgate's whole
+        // budget for it, so only a batch with a getSlot to correct (or a
+        // run, whose brackets go) is merged.
+        return decision;
+    }
+    // merged: the local answers and the corrections go in their places
+    if (forwarding < n) {
+        decision.forward_body.push_back('[');
+    }
     for (size_t i = 0; i < n; i++) {
         const RpcCall& call = request.calls[i];
         if (!local.empty() && !local[i].empty()) {
-            decision.merge.push_back({false, std::move(local[i]), {}});
+            if (!silent(i)) {
+                decision.merge.push_back({false, std::move(local[i]), {}});
+            }
             continue;
         }
-        if (decision.forward_body.size() > 1) {
-            decision.forward_body.push_back(',');
+        if (forwarding < n) {
+            if (decision.forward_body.size() > 1) {
+                decision.forward_body.push_back(',');
+            }
+            decision.forward_body.append(CallText(request, call));
         }
-        decision.forward_body.append(
-            request.batch_text.substr(call.span_begin,
-                                      call.span_end - call.span_begin));
         if (call.id_raw.empty()) {
             continue;   // a notification: the upstream answers nothing
         }
         decision.merge.push_back({true, {}, call.id_raw});
     }
-    decision.forward_body.push_back(']');
+    if (forwarding < n) {
+        decision.forward_body.push_back(']');
+    }
     return decision;
 }
 
@@ -192,8 +283,23 @@ std::string MissingBatchAnswer(std::string_view id_raw) {
     return out;
 }
 
+bool CallGoesAlone(const RpcCall& call, const Network& network) {
+    if (call.id_raw.empty()) {
+        return false;   // a notification: nothing of it comes back
+    }
+    if (network.blocks() != nullptr && IsCubeRunnerMethod(call.method)) {
+        return true;
+    }
+    const NetworkSettings& settings = network.settings();
+    if (settings.retry_missing_data.on && MayLackData(call.method)) {
+        return true;
+    }
+    return ChooseCallFanOut(settings, call) != FanOutKind::kNone;
+}
+
 RouteDecision RouteRequest(const RpcRequest& request, const Network& network,
-                           const RoutePlan& plan, int64_t now_ms) {
+                           const RoutePlan& plan, int64_t now_ms,
+                           RouteOptions options) {
     RouteContext ctx{network, plan, now_ms, std::nullopt};
     RouteDecision decision;
     switch (request.shape) {
@@ -206,7 +312,7 @@ RouteDecision RouteRequest(const RpcRequest& request, const Network& network,
             !AppendLocalAnswer(decision.answer, request.calls[0], ctx);
         return decision;
     case RpcRequest::Shape::kBatch:
-        return RouteBatch(request, ctx);
+        return RouteBatch(request, ctx, options);
     }
     return decision;
 }

@@ -86,19 +86,26 @@ bool LooksLikeRpcError(std::string_view first_bytes) {
            (result == std::string_view::npos || error < result);
 }
 
+std::string WriteNotRetriedMessage(std::string_view upstream_cause) {
+    return "Internal error: the upstream failed (" +
+           std::string(upstream_cause) +
+           ") after the request may have reached it; not retried on "
+           "another upstream, so that a transaction is never sent twice";
+}
+
 std::string WriteNotRetriedAnswer(const RpcRequest& request,
                                   std::string_view upstream_cause) {
-    return FailRequest(
-        request, kInternalError,
-        "Internal error: the upstream failed (" + std::string(upstream_cause) +
-            ") after the request may have reached it; not retried on "
-            "another upstream, so that a transaction is never sent twice");
+    return FailRequest(request, kInternalError,
+                       WriteNotRetriedMessage(upstream_cause));
+}
+
+std::string AllFailedMessage(size_t attempts) {
+    return "Internal error: no upstream could serve the request (" +
+           std::to_string(attempts) + " tried)";
 }
 
 std::string AllFailedAnswer(const RpcRequest& request, size_t attempts) {
-    return FailRequest(request, kInternalError,
-                       "Internal error: no upstream could serve the request (" +
-                           std::to_string(attempts) + " tried)");
+    return FailRequest(request, kInternalError, AllFailedMessage(attempts));
 }
 
 }  // namespace solgate

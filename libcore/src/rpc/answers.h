@@ -25,6 +25,7 @@ std::string FailRequest(const RpcRequest& request, int code,
 // The answer (HTTP 502) when `attempts` upstreams were tried and none
 // could serve the request.
 std::string AllFailedAnswer(const RpcRequest& request, size_t attempts);
+std::string AllFailedMessage(size_t attempts);
 constexpr unsigned kAllFailedHttpStatus = 502;
 
 // Whether an upstream's answer, from its first bytes, is a JSON-RPC error
@@ -36,5 +37,6 @@ bool LooksLikeRpcError(std::string_view first_bytes);
 // could send it twice, so the client decides.
 std::string WriteNotRetriedAnswer(const RpcRequest& request,
                                   std::string_view upstream_cause);
+std::string WriteNotRetriedMessage(std::string_view upstream_cause);
 
 }  // namespace solgate

@@ -32,4 +32,22 @@ RpcErrorClass ClassifyRpcError(int64_t code) {
     }
 }
 
+bool MayLackData(std::string_view method) {
+    static constexpr std::string_view kMethods[] = {
+        "getBlock",         "getConfirmedBlock",
+        "getBlockTime",     "getBlocks",
+        "getBlocksWithLimit", "getConfirmedBlocks",
+        "getConfirmedBlocksWithLimit", "getTransaction",
+        "getConfirmedTransaction", "getSignaturesForAddress",
+        "getConfirmedSignaturesForAddress2", "getProgramAccounts",
+        "getTokenLargestAccounts", "getHighestSnapshotSlot",
+    };
+    for (std::string_view m : kMethods) {
+        if (m == method) {
+            return true;
+        }
+    }
+    return false;
+}
+
 }  // namespace solgate

@@ -20,4 +20,9 @@ enum class RpcErrorClass : uint8_t {
 // -32002 -32003 -32006 -32013 -32015 -32018 -32602: client errors.
 RpcErrorClass ClassifyRpcError(int64_t code);
 
+// Methods a healthy node may answer with missing data or a skipped slot
+// (ledger history by slot or signature, secondary indexes): in a batch
+// each goes to upstreams alone, so that retry_missing_data can ask another.
+bool MayLackData(std::string_view method);
+
 }  // namespace solgate

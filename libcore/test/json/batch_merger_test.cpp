@@ -144,6 +144,40 @@ TEST(BatchMerger, AnAnswerThatIsNoArrayPassesAsItIs) {
     EXPECT_TRUE(merger.Finish().empty());
 }
 
+// A run of a batch that went call by call: its elements only, whatever
+// the chunks; an answer that is no array gives each call its text.
+TEST(BatchMerger, BareMergesHaveNoBrackets) {
+    const std::string up = R"( [{"jsonrpc":"2.0","result":7,"id":2},)"
+                           R"({"jsonrpc":"2.0","result":8,"id":4}] )";
+    for (size_t step : {1u, 3u, 100u}) {
+        BatchMerger merger(kSlots, Missing);
+        merger.SetBare();
+        std::string out;
+        for (size_t at = 0; at < up.size(); at += step) {
+            std::string_view chunk = std::string_view(up).substr(at, step);
+            out += Apply(merger.Feed(chunk), chunk);
+        }
+        out += Apply(merger.Finish(), {});
+        EXPECT_EQ(out, kSlots[0].text + R"(,{"jsonrpc":"2.0","result":7,"id":2},)" +
+                           kSlots[2].text + R"(,{"jsonrpc":"2.0","result":8,"id":4})")
+            << step;
+    }
+    BatchMerger merger(kSlots, Missing);
+    merger.SetBare();
+    std::string_view no_array = R"({"jsonrpc":"2.0","error":{"code":-32600},"id":null})";
+    std::string out = Apply(merger.Feed(no_array), no_array);
+    out += Apply(merger.Finish(), {});
+    EXPECT_FALSE(merger.passthrough());
+    EXPECT_EQ(out, kSlots[0].text + "," + kSlots[2].text + "," + Missing("2") +
+                       "," + Missing("4"));
+    BatchMerger none({}, Missing);   // a run of notifications
+    none.SetBare();
+    std::string_view empty_array = "[]";
+    EXPECT_EQ(Apply(none.Feed(empty_array), empty_array) +
+                  Apply(none.Finish(), {}),
+              "");
+}
+
 TEST(BatchMerger, AWholeElementInOneChunkIsOneInputRange) {
     BatchMerger merger({{true, "x", "1"}}, Missing);
     std::string_view first = "[";

@@ -393,6 +393,27 @@ TEST(RoutedRequest, ASplitBatchThatFailsKeepsItsLocalAnswers) {
               R"x(error: no upstream could serve the request (1 tried)"},"id":"b"}])x");
 }
 
+// A run of a batch that went call by call fails without brackets, and
+// says nothing for its notifications (the client's array has no room).
+TEST(RoutedRequest, ARunThatFailsAnswersItsCallsWithoutBrackets) {
+    TestNetwork t(1);
+    RoutedRequest req(Parse(R"([{"jsonrpc":"2.0","id":1,"method":"getBalance"},)"
+                            R"({"jsonrpc":"2.0","method":"getBalance"}])"));
+    req.SetRun();
+    ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
+    ASSERT_TRUE(req.NextAttempt(0));
+    EXPECT_EQ(req.AllFailedAnswer(),
+              R"x({"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal )x"
+              R"x(error: no upstream could serve the request (1 tried)"},"id":1})x");
+    RoutedRequest quiet(Parse(R"([{"jsonrpc":"2.0","method":"sendTransaction"}])"));
+    quiet.SetRun();
+    ASSERT_TRUE(quiet.Route(t.network, {}, 0).forward);
+    ASSERT_TRUE(quiet.NextAttempt(0));
+    RoutedRequest::AttemptReport report;
+    EXPECT_EQ(quiet.WriteNotRetriedAnswer(report), "");
+    EXPECT_EQ(quiet.AllFailedAnswer(), "");
+}
+
 // One upstream answers a whole batch: it should have reached the highest
 // minContextSlot any of its calls asks for.
 TEST(RoutedRequest, ABatchGoesWhereItsHighestMinContextSlotIsReached) {

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "support/fakes.h"
+#include "conf/failsafe_args.h"
 #include "routing/router.h"
 
 namespace solgate {
@@ -89,12 +90,17 @@ TEST(Router, BatchOfValidCallsForwardsWhole) {
     EXPECT_TRUE(d.merge.empty());
 }
 
-TEST(Router, ABatchOfGetSlotsSentWholeIsNotMerged) {
+// A getSlot in a batch is corrected: the batch goes as it is, its answer
+// through the merger.
+TEST(Router, ABatchWithAGetSlotIsMergedThoughSentWhole) {
     auto d = Route(R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"},)"
                    R"( {"jsonrpc":"2.0","id":2,"method":"getBalance"}])");
     ASSERT_TRUE(d.forward);
     EXPECT_TRUE(d.forward_body.empty());
-    EXPECT_TRUE(d.merge.empty());
+    ASSERT_EQ(d.merge.size(), 2u);
+    EXPECT_TRUE(d.merge[0].forwarded && d.merge[1].forwarded);
+    EXPECT_EQ(d.merge[1].id, "2");
+    EXPECT_TRUE(d.pieces.empty());
 }
 
 std::string BatchOf(size_t n) {
@@ -161,27 +167,157 @@ TEST(Router, ABatchIsJudgedCallByCall) {
               R"(an answer to this call"},"id":"x"})");
 }
 
-TEST(Router, CubeRunnerCallsInABatchAreAnsweredOneByOne) {
+RouteDecision RouteRun(const Network& network, const std::string& body) {
+    RpcRequest request = ParseRpcRequest(body.data(), body.size());
+    return RouteRequest(request, network, PlanRoute(network, request, ""), 0,
+                        RouteOptions{true});
+}
+
+NetworkSettings NoRetry() {
+    NetworkSettings s = Cluster(SG_CLUSTER_MAINNET_BETA);
+    s.retry_missing_data.on = false;
+    return s;
+}
+
+// The calls that need the single-call path go alone; the calls between
+// them go as runs, answers made here keep their places.
+TEST(Router, ABatchWithACallThatGoesAloneGoesCallByCall) {
     testing::TestNetwork net(2, Cluster(SG_CLUSTER_MAINNET_BETA));
+    const std::string tx =
+        R"({"jsonrpc":"2.0","id":2,"method":"getTransaction","params":["s"]})";
+    const std::string block =
+        R"({"jsonrpc":"2.0","id":6,"method":"getBlock","params":[5]})";
+    auto d = RouteOn(net.network,
+                     "[" R"({"jsonrpc":"2.0","id":1,"method":"getGenesisHash"},)" +
+                         tx + "," +
+                         R"({"jsonrpc":"2.0","id":3,"method":"getBalance"},)"
+                         R"({"jsonrpc":"2.0","method":"getTransaction"},)"
+                         R"({"jsonrpc":"2.0","id":5,"method":"getAccountInfo"},)" +
+                         block + "]");
+    ASSERT_TRUE(d.forward);
+    EXPECT_TRUE(d.forward_body.empty());
+    EXPECT_TRUE(d.merge.empty());
+    ASSERT_EQ(d.pieces.size(), 4u);
+    EXPECT_EQ(d.pieces[0].kind, BatchPiece::Kind::kLocal);
+    EXPECT_NE(d.pieces[0].text.find(R"("result":"5eykt)"), std::string::npos);
+    EXPECT_EQ(d.pieces[1].kind, BatchPiece::Kind::kAlone);
+    EXPECT_EQ(d.pieces[1].call, tx);
+    EXPECT_EQ(d.pieces[2].kind, BatchPiece::Kind::kRun);
+    EXPECT_EQ(d.pieces[2].text,
+              R"([{"jsonrpc":"2.0","id":3,"method":"getBalance"},)"
+              R"({"jsonrpc":"2.0","method":"getTransaction"},)"
+              R"({"jsonrpc":"2.0","id":5,"method":"getAccountInfo"}])")
+        << "a notification never goes alone";
+    EXPECT_TRUE(d.pieces[2].answers);
+    EXPECT_EQ(d.pieces[3].kind, BatchPiece::Kind::kAlone);
+    EXPECT_EQ(d.pieces[3].call, block);
+
+    // a run of notifications answers nothing
+    d = RouteOn(net.network,
+                R"([{"jsonrpc":"2.0","method":"getBalance"},)" + tx + "]");
+    ASSERT_EQ(d.pieces.size(), 2u);
+    EXPECT_FALSE(d.pieces[0].answers);
+
+    // with retry_missing_data off and no policy, nothing needs to
+    testing::TestNetwork plain(2, NoRetry());
+    d = RouteOn(plain.network, "[" + tx + "," + block + "]");
+    EXPECT_TRUE(d.forward && d.pieces.empty() && d.merge.empty());
+}
+
+TEST(Router, PolicyAndCubeRunnerCallsGoAlone) {
+    NetworkSettings s = NoRetry();
+    ASSERT_FALSE(conf::ParseHedge({"getBalance"}, &s.hedge));
+    testing::TestNetwork hedged(2, s);
+    auto d = RouteOn(hedged.network,
+                     R"([{"jsonrpc":"2.0","id":1,"method":"getBalance"},)"
+                     R"({"jsonrpc":"2.0","id":2,"method":"getSlot"}])");
+    ASSERT_EQ(d.pieces.size(), 2u);
+    EXPECT_EQ(d.pieces[0].kind, BatchPiece::Kind::kAlone);
+    EXPECT_EQ(d.pieces[1].kind, BatchPiece::Kind::kRun);
+
+    testing::TestNetwork net(2, NoRetry());
     // The router only asks whether a Cube Runner serves the network.
     alignas(8) static char service[8];
     net.network.set_blocks(reinterpret_cast<BlockService*>(service));
-    auto d = RouteOn(net.network,
-                     R"([{"jsonrpc":"2.0","id":1,"method":"getBlock","params":[5]},)"
-                     R"({"jsonrpc":"2.0","id":2,"method":"getBalance","params":["x"]}])");
-    ASSERT_TRUE(d.forward);
-    EXPECT_EQ(d.forward_body,
+    d = RouteOn(net.network,
+                R"([{"jsonrpc":"2.0","id":1,"method":"getBlock","params":[5]},)"
+                R"({"jsonrpc":"2.0","id":2,"method":"getBalance","params":["x"]}])");
+    ASSERT_EQ(d.pieces.size(), 2u);
+    EXPECT_EQ(d.pieces[0].kind, BatchPiece::Kind::kAlone);
+    EXPECT_EQ(d.pieces[1].text,
               R"([{"jsonrpc":"2.0","id":2,"method":"getBalance","params":["x"]}])");
+    // a Cube Runner call that reached a run is never forwarded
+    d = RouteRun(net.network,
+                 R"([{"jsonrpc":"2.0","id":1,"method":"getBlock","params":[5]},)"
+                 R"({"jsonrpc":"2.0","id":2,"method":"getBalance"}])");
+    ASSERT_TRUE(d.forward);
+    EXPECT_EQ(d.forward_body, R"([{"jsonrpc":"2.0","id":2,"method":"getBalance"}])");
     ASSERT_EQ(d.merge.size(), 2u);
-    EXPECT_EQ(d.merge[0].text,
-              R"({"jsonrpc":"2.0","error":{"code":-32600,"message":)"
-              R"("Invalid request: getBlock is served by Cube Runner one )"
-              R"(call per request; send it alone, not in a batch"},"id":1})");
-    // without a Cube Runner, getBlock in a batch goes upstream
-    testing::TestNetwork plain(2, Cluster(SG_CLUSTER_MAINNET_BETA));
-    EXPECT_TRUE(RouteOn(plain.network,
-                        R"([{"jsonrpc":"2.0","id":1,"method":"getBlock","params":[5]}])")
-                    .merge.empty());
+    EXPECT_NE(d.merge[0].text.find("served by Cube Runner"), std::string::npos);
+}
+
+// Each call that goes alone is a subrequest: past kMaxAloneCalls the
+// calls go in runs, and Cube Runner's are refused (never forwarded).
+TEST(Router, AtMostKMaxAloneCallsGoAlone) {
+    NetworkSettings s = Cluster(SG_CLUSTER_MAINNET_BETA);
+    s.max_batch_size = 0;
+    testing::TestNetwork net(2, s);
+    alignas(8) static char service[8];
+    net.network.set_blocks(reinterpret_cast<BlockService*>(service));
+    std::string body = "[";
+    const size_t n = kMaxAloneCalls + 3;
+    for (size_t i = 0; i < n; i++) {
+        body += (i ? "," : "") + std::string(R"({"jsonrpc":"2.0","id":)") +
+                std::to_string(i) +
+                (i + 1 < n ? R"(,"method":"getTransaction","params":["s"]})"
+                           : R"(,"method":"getBlock","params":[5]})");
+    }
+    auto d = RouteOn(net.network, body + "]");
+    ASSERT_EQ(d.pieces.size(), kMaxAloneCalls + 2);
+    EXPECT_EQ(d.pieces[kMaxAloneCalls].kind, BatchPiece::Kind::kRun);
+    EXPECT_EQ(d.pieces.back().kind, BatchPiece::Kind::kLocal);
+    EXPECT_NE(d.pieces.back().text.find("served by Cube Runner"), std::string::npos);
+    // a Cube Runner notification is not read by anyone: refused, not sent
+    d = RouteOn(net.network, R"([{"jsonrpc":"2.0","method":"getBlock","params":[5]},)"
+                             R"({"jsonrpc":"2.0","id":2,"method":"getBalance"}])");
+    ASSERT_TRUE(d.pieces.empty());
+    ASSERT_EQ(d.merge.size(), 2u);
+    EXPECT_FALSE(d.merge[0].forwarded);
+}
+
+// In a run, an answer made here for a notification has no place.
+TEST(Router, ARunAnswersNothingForItsNotifications) {
+    testing::TestNetwork net(2, Cluster(SG_CLUSTER_MAINNET_BETA));
+    auto d = RouteRun(net.network, R"([{"jsonrpc":"2.0","method":"getGenesisHash"},)"
+                                   R"({"jsonrpc":"2.0","id":2,"method":"getBalance"}])");
+    ASSERT_TRUE(d.forward);
+    ASSERT_EQ(d.merge.size(), 1u);
+    EXPECT_TRUE(d.merge[0].forwarded);
+    EXPECT_EQ(d.forward_body, R"([{"jsonrpc":"2.0","id":2,"method":"getBalance"}])");
+    d = RouteRun(net.network, R"([{"jsonrpc":"2.0","method":"getGenesisHash"},)"
+                              R"({"jsonrpc":"2.0","id":2,"method":"getGenesisHash"}])");
+    ASSERT_FALSE(d.forward);
+    EXPECT_EQ(d.answer.front(), '{');
+    EXPECT_EQ(d.answer.find("},{"), std::string::npos) << d.answer;
+}
+
+// A run: no calls go alone, no brackets, and its answer is always merged.
+TEST(Router, ARunIsMergedWithoutBrackets) {
+    testing::TestNetwork net(2, Cluster(SG_CLUSTER_MAINNET_BETA));
+    auto d = RouteRun(net.network,
+                      R"([{"jsonrpc":"2.0","id":1,"method":"getTransaction"},)"
+                      R"({"jsonrpc":"2.0","id":2,"method":"getBalance"}])");
+    ASSERT_TRUE(d.forward);
+    EXPECT_TRUE(d.pieces.empty());
+    EXPECT_TRUE(d.forward_body.empty()) << "sent as it is";
+    ASSERT_EQ(d.merge.size(), 2u);
+    d = RouteRun(net.network,
+                 R"([{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"},)"
+                 R"({"jsonrpc":"2.0","id":2,"method":5}])");
+    ASSERT_FALSE(d.forward);
+    EXPECT_EQ(d.answer.front(), '{');
+    EXPECT_EQ(d.answer.back(), '}');
+    EXPECT_NE(d.answer.find(R"(},{)"), std::string::npos);
 }
 
 TEST(Router, FailAnswersEveryCallWithItsId) {
