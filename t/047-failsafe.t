@@ -412,3 +412,22 @@ like($res->{body}, qr/"result":\d+,"id":4\}$/, 'the gateway answers the next req
 [alert]
 [crit]
 [emerg]
+
+
+
+=== TEST 19: a piece whose upstream answers an HTTP error no failover takes gets JSON-RPC errors in its places
+Every node answers 403: the batch's calls that went alone and its run
+each get their own error, in one valid array.
+--- setup
+clean();
+sim_fault($_, 'http_status', code => 403) for @Ports;
+--- request eval
+"POST /\n[" . join(',', main::rpc(1, 'getTransaction', '["s"]'), main::rpc(2, 'getBalance', '["83astBRguLMdt2h5U1Tpdq5tjFoJ6noeGwaY3mDLVcri"]'), main::rpc(3, 'getSlot'), main::rpc(4, 'getGenesisHash')) . "]"
+--- response_body_like eval
+qr/^\[\{"jsonrpc":"2.0","error":\{"code":-32603,"message":"Internal error: the call ended with HTTP status 403"\},"id":1\},\{"jsonrpc":"2.0","error":\{"code":-32603,"message":"Internal error: the call ended with HTTP status 403"\},"id":2\},\{"jsonrpc":"2.0","error":\{"code":-32603,"message":"Internal error: the call ended with HTTP status 403"\},"id":3\},\{"jsonrpc":"2.0","result":"5eykt[^"]+","id":4\}\]$/
+--- check
+my $text = metrics_text();
+like($text, qr/^solgate_requests_total\{network="mainnet",upstream="",method="batch",outcome="ok"\} 1$/m,
+     'the batch counts as a batch its pieces answered');
+like($text, qr/^solgate_requests_total\{network="mainnet",upstream="sim-[abc]",method="getTransaction",outcome="http_error"\} 1$/m,
+     'the call that went alone counts under its method');

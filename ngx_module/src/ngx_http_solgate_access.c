@@ -226,7 +226,9 @@ ngx_http_solgate_wait_to_retry(ngx_http_request_t *r,
     ctx->status = NGX_AGAIN;
 
     if (r != r->main) {
-        /* a piece of a batch: the connection's events are the client's */
+        /* a piece of a batch: the connection's write events are the
+         * client's; a client that leaves meanwhile is noticed */
+        r->read_event_handler = ngx_http_test_reading;
         ctx->retry_timer.handler = ngx_http_solgate_piece_retry;
         ctx->retry_timer.data = r;
         ctx->retry_timer.log = r->connection->log;
@@ -296,7 +298,13 @@ ngx_http_solgate_piece_retry(ngx_event_t *ev)
     ngx_http_solgate_ctx_t  *ctx;
 
     c = r->connection;
+
+    if (c->error) {
+        return;     /* the client left: the batch is being ended */
+    }
+
     ngx_http_set_log_request(c->log, r);
+    r->read_event_handler = ngx_http_block_reading;
 
     ctx = ngx_http_solgate_get_ctx(r);
     ctx->retry_delay = 0;

@@ -16,7 +16,11 @@ static ngx_int_t ngx_http_solgate_fail_over(ngx_http_request_t *r);
 static ngx_int_t ngx_http_solgate_body_filter(ngx_http_request_t *r,
     ngx_chain_t *in);
 static ngx_int_t ngx_http_solgate_error_body(ngx_http_request_t *r,
-    ngx_http_solgate_ctx_t *ctx);
+    ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in);
+static ngx_int_t ngx_http_solgate_piece_body(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, ngx_chain_t **in);
+static sg_str_t ngx_http_solgate_error_text(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, ngx_uint_t status);
 
 
 static ngx_http_output_header_filter_pt  ngx_http_next_header_filter;
@@ -87,6 +91,12 @@ ngx_http_solgate_header_filter(ngx_http_request_t *r)
         && r->uri_changes > 1)
     {
         return ngx_http_solgate_fail_over(r);
+    }
+
+    /* a piece's answer that is no 200 has no place in the client's array:
+     * its calls get errors there instead */
+    if (r != r->main && r->headers_out.status != NGX_HTTP_OK) {
+        return ngx_http_solgate_error_header(r);
     }
 
     if (ctx != NULL && ctx->rpc != NULL && ctx->upstream != NULL
@@ -191,7 +201,13 @@ ngx_http_solgate_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
     }
 
     if (ctx->rewrite_error) {
-        return ngx_http_solgate_error_body(r, ctx);
+        return ngx_http_solgate_error_body(r, ctx, in);
+    }
+
+    if (ctx->is_piece && !ctx->answered
+        && ngx_http_solgate_piece_body(r, ctx, &in) != NGX_OK)
+    {
+        return NGX_ERROR;
     }
 
     if (!ctx->body_seen && !ctx->answered && ctx->upstream != NULL
@@ -220,21 +236,30 @@ ngx_http_solgate_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 }
 
 
-/* The HTML page is dropped; libcore's JSON-RPC error replaces it. */
+/*
+ * The HTML page (or a piece's upstream answer) is dropped; libcore's
+ * JSON-RPC error replaces it.
+ */
 static ngx_int_t
-ngx_http_solgate_error_body(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
+ngx_http_solgate_error_body(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx,
+    ngx_chain_t *in)
 {
     sg_str_t      body;
     ngx_buf_t    *b;
-    ngx_chain_t   out;
+    ngx_chain_t   out, *cl;
+
+    for (cl = in; cl; cl = cl->next) {
+        cl->buf->pos = cl->buf->last;
+        cl->buf->file_pos = cl->buf->file_last;
+    }
 
     if (ctx->rewrite_sent) {
-        return ngx_http_next_body_filter(r, NULL);
+        return ngx_http_solgate_next_body_filter(r, NULL);
     }
 
     ctx->rewrite_sent = 1;
 
-    body = sg_http_error_answer(r->headers_out.status);
+    body = ngx_http_solgate_error_text(r, ctx, r->headers_out.status);
 
     b = ngx_calloc_buf(r->pool);
     if (b == NULL) {
@@ -243,12 +268,84 @@ ngx_http_solgate_error_body(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 
     b->pos = (u_char *) body.data;
     b->last = b->pos + body.len;
-    b->memory = 1;
+    b->memory = body.len > 0;
+    b->sync = body.len == 0;
     b->last_buf = (r == r->main) ? 1 : 0;
     b->last_in_chain = 1;
 
     out.buf = b;
     out.next = NULL;
 
-    return ngx_http_next_body_filter(r, &out);
+    return ngx_http_solgate_next_body_filter(r, &out);
+}
+
+
+/*
+ * A piece's answer as it passes: its end is timed, and an empty one (a
+ * call that went alone always has an answer) gets its error.
+ */
+static ngx_int_t
+ngx_http_solgate_piece_body(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, ngx_chain_t **in)
+{
+    sg_str_t      text;
+    ngx_buf_t    *b;
+    ngx_chain_t  *cl;
+    ngx_uint_t    last;
+
+    last = 0;
+
+    for (cl = *in; cl; cl = cl->next) {
+        if (!ngx_buf_special(cl->buf)) {
+            ctx->piece_bytes += ngx_buf_size(cl->buf);
+        }
+
+        last = last || ngx_http_solgate_is_last(r, cl->buf);
+    }
+
+    if (!last) {
+        return NGX_OK;
+    }
+
+    ctx->piece_end = ngx_current_msec;
+
+    if (ctx->piece_bytes > 0 || ctx->run || ctx->rpc == NULL) {
+        return NGX_OK;
+    }
+
+    text = ngx_http_solgate_error_text(r, ctx, 0);
+
+    b = ngx_calloc_buf(r->pool);
+    cl = ngx_alloc_chain_link(r->pool);
+    if (b == NULL || cl == NULL || text.len == 0) {
+        return b == NULL || cl == NULL ? NGX_ERROR : NGX_OK;
+    }
+
+    b->pos = (u_char *) text.data;
+    b->last = b->pos + text.len;
+    b->memory = 1;
+
+    cl->buf = b;
+    cl->next = *in;
+    *in = cl;
+
+    return NGX_OK;
+}
+
+
+/* A piece's calls' errors in their places; else one error, id null. */
+static sg_str_t
+ngx_http_solgate_error_text(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, ngx_uint_t status)
+{
+    sg_str_t  body;
+
+    if (r != r->main && ctx->rpc != NULL
+        && sg_request_status_answer(ctx->rpc, (unsigned) status, &body)
+           == SG_OK)
+    {
+        return body;
+    }
+
+    return sg_http_error_answer(status);
 }

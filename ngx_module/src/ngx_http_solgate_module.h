@@ -166,6 +166,9 @@ typedef struct {
     ngx_http_solgate_pieces_t   *pieces;    /* a batch going call by call */
     ngx_str_t                    piece;     /* a piece's: its body */
     ngx_event_t                  retry_timer; /* a piece's retry delay */
+    ngx_msec_t                   piece_start;
+    ngx_msec_t                   piece_end;   /* its answer's last buffer */
+    off_t                        piece_bytes; /* of its answer, passed on */
 
     sg_block_call_t             *block_call;     /* Cube Runner's call */
     sg_capture_t                *capture;        /* copy into the cache */

@@ -184,8 +184,11 @@ ngx_http_solgate_pieces_launch(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    b->pos = (u_char *) piece->text.data;
+    /* start and end too: proxy rewinds a body it sends again */
+    b->start = (u_char *) piece->text.data;
+    b->pos = b->start;
     b->last = b->pos + piece->text.len;
+    b->end = b->last;
     b->memory = 1;
     b->last_buf = 1;
 
@@ -206,6 +209,7 @@ ngx_http_solgate_pieces_launch(ngx_http_request_t *r,
     sctx->run = piece->kind == SG_PIECE_RUN;
     sctx->piece.data = (u_char *) piece->text.data;
     sctx->piece.len = piece->text.len;
+    sctx->piece_start = ngx_current_msec;
 
     *slot = sctx;
 
@@ -213,7 +217,11 @@ ngx_http_solgate_pieces_launch(ngx_http_request_t *r,
 }
 
 
-/* The log phase: each call that went by subrequest is counted too. */
+/*
+ * The log phase: each call that went alone is counted under its method,
+ * timed from its start to its answer's end (the batch counts once, as
+ * "batch"; a run is part of it).
+ */
 void
 ngx_http_solgate_pieces_finish(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, int64_t duration_ms)
@@ -226,12 +234,15 @@ ngx_http_solgate_pieces_finish(ngx_http_request_t *r,
     for (i = 0; i < ctx->pieces->calls.nelts; i++) {
         sctx = calls[i];
 
-        if (sctx->rpc == NULL || sctx->peer_attempt) {
+        if (sctx->rpc == NULL || sctx->peer_attempt || sctx->run) {
             continue;
         }
 
         sg_request_finish(sctx->rpc,
                           (unsigned) sctx->owner->headers_out.status,
-                          sctx->rpc_error, duration_ms);
+                          sctx->rpc_error,
+                          sctx->piece_end != 0
+                          ? (int64_t) (sctx->piece_end - sctx->piece_start)
+                          : duration_ms);
     }
 }

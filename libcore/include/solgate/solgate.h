@@ -267,6 +267,11 @@ SG_API int sg_request_piece(const sg_request_t *req, size_t i,
  * (merged, failed, or made here) has no brackets, and nothing for its
  * notifications. */
 SG_API void sg_request_set_run(sg_request_t *req) SG_NOEXCEPT;
+/* A piece that ended with an HTTP error no failover took (http_status 0:
+ * an empty answer): one JSON-RPC error per call (without brackets for a
+ * run), for the client's array.  Fails closed. */
+SG_API int sg_request_status_answer(sg_request_t *req, unsigned http_status,
+    sg_str_t *out) SG_NOEXCEPT;
 
 typedef struct {
     size_t       upstream;       /* index in configuration order */

@@ -108,6 +108,18 @@ void sg_request_set_run(sg_request_t* req) noexcept {
     }
 }
 
+int sg_request_status_answer(sg_request_t* req, unsigned http_status,
+                             sg_str_t* out) noexcept {
+    if (req == nullptr || out == nullptr) {
+        return SG_INVALID;
+    }
+    return Guard(SG_ERROR, [&] {
+        req->status_answer = req->request.StatusAnswer(http_status);
+        *out = ToStr(req->status_answer);
+        return SG_OK;
+    });
+}
+
 int sg_request_pick(sg_request_t* req, int64_t now_ms,
                     sg_pick_t* out) noexcept {
     if (req == nullptr || out == nullptr) {

@@ -25,7 +25,7 @@ struct sg_merge_s {
     std::vector<sg_merge_segment_t> segments;  // backs sg_merge_feed's
     // The getSlot calls sent, by id as the client wrote it: their answers
     // are corrected as a single getSlot's is, by one hook per commitment.
-    std::map<std::string, solgate::ResponseHook*> slot_hooks;
+    std::map<std::string, solgate::ResponseHook*, std::less<>> slot_hooks;
     std::map<solgate::sg_commitment_t, std::unique_ptr<solgate::ResponseHook>>
         hooks;
     int64_t now_ms = 0;
@@ -98,7 +98,7 @@ int sg_merge_new(const sg_request_t* req, sg_merge_t** out) noexcept {
             merge->merger.SetRewrite(
                 [self](std::string_view id, std::string_view element)
                     -> std::optional<std::string> {
-                    auto hook = self->slot_hooks.find(std::string(id));
+                    auto hook = self->slot_hooks.find(id);
                     if (hook == self->slot_hooks.end()) {
                         return std::nullopt;
                     }

@@ -12,6 +12,7 @@ struct sg_request_s {
 
     solgate::RoutedRequest request;
     std::string answer;  // backs sg_route_t::body
+    std::string status_answer;  // backs sg_request_status_answer's
 };
 
 struct sg_network_s {

@@ -1,7 +1,5 @@
 #include "json/batch_merger.h"
 
-#include <algorithm>
-
 namespace solgate {
 namespace {
 
@@ -109,15 +107,41 @@ std::string_view BatchMerger::Own(std::string text) {
     return own_.back();
 }
 
-void BatchMerger::Element(std::string_view chunk, size_t from, size_t to) {
+// An element held for the rewrite is copied only when it spans chunks:
+// one that ends in the chunk it began in is offered as a view, and passes
+// as a range of the chunk unless it is rewritten.
+void BatchMerger::Element(std::string_view chunk, size_t from, size_t to,
+                          bool ends) {
     if (!holding_) {
         Input(from, to - from);
         return;
     }
-    held_.append(chunk.substr(from, to - from));
-    if (held_.size() > kMaxHeldElement) {
-        FlushHeld();   // too big for a rewrite: it streams from here on
+    std::string_view part = chunk.substr(from, to - from);
+    if (!ends) {
+        held_.append(part);
+        if (held_.size() > kMaxHeldElement) {
+            FlushHeld();   // too big for a rewrite: it streams from here on
+        }
+        return;
     }
+    std::string_view whole = part;
+    if (!held_.empty()) {
+        held_.append(part);
+        whole = held_;
+    }
+    std::optional<std::string> rewritten;
+    if (whole.size() <= kMaxHeldElement) {
+        rewritten = rewrite_(Trimmed(id_), whole);
+    }
+    if (rewritten) {
+        Text(Own(std::move(*rewritten)));
+    } else if (held_.empty()) {
+        Input(from, to - from);
+    } else {
+        Text(Own(std::move(held_)));
+    }
+    held_.clear();
+    holding_ = false;
 }
 
 void BatchMerger::FlushHeld() {
@@ -128,17 +152,26 @@ void BatchMerger::FlushHeld() {
     holding_ = false;
 }
 
+// The element answered the slot it filled, if its id is that slot's (the
+// upstream kept the order), else the first unanswered one with its id.
+void BatchMerger::MarkAnswered(std::string_view id) {
+    if (filling_ < slots_.size() && slots_[filling_].forwarded &&
+        !answered_[filling_] && slots_[filling_].id == id) {
+        answered_[filling_] = 1;
+        return;
+    }
+    for (size_t k = 0; k < slots_.size(); k++) {
+        if (slots_[k].forwarded && !answered_[k] && slots_[k].id == id) {
+            answered_[k] = 1;
+            return;
+        }
+    }
+}
+
 void BatchMerger::EndElement() {
     std::string_view id = Trimmed(id_);
-    if (holding_) {
-        std::optional<std::string> rewritten = rewrite_(id, held_);
-        if (rewritten) {
-            held_ = std::move(*rewritten);
-        }
-        FlushHeld();
-    }
     if (!id.empty()) {
-        seen_.emplace_back(id);
+        MarkAnswered(id);
     }
     id_.clear();
     dropping_ = false;
@@ -183,6 +216,7 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
                 break;
             }
             // an element begins: it fills the next forwarded slot
+            filling_ = next_;
             if (next_ < slots_.size()) {
                 next_++;
             } else if (++extra_ > kMaxExtraElements) {
@@ -242,7 +276,7 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
             } else if ((c == '}' || c == ']') && depth_ > 0) {
                 depth_--;
             } else if (depth_ == 0 && (c == ',' || c == ']')) {
-                Element(chunk, element_from, i);
+                Element(chunk, element_from, i, true);
                 EndElement();
                 LocalsUntilForwarded();
                 state_ = c == ']' ? State::kDone : State::kBeforeElement;
@@ -253,7 +287,7 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
         }
     }
     if (state_ == State::kInElement) {
-        Element(chunk, element_from, chunk.size());
+        Element(chunk, element_from, chunk.size(), false);
     }
     return out_;
 }
@@ -276,11 +310,10 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Finish() {
             Text(slots_[next_].text);
         }
     }
-    for (const Slot& slot : slots_) {
-        if (slot.forwarded &&
-            std::find(seen_.begin(), seen_.end(), slot.id) == seen_.end()) {
+    for (size_t k = 0; k < slots_.size(); k++) {
+        if (slots_[k].forwarded && !answered_[k]) {
             Separator();
-            Text(Own(missing_(slot.id)));
+            Text(Own(missing_(slots_[k].id)));
         }
     }
     if (!bare_) {

@@ -45,7 +45,9 @@ public:
     // dropped, and each call gets its MissingAnswer.
     void SetBare() { bare_ = true; }
     BatchMerger(std::vector<Slot> slots, MissingAnswer missing)
-        : slots_(std::move(slots)), missing_(missing) {}
+        : slots_(std::move(slots)),
+          answered_(slots_.size(), 0),
+          missing_(missing) {}
 
     // What to send for a chunk: ranges of the chunk (input) and text of
     // the merger's own, in order.  Valid until the next call.
@@ -77,14 +79,18 @@ private:
     // Follows an element's members for its "id" (depth 1).
     void TrackId(char c);
     void EndElement();
-    // The element bytes [from, to) of the chunk: sent, or held.
-    void Element(std::string_view chunk, size_t from, size_t to);
+    void MarkAnswered(std::string_view id);
+    // The element bytes [from, to) of the chunk, `ends` there: sent, held
+    // or rewritten.
+    void Element(std::string_view chunk, size_t from, size_t to, bool ends);
     void FlushHeld();
     std::string_view Own(std::string text);
 
     std::vector<Slot> slots_;
+    std::vector<unsigned char> answered_;   // by slot: an element had its id
     MissingAnswer missing_;
     size_t next_ = 0;          // the next slot to send
+    size_t filling_ = 0;       // the slot the current element fills
     size_t sent_ = 0;          // items sent, for the commas
     size_t extra_ = 0;
     State state_ = State::kStart;
@@ -99,7 +105,6 @@ private:
     bool taking_id_ = false;
     std::string key_;
     std::string id_;
-    std::vector<std::string> seen_;   // the ids the upstream answered
     Rewrite rewrite_;
     bool bare_ = false;
     bool holding_ = false;     // the current element is held in held_

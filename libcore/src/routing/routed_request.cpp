@@ -336,7 +336,9 @@ void RoutedRequest::Finish(unsigned http_status, bool rpc_error,
     }
     finished_ = true;
     std::string_view method = RequestMethodName(parsed_);
-    RequestOutcome outcome = !upstream_               ? RequestOutcome::kLocal
+    // a batch that went call by call was answered by its pieces' upstreams
+    RequestOutcome outcome = !upstream_ && pieces_.empty()
+                                 ? RequestOutcome::kLocal
                              : http_status != 200     ? RequestOutcome::kHttpError
                              : rpc_error              ? RequestOutcome::kRpcError
                                                       : RequestOutcome::kOk;
@@ -354,6 +356,18 @@ std::string RoutedRequest::WriteNotRetriedAnswer(
     const AttemptReport& report) const {
     std::string message =
         WriteNotRetriedMessage(AttemptCauseName(report.outcome.cause));
+    if (merge_.empty() && !run_) {
+        return FailRequest(parsed_, kInternalError, message);
+    }
+    return MergedFailAnswer(message);
+}
+
+std::string RoutedRequest::StatusAnswer(unsigned http_status) const {
+    std::string message =
+        http_status == 0
+            ? std::string("Internal error: the upstream's answer was empty")
+            : "Internal error: the call ended with HTTP status " +
+                  std::to_string(http_status);
     if (merge_.empty() && !run_) {
         return FailRequest(parsed_, kInternalError, message);
     }

@@ -126,6 +126,11 @@ public:
 
     // The answer (kAllFailedHttpStatus) when every attempt failed.
     std::string AllFailedAnswer() const;
+    // A piece of a batch that ended with an HTTP error no failover took
+    // (an upstream's 403, an error page of nginx's), or (0) whose upstream
+    // answered 200 with nothing: its calls' errors, for their places in the
+    // client's array (which answers HTTP 200).
+    std::string StatusAnswer(unsigned http_status) const;
     // When no attempt is left: the kept missing-data (before skipped-slot)
     // answer, byte for byte, if an upstream gave one; else nullptr (answer
     // AllFailedAnswer).

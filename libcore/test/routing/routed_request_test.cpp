@@ -414,6 +414,27 @@ TEST(RoutedRequest, ARunThatFailsAnswersItsCallsWithoutBrackets) {
     EXPECT_EQ(quiet.AllFailedAnswer(), "");
 }
 
+// A piece that ended with an HTTP error no failover took, or answered
+// nothing: an error per call, in the shape of its place.
+TEST(RoutedRequest, APieceThatEndedBadlyAnswersEachCall) {
+    TestNetwork t(1);
+    RoutedRequest one(Parse(R"({"jsonrpc":"2.0","id":"t","method":"getTransaction"})"));
+    ASSERT_TRUE(one.Route(t.network, {}, 0).forward);
+    EXPECT_EQ(one.StatusAnswer(403),
+              R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal )"
+              R"(error: the call ended with HTTP status 403"},"id":"t"})");
+    EXPECT_NE(one.StatusAnswer(0).find("answer was empty"), std::string::npos);
+    RoutedRequest run(Parse(R"([{"jsonrpc":"2.0","id":1,"method":"getBalance"},)"
+                            R"({"jsonrpc":"2.0","method":"getBalance"},)"
+                            R"({"jsonrpc":"2.0","id":2,"method":"getSlot"}])"));
+    run.SetRun();
+    ASSERT_TRUE(run.Route(t.network, {}, 0).forward);
+    std::string answer = run.StatusAnswer(404);
+    EXPECT_EQ(answer.front(), '{');
+    EXPECT_NE(answer.find(R"("id":1},{)"), std::string::npos);
+    EXPECT_EQ(answer.substr(answer.size() - 7), R"("id":2})");
+}
+
 // One upstream answers a whole batch: it should have reached the highest
 // minContextSlot any of its calls asks for.
 TEST(RoutedRequest, ABatchGoesWhereItsHighestMinContextSlotIsReached) {
