@@ -29,6 +29,7 @@ endif
 # Debian packages the build, the tests and `make run` need.
 DEB_PACKAGES := build-essential pkg-config nginx nginx-dev \
 	libyajl-dev libuv1-dev libcurl4-openssl-dev libssl-dev liblmdb-dev \
+	libhiredis-dev redis-server \
 	libcmocka-dev googletest libgtest-dev \
 	libtest-base-perl libwww-perl libjson-pp-perl curl wrk libnginx-mod-http-lua lua-cjson \
 	clang libclang-rt-14-dev
@@ -85,7 +86,7 @@ $(BUILD)/libcore/%.o: libcore/src/%.cpp | $(BUILD)/.deps-ok
 
 $(CORE_LIB): $(CORE_OBJS)
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -shared -Wl,-soname,libsolgate_core.so -Wl,-z,defs -o $@ $^ -lyajl -luv -lcurl -lcrypto -llmdb -lpthread
+	$(CXX) $(CXXFLAGS) -shared -Wl,-soname,libsolgate_core.so -Wl,-z,defs -o $@ $^ -lyajl -luv -lcurl -lcrypto -llmdb -lhiredis -lpthread
 
 # --- the nginx module -----------------------------------------------------
 
@@ -123,7 +124,7 @@ $(BUILD)/test/libcore/%.o: libcore/test/%.cpp | $(BUILD)/.deps-ok
 $(GTEST_BIN): $(GTEST_OBJS) $(CORE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -o $@ $(GTEST_OBJS) $(CORE_OBJS) \
-	  -lgtest -lgtest_main -lyajl -luv -lcurl -lcrypto -llmdb -lpthread
+	  -lgtest -lgtest_main -lyajl -luv -lcurl -lcrypto -llmdb -lhiredis -lpthread
 
 $(CMOCKA_BIN): $(CMOCKA_SRCS) $(wildcard ngx_module/src/*.[ch]) $(NGX_BUILD)/Makefile
 	@mkdir -p $(dir $@)
@@ -197,7 +198,7 @@ $(FUZZ_DIR)/bin/%: fuzz/%.cpp fuzz/fuzz_common.h $(FUZZ_OBJS)
 	@mkdir -p $(dir $@)
 	@echo "link $@"
 	@$(FUZZ_CXX) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) \
-	  -lyajl -luv -lcurl -lcrypto -llmdb -lpthread
+	  -lyajl -luv -lcurl -lcrypto -llmdb -lhiredis -lpthread
 
 fuzz: $(FUZZ_BINS)
 	tools/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_DIR) $(FUZZ_BINS)

@@ -49,6 +49,20 @@ static ngx_command_t  ngx_http_solgate_commands[] = {
       0,
       NULL },
 
+    { ngx_string("solgate_shared_state"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
+      ngx_http_solgate_shared_state,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("solgate_host_id"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_http_solgate_host_id,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
     { ngx_string("solgate_balancer"),
       NGX_HTTP_UPS_CONF|NGX_CONF_NOARGS,
       ngx_http_solgate_balancer,
@@ -126,6 +140,10 @@ ngx_http_solgate_init(ngx_conf_t *cf)
     }
 
     if (ngx_http_solgate_build_cores(cf, smcf) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_solgate_fleet_build(cf, smcf) != NGX_OK) {
         return NGX_ERROR;
     }
 

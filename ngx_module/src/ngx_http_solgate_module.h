@@ -127,6 +127,10 @@ typedef struct {
     ngx_array_t                  balanced;  /* upstream {} blocks with
                                                solgate_balancer, uscf * */
     ngx_http_solgate_settings_t  defaults;  /* solgate_network_defaults */
+    sg_str_t                    *shared_state; /* its words, or NULL */
+    ngx_uint_t                   shared_state_n;
+    ngx_str_t                    host_id;   /* solgate_host_id */
+    sg_fleet_t                  *fleet;     /* built from the two */
     unsigned                     defaults_set:1;
 } ngx_http_solgate_main_conf_t;
 
@@ -347,6 +351,14 @@ ngx_int_t ngx_http_solgate_response_header(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 ngx_int_t ngx_http_solgate_response_body(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in);
+
+/* ngx_http_solgate_fleet.c */
+char *ngx_http_solgate_shared_state(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+char *ngx_http_solgate_host_id(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+ngx_int_t ngx_http_solgate_fleet_build(ngx_conf_t *cf,
+    ngx_http_solgate_main_conf_t *smcf);
 
 /* ngx_http_solgate_poller.c */
 ngx_int_t ngx_http_solgate_poller_start(ngx_cycle_t *cycle);

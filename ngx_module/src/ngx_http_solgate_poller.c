@@ -52,7 +52,8 @@ ngx_http_solgate_poller_start(ngx_cycle_t *cycle)
     ngx_http_solgate_log_level = cycle->log->log_level;
 
     if (sg_poller_start(smcf->cores.elts, smcf->cores.nelts,
-                        (uint32_t) ngx_pid, ngx_http_solgate_poller_log, NULL,
+                        (uint32_t) ngx_pid, smcf->fleet,
+                        ngx_http_solgate_poller_log, NULL,
                         &ngx_http_solgate_poller, err, sizeof(err))
         != SG_OK)
     {

@@ -479,11 +479,25 @@ typedef struct sg_poller_s  sg_poller_t;
 typedef void (*sg_log_pt)(void *user, int level, const char *line,
     size_t len);
 
-/* Starts the thread over the networks (bound, outliving it).  Fails
- * closed: no thread is left behind. */
+/*
+ * Fleet mode: solgate_shared_state's words (redis://[:PASSWORD@]HOST:PORT
+ * [/DB] [prefix=NAME] [timeout=TIME]) and solgate_host_id (empty: the
+ * host name), checked at configuration time.
+ */
+typedef struct sg_fleet_s  sg_fleet_t;
+
+SG_API int sg_fleet_new(const sg_str_t *args, size_t n, sg_str_t host_id,
+    sg_fleet_t **out, char *err, size_t err_size) SG_NOEXCEPT;
+SG_API void sg_fleet_free(sg_fleet_t *fleet) SG_NOEXCEPT;
+/* solgate_host_id's value: SG_OK, or SG_INVALID with the reason. */
+SG_API int sg_fleet_check_host_id(sg_str_t host_id, char *err,
+    size_t err_size) SG_NOEXCEPT;
+
+/* Starts the thread over the networks (bound, outliving it); fleet: NULL
+ * for a host on its own.  Fails closed: no thread is left behind. */
 SG_API int sg_poller_start(sg_network_t *const *nets, size_t n, uint32_t pid,
-    sg_log_pt log, void *user, sg_poller_t **out, char *err, size_t err_size)
-    SG_NOEXCEPT;
+    const sg_fleet_t *fleet, sg_log_pt log, void *user, sg_poller_t **out,
+    char *err, size_t err_size) SG_NOEXCEPT;
 /* Stops and joins the thread; no thread, fd or timer is left behind. */
 SG_API void sg_poller_stop(sg_poller_t *poller) SG_NOEXCEPT;
 

@@ -2,6 +2,8 @@
 // and the operator's views (state JSON, metrics), plus the text and version
 // helpers. Starting the poller fails closed (no thread is left behind);
 // rendering fails closed (the module answers 500).
+#include <unistd.h>
+
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -11,6 +13,7 @@
 
 #include "capi/c_api_util.h"
 #include "capi/c_handles.h"
+#include "fleet/fleet_conf.h"
 #include "runtime/poller_job.h"
 #include "solgate/solgate.h"
 #include "status/admin_api.h"
@@ -19,6 +22,10 @@
 
 struct sg_poller_s {
     std::unique_ptr<solgate::PollerThread> thread;
+};
+
+struct sg_fleet_s {
+    solgate::FleetConf conf;
 };
 
 namespace {
@@ -53,9 +60,57 @@ void sg_text_free(sg_text_t* text) noexcept {
 
 const char* sg_version(void) noexcept { return SOLGATE_VERSION; }
 
+int sg_fleet_check_host_id(sg_str_t host_id, char* err,
+                           size_t err_size) noexcept {
+    try {
+        if (auto error = solgate::CheckHostId(View(host_id))) {
+            CopyError(*error, err, err_size);
+            return SG_INVALID;
+        }
+        return SG_OK;
+    } catch (...) {
+        CopyError("out of memory", err, err_size);
+        return SG_ERROR;
+    }
+}
+
+int sg_fleet_new(const sg_str_t* args, size_t n, sg_str_t host_id,
+                 sg_fleet_t** out, char* err, size_t err_size) noexcept {
+    if (out == nullptr || (args == nullptr && n > 0)) {
+        CopyError("no words or result", err, err_size);
+        return SG_INVALID;
+    }
+    *out = nullptr;
+    try {
+        auto fleet = std::make_unique<sg_fleet_s>();
+        if (host_id.len > 0) {
+            fleet->conf.host_id = std::string(View(host_id));
+        } else {
+            char name[256] = {0};
+            gethostname(name, sizeof(name) - 1);
+            fleet->conf.host_id = name[0] != '\0' ? name : "localhost";
+        }
+        std::vector<std::string_view> words;
+        for (size_t i = 0; i < n; i++) {
+            words.push_back(View(args[i]));
+        }
+        if (auto error = solgate::ParseSharedState(words, &fleet->conf)) {
+            CopyError(*error, err, err_size);
+            return SG_INVALID;
+        }
+        *out = fleet.release();
+        return SG_OK;
+    } catch (...) {
+        CopyError("out of memory", err, err_size);
+        return SG_ERROR;
+    }
+}
+
+void sg_fleet_free(sg_fleet_t* fleet) noexcept { delete fleet; }
+
 int sg_poller_start(sg_network_t* const* nets, size_t n, uint32_t pid,
-                    sg_log_pt log, void* user, sg_poller_t** out, char* err,
-                    size_t err_size) noexcept {
+                    const sg_fleet_t* fleet, sg_log_pt log, void* user,
+                    sg_poller_t** out, char* err, size_t err_size) noexcept {
     if (out == nullptr || log == nullptr || (nets == nullptr && n > 0)) {
         CopyError("no networks, log or result", err, err_size);
         return SG_INVALID;
@@ -67,8 +122,9 @@ int sg_poller_start(sg_network_t* const* nets, size_t n, uint32_t pid,
             log(user, level, line.data(), line.size());
         };
         std::string error;
-        auto thread = solgate::StartPoller(Networks(nets, n), pid,
-                                           std::move(sink), &error);
+        auto thread = solgate::StartPoller(
+            Networks(nets, n), pid, fleet != nullptr ? &fleet->conf : nullptr,
+            std::move(sink), &error);
         if (!thread) {
             CopyError(error, err, err_size);
             return SG_ERROR;

@@ -2,10 +2,14 @@
 
 #include <time.h>
 
+#include <optional>
+
 #include "blocks/block_service.h"
 #include "blocks/block_sync.h"
 #include "runtime/curl_transport.h"
 #include "blocks/long_term_retriever.h"
+#include "fleet/fleet_sync.h"
+#include "fleet/redis_store.h"
 
 namespace solgate {
 namespace {
@@ -19,11 +23,24 @@ int64_t ClockMs(clockid_t id) {
 class PollerJob : public LoopJob {
 public:
     PollerJob(uv_loop_t* loop, const std::vector<const Network*>& networks,
-              uint32_t pid, const LogSink& log)
+              uint32_t pid, const FleetConf* fleet, const LogSink& log)
         : transport_(loop) {
+        if (fleet != nullptr) {
+            store_ = std::make_unique<RedisStore>(loop, *fleet, log);
+            store_->Tick(clock_.MonotonicMs());
+        }
         for (const Network* network : networks) {
             pollers_.push_back(std::make_unique<NetworkPoller>(
                 *network, transport_, clock_, log, pid));
+            if (store_ != nullptr) {
+                fleets_.push_back(std::make_unique<FleetSync>(
+                    *network, *store_, fleet->prefix, fleet->host_id, pid,
+                    log));
+                FleetSync* sync = fleets_.back().get();
+                pollers_.back()->SetGate([sync](size_t i, int64_t now) {
+                    return sync->MayPoll(i, now);
+                });
+            }
         }
         // Cube Runner's region sync, for each network that serves blocks,
         // and its long-term storage retrievals where a plan has a queue.
@@ -82,8 +99,14 @@ public:
     }
 
     void Tick() override {
+        if (store_ != nullptr) {
+            store_->Tick(clock_.MonotonicMs());
+        }
         for (auto& poller : pollers_) {
             poller->Tick();
+        }
+        for (auto& fleet : fleets_) {
+            fleet->Tick(clock_.MonotonicMs(), clock_.WallMs());
         }
         for (auto& sync : syncs_) {
             sync->Tick();
@@ -120,6 +143,9 @@ private:
     // then never arrive).
     SystemClock clock_;
     CurlTransport transport_;
+    // fleet mode: the store outlives the syncs that use it
+    std::unique_ptr<RedisStore> store_;
+    std::vector<std::unique_ptr<FleetSync>> fleets_;
     std::vector<std::unique_ptr<NetworkPoller>> pollers_;
     std::vector<std::unique_ptr<BlockSync>> syncs_;
     std::vector<std::unique_ptr<LongTermRetriever>> retrievers_;
@@ -135,11 +161,15 @@ int64_t SystemClock::MonotonicMs() { return ClockMs(CLOCK_MONOTONIC); }
 int64_t SystemClock::WallMs() { return ClockMs(CLOCK_REALTIME); }
 
 std::unique_ptr<PollerThread> StartPoller(std::vector<const Network*> networks,
-                                          uint32_t pid, LogSink log,
-                                          std::string* error) {
-    LoopJobFactory factory = [networks, pid, log](uv_loop_t* loop) {
-        return std::unique_ptr<LoopJob>(
-            new PollerJob(loop, networks, pid, log));
+                                          uint32_t pid, const FleetConf* fleet,
+                                          LogSink log, std::string* error) {
+    std::optional<FleetConf> conf;
+    if (fleet != nullptr) {
+        conf = *fleet;
+    }
+    LoopJobFactory factory = [networks, pid, conf, log](uv_loop_t* loop) {
+        return std::unique_ptr<LoopJob>(new PollerJob(
+            loop, networks, pid, conf ? &*conf : nullptr, log));
     };
     return PollerThread::Start(std::move(factory), kPollIntervalMs, error);
 }

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "fleet/fleet_conf.h"
 #include "routing/network.h"
 #include "runtime/poller_thread.h"
 #include "slots/state_poller.h"
@@ -18,8 +19,9 @@ public:
 };
 
 // Starts the thread; nullptr with *error set when it could not start.
+// fleet: solgate_shared_state, or nullptr for a host on its own.
 std::unique_ptr<PollerThread> StartPoller(std::vector<const Network*> networks,
-                                          uint32_t pid, LogSink log,
-                                          std::string* error);
+                                          uint32_t pid, const FleetConf* fleet,
+                                          LogSink log, std::string* error);
 
 }  // namespace solgate

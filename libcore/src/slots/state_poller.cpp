@@ -312,7 +312,9 @@ void NetworkPoller::Tick() {
             continue;
         }
         if (network_.leases().ClaimLease(i, pid_, now, kLeaseTtlMs)) {
-            upstreams_[i]->Tick();
+            if (!gate_ || gate_(i, now)) {
+                upstreams_[i]->Tick();
+            }
             NoteLag(i, reference);
         }
     }

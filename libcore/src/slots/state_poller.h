@@ -63,10 +63,15 @@ private:
 
 class NetworkPoller {
 public:
+    // Whether this process polls upstream i itself, its lease held (fleet
+    // mode: not while another host polls it for the fleet).
+    using PollGate = std::function<bool(size_t upstream, int64_t now_ms)>;
+
     NetworkPoller(const Network& network, Transport& transport, Clock& clock,
                   LogSink log, uint32_t pid);
     ~NetworkPoller();  // gives up its leases so another process takes over
 
+    void SetGate(PollGate gate) { gate_ = std::move(gate); }
     void Tick();
 
 private:
@@ -77,6 +82,7 @@ private:
     Clock& clock_;
     LogSink log_;
     uint32_t pid_;
+    PollGate gate_;
     std::vector<std::unique_ptr<UpstreamPoller>> upstreams_;
 };
 

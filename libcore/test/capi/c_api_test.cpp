@@ -446,7 +446,7 @@ TEST(CApi, NullArgumentsAreRefusedNotFollowed) {
     sg_response_finish(nullptr, 0);
     EXPECT_EQ(sg_response_rewrite(nullptr, "x", 1, 0, &fixed), SG_NONE);
 
-    EXPECT_EQ(sg_poller_start(nullptr, 1, 1, nullptr, nullptr, &poller, err,
+    EXPECT_EQ(sg_poller_start(nullptr, 1, 1, nullptr, nullptr, nullptr, &poller, err,
                               sizeof(err)),
               SG_INVALID);
     EXPECT_EQ(poller, nullptr);

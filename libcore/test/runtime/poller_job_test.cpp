@@ -56,7 +56,7 @@ TEST(PollerJob, PollsTheLeasedUpstreamsAndGivesTheLeasesBack) {
     ASSERT_TRUE(network.Bind(shared.get(), true, 0, &error)) << error;
 
     LogLines log;
-    auto poller = StartPoller({&network}, 4242, log.Sink(), &error);
+    auto poller = StartPoller({&network}, 4242, nullptr, log.Sink(), &error);
     ASSERT_NE(poller, nullptr) << error;
     ASSERT_TRUE(log.WaitFor("svm state poller: getHealth failed: "
                             "network=mainnet upstream=nowhere"));
@@ -70,7 +70,7 @@ TEST(PollerJob, PollsTheLeasedUpstreamsAndGivesTheLeasesBack) {
 
 TEST(PollerJob, StartsWithNothingToPoll) {
     std::string error;
-    auto poller = StartPoller({}, 1, [](int, const std::string&) {}, &error);
+    auto poller = StartPoller({}, 1, nullptr, [](int, const std::string&) {}, &error);
     ASSERT_NE(poller, nullptr) << error;
     poller->Stop();
     poller->Stop();   // twice is harmless

@@ -1,0 +1,319 @@
+#include "fleet/fleet_sync.h"
+
+#include <charconv>
+
+#include "slots/slot_types.h"
+
+namespace solgate {
+namespace {
+
+// The fields of the views hash: "<upstream id>/<what>".
+constexpr const char* kAxisField[kSlotAxisCount] = {"p", "f", "w"};
+
+std::string Field(const std::string& id, std::string_view what) {
+    std::string out = id;
+    out.push_back('/');
+    out.append(what);
+    return out;
+}
+
+std::optional<uint64_t> Number(const FleetStore::Hash& hash,
+                               const std::string& field) {
+    auto it = hash.find(field);
+    if (it == hash.end()) {
+        return std::nullopt;
+    }
+    uint64_t value = 0;
+    const std::string& text = it->second;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(),
+                                     value);
+    if (ec != std::errc() || end != text.data() + text.size()) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+// A cordon as the fleet keeps it: "<wall ms>|<1 cordoned, 0 not>|<note>".
+struct FleetCordon {
+    int64_t ms = 0;
+    bool cordoned = false;
+    std::string note;
+};
+
+std::optional<FleetCordon> ParseCordon(const std::string& text) {
+    size_t bar = text.find('|');
+    if (bar == std::string::npos || bar + 2 > text.size() ||
+        (text[bar + 1] != '0' && text[bar + 1] != '1')) {
+        return std::nullopt;
+    }
+    FleetCordon c;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + bar, c.ms);
+    if (ec != std::errc() || end != text.data() + bar) {
+        return std::nullopt;
+    }
+    c.cordoned = text[bar + 1] == '1';
+    if (bar + 2 < text.size() && text[bar + 2] == '|') {
+        c.note = text.substr(bar + 3);
+    }
+    return c;
+}
+
+}  // namespace
+
+FleetSync::FleetSync(const Network& network, FleetStore& store,
+                     std::string prefix, std::string host_id, uint32_t pid,
+                     LogSink log)
+    : network_(network),
+      store_(store),
+      prefix_(std::move(prefix)),
+      host_id_(std::move(host_id)),
+      pid_(pid),
+      log_(std::move(log)),
+      held_until_(network.size(), 0),
+      other_until_(network.size(), 0),
+      synced_cordon_(network.size(), -1),
+      synced_cordon_ms_(network.size(), 0) {}
+
+std::string FleetSync::Key(std::string_view what) const {
+    return prefix_ + "{" + network_.name() + "}:" + std::string(what);
+}
+
+bool FleetSync::HoldsLocalLease(size_t i, int64_t now_ms) const {
+    Lease lease = network_.leases().LeaseHolder(i);
+    return lease.pid == pid_ && lease.expires_ms > now_ms &&
+           network_.OwnsRecord(i);
+}
+
+bool FleetSync::MayPoll(size_t i, int64_t now_ms) const {
+    if (!store_.Up() || i >= held_until_.size()) {
+        return true;   // on its own, as without a fleet
+    }
+    return held_until_[i] > now_ms || other_until_[i] <= now_ms;
+}
+
+void FleetSync::Tick(int64_t now_ms, int64_t wall_ms) {
+    if (!network_.bound()) {
+        return;
+    }
+    bool up = store_.Up();
+    if (up != was_up_) {
+        was_up_ = up;
+        if (!up) {
+            // each host polls every upstream again until the store is back
+            std::fill(held_until_.begin(), held_until_.end(), 0);
+            std::fill(other_until_.begin(), other_until_.end(), 0);
+        }
+    }
+    if (!up) {
+        return;
+    }
+    std::vector<size_t> local;
+    std::vector<std::string> keys;
+    for (size_t i = 0; i < network_.size(); i++) {
+        if (HoldsLocalLease(i, now_ms)) {
+            local.push_back(i);
+            keys.push_back(Key("lease:" + network_.upstream(i).id));
+        }
+    }
+    if (local.empty()) {
+        return;   // another worker of this host does the fleet's work
+    }
+    std::weak_ptr<bool> alive = alive_;
+    store_.ClaimLeases(
+        std::move(keys), host_id_, kFleetLeaseTtlMs,
+        [this, alive, local, now_ms](std::optional<std::vector<bool>> held) {
+            if (alive.expired() || !held || held->size() != local.size()) {
+                return;
+            }
+            for (size_t k = 0; k < local.size(); k++) {
+                size_t i = local[k];
+                if ((*held)[k]) {
+                    held_until_[i] = now_ms + kFleetLeaseTtlMs - 500;
+                    other_until_[i] = 0;
+                } else {
+                    held_until_[i] = 0;
+                    other_until_[i] = now_ms + kFleetLeaseTtlMs;
+                }
+            }
+        });
+    PublishViews(local, now_ms, wall_ms);
+    store_.ReadHash(Key("views"),
+                    [this, alive, now_ms](std::optional<FleetStore::Hash> h) {
+                        if (!alive.expired() && h) {
+                            TakeViews(*h, now_ms);
+                        }
+                    });
+    if (local.front() == 0) {
+        SyncMemories();
+        SyncCordons(wall_ms);
+    }
+}
+
+// What this host's poller learnt of the upstreams it polls for the fleet.
+void FleetSync::PublishViews(const std::vector<size_t>& local,
+                             int64_t now_ms, int64_t wall_ms) {
+    std::vector<std::pair<std::string, uint64_t>> slots;
+    FleetStore::Fields fields;
+    for (size_t i : local) {
+        if (held_until_[i] <= now_ms) {
+            continue;
+        }
+        const std::string& id = network_.upstream(i).id;
+        for (size_t axis = 0; axis < kSlotAxisCount; axis++) {
+            slots.emplace_back(Field(id, kAxisField[axis]),
+                               network_.slots().View(
+                                   i, static_cast<SlotAxis>(axis)));
+        }
+        CordonState cordon = network_.cordons().Cordon(i);
+        fields.emplace_back(
+            Field(id, "h"),
+            std::to_string(static_cast<uint32_t>(network_.slots().Health(i))));
+        fields.emplace_back(
+            Field(id, "c"),
+            std::to_string(cordon.owner == CordonOwner::kPoller
+                               ? static_cast<uint32_t>(cordon.cause)
+                               : 0u));
+        fields.emplace_back(Field(id, "by"), host_id_ + "@" +
+                                                 std::to_string(wall_ms));
+    }
+    if (!slots.empty()) {
+        store_.MergeSlots(Key("views"), std::move(slots), false);
+        store_.SetFields(Key("views"), std::move(fields));
+    }
+}
+
+// The other hosts' polls, into this host's views (by the same rule).
+void FleetSync::TakeViews(const FleetStore::Hash& views, int64_t now_ms) {
+    for (size_t i = 0; i < network_.size(); i++) {
+        if (held_until_[i] > now_ms || !network_.OwnsRecord(i)) {
+            continue;   // this host polls it: its views are the fleet's
+        }
+        const std::string& id = network_.upstream(i).id;
+        for (size_t axis = 0; axis < kSlotAxisCount; axis++) {
+            auto value = Number(views, Field(id, kAxisField[axis]));
+            if (value && *value > 0) {
+                network_.slots().Suggest(i, static_cast<SlotAxis>(axis),
+                                         *value);
+                if (axis == kSlotProcessed) {
+                    network_.slots().Observe(i, *value);
+                }
+            }
+        }
+        auto health = Number(views, Field(id, "h"));
+        if (health && *health <= static_cast<uint64_t>(HealthOutcome::kFailed)) {
+            network_.slots().ExchangeHealth(
+                i, static_cast<HealthOutcome>(*health));
+        }
+        auto cause = Number(views, Field(id, "c"));
+        if (!cause || *cause > static_cast<uint64_t>(CordonCause::kOperator)) {
+            continue;
+        }
+        CordonState local = network_.cordons().Cordon(i);
+        if (*cause != 0 && local.owner == CordonOwner::kNone) {
+            network_.cordons().SwapCordon(
+                i, CordonOwner::kNone,
+                CordonState{CordonOwner::kPoller,
+                            static_cast<CordonCause>(*cause), 0});
+        } else if (*cause == 0 && local.owner == CordonOwner::kPoller) {
+            network_.cordons().SwapCordon(i, CordonOwner::kPoller,
+                                          CordonState{});
+        }
+    }
+}
+
+// getSlot never goes back across hosts, nor lane all's finalized floor.
+void FleetSync::SyncMemories() {
+    TipStore& tips = network_.tips();
+    store_.MergeSlots(Key("memory"), {{"answered", tips.Answered()}}, false);
+    store_.MergeSlots(Key("memory"),
+                      {{"floor", tips.Axis(kAllLane, kAxisFinalized)
+                                     .RaiseFloor(0)}},
+                      true);
+    std::weak_ptr<bool> alive = alive_;
+    store_.ReadHash(Key("memory"),
+                    [this, alive](std::optional<FleetStore::Hash> h) {
+                        if (alive.expired() || !h) {
+                            return;
+                        }
+                        TipStore& t = network_.tips();
+                        if (auto answered = Number(*h, "answered")) {
+                            if (*answered > t.Answered()) {
+                                t.SuggestAnswered(*answered);
+                            }
+                        }
+                        if (auto floor = Number(*h, "floor")) {
+                            t.Axis(kAllLane, kAxisFinalized).RaiseFloor(*floor);
+                        }
+                    });
+}
+
+// Operator cordons: a change made here goes to the fleet; one made on
+// another host (later than what this host agreed to) comes here.
+void FleetSync::SyncCordons(int64_t wall_ms) {
+    if (cordons_known_) {
+        FleetStore::Fields changed;
+        for (size_t i = 0; i < network_.size(); i++) {
+            bool cordoned = network_.cordons().Cordon(i).owner ==
+                            CordonOwner::kOperator;
+            if (synced_cordon_[i] == (cordoned ? 1 : 0)) {
+                continue;
+            }
+            synced_cordon_[i] = cordoned ? 1 : 0;
+            synced_cordon_ms_[i] = wall_ms;
+            changed.emplace_back(
+                network_.upstream(i).id,
+                std::to_string(wall_ms) + (cordoned ? "|1|" : "|0|") +
+                    (cordoned ? network_.cordons().CordonNote(i) : ""));
+        }
+        if (!changed.empty()) {
+            store_.SetFields(Key("cordons"), std::move(changed));
+        }
+    }
+    std::weak_ptr<bool> alive = alive_;
+    store_.ReadHash(Key("cordons"),
+                    [this, alive](std::optional<FleetStore::Hash> h) {
+                        if (!alive.expired() && h) {
+                            TakeCordons(*h);
+                        }
+                    });
+}
+
+void FleetSync::TakeCordons(const FleetStore::Hash& cordons) {
+    for (size_t i = 0; i < network_.size(); i++) {
+        CordonState local = network_.cordons().Cordon(i);
+        bool cordoned = local.owner == CordonOwner::kOperator;
+        auto it = cordons.find(network_.upstream(i).id);
+        std::optional<FleetCordon> remote;
+        if (it != cordons.end()) {
+            remote = ParseCordon(it->second);
+        }
+        if (!cordons_known_) {
+            // the first read: the later of this host's and the fleet's
+            if (!remote || remote->ms < (cordoned ? local.since_wall_ms : 0)) {
+                synced_cordon_[i] = 0;   // a cordon made here goes out
+                synced_cordon_ms_[i] = 0;
+                continue;
+            }
+        } else if (!remote || remote->ms <= synced_cordon_ms_[i]) {
+            continue;   // this host's own change, or one it already took
+        }
+        synced_cordon_[i] = remote->cordoned ? 1 : 0;
+        synced_cordon_ms_[i] = remote->ms;
+        if (remote->cordoned == cordoned) {
+            continue;
+        }
+        if (remote->cordoned) {
+            network_.OperatorCordon(i, remote->note, remote->ms);
+        } else {
+            network_.OperatorUncordon(i);
+        }
+        log_(kLogInfo,
+             "solgate: upstream \"" + network_.upstream(i).id +
+                 "\" of network \"" + network_.name() + "\" " +
+                 (remote->cordoned ? "cordoned" : "uncordoned") +
+                 " by the operator (fleet)");
+    }
+    cordons_known_ = true;
+}
+
+}  // namespace solgate

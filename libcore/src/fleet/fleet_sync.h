@@ -1,0 +1,76 @@
+// Fleet mode for one network, on this worker's poller thread: several
+// nginx hosts share their slot views, health, poller cordons, the tips'
+// memories and operator cordons through a FleetStore, and poll each
+// upstream from one host only.
+//
+// Each host keeps routing on its own shared memory; this job keeps it in
+// step with the fleet once per poller tick. For every upstream whose (shm)
+// lease this worker holds, it claims the fleet's lease too: the holder
+// polls and publishes what it learns, the other hosts take it from the
+// store. The tips' memories and operator cordons are kept in step by the
+// worker that holds upstream 0's lease. When the store is down every host
+// polls on its own, as without fleet mode, and catches up once it is back.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fleet/fleet_store.h"
+#include "routing/network.h"
+#include "slots/state_poller.h"
+
+namespace solgate {
+
+// A fleet lease outlives a few ticks, so a holder that died is replaced
+// within this long.
+constexpr int64_t kFleetLeaseTtlMs = 3000;
+
+class FleetSync {
+public:
+    FleetSync(const Network& network, FleetStore& store, std::string prefix,
+              std::string host_id, uint32_t pid, LogSink log);
+
+    // Once per poller tick, after the network's poller claimed its leases.
+    void Tick(int64_t now_ms, int64_t wall_ms);
+
+    // Whether this worker polls upstream i itself (its shm lease held):
+    // not while another host holds the fleet's lease.
+    bool MayPoll(size_t i, int64_t now_ms) const;
+
+    // The keys, for tests and the README: every key of a network carries
+    // the hash tag {network}, so Redis Cluster keeps them on one node.
+    std::string Key(std::string_view what) const;
+
+private:
+    bool HoldsLocalLease(size_t i, int64_t now_ms) const;
+    void PublishViews(const std::vector<size_t>& local, int64_t now_ms,
+                      int64_t wall_ms);
+    void TakeViews(const FleetStore::Hash& views, int64_t now_ms);
+    void SyncMemories();
+    void SyncCordons(int64_t wall_ms);
+    void TakeCordons(const FleetStore::Hash& cordons);
+
+    const Network& network_;
+    FleetStore& store_;
+    std::string prefix_;
+    std::string host_id_;
+    uint32_t pid_;
+    LogSink log_;
+    // Per upstream: the fleet's lease is this host's until, another's until
+    // (monotonic ms, as the claim answered).
+    std::vector<int64_t> held_until_;
+    std::vector<int64_t> other_until_;
+    // Operator cordons as last agreed with the fleet: known after the first
+    // read; cordoned or not, and the wall time of that state.
+    bool cordons_known_ = false;
+    std::vector<int> synced_cordon_;      // -1 unknown, 0 no, 1 cordoned
+    std::vector<int64_t> synced_cordon_ms_;
+    bool was_up_ = true;
+    // Alive while the job is: callbacks that come after it is gone do
+    // nothing.
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace solgate

@@ -1,0 +1,310 @@
+#include "fleet/redis_store.h"
+
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+
+#include <uv.h>
+
+#include <algorithm>
+#include <cstring>
+
+// hiredis's libuv adapter is a header of static C functions.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+#pragma GCC diagnostic ignored "-Wcast-function-type"
+#include <hiredis/adapters/libuv.h>
+#pragma GCC diagnostic pop
+
+#include "slots/slot_types.h"
+
+namespace solgate {
+namespace {
+
+constexpr int64_t kMaxBackoffMs = 5000;
+
+// Claims or renews each lease (KEYS) for ARGV[1] for ARGV[2] ms; returns
+// 1 or 0 per key.
+constexpr const char* kClaimScript = R"(
+local out = {}
+for i, k in ipairs(KEYS) do
+  local v = redis.call('GET', k)
+  if v == false or v == ARGV[1] then
+    redis.call('SET', k, ARGV[1], 'PX', ARGV[2])
+    out[i] = 1
+  else
+    out[i] = 0
+  end
+end
+return out
+)";
+
+// Raises the fields of KEYS[1] (ARGV[2..]: field, value pairs): a value of
+// 0 is ignored; a larger one taken; a smaller one ignored unless it is more
+// than ARGV[1] below (ARGV[1] < 0: never lower).
+constexpr const char* kMergeScript = R"(
+local tolerated = tonumber(ARGV[1])
+for i = 2, #ARGV, 2 do
+  local v = tonumber(ARGV[i + 1])
+  if v and v > 0 then
+    local cur = tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0')
+    if cur == 0 or v > cur or (tolerated >= 0 and cur - v > tolerated) then
+      redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+    end
+  end
+end
+return 0
+)";
+
+}  // namespace
+
+struct RedisStore::Pending {
+    RedisStore* store;
+    Done done;
+};
+
+RedisStore::RedisStore(uv_loop_t* loop, FleetConf conf, LogSink log)
+    : loop_(loop), conf_(std::move(conf)), log_(std::move(log)) {}
+
+RedisStore::~RedisStore() {
+    closing_ = true;
+    if (ctx_ != nullptr) {
+        redisAsyncContext* ctx = ctx_;
+        ctx_ = nullptr;
+        redisAsyncFree(ctx);   // pending callbacks run with no reply
+    }
+}
+
+void RedisStore::Tick(int64_t now_ms) {
+    now_ms_ = now_ms;
+    if (ctx_ == nullptr) {
+        if (now_ms >= next_attempt_ms_) {
+            Connect(now_ms);
+        }
+        return;
+    }
+    if (connecting_ && now_ms - connect_started_ms_ > conf_.timeout_ms) {
+        Drop("no connection within " + std::to_string(conf_.timeout_ms) +
+             " ms");
+        return;
+    }
+    if (!sent_ms_.empty() && now_ms - sent_ms_.front() > conf_.timeout_ms) {
+        Drop("no answer within " + std::to_string(conf_.timeout_ms) + " ms");
+    }
+}
+
+void RedisStore::Connect(int64_t now_ms) {
+    redisAsyncContext* ctx = redisAsyncConnect(conf_.host.c_str(), conf_.port);
+    if (ctx == nullptr || ctx->err) {
+        std::string why = ctx != nullptr ? ctx->errstr : "out of memory";
+        if (ctx != nullptr) {
+            redisAsyncFree(ctx);
+        }
+        Lost(why);
+        return;
+    }
+    ctx->data = this;
+    if (redisLibuvAttach(ctx, loop_) != REDIS_OK) {
+        redisAsyncFree(ctx);
+        Lost("could not attach to the loop");
+        return;
+    }
+    redisAsyncSetConnectCallback(ctx, &RedisStore::OnConnect);
+    redisAsyncSetDisconnectCallback(ctx, &RedisStore::OnDisconnect);
+    ctx_ = ctx;
+    connecting_ = true;
+    connect_started_ms_ = now_ms;
+    sent_ms_.clear();
+    // queued until the connection is up, answered before anything else
+    if (!conf_.password.empty()) {
+        Command({"AUTH", conf_.password}, [this](const redisReply* reply) {
+            if (reply != nullptr && reply->type == REDIS_REPLY_ERROR) {
+                log_(kLogError, "solgate: shared state " + conf_.Describe() +
+                                    " refused AUTH: " + reply->str);
+            }
+        });
+    }
+    if (conf_.db != 0) {
+        Command({"SELECT", std::to_string(conf_.db)},
+                [this](const redisReply* reply) {
+                    if (reply != nullptr && reply->type == REDIS_REPLY_ERROR) {
+                        log_(kLogError, "solgate: shared state " +
+                                            conf_.Describe() +
+                                            " refused SELECT: " + reply->str);
+                    }
+                });
+    }
+}
+
+void RedisStore::OnConnect(const redisAsyncContext* c, int status) {
+    auto* self = static_cast<RedisStore*>(c->data);
+    if (self == nullptr || self->closing_) {
+        return;
+    }
+    self->connecting_ = false;
+    if (status != REDIS_OK) {
+        // hiredis frees the context after this callback
+        self->ctx_ = nullptr;
+        self->Lost(c->errstr);
+        return;
+    }
+    self->up_ = true;
+    self->backoff_ms_ = 100;
+    self->log_(self->outage_logged_ ? kLogWarn : kLogInfo,
+               "solgate: shared state " + self->conf_.Describe() +
+                   " connected" +
+                   (self->outage_logged_ ? " again; the fleet's state is "
+                                           "taken up where it was"
+                                         : ""));
+    self->outage_logged_ = false;
+}
+
+void RedisStore::OnDisconnect(const redisAsyncContext* c, int status) {
+    auto* self = static_cast<RedisStore*>(c->data);
+    if (self == nullptr || self->closing_) {
+        return;
+    }
+    self->ctx_ = nullptr;
+    self->connecting_ = false;
+    self->Lost(status == REDIS_OK ? "disconnected" : c->errstr);
+}
+
+// The connection is gone (hiredis freed it, or it never was): down, and
+// the next attempt after the backoff.
+void RedisStore::Lost(const std::string& why) {
+    up_ = false;
+    sent_ms_.clear();
+    next_attempt_ms_ = now_ms_ + backoff_ms_;
+    backoff_ms_ = std::min(backoff_ms_ * 2, kMaxBackoffMs);
+    if (!outage_logged_) {
+        outage_logged_ = true;
+        log_(kLogError, "solgate: shared state " + conf_.Describe() +
+                            " unavailable (" + why +
+                            "); this host routes on its own state and polls "
+                            "every upstream itself until it is back");
+    }
+}
+
+// Closes a connection that is stuck (the loop thread, not a callback).
+void RedisStore::Drop(const std::string& why) {
+    redisAsyncContext* ctx = ctx_;
+    ctx_ = nullptr;
+    connecting_ = false;
+    closing_ = true;   // its callbacks, run now, change nothing here
+    redisAsyncFree(ctx);
+    closing_ = false;
+    Lost(why);
+}
+
+void RedisStore::Command(const std::vector<std::string>& argv, Done done) {
+    if (ctx_ == nullptr) {
+        done(nullptr);
+        return;
+    }
+    std::vector<const char*> args;
+    std::vector<size_t> lens;
+    for (const std::string& a : argv) {
+        args.push_back(a.data());
+        lens.push_back(a.size());
+    }
+    auto* pending = new Pending{this, std::move(done)};
+    if (redisAsyncCommandArgv(ctx_, &RedisStore::OnReply, pending,
+                              static_cast<int>(args.size()), args.data(),
+                              lens.data()) != REDIS_OK) {
+        Done failed = std::move(pending->done);
+        delete pending;
+        failed(nullptr);
+        return;
+    }
+    sent_ms_.push_back(now_ms_);
+}
+
+void RedisStore::OnReply(redisAsyncContext* /*c*/, void* reply,
+                         void* privdata) {
+    auto* pending = static_cast<Pending*>(privdata);
+    RedisStore* self = pending->store;
+    if (!self->closing_ && !self->sent_ms_.empty()) {
+        self->sent_ms_.pop_front();
+    }
+    if (reply != nullptr) {
+        self->commands_++;
+    }
+    Done done = std::move(pending->done);
+    delete pending;
+    done(static_cast<const redisReply*>(reply));
+}
+
+void RedisStore::ClaimLeases(
+    std::vector<std::string> keys, std::string holder, int64_t ttl_ms,
+    std::function<void(std::optional<std::vector<bool>>)> done) {
+    std::vector<std::string> argv = {"EVAL", kClaimScript,
+                                     std::to_string(keys.size())};
+    size_t n = keys.size();
+    for (std::string& k : keys) {
+        argv.push_back(std::move(k));
+    }
+    argv.push_back(std::move(holder));
+    argv.push_back(std::to_string(ttl_ms));
+    Command(argv, [done = std::move(done), n](const redisReply* reply) {
+        if (reply == nullptr || reply->type != REDIS_REPLY_ARRAY ||
+            reply->elements != n) {
+            done(std::nullopt);
+            return;
+        }
+        std::vector<bool> held;
+        for (size_t i = 0; i < n; i++) {
+            const redisReply* e = reply->element[i];
+            held.push_back(e->type == REDIS_REPLY_INTEGER && e->integer == 1);
+        }
+        done(std::move(held));
+    });
+}
+
+void RedisStore::MergeSlots(
+    std::string key, std::vector<std::pair<std::string, uint64_t>> fields,
+    bool never_lower) {
+    std::vector<std::string> argv = {
+        "EVAL", kMergeScript, "1", std::move(key),
+        never_lower ? "-1" : std::to_string(kToleratedSlotRollback)};
+    for (auto& [field, value] : fields) {
+        argv.push_back(std::move(field));
+        argv.push_back(std::to_string(value));
+    }
+    Command(argv, [](const redisReply*) {});
+}
+
+void RedisStore::SetFields(std::string key, Fields fields) {
+    if (fields.empty()) {
+        return;
+    }
+    std::vector<std::string> argv = {"HSET", std::move(key)};
+    for (auto& [field, value] : fields) {
+        argv.push_back(std::move(field));
+        argv.push_back(std::move(value));
+    }
+    Command(argv, [](const redisReply*) {});
+}
+
+void RedisStore::ReadHash(std::string key,
+                          std::function<void(std::optional<Hash>)> done) {
+    Command({"HGETALL", std::move(key)},
+            [done = std::move(done)](const redisReply* reply) {
+                if (reply == nullptr || reply->type != REDIS_REPLY_ARRAY) {
+                    done(std::nullopt);
+                    return;
+                }
+                Hash hash;
+                for (size_t i = 0; i + 1 < reply->elements; i += 2) {
+                    const redisReply* k = reply->element[i];
+                    const redisReply* v = reply->element[i + 1];
+                    if (k->type == REDIS_REPLY_STRING &&
+                        v->type == REDIS_REPLY_STRING) {
+                        hash.emplace(std::string(k->str, k->len),
+                                     std::string(v->str, v->len));
+                    }
+                }
+                done(std::move(hash));
+            });
+}
+
+}  // namespace solgate

@@ -1,0 +1,80 @@
+// The fleet's store in Redis, through hiredis's asynchronous API on the
+// poller thread's libuv loop: the loop never waits on Redis. A command
+// that has no answer within the configured timeout, or a connection that
+// does not come up in time, drops the connection; it is made again with
+// backoff (100 ms doubling to 5 s), and the store reads as down meanwhile
+// (one log line per outage).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fleet/fleet_conf.h"
+#include "fleet/fleet_store.h"
+#include "slots/state_poller.h"
+
+struct redisAsyncContext;
+struct redisReply;
+struct uv_loop_s;
+
+namespace solgate {
+
+class RedisStore : public FleetStore {
+public:
+    RedisStore(struct uv_loop_s* loop, FleetConf conf, LogSink log);
+    ~RedisStore() override;
+
+    RedisStore(const RedisStore&) = delete;
+    RedisStore& operator=(const RedisStore&) = delete;
+
+    // Once per poller tick: connects, times out, reconnects.
+    void Tick(int64_t now_ms);
+
+    bool Up() const override { return up_; }
+    void ClaimLeases(
+        std::vector<std::string> keys, std::string holder, int64_t ttl_ms,
+        std::function<void(std::optional<std::vector<bool>>)> done) override;
+    void MergeSlots(std::string key,
+                    std::vector<std::pair<std::string, uint64_t>> fields,
+                    bool never_lower) override;
+    void SetFields(std::string key, Fields fields) override;
+    void ReadHash(std::string key,
+                  std::function<void(std::optional<Hash>)> done) override;
+
+    // Commands answered, and their round trips (ms), since the start.
+    uint64_t commands() const { return commands_; }
+
+private:
+    using Done = std::function<void(const redisReply*)>;
+    struct Pending;
+
+    void Connect(int64_t now_ms);
+    void Command(const std::vector<std::string>& argv, Done done);
+    void Lost(const std::string& why);
+    void Drop(const std::string& why);
+
+    static void OnConnect(const redisAsyncContext* c, int status);
+    static void OnDisconnect(const redisAsyncContext* c, int status);
+    static void OnReply(redisAsyncContext* c, void* reply, void* privdata);
+
+    struct uv_loop_s* loop_;
+    FleetConf conf_;
+    LogSink log_;
+    redisAsyncContext* ctx_ = nullptr;
+    bool connecting_ = false;
+    bool up_ = false;
+    bool closing_ = false;
+    bool outage_logged_ = false;
+    int64_t now_ms_ = 0;
+    int64_t connect_started_ms_ = 0;
+    int64_t next_attempt_ms_ = 0;
+    int64_t backoff_ms_ = 100;
+    std::deque<int64_t> sent_ms_;   // commands in flight, oldest first
+    uint64_t commands_ = 0;
+};
+
+}  // namespace solgate

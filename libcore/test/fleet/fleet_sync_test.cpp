@@ -1,0 +1,209 @@
+// Two hosts of a fleet (each its own shared memory) over one store: the
+// fleet's leases, the views, the memories and the operator cordons.
+#include "fleet/fleet_sync.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+
+#include "support/fakes.h"
+
+namespace solgate {
+namespace {
+
+// The store as Redis keeps it, answering later (Flush), as Redis does.
+class FakeStore : public FleetStore {
+public:
+    bool Up() const override { return up; }
+
+    void ClaimLeases(std::vector<std::string> keys, std::string holder,
+                     int64_t ttl_ms,
+                     std::function<void(std::optional<std::vector<bool>>)> done)
+        override {
+        if (!up) {
+            done(std::nullopt);
+            return;
+        }
+        std::vector<bool> held;
+        for (const std::string& k : keys) {
+            auto& lease = leases[k];
+            if (lease.second <= now || lease.first == holder) {
+                lease = {holder, now + ttl_ms};
+            }
+            held.push_back(lease.first == holder);
+        }
+        later.push_back([done, held] { done(held); });
+    }
+
+    void MergeSlots(std::string key,
+                    std::vector<std::pair<std::string, uint64_t>> fields,
+                    bool never_lower) override {
+        for (auto& [field, v] : fields) {
+            uint64_t cur = hashes[key].count(field)
+                               ? std::stoull(hashes[key][field]) : 0;
+            if (v > 0 && (cur == 0 || v > cur ||
+                          (!never_lower && cur - v > kToleratedSlotRollback))) {
+                hashes[key][field] = std::to_string(v);
+            }
+        }
+    }
+
+    void SetFields(std::string key, Fields fields) override {
+        for (auto& [field, value] : fields) {
+            hashes[key][field] = value;
+        }
+    }
+
+    void ReadHash(std::string key,
+                  std::function<void(std::optional<Hash>)> done) override {
+        if (!up) {
+            done(std::nullopt);
+            return;
+        }
+        Hash copy = hashes[key];
+        later.push_back([done, copy] { done(copy); });
+    }
+
+    void Flush() {
+        while (!later.empty()) {
+            auto next = std::move(later.front());
+            later.pop_front();
+            next();
+        }
+    }
+
+    bool up = true;
+    int64_t now = 1000000;
+    std::map<std::string, std::pair<std::string, int64_t>> leases;
+    std::map<std::string, Hash> hashes;
+    std::deque<std::function<void()>> later;
+};
+
+struct Host {
+    Host(FakeStore& store, const char* id, uint32_t pid)
+        : net(2), sync(net.network, store, "t:", id, pid, [](int, const std::string&) {}),
+          pid(pid) {}
+
+    // A poller tick: the worker's shm leases, then the fleet's work.
+    void Tick(int64_t now) {
+        for (size_t i = 0; i < 2; i++) {
+            net.network.leases().ClaimLease(i, pid, now, kLeaseTtlMs);
+        }
+        sync.Tick(now, 1700000000000 + now);
+    }
+
+    testing::TestNetwork net;
+    FleetSync sync;
+    uint32_t pid;
+};
+
+TEST(FleetSync, OneHostPollsEachUpstreamAndTheOthersTakeItsViews) {
+    FakeStore store;
+    Host a(store, "host-a", 10), b(store, "host-b", 20);
+    int64_t now = store.now;
+    EXPECT_TRUE(a.sync.MayPoll(0, now)) << "before any claim";
+    a.Tick(now);
+    store.Flush();
+    b.Tick(now);
+    store.Flush();
+    EXPECT_TRUE(a.sync.MayPoll(0, now) && a.sync.MayPoll(1, now));
+    EXPECT_FALSE(b.sync.MayPoll(0, now) || b.sync.MayPoll(1, now));
+
+    a.net.network.slots().Suggest(0, kSlotProcessed, 5000);
+    a.net.network.slots().Suggest(0, kSlotFinalized, 4968);
+    a.net.network.slots().Suggest(1, kSlotShred, 5003);
+    a.net.network.slots().ExchangeHealth(1, HealthOutcome::kFailed);
+    now += 400;
+    store.now = now;
+    a.Tick(now);
+    store.Flush();
+    b.Tick(now);
+    store.Flush();
+    EXPECT_EQ(b.net.network.slots().View(0, kSlotProcessed), 5000u);
+    EXPECT_EQ(b.net.network.slots().Observed(0), 5000u);
+    EXPECT_EQ(b.net.network.slots().View(0, kSlotFinalized), 4968u);
+    EXPECT_EQ(b.net.network.slots().View(1, kSlotShred), 5003u);
+    EXPECT_EQ(b.net.network.slots().Health(1), HealthOutcome::kFailed);
+    EXPECT_EQ(store.hashes.count("t:{mainnet}:views"), 1u);
+
+    // host A stops: once its leases ran out, host B polls
+    for (int k = 0; k < 10; k++) {
+        now += 400;
+        store.now = now;
+        b.Tick(now);
+        store.Flush();
+    }
+    EXPECT_TRUE(b.sync.MayPoll(0, now) && b.sync.MayPoll(1, now));
+}
+
+TEST(FleetSync, TheTipsMemoriesNeverGoBackAcrossHosts) {
+    FakeStore store;
+    Host a(store, "host-a", 10), b(store, "host-b", 20);
+    a.net.network.tips().SuggestAnswered(7000);
+    a.Tick(store.now);
+    store.Flush();
+    a.Tick(store.now);   // reads what it wrote
+    b.Tick(store.now);
+    store.Flush();
+    EXPECT_EQ(b.net.network.tips().Answered(), 7000u);
+}
+
+TEST(FleetSync, OperatorCordonsReachEveryHostAndOutliveAHostRestart) {
+    FakeStore store;
+    Host a(store, "host-a", 10), b(store, "host-b", 20);
+    int64_t now = store.now;
+    auto tick_both = [&] {
+        now += 400;
+        store.now = now;
+        a.Tick(now);
+        store.Flush();
+        b.Tick(now);
+        store.Flush();
+    };
+    tick_both();   // both know the fleet has no cordon
+    a.net.network.OperatorCordon(1, "disk swap", 1700000000000 + now);
+    tick_both();
+    tick_both();
+    CordonState on_b = b.net.network.cordons().Cordon(1);
+    EXPECT_EQ(on_b.owner, CordonOwner::kOperator);
+    EXPECT_EQ(b.net.network.cordons().CordonNote(1), "disk swap");
+
+    // host A restarts with empty shared memory: it takes the cordon back
+    Host a2(store, "host-a", 11);
+    now += 400;
+    store.now = now;
+    a2.Tick(now);
+    store.Flush();
+    a2.Tick(now);
+    store.Flush();
+    EXPECT_EQ(a2.net.network.cordons().Cordon(1).owner, CordonOwner::kOperator);
+
+    // an uncordon on host B reaches it
+    b.net.network.OperatorUncordon(1);
+    for (int k = 0; k < 2; k++) {
+        now += 400;
+        store.now = now;
+        b.Tick(now);
+        store.Flush();
+        a2.Tick(now);
+        store.Flush();
+    }
+    EXPECT_EQ(a2.net.network.cordons().Cordon(1).owner, CordonOwner::kNone);
+}
+
+TEST(FleetSync, WithTheStoreDownEveryHostPollsOnItsOwn) {
+    FakeStore store;
+    Host a(store, "host-a", 10), b(store, "host-b", 20);
+    a.Tick(store.now);
+    store.Flush();
+    b.Tick(store.now);
+    store.Flush();
+    ASSERT_FALSE(b.sync.MayPoll(0, store.now));
+    store.up = false;
+    b.Tick(store.now);
+    EXPECT_TRUE(b.sync.MayPoll(0, store.now));
+    EXPECT_TRUE(b.sync.MayPoll(1, store.now));
+}
+
+}  // namespace
+}  // namespace solgate
