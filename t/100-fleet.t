@@ -162,7 +162,11 @@ ok((grep { $_ eq 't100:{mainnet}:views' } @$keys), 'the views are in Redis under
 ['both hosts know both upstreams', main::both_polled(), 8]
 --- request eval
 [step {
+     wait_until(sub { metrics_text() =~ /^solgate_shared_state_up\{network="mainnet"\} 1$/m }, 5,
+                'metric: up');
      redis_stop($main::RedisPort);
+     wait_until(sub { metrics_text() =~ /^solgate_shared_state_up\{network="mainnet"\} 0$/m }, 5,
+                'metric: down');
      for my $i (1 .. 6) {
          my $a = http_post(server_port(), '/', rpc($i, 'getSlot'));
          my $b = main::on_b(rpc($i, 'getBalance', '["83astBRguLMdt2h5U1Tpdq5tjFoJ6noeGwaY3mDLVcri"]'));
@@ -176,6 +180,8 @@ ok((grep { $_ eq 't100:{mainnet}:views' } @$keys), 'the views are in Redis under
      redis_start(port => $main::RedisPort, dir => $main::RedisDir);
      wait_until(sub { @{ redis_cmd($main::RedisPort, 'KEYS', 't100:{mainnet}:views') } }, 10,
                 'the views are in Redis again');
+     wait_until(sub { metrics_text() =~ /^solgate_shared_state_up\{network="mainnet"\} 1$/m }, 5,
+                'metric: up again');
      ok(1, 'converged');
  }]
 --- error_log eval

@@ -1,5 +1,7 @@
 #include "fleet/fleet_conf.h"
 
+#include <arpa/inet.h>
+
 #include "conf/conf_words.h"
 
 namespace solgate {
@@ -73,6 +75,17 @@ std::optional<std::string> ParseSharedState(
         return "the port \"" + std::string(port) + "\" is not 1 to 65535";
     }
     parsed.host = std::string(authority.substr(0, colon));
+    if (parsed.host.size() > 2 && parsed.host.front() == '[' &&
+        parsed.host.back() == ']') {
+        parsed.host = parsed.host.substr(1, parsed.host.size() - 2);
+    }
+    unsigned char addr[16];
+    if (inet_pton(AF_INET, parsed.host.c_str(), addr) != 1 &&
+        inet_pton(AF_INET6, parsed.host.c_str(), addr) != 1) {
+        return "\"" + parsed.host +
+               "\" is not an IP address (a name would be resolved on the "
+               "poller thread, which must never wait)";
+    }
     parsed.port = static_cast<uint16_t>(std::stoul(std::string(port)));
     for (size_t i = 1; i < args.size(); i++) {
         std::string_view word = args[i];
@@ -91,7 +104,7 @@ std::optional<std::string> ParseSharedState(
             std::optional<uint64_t> ms = conf::ParseDurationMs(
                 word.substr(8), FleetConf::kMaxTimeoutMs);
             if (!ms || *ms == 0 || *ms > FleetConf::kMaxTimeoutMs) {
-                return "timeout= takes a time from 1ms to 10s, such as 200ms";
+                return "timeout= takes a time from 1ms to 1s, such as 200ms";
             }
             parsed.timeout_ms = static_cast<uint32_t>(*ms);
         } else {

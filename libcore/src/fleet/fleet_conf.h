@@ -12,7 +12,9 @@ namespace solgate {
 
 struct FleetConf {
     static constexpr uint32_t kDefaultTimeoutMs = 200;
-    static constexpr uint32_t kMaxTimeoutMs = 10000;
+    // well under the fleet lease's time, so a slow answer never leaves a
+    // lease held by a host that does not poll
+    static constexpr uint32_t kMaxTimeoutMs = 1000;
 
     std::string host;
     uint16_t port = 6379;

@@ -40,6 +40,10 @@ public:
 
     // Sets fields as they are (the last writer wins).
     virtual void SetFields(std::string key, Fields fields) = 0;
+    // Sets fields whose values start with "<wall ms>|", each only when it
+    // is later than the stored one (so the latest change wins whatever
+    // order the hosts write in).
+    virtual void SetLaterFields(std::string key, Fields fields) = 0;
 
     // The whole hash, or nullopt when the store did not answer.
     virtual void ReadHash(std::string key,

@@ -72,7 +72,8 @@ FleetSync::FleetSync(const Network& network, FleetStore& store,
       held_until_(network.size(), 0),
       other_until_(network.size(), 0),
       synced_cordon_(network.size(), -1),
-      synced_cordon_ms_(network.size(), 0) {}
+      synced_cordon_ms_(network.size(), 0),
+      synced_note_(network.size()) {}
 
 std::string FleetSync::Key(std::string_view what) const {
     return prefix_ + "{" + network_.name() + "}:" + std::string(what);
@@ -104,9 +105,6 @@ void FleetSync::Tick(int64_t now_ms, int64_t wall_ms) {
             std::fill(other_until_.begin(), other_until_.end(), 0);
         }
     }
-    if (!up) {
-        return;
-    }
     std::vector<size_t> local;
     std::vector<std::string> keys;
     for (size_t i = 0; i < network_.size(); i++) {
@@ -117,6 +115,10 @@ void FleetSync::Tick(int64_t now_ms, int64_t wall_ms) {
     }
     if (local.empty()) {
         return;   // another worker of this host does the fleet's work
+    }
+    network_.counters().fleet_link.store(up ? 2 : 1, std::memory_order_relaxed);
+    if (!up) {
+        return;
     }
     std::weak_ptr<bool> alive = alive_;
     store_.ClaimLeases(
@@ -185,8 +187,10 @@ void FleetSync::PublishViews(const std::vector<size_t>& local,
 // The other hosts' polls, into this host's views (by the same rule).
 void FleetSync::TakeViews(const FleetStore::Hash& views, int64_t now_ms) {
     for (size_t i = 0; i < network_.size(); i++) {
-        if (held_until_[i] > now_ms || !network_.OwnsRecord(i)) {
-            continue;   // this host polls it: its views are the fleet's
+        // only for the upstreams this worker would poll (its shm lease)
+        // and another host polls: never over this host's own polls
+        if (other_until_[i] <= now_ms || !HoldsLocalLease(i, now_ms)) {
+            continue;
         }
         const std::string& id = network_.upstream(i).id;
         for (size_t axis = 0; axis < kSlotAxisCount; axis++) {
@@ -224,7 +228,7 @@ void FleetSync::TakeViews(const FleetStore::Hash& views, int64_t now_ms) {
 // getSlot never goes back across hosts, nor lane all's finalized floor.
 void FleetSync::SyncMemories() {
     TipStore& tips = network_.tips();
-    store_.MergeSlots(Key("memory"), {{"answered", tips.Answered()}}, false);
+    store_.MergeSlots(Key("memory"), {{"answered", tips.Answered()}}, true);
     store_.MergeSlots(Key("memory"),
                       {{"floor", tips.Axis(kAllLane, kAxisFinalized)
                                      .RaiseFloor(0)}},
@@ -255,18 +259,21 @@ void FleetSync::SyncCordons(int64_t wall_ms) {
         for (size_t i = 0; i < network_.size(); i++) {
             bool cordoned = network_.cordons().Cordon(i).owner ==
                             CordonOwner::kOperator;
-            if (synced_cordon_[i] == (cordoned ? 1 : 0)) {
+            std::string note = cordoned ? network_.cordons().CordonNote(i)
+                                        : std::string();
+            if (synced_cordon_[i] == (cordoned ? 1 : 0) &&
+                synced_note_[i] == note) {
                 continue;
             }
             synced_cordon_[i] = cordoned ? 1 : 0;
             synced_cordon_ms_[i] = wall_ms;
-            changed.emplace_back(
-                network_.upstream(i).id,
-                std::to_string(wall_ms) + (cordoned ? "|1|" : "|0|") +
-                    (cordoned ? network_.cordons().CordonNote(i) : ""));
+            synced_note_[i] = note;
+            changed.emplace_back(network_.upstream(i).id,
+                                 std::to_string(wall_ms) +
+                                     (cordoned ? "|1|" : "|0|") + note);
         }
         if (!changed.empty()) {
-            store_.SetFields(Key("cordons"), std::move(changed));
+            store_.SetLaterFields(Key("cordons"), std::move(changed));
         }
     }
     std::weak_ptr<bool> alive = alive_;
@@ -299,7 +306,9 @@ void FleetSync::TakeCordons(const FleetStore::Hash& cordons) {
         }
         synced_cordon_[i] = remote->cordoned ? 1 : 0;
         synced_cordon_ms_[i] = remote->ms;
-        if (remote->cordoned == cordoned) {
+        synced_note_[i] = remote->cordoned ? remote->note : std::string();
+        if (remote->cordoned == cordoned &&
+            (!cordoned || network_.cordons().CordonNote(i) == remote->note)) {
             continue;
         }
         if (remote->cordoned) {
@@ -308,7 +317,7 @@ void FleetSync::TakeCordons(const FleetStore::Hash& cordons) {
             network_.OperatorUncordon(i);
         }
         log_(kLogInfo,
-             "solgate: upstream \"" + network_.upstream(i).id +
+             "upstream \"" + network_.upstream(i).id +
                  "\" of network \"" + network_.name() + "\" " +
                  (remote->cordoned ? "cordoned" : "uncordoned") +
                  " by the operator (fleet)");

@@ -67,6 +67,7 @@ private:
     bool cordons_known_ = false;
     std::vector<int> synced_cordon_;      // -1 unknown, 0 no, 1 cordoned
     std::vector<int64_t> synced_cordon_ms_;
+    std::vector<std::string> synced_note_;
     bool was_up_ = true;
     // Alive while the job is: callbacks that come after it is gone do
     // nothing.

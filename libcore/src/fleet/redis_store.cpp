@@ -47,10 +47,24 @@ local tolerated = tonumber(ARGV[1])
 for i = 2, #ARGV, 2 do
   local v = tonumber(ARGV[i + 1])
   if v and v > 0 then
-    local cur = tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0')
+    local cur = tonumber(redis.call('HGET', KEYS[1], ARGV[i])) or 0
     if cur == 0 or v > cur or (tolerated >= 0 and cur - v > tolerated) then
       redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
     end
+  end
+end
+return 0
+)";
+
+// Sets each field of KEYS[1] (ARGV: field, value pairs; a value starts
+// with its wall-clock ms and "|") unless the stored one is as recent.
+constexpr const char* kLaterScript = R"(
+for i = 1, #ARGV, 2 do
+  local cur = redis.call('HGET', KEYS[1], ARGV[i])
+  local cur_ms = cur and tonumber(string.match(cur, '^(%d+)|')) or -1
+  local new_ms = tonumber(string.match(ARGV[i + 1], '^(%d+)|')) or 0
+  if new_ms > cur_ms then
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
   end
 end
 return 0
@@ -77,6 +91,14 @@ RedisStore::~RedisStore() {
 
 void RedisStore::Tick(int64_t now_ms) {
     now_ms_ = now_ms;
+    if (dropping_) {
+        // an error answer seen in a callback: dropped here, outside it
+        dropping_ = false;
+        if (ctx_ != nullptr) {
+            Drop(drop_why_);
+            return;
+        }
+    }
     if (ctx_ == nullptr) {
         if (now_ms >= next_attempt_ms_) {
             Connect(now_ms);
@@ -90,6 +112,10 @@ void RedisStore::Tick(int64_t now_ms) {
     }
     if (!sent_ms_.empty() && now_ms - sent_ms_.front() > conf_.timeout_ms) {
         Drop("no answer within " + std::to_string(conf_.timeout_ms) + " ms");
+        return;
+    }
+    if (!up_ && sent_ms_.empty()) {
+        Command({"PING"}, [](const redisReply*) {});   // up when answered
     }
 }
 
@@ -105,6 +131,7 @@ void RedisStore::Connect(int64_t now_ms) {
     }
     ctx->data = this;
     if (redisLibuvAttach(ctx, loop_) != REDIS_OK) {
+        ctx->ev.cleanup = nullptr;   // the adapter set it, with no data
         redisAsyncFree(ctx);
         Lost("could not attach to the loop");
         return;
@@ -119,7 +146,7 @@ void RedisStore::Connect(int64_t now_ms) {
     if (!conf_.password.empty()) {
         Command({"AUTH", conf_.password}, [this](const redisReply* reply) {
             if (reply != nullptr && reply->type == REDIS_REPLY_ERROR) {
-                log_(kLogError, "solgate: shared state " + conf_.Describe() +
+                log_(kLogError, "shared state " + conf_.Describe() +
                                     " refused AUTH: " + reply->str);
             }
         });
@@ -128,7 +155,7 @@ void RedisStore::Connect(int64_t now_ms) {
         Command({"SELECT", std::to_string(conf_.db)},
                 [this](const redisReply* reply) {
                     if (reply != nullptr && reply->type == REDIS_REPLY_ERROR) {
-                        log_(kLogError, "solgate: shared state " +
+                        log_(kLogError, "shared state " +
                                             conf_.Describe() +
                                             " refused SELECT: " + reply->str);
                     }
@@ -146,17 +173,24 @@ void RedisStore::OnConnect(const redisAsyncContext* c, int status) {
         // hiredis frees the context after this callback
         self->ctx_ = nullptr;
         self->Lost(c->errstr);
+    }
+    // up once a command is answered (a server that accepts and closes, or
+    // refuses every command, is not)
+}
+
+void RedisStore::Answered() {
+    if (up_) {
         return;
     }
-    self->up_ = true;
-    self->backoff_ms_ = 100;
-    self->log_(self->outage_logged_ ? kLogWarn : kLogInfo,
-               "solgate: shared state " + self->conf_.Describe() +
-                   " connected" +
-                   (self->outage_logged_ ? " again; the fleet's state is "
-                                           "taken up where it was"
-                                         : ""));
-    self->outage_logged_ = false;
+    up_ = true;
+    backoff_ms_ = 100;
+    log_(outage_logged_ ? kLogWarn : kLogInfo,
+         "shared state " + conf_.Describe() + " connected" +
+             (outage_logged_ ? " again; the fleet's state is taken up where "
+                               "it was"
+                             : "") +
+             " (host id \"" + conf_.host_id + "\")");
+    outage_logged_ = false;
 }
 
 void RedisStore::OnDisconnect(const redisAsyncContext* c, int status) {
@@ -178,7 +212,7 @@ void RedisStore::Lost(const std::string& why) {
     backoff_ms_ = std::min(backoff_ms_ * 2, kMaxBackoffMs);
     if (!outage_logged_) {
         outage_logged_ = true;
-        log_(kLogError, "solgate: shared state " + conf_.Describe() +
+        log_(kLogError, "shared state " + conf_.Describe() +
                             " unavailable (" + why +
                             "); this host routes on its own state and polls "
                             "every upstream itself until it is back");
@@ -231,7 +265,21 @@ void RedisStore::OnReply(redisAsyncContext* /*c*/, void* reply,
     }
     Done done = std::move(pending->done);
     delete pending;
-    done(static_cast<const redisReply*>(reply));
+    auto* r = static_cast<const redisReply*>(reply);
+    if (r != nullptr && r->type == REDIS_REPLY_ERROR && !self->closing_) {
+        // NOAUTH, READONLY, MOVED, a script error: no use going on
+        std::string why = "it answered " + std::string(r->str, r->len);
+        done(nullptr);
+        if (self->ctx_ != nullptr && !self->dropping_) {
+            self->dropping_ = true;
+            self->drop_why_ = why;
+        }
+        return;
+    }
+    if (r != nullptr && !self->closing_) {
+        self->Answered();
+    }
+    done(r);
 }
 
 void RedisStore::ClaimLeases(
@@ -269,6 +317,19 @@ void RedisStore::MergeSlots(
     for (auto& [field, value] : fields) {
         argv.push_back(std::move(field));
         argv.push_back(std::to_string(value));
+    }
+    Command(argv, [](const redisReply*) {});
+}
+
+void RedisStore::SetLaterFields(std::string key, Fields fields) {
+    if (fields.empty()) {
+        return;
+    }
+    std::vector<std::string> argv = {"EVAL", kLaterScript, "1",
+                                     std::move(key)};
+    for (auto& [field, value] : fields) {
+        argv.push_back(std::move(field));
+        argv.push_back(std::move(value));
     }
     Command(argv, [](const redisReply*) {});
 }

@@ -1,9 +1,10 @@
 // The fleet's store in Redis, through hiredis's asynchronous API on the
-// poller thread's libuv loop: the loop never waits on Redis. A command
-// that has no answer within the configured timeout, or a connection that
-// does not come up in time, drops the connection; it is made again with
-// backoff (100 ms doubling to 5 s), and the store reads as down meanwhile
-// (one log line per outage).
+// poller thread's libuv loop: the loop never waits on Redis (HOST is an
+// address: hiredis would resolve a name synchronously). A command that
+// has no answer within the configured timeout, an error answer, or a
+// connection that does not come up in time, drops the connection; it is
+// made again with backoff (100 ms doubling to 5 s), and the store reads
+// as down until a command is answered again (one log line per outage).
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,7 @@ public:
                     std::vector<std::pair<std::string, uint64_t>> fields,
                     bool never_lower) override;
     void SetFields(std::string key, Fields fields) override;
+    void SetLaterFields(std::string key, Fields fields) override;
     void ReadHash(std::string key,
                   std::function<void(std::optional<Hash>)> done) override;
 
@@ -55,6 +57,7 @@ private:
     void Connect(int64_t now_ms);
     void Command(const std::vector<std::string>& argv, Done done);
     void Lost(const std::string& why);
+    void Answered();
     void Drop(const std::string& why);
 
     static void OnConnect(const redisAsyncContext* c, int status);
@@ -69,6 +72,8 @@ private:
     bool up_ = false;
     bool closing_ = false;
     bool outage_logged_ = false;
+    bool dropping_ = false;     // drop the connection at the next tick
+    std::string drop_why_;
     int64_t now_ms_ = 0;
     int64_t connect_started_ms_ = 0;
     int64_t next_attempt_ms_ = 0;

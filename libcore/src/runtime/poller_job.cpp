@@ -30,6 +30,10 @@ public:
             store_->Tick(clock_.MonotonicMs());
         }
         for (const Network* network : networks) {
+            if (network->bound()) {
+                // what a fleet that is no more left in the zone (a reload)
+                network->counters().fleet_link.store(fleet != nullptr ? 1 : 0);
+            }
             pollers_.push_back(std::make_unique<NetworkPoller>(
                 *network, transport_, clock_, log, pid));
             if (store_ != nullptr) {

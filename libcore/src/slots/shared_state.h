@@ -187,12 +187,15 @@ struct NetworkHostCounters {
     // answer the client got
     std::atomic<uint64_t> hedges_sent;
     std::atomic<uint64_t> hedges_won;
+    // fleet mode, as this host's poller last saw it: 0 no solgate_shared_
+    // state, 1 its Redis down, 2 up
+    std::atomic<uint64_t> fleet_link;
     RequestCountTable requests;
 };
 
 struct NetworkShared {
     static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
-    static constexpr uint32_t kLayout = 11;
+    static constexpr uint32_t kLayout = 12;
 
     uint32_t magic;
     uint32_t layout;

@@ -241,6 +241,16 @@ void AppendCordonedSamples(std::string& out, std::string_view name,
 }
 
 // One sample per network: {network} = one of this host's counters.
+// fleet mode only: 1 while this host's poller reaches the fleet's Redis
+void AppendSharedStateUp(std::string& out, std::string_view name,
+                         const Network& network, int64_t) {
+    uint64_t link = ReadCounter(network.counters().fleet_link);
+    if (link != 0) {
+        AppendSample(out, name, {{"network", network.name()}},
+                     link == 2 ? 1 : 0);
+    }
+}
+
 SampleWriter PerNetwork(std::atomic<uint64_t> NetworkHostCounters::*counter) {
     return [counter](std::string& out, std::string_view name,
                      const Network& network, int64_t) {
@@ -397,6 +407,10 @@ const std::vector<MetricFamily>& NetworkFamilies() {
          "Requests solgate_requests_total could not count (its table of "
          "4096 label sets is full).",
          AppendUncountedSamples},
+        {"solgate_shared_state_up", "gauge",
+         "Fleet mode: 1 while this host reaches the fleet's Redis "
+         "(solgate_shared_state), 0 while it runs on its own state.",
+         AppendSharedStateUp},
         {"solgate_network_getslot_corrections_total", "counter",
          "getSlot answers from upstreams rewritten to the served tip.",
          PerNetwork(&NetworkHostCounters::getslot_corrections)},

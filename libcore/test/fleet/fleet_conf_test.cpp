@@ -20,6 +20,10 @@ TEST(FleetConf, ParsesTheUrlAndItsParameters) {
     EXPECT_EQ(conf.host_id, "gw-1") << "kept";
     EXPECT_EQ(conf.Describe(), "redis://10.0.0.5:6380/2") << "no password";
 
+    FleetConf v6;
+    ASSERT_FALSE(ParseSharedState({"redis://[::1]:6379"}, &v6));
+    EXPECT_EQ(v6.host, "::1");
+
     FleetConf plain;
     ASSERT_FALSE(ParseSharedState({"redis://127.0.0.1:6379"}, &plain));
     EXPECT_EQ(plain.prefix, "solgate:");
@@ -38,7 +42,8 @@ TEST(FleetConf, RefusesWhatItCannotUse) {
              {"redis://127.0.0.1:6379/x"},
              {"redis://secret@127.0.0.1:6379"},
              {"redis://127.0.0.1:6379", "timeout=0"},
-             {"redis://127.0.0.1:6379", "timeout=11s"},
+             {"redis://127.0.0.1:6379", "timeout=2s"},
+             {"redis://redis.example:6379"},
              {"redis://127.0.0.1:6379", "prefix="},
              {"redis://127.0.0.1:6379", "prefix=a b"},
              {"redis://127.0.0.1:6379", "ttl=1s"}}) {

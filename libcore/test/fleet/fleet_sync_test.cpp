@@ -54,6 +54,18 @@ public:
         }
     }
 
+    void SetLaterFields(std::string key, Fields fields) override {
+        for (auto& [field, value] : fields) {
+            auto ms = [](const std::string& v) {
+                return std::stoll(v.substr(0, v.find('|')));
+            };
+            auto it = hashes[key].find(field);
+            if (it == hashes[key].end() || ms(value) > ms(it->second)) {
+                hashes[key][field] = value;
+            }
+        }
+    }
+
     void ReadHash(std::string key,
                   std::function<void(std::optional<Hash>)> done) override {
         if (!up) {
@@ -191,6 +203,36 @@ TEST(FleetSync, OperatorCordonsReachEveryHostAndOutliveAHostRestart) {
     EXPECT_EQ(a2.net.network.cordons().Cordon(1).owner, CordonOwner::kNone);
 }
 
+// Host B's clock is behind: its uncordon (at 1300) comes after host A's
+// new cordon (at 2100) and is refused; both hosts end with A's.
+TEST(FleetSync, TheLatestCordonChangeWinsWhateverTheOrderOfWrites) {
+    FakeStore store;
+    Host a(store, "host-a", 10), b(store, "host-b", 20);
+    auto tick = [&](Host& h, int64_t wall) {
+        h.sync.Tick(store.now, wall);
+        store.Flush();
+    };
+    for (size_t i = 0; i < 2; i++) {
+        a.net.network.leases().ClaimLease(i, 10, store.now, kLeaseTtlMs);
+        b.net.network.leases().ClaimLease(i, 20, store.now, kLeaseTtlMs);
+    }
+    tick(a, 900);
+    tick(b, 900);
+    a.net.network.OperatorCordon(0, "first", 1000);
+    tick(a, 1000);
+    tick(b, 1000);
+    ASSERT_EQ(b.net.network.cordons().CordonNote(0), "first");
+    a.net.network.OperatorCordon(0, "second", 2100);
+    tick(a, 2100);
+    b.net.network.OperatorUncordon(0);
+    tick(b, 1300);
+    tick(b, 1400);
+    tick(a, 2200);
+    EXPECT_EQ(b.net.network.cordons().Cordon(0).owner, CordonOwner::kOperator);
+    EXPECT_EQ(b.net.network.cordons().CordonNote(0), "second");
+    EXPECT_EQ(a.net.network.cordons().Cordon(0).owner, CordonOwner::kOperator);
+}
+
 TEST(FleetSync, WithTheStoreDownEveryHostPollsOnItsOwn) {
     FakeStore store;
     Host a(store, "host-a", 10), b(store, "host-b", 20);
@@ -199,10 +241,12 @@ TEST(FleetSync, WithTheStoreDownEveryHostPollsOnItsOwn) {
     b.Tick(store.now);
     store.Flush();
     ASSERT_FALSE(b.sync.MayPoll(0, store.now));
+    EXPECT_EQ(b.net.network.counters().fleet_link.load(), 2u) << "up";
     store.up = false;
     b.Tick(store.now);
     EXPECT_TRUE(b.sync.MayPoll(0, store.now));
     EXPECT_TRUE(b.sync.MayPoll(1, store.now));
+    EXPECT_EQ(b.net.network.counters().fleet_link.load(), 1u) << "down";
 }
 
 }  // namespace

@@ -164,7 +164,7 @@ TEST(StatusRenderMetrics, OneHelpAndTypePerFamilyWithTwoNetworks) {
             EXPECT_EQ(closed.count(MetricName(line)), 0u) << line;
         }
     }
-    EXPECT_EQ(helped.size(), 56u);  // 34 + Cube Runner's 22
+    EXPECT_EQ(helped.size(), 57u);  // 35 + Cube Runner's 22
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot"
                            "{network=\"devnet\",upstream=\"up-0\"} 0"));
     EXPECT_TRUE(HasLine(m, "solgate_network_indexed_tip_slot"
@@ -208,6 +208,7 @@ TEST(StatusRenderMetrics, FamiliesInFixedOrder) {
                          "solgate_hedges_sent_total counter",
                          "solgate_hedges_won_total counter",
                          "solgate_requests_uncounted_total counter",
+                         "solgate_shared_state_up gauge",
                          "solgate_network_getslot_corrections_total counter",
                          "solgate_network_guard_rejections_total counter",
                          "solgate_network_all_cordoned_total counter",

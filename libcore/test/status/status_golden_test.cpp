@@ -437,6 +437,8 @@ solgate_hedges_won_total{network="devnet"} 0
 # TYPE solgate_requests_uncounted_total counter
 solgate_requests_uncounted_total{network="mainnet"} 0
 solgate_requests_uncounted_total{network="devnet"} 0
+# HELP solgate_shared_state_up Fleet mode: 1 while this host reaches the fleet's Redis (solgate_shared_state), 0 while it runs on its own state.
+# TYPE solgate_shared_state_up gauge
 # HELP solgate_network_getslot_corrections_total getSlot answers from upstreams rewritten to the served tip.
 # TYPE solgate_network_getslot_corrections_total counter
 solgate_network_getslot_corrections_total{network="mainnet"} 6
