@@ -17,7 +17,7 @@ NetworkSettings Cluster(sg_cluster_t cluster) {
 
 RouteDecision RouteOn(const Network& network, const std::string& body,
                       std::string_view selector = "") {
-    RpcRequest request = ParseRpcRequest(body.data(), body.size());
+    RpcRequest request = testing::ParseKept(body);   // pieces point into it
     return RouteRequest(request, network, PlanRoute(network, request, selector),
                         0);
 }
@@ -25,7 +25,7 @@ RouteDecision RouteOn(const Network& network, const std::string& body,
 RouteDecision Route(const std::string& body,
                     sg_cluster_t cluster = SG_CLUSTER_MAINNET_BETA) {
     testing::TestNetwork net(2, Cluster(cluster));
-    RpcRequest request = ParseRpcRequest(body.data(), body.size());
+    RpcRequest request = testing::ParseKept(body);   // pieces point into it
     return RouteRequest(request, net.network, PlanRoute(net.network, request, ""),
                         0);
 }
@@ -168,7 +168,7 @@ TEST(Router, ABatchIsJudgedCallByCall) {
 }
 
 RouteDecision RouteRun(const Network& network, const std::string& body) {
-    RpcRequest request = ParseRpcRequest(body.data(), body.size());
+    RpcRequest request = testing::ParseKept(body);   // pieces point into it
     return RouteRequest(request, network, PlanRoute(network, request, ""), 0,
                         RouteOptions{true});
 }
