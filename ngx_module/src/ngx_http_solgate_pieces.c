@@ -160,7 +160,7 @@ ngx_http_solgate_pieces_launch(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, sg_piece_t *piece)
 {
     ngx_buf_t                 *b;
-    ngx_chain_t               *cl;
+    ngx_chain_t               *body, **ll;
     ngx_http_request_t        *sr;
     ngx_http_solgate_ctx_t    *sctx, **slot;
     ngx_http_request_body_t   *rb;
@@ -172,30 +172,25 @@ ngx_http_solgate_pieces_launch(ngx_http_request_t *r,
     sr->method = r->method;
     sr->method_name = r->method_name;
 
+    body = NULL;
+    ll = &body;
+
     rb = ngx_pcalloc(r->pool, sizeof(ngx_http_request_body_t));
-    b = ngx_calloc_buf(r->pool);
-    cl = ngx_alloc_chain_link(r->pool);
+    b = ngx_http_solgate_pieces_text(r, &ll, piece->text.data,
+                                     piece->text.len);
     sctx = ngx_http_solgate_create_ctx(sr);
     slot = ngx_array_push(&ctx->pieces->calls);
 
-    if (rb == NULL || b == NULL || cl == NULL || sctx == NULL
-        || slot == NULL)
-    {
+    if (rb == NULL || b == NULL || sctx == NULL || slot == NULL) {
         return NGX_ERROR;
     }
 
     /* start and end too: proxy rewinds a body it sends again */
-    b->start = (u_char *) piece->text.data;
-    b->pos = b->start;
-    b->last = b->pos + piece->text.len;
+    b->start = b->pos;
     b->end = b->last;
-    b->memory = 1;
     b->last_buf = 1;
 
-    cl->buf = b;
-    cl->next = NULL;
-
-    rb->bufs = cl;
+    rb->bufs = body;
     rb->buf = b;
 
     /* its own body, and its length for proxy */

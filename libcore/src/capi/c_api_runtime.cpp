@@ -31,11 +31,13 @@ struct sg_fleet_s {
 namespace {
 
 using solgate::Network;
+using solgate::capi::Configure;
 using solgate::capi::CopyError;
 using solgate::capi::Guard;
 using solgate::capi::ToText;
 using solgate::capi::Present;
 using solgate::capi::View;
+using solgate::capi::Views;
 
 std::vector<const Network*> Networks(sg_network_t* const* nets, size_t n) {
     std::vector<const Network*> out;
@@ -62,16 +64,8 @@ const char* sg_version(void) noexcept { return SOLGATE_VERSION; }
 
 int sg_fleet_check_host_id(sg_str_t host_id, char* err,
                            size_t err_size) noexcept {
-    try {
-        if (auto error = solgate::CheckHostId(View(host_id))) {
-            CopyError(*error, err, err_size);
-            return SG_INVALID;
-        }
-        return SG_OK;
-    } catch (...) {
-        CopyError("out of memory", err, err_size);
-        return SG_ERROR;
-    }
+    return Configure(err, err_size,
+                     [&] { return solgate::CheckHostId(View(host_id)); });
 }
 
 int sg_fleet_new(const sg_str_t* args, size_t n, sg_str_t host_id,
@@ -81,7 +75,7 @@ int sg_fleet_new(const sg_str_t* args, size_t n, sg_str_t host_id,
         return SG_INVALID;
     }
     *out = nullptr;
-    try {
+    return Configure(err, err_size, [&]() -> std::optional<std::string> {
         auto fleet = std::make_unique<sg_fleet_s>();
         if (host_id.len > 0) {
             fleet->conf.host_id = std::string(View(host_id));
@@ -90,20 +84,13 @@ int sg_fleet_new(const sg_str_t* args, size_t n, sg_str_t host_id,
             gethostname(name, sizeof(name) - 1);
             fleet->conf.host_id = name[0] != '\0' ? name : "localhost";
         }
-        std::vector<std::string_view> words;
-        for (size_t i = 0; i < n; i++) {
-            words.push_back(View(args[i]));
-        }
-        if (auto error = solgate::ParseSharedState(words, &fleet->conf)) {
-            CopyError(*error, err, err_size);
-            return SG_INVALID;
+        if (auto error =
+                solgate::ParseSharedState(Views(args, n), &fleet->conf)) {
+            return error;
         }
         *out = fleet.release();
-        return SG_OK;
-    } catch (...) {
-        CopyError("out of memory", err, err_size);
-        return SG_ERROR;
-    }
+        return std::nullopt;
+    });
 }
 
 void sg_fleet_free(sg_fleet_t* fleet) noexcept { delete fleet; }

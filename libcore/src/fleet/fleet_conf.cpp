@@ -7,18 +7,6 @@
 namespace solgate {
 namespace {
 
-bool AllDigits(std::string_view s) {
-    if (s.empty()) {
-        return false;
-    }
-    for (char c : s) {
-        if (c < '0' || c > '9') {
-            return false;
-        }
-    }
-    return true;
-}
-
 bool NameChar(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
            (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' ||
@@ -58,20 +46,20 @@ std::optional<std::string> ParseSharedState(
     std::string_view authority = url.substr(0, slash);
     if (slash != std::string_view::npos) {
         std::string_view db = url.substr(slash + 1);
-        if (!AllDigits(db) || db.size() > 4) {
+        std::optional<uint64_t> number = conf::ParseCount(db, 0, 9999);
+        if (!number) {
             return "the database number \"" + std::string(db) +
                    "\" is not a number";
         }
-        parsed.db = static_cast<uint32_t>(std::stoul(std::string(db)));
+        parsed.db = static_cast<uint32_t>(*number);
     }
     size_t colon = authority.rfind(':');
     if (colon == std::string_view::npos || colon == 0) {
         return "the URL needs HOST:PORT";
     }
     std::string_view port = authority.substr(colon + 1);
-    if (!AllDigits(port) || port.size() > 5 ||
-        std::stoul(std::string(port)) == 0 ||
-        std::stoul(std::string(port)) > 65535) {
+    std::optional<uint64_t> port_number = conf::ParseCount(port, 1, 65535);
+    if (!port_number) {
         return "the port \"" + std::string(port) + "\" is not 1 to 65535";
     }
     parsed.host = std::string(authority.substr(0, colon));
@@ -86,7 +74,7 @@ std::optional<std::string> ParseSharedState(
                "\" is not an IP address (a name would be resolved on the "
                "poller thread, which must never wait)";
     }
-    parsed.port = static_cast<uint16_t>(std::stoul(std::string(port)));
+    parsed.port = static_cast<uint16_t>(*port_number);
     for (size_t i = 1; i < args.size(); i++) {
         std::string_view word = args[i];
         if (word.substr(0, 7) == "prefix=") {

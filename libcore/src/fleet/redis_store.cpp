@@ -322,23 +322,19 @@ void RedisStore::MergeSlots(
 }
 
 void RedisStore::SetLaterFields(std::string key, Fields fields) {
-    if (fields.empty()) {
-        return;
-    }
-    std::vector<std::string> argv = {"EVAL", kLaterScript, "1",
-                                     std::move(key)};
-    for (auto& [field, value] : fields) {
-        argv.push_back(std::move(field));
-        argv.push_back(std::move(value));
-    }
-    Command(argv, [](const redisReply*) {});
+    WriteFields({"EVAL", kLaterScript, "1", std::move(key)},
+                std::move(fields));
 }
 
 void RedisStore::SetFields(std::string key, Fields fields) {
+    WriteFields({"HSET", std::move(key)}, std::move(fields));
+}
+
+// A command that writes field, value pairs after its first words.
+void RedisStore::WriteFields(std::vector<std::string> argv, Fields fields) {
     if (fields.empty()) {
         return;
     }
-    std::vector<std::string> argv = {"HSET", std::move(key)};
     for (auto& [field, value] : fields) {
         argv.push_back(std::move(field));
         argv.push_back(std::move(value));

@@ -56,6 +56,7 @@ private:
 
     void Connect(int64_t now_ms);
     void Command(const std::vector<std::string>& argv, Done done);
+    void WriteFields(std::vector<std::string> argv, Fields fields);
     void Lost(const std::string& why);
     void Answered();
     void Drop(const std::string& why);
