@@ -10,6 +10,7 @@ use Digest::SHA ();
 use Solgate::Sim;
 use Solgate::TestConf;
 use Solgate::Gateway;
+use Solgate::LongTerm;
 use JSON::PP;
 use File::Path ();
 use File::Spec;
@@ -55,26 +56,15 @@ our $Bad = "[error]\n[crit]\n[alert]\n[emerg]\n";
 
 sub block_req { "POST /\n" . get_block_call(@_) }
 sub key { "X-Api-Key: $_[0]" }
-sub ask { my ($key, $slot, $id) = @_;
-    http_post(server_port(), '/', get_block_call($id // 1, $slot), { 'X-Api-Key' => $key }) }
+sub ask { my ($key, $slot, $id) = @_; block_ask(server_port(), $key, $slot, $id) }
 sub archive_calls { sim_client_calls($Archive, 'getBlock') }
 sub blocks_state { network_state()->{blocks} }
 
-# Asks like a client that honours Retry-After (faster: every 200 ms) until
-# the block comes, for at most $secs; returns the last response and the
-# number of 429s before it.
-sub fetch { my ($key, $slot, $secs) = @_;
-    my ($res, $asked) = (undef, 0);
-    wait_until(sub { $asked++; $res = ask($key, $slot);
-                     !($res->{status} == 429 && $res->{body} =~ /"queuePosition"/) },
-               $secs // 15, "block $slot for key $key leaves the queue", 0.2);
-    return ($res, $asked - 1);
-}
+# Asks like a client that honours Retry-After (faster: every 200 ms).
+sub fetch { my ($key, $slot, $secs) = @_; block_fetch(server_port(), $key, $slot, $secs) }
 
 # a slot below the ledger's window that was not skipped
-sub old_slot { my ($s) = @_;
-    $s-- while http_post($Archive, '/', get_block_call(0, $s))->{body} =~ /-32009/;
-    return $s }
+sub old_slot { unskipped_slot($Archive, $_[0]) }
 
 # until the ledger's window is known, getBlock goes to the ledger
 our $WindowKnown = ["the ledger's window is known",
@@ -86,22 +76,8 @@ our @Tiny = map { old_slot($Slot - 200 - 10 * $_) } 0 .. 2;
 our @Burst = map { old_slot($Slot - 600 - 10 * $_) } 0 .. 10;   # the last asked alone
 
 # The answers to requests made at once, one process each: [status, body].
-sub ask_at_once {
-    my ($key, @slots) = @_;
-    my @files = map { File::Spec->catfile($Dir, "at-once-$_") } 0 .. $#slots;
-    my @pids;
-    for my $i (0 .. $#slots) {
-        my $pid = fork() // die "fork: $!";
-        if ($pid == 0) {
-            my $res = ask($key, $slots[$i], $i + 1);
-            open my $fh, '>', $files[$i] or die; print $fh "$res->{status} $res->{body}"; close $fh;
-            POSIX::_exit(0);
-        }
-        push @pids, $pid;
-    }
-    waitpid($_, 0) for @pids;
-    return map { open my $fh, '<', $_ or die "$_: $!"; local $/; my $t = <$fh>; [split / /, $t, 2] } @files;
-}
+sub ask_at_once { my ($key, @slots) = @_;
+    block_asks_at_once($Dir, map { [server_port(), $key, $_] } @slots) }
 
 add_block_preprocessor(sub {
     my $block = shift;

@@ -12,25 +12,58 @@ use Solgate::Sim;
 use Solgate::TestConf;
 use Solgate::Gateway;
 use Solgate::Redis;
+use Solgate::LongTerm;
+use Digest::SHA ();
 use File::Path ();
 use File::Spec;
+use Time::HiRes ();
+use POSIX ();
 
 our @Ports = (19961, 19962);
+our $Archive = 19963;
 our $RedisPort = 19969;
 our $BPort = 19965;
-sim_start(port => $_, args => ['--quiet']) for @Ports;
+# the nodes keep 3000 slots; the archive has every one since genesis
+my $tip = int((Time::HiRes::time() * 1000 - 1704067200000) / 400);
+our $First = $tip - 3000;
+sim_start(port => $_, args => ['--quiet', '--first-available-block', $First]) for @Ports;
+sim_start(port => $Archive, args => ['--quiet', '--archive', '--getblock-latency-ms', 100]);
 
+# with the append-only file, as the README asks of a fleet's Redis
+our @RedisArgs = ('--appendonly', 'yes', '--appendfsync', 'everysec');
 our $RedisDir = File::Spec->catdir(Test::Nginx::Util::t_dir(), 'redis-tmp');
-File::Path::remove_tree($RedisDir);
-redis_start(port => $RedisPort, dir => $RedisDir);
-END { File::Path::remove_tree($RedisDir) if $RedisDir }
+our $Dir = File::Spec->catdir(Test::Nginx::Util::t_dir(), 'fleet-tmp');
+File::Path::remove_tree($RedisDir, $Dir);
+File::Path::make_path($Dir);
+sub start_redis { redis_start(port => $RedisPort, dir => $RedisDir, args => [@RedisArgs]) }
+start_redis();
+END { File::Path::remove_tree($RedisDir, $Dir) if $RedisDir }
 
+# Both hosts serve one region, us-east: each its own cache and key ledger,
+# each the other's peer (hosts of a region serve each other's cache).
+our $Token = 'fleet-region-token-0123456789';
 sub host_conf {
     my ($id) = @_;
+    my ($peer, $peer_port) = $id eq 'host-a' ? ('host-b', $BPort) : ('host-a', server_port());
     return "    solgate_shared_state redis://127.0.0.1:$RedisPort prefix=t100: timeout=200ms;\n"
          . "    solgate_host_id $id;\n"
          . network_conf('mainnet', upstreams => sim_upstreams(@Ports),
-                        settings => 'max_slot_lag 0;');
+                        settings => 'max_slot_lag 0;')
+         . <<"_EOC_";
+    map \$http_x_api_key \$solgate_plan { default ""; k-arch arch; k-two two; k-burst two; k-free free; }
+    solgate_blocks mainnet {
+        region us-east;
+        cache $Dir/$id/cache;
+        state $Dir/$id/state;
+        peer $peer http://127.0.0.1:$peer_port/ copy=off;
+        peer_token $Token;
+        long_term_storage http://127.0.0.1:$Archive/;
+        api_key \$http_x_api_key;
+        plan \$solgate_plan;
+        plan_define arch tier=archive getblock_rate=0 retrieval_rate=20r/s queue_limit=100 monthly_allowance=1000;
+        plan_define two tier=archive getblock_rate=0 retrieval_rate=20r/s queue_limit=10 monthly_allowance=2;
+    }
+_EOC_
 }
 our $Config = solgate_locations('mainnet')
   . "    location /solgate/ { solgate_admin; }\n"
@@ -49,6 +82,30 @@ sub both_polled { sub {
         }
     }
     return 1 } }
+
+sub archive_calls { sim_client_calls($Archive, 'getBlock') }
+# Cube Runner is ready on both hosts: the ledger's window known, and the
+# fleet's store connected (until then long-term requests pause)
+sub windows_known { sub {
+    for my $port (undef, $BPort) {
+        return 0 unless defined((network_state('mainnet', $port)->{blocks} || {})->{first_available_block});
+        return 0 unless metrics_text($port) =~ /^solgate_shared_state_up\{network="mainnet"\} 1$/m;
+    }
+    return 1 } }
+# a key's allowance used as a host's admin state shows it (its copy)
+sub host_allowance {
+    my ($port, $key) = @_;
+    my $sha = substr(Digest::SHA::sha256_hex($key), 0, 16);
+    my ($k) = grep { $_->{key_sha256} eq $sha } @{ (network_state('mainnet', $port)->{blocks} || {})->{keys} || [] };
+    return $k ? $k->{allowance_used} // 0 : 0;
+}
+# a key's retrievals this month as the region counted them, in Redis
+sub region_used {
+    my ($key) = @_;
+    my $month = POSIX::strftime('%Y-%m', gmtime);
+    return redis_cmd($RedisPort, 'HGET', "t100:{mainnet:us-east}:allow:$month", $key) // 0;
+}
+our $Cached;   # a block host A's cache holds (TEST 5)
 
 add_block_preprocessor(sub {
     my $block = shift;
@@ -157,7 +214,105 @@ ok((grep { $_ eq 't100:{mainnet}:views' } @$keys), 'the views are in Redis under
 
 
 
-=== TEST 5: with Redis stopped both hosts keep answering on their own, and converge when it is back
+=== TEST 5: a block asked for on both hosts is retrieved from long-term storage once
+--- wait_for eval
+['both hosts know their ledger window', main::windows_known(), 8]
+--- request eval
+[step {
+     my $s = $main::Cached = unskipped_slot($main::Archive, $main::First - 100000);
+     my $before = main::archive_calls();
+     is(block_ask(server_port(), 'k-arch', $s)->{status}, 429, 'queued on host A');
+     is(block_ask($main::BPort, 'k-arch', $s)->{status}, 429, 'queued on host B');
+     my ($ra) = block_fetch(server_port(), 'k-arch', $s, 15);
+     my ($rb) = block_fetch($main::BPort, 'k-arch', $s, 20);
+     is($ra->{status}, 200, 'host A serves it');
+     is($rb->{status}, 200, 'host B serves it');
+     is($rb->{body}, $ra->{body}, 'the same bytes on both');
+     is(main::archive_calls() - $before, 1, 'long-term storage was asked once');
+     is(main::region_used('k-arch'), 1, "the region counted it once for the key");
+ }]
+
+
+
+--- no_error_log
+[alert]
+[crit]
+[emerg]
+unavailable (
+
+
+
+=== TEST 6: an allowance of 2 is two retrievals across both hosts, with ten requests at once on both
+--- wait_for eval
+['both hosts know their ledger window', main::windows_known(), 8]
+--- request eval
+[step {
+     my @slots = map { unskipped_slot($main::Archive, $main::First - 200000 - 10 * $_) } 0 .. 9;
+     my @asks = map { [$_ % 2 ? $main::BPort : server_port(), 'k-burst', $slots[$_]] } 0 .. 9;
+     my $next = unskipped_slot($main::Archive, $main::First - 250000);
+     my $before = main::archive_calls();
+     my @got = block_asks_at_once($main::Dir, @asks);
+     my @queued = grep { $got[$_][0] == 429 && $got[$_][1] =~ /"queuePosition"/ } 0 .. 9;
+     cmp_ok(scalar @queued, '>=', 2, scalar(@queued) . ' of the ten queued (each host admits what its count leaves)');
+     my $served = 0;
+     for my $i (@queued) {
+         my ($res) = block_fetch($asks[$i][0], 'k-burst', $slots[$i], 15);
+         $served++ if $res->{status} == 200;
+         like($res->{body}, qr/"result"|"reason":"allowance"/, "block $slots[$i]: served or refused for the allowance");
+     }
+     is($served, 2, 'two blocks served');
+     is(main::archive_calls() - $before, 2, 'long-term storage was asked twice, never more');
+     is(main::region_used('k-burst'), 2, 'the region counted two');
+     # each host's copy of the count catches up within seconds, whichever
+     # host counted; then a third is refused at once
+     for my $port (server_port(), $main::BPort) {
+         wait_until(sub { main::host_allowance($port, 'k-burst') == 2 }, 5, "port $port knows the count");
+         like(block_ask($port, 'k-burst', $next)->{body}, qr/"reason":"allowance"/, "a third on port $port is refused");
+     }
+     is(main::archive_calls() - $before, 2, 'still two retrievals');
+ }]
+
+
+
+--- no_error_log
+[alert]
+[crit]
+[emerg]
+unavailable (
+
+
+
+=== TEST 7: the allowance count survives kill -9 of redis-server
+--- wait_for eval
+['both hosts know their ledger window', main::windows_known(), 8]
+--- request eval
+[step {
+     my $s = unskipped_slot($main::Archive, $main::First - 300000);
+     my ($res) = block_fetch(server_port(), 'k-two', $s, 15);
+     is($res->{status}, 200, 'one block for k-two on host A');
+     is(main::region_used('k-two'), 1, 'counted once');
+     redis_kill($main::RedisPort);
+     main::start_redis();
+     is(main::region_used('k-two'), 1, 'the count is there after kill -9 and a restart');
+     wait_until(sub { metrics_text($main::BPort) =~ /^solgate_shared_state_up\{network="mainnet"\} 1$/m }, 10,
+                'host B is connected again');
+     # host B never served k-two: its own copy says nothing is used, so
+     # it queues two; the region has one left
+     my @two = map { unskipped_slot($main::Archive, $main::First - 310000 - 10 * $_) } 0 .. 1;
+     my $before = main::archive_calls();
+     my $served = 0;
+     for my $t (@two) {
+         my ($r) = block_fetch($main::BPort, 'k-two', $t, 15);
+         $served++ if $r->{status} == 200;
+     }
+     is($served, 1, 'host B serves one more, not two');
+     is(main::archive_calls() - $before, 1, 'one more retrieval');
+     is(main::region_used('k-two'), 2, 'the region counted two');
+ }]
+
+
+
+=== TEST 8: with Redis stopped both hosts keep answering on their own, and converge when it is back
 --- wait_for eval
 ['both hosts know both upstreams', main::both_polled(), 8]
 --- request eval
@@ -173,11 +328,21 @@ ok((grep { $_ eq 't100:{mainnet}:views' } @$keys), 'the views are in Redis under
          like($a->{body}, qr/"result":\d+,"id":$i\}/, "host A answers getSlot $i");
          like($b->{body}, qr/"value":\d+\},"id":$i\}/, "host B answers getBalance $i");
      }
+     # Cube Runner: what is cached is served; long-term storage pauses
+     my $cached = block_ask(server_port(), 'k-arch', $main::Cached);
+     like($cached->{body}, qr/"result"/, 'host A serves a cached block');
+     my $old = unskipped_slot($main::Archive, $main::First - 400000);
+     for my $port (server_port(), $main::BPort) {
+         my $res = block_ask($port, 'k-arch', $old);
+         is($res->{status}, 429, "a long-term request on port $port: 429");
+         like($res->{body}, qr/"code":-32019.*"reason":"shared_state_unavailable"/, 'shared_state_unavailable');
+         is($res->{headers}{'retry-after'}, 5, 'Retry-After: 5');
+     }
      # each host polls every upstream itself now
      my %before = map { ($_ => main::polls_on($_)) } qw(sim-a sim-b);
      wait_until(sub { !grep { main::polls_on($_) < $before{$_} + 4 } qw(sim-a sim-b) }, 8,
                 'host A polls both upstreams itself');
-     redis_start(port => $main::RedisPort, dir => $main::RedisDir);
+     main::start_redis();
      wait_until(sub { @{ redis_cmd($main::RedisPort, 'KEYS', 't100:{mainnet}:views') } }, 10,
                 'the views are in Redis again');
      wait_until(sub { metrics_text() =~ /^solgate_shared_state_up\{network="mainnet"\} 1$/m }, 5,
@@ -190,7 +355,7 @@ ok((grep { $_ eq 't100:{mainnet}:views' } @$keys), 'the views are in Redis under
 
 
 
-=== TEST 6: nginx -t refuses a shared state it cannot use, naming the file and line
+=== TEST 9: nginx -t refuses a shared state it cannot use, naming the file and line
 --- http_config
     solgate_shared_state redis://127.0.0.1 prefix=x:;
     solgate_network mainnet { cluster mainnet-beta; upstream a http://127.0.0.1:1; }
@@ -200,7 +365,7 @@ qr/\[emerg\] .*the URL needs HOST:PORT in .*nginx\.conf:\d+/
 
 
 
-=== TEST 7: a host id with a space in it is refused
+=== TEST 10: a host id with a space in it is refused
 --- http_config
     solgate_host_id "gw 1";
     solgate_network mainnet { cluster mainnet-beta; upstream a http://127.0.0.1:1; }

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace solgate {
@@ -45,6 +46,15 @@ public:
     // received the block within 24 h. Returns how many were repeats.
     virtual size_t CountRetrieval(const std::vector<std::string>& keys,
                                   uint64_t slot, int64_t wall_ms) = 0;
+    // Fleet mode, where the region's store counts the allowance: only the
+    // repeats of a retrieval of `slot` for these keys. Returns how many.
+    virtual size_t CountRepeats(const std::vector<std::string>& keys,
+                                uint64_t slot, int64_t wall_ms) = 0;
+    // Fleet mode: the region's counts (key, retrievals this month) as the
+    // region's store answered them, replacing what this host holds.
+    virtual void SetAllowanceUsed(
+        const std::vector<std::pair<std::string, uint64_t>>& used,
+        int64_t wall_ms) = 0;
 
     // Upkeep, about once a second: writes what is buffered.
     virtual void Flush() = 0;

@@ -129,6 +129,16 @@ BlockDecision TierAnswer(const BlockCall& call, uint64_t first_available,
                        data);
 }
 
+BlockDecision SharedStateUnavailable(const BlockCall& call) {
+    return NotServed(call,
+                     "Block " + std::to_string(call.slot) +
+                         " was not queued: the fleet's shared state is "
+                         "unavailable, so long-term retrievals pause; retry "
+                         "in " + std::to_string(kSharedStateRetryAfterS) +
+                         " seconds",
+                     "shared_state_unavailable", kSharedStateRetryAfterS);
+}
+
 BlockDecision LongTermAnswer(const BlockCall& call, const BlockPlan& plan,
                              const LongTermVerdict& verdict) {
     std::string slot = std::to_string(call.slot);

@@ -41,5 +41,9 @@ BlockDecision TierAnswer(const BlockCall& call, uint64_t first_available,
 // QueueOutcome::kUnavailable, which the caller answers with TierAnswer.
 BlockDecision LongTermAnswer(const BlockCall& call, const BlockPlan& plan,
                              const LongTermVerdict& verdict);
+// 429 with Retry-After: fleet mode, and the fleet's store is unreachable,
+// so the region cannot count the allowance; long-term retrievals pause.
+constexpr unsigned kSharedStateRetryAfterS = 5;
+BlockDecision SharedStateUnavailable(const BlockCall& call);
 
 }  // namespace solgate

@@ -192,6 +192,11 @@ BlockDecision BlockDecider::NoSource(const BlockCall& call, int64_t now_ms) {
     if (!long_term_.HasQueue(call.plan) || call.variant.empty()) {
         return TierAnswerFor(call);
     }
+    if (network_.bound() && network_.counters().fleet_link.load(
+                                std::memory_order_relaxed) == kFleetLinkDown) {
+        // the region's counts cannot be asked: queue nothing to count
+        return SharedStateUnavailable(call);
+    }
     const BlockPlan& plan = conf_.plans()[call.plan];
     BlockDecision d = LongTermAnswer(
         call, plan, long_term_.Admit(call, now_ms, call.wall_ms));

@@ -46,17 +46,33 @@ size_t LmdbAllowances::CountRetrieval(const std::vector<std::string>& keys,
     if (!ledger_ || keys.empty()) {
         return 0;
     }
+    size_t repeats = CountRepeats(keys, slot, wall_ms);
+    std::string error;
+    ledger_->CountRetrieval(keys, wall_ms, &error);
+    return repeats;
+}
+
+size_t LmdbAllowances::CountRepeats(const std::vector<std::string>& keys,
+                                    uint64_t slot, int64_t wall_ms) {
     size_t repeats = 0;
     std::string error;
     for (const std::string& key : keys) {
         // Retrieved again for a key that already had it: a repeat.
-        if (ledger_->Received(key, slot, wall_ms)) {
+        if (ledger_ && ledger_->Received(key, slot, wall_ms)) {
             ledger_->AddRepeat(key, wall_ms, &error);
             repeats++;
         }
     }
-    ledger_->CountRetrieval(keys, wall_ms, &error);
     return repeats;
+}
+
+void LmdbAllowances::SetAllowanceUsed(
+    const std::vector<std::pair<std::string, uint64_t>>& used,
+    int64_t wall_ms) {
+    std::string error;
+    if (ledger_) {
+        ledger_->SetAllowances(used, wall_ms, &error);
+    }
 }
 
 void LmdbAllowances::Flush() {

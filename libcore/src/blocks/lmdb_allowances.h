@@ -46,6 +46,11 @@ public:
                          int64_t wall_ms) const override;
     size_t CountRetrieval(const std::vector<std::string>& keys,
                           uint64_t slot, int64_t wall_ms) override;
+    size_t CountRepeats(const std::vector<std::string>& keys, uint64_t slot,
+                        int64_t wall_ms) override;
+    void SetAllowanceUsed(
+        const std::vector<std::pair<std::string, uint64_t>>& used,
+        int64_t wall_ms) override;
     // Receipts wait in memory until then (kill -9 loses at most a second
     // of them, which can only leave a repeat uncounted).
     void Flush() override;

@@ -106,7 +106,8 @@ std::optional<Retrieval> LongTermQueues::Next(size_t plan, int64_t now_ms,
 }
 
 void LongTermQueues::Complete(size_t plan, const Retrieval& retrieval,
-                              bool ok, int64_t now_ms, int64_t wall_ms) {
+                              bool ok, int64_t now_ms, int64_t wall_ms,
+                              RetrievalEnd end) {
     QueueStore* queue = QueueOf(plan);
     if (queue == nullptr) {
         return;
@@ -115,35 +116,68 @@ void LongTermQueues::Complete(size_t plan, const Retrieval& retrieval,
     // still wait for it, so a request checked meanwhile sees the count or
     // the wait, never neither. (A key joining between the two steps gets
     // the block uncounted: never more than the allowance.)
-    std::vector<KeyId> counted;
-    if (ok) {
-        counted = queue->Waiters(retrieval);
-        CountFor(plan, counted, retrieval.slot, wall_ms);
+    if (ok && end == RetrievalEnd::kHere) {
+        CountFor(plan, queue->Waiters(retrieval), retrieval.slot, wall_ms);
     }
     std::vector<KeyId> waiters = queue->Complete(retrieval, ok, now_ms);
-    if (!ok || waiters.empty()) {
+    if (!ok || waiters.empty() || end == RetrievalEnd::kOtherHost) {
         return;
     }
     BlocksHostCounters& counters = zone_.counters();
-    KeyStore& key_store = zone_.keys();
-    for (KeyId w : waiters) {
-        if (!key_store.Text(w).empty()) {
-            counters.served[kSourceLongTerm].fetch_add(1);
-            key_store.CountServed(w, kSourceLongTerm);
-        }
-    }
-}
-
-void LongTermQueues::CountFor(size_t plan, const std::vector<KeyId>& waiters,
-                              uint64_t slot, int64_t wall_ms) {
     KeyStore& key_store = zone_.keys();
     std::vector<std::string> keys;
     for (KeyId w : waiters) {
         std::string key = key_store.Text(w);
         if (!key.empty()) {
+            counters.served[kSourceLongTerm].fetch_add(1);
+            key_store.CountServed(w, kSourceLongTerm);
             keys.push_back(std::move(key));
         }
     }
+    AllowanceStore& allowances = zone_.allowances();
+    if (end == RetrievalEnd::kCountedRegion && allowances.open()) {
+        counters.repeats_counted[plan].fetch_add(
+            allowances.CountRepeats(keys, retrieval.slot, wall_ms));
+    }
+}
+
+std::vector<std::string> LongTermQueues::WaiterKeys(
+    size_t plan, const Retrieval& retrieval) {
+    QueueStore* queue = QueueOf(plan);
+    return queue == nullptr ? std::vector<std::string>()
+                            : KeysOf(queue->Waiters(retrieval));
+}
+
+void LongTermQueues::TakeRegionCounts(
+    const std::vector<std::pair<std::string, uint64_t>>& used,
+    int64_t wall_ms) {
+    if (zone_.bound() && zone_.allowances().open() && !used.empty()) {
+        zone_.allowances().SetAllowanceUsed(used, wall_ms);
+    }
+}
+
+void LongTermQueues::CountedInRegion(size_t plan, size_t keys) {
+    if (zone_.bound() && plan < kMaxBlockPlans) {
+        zone_.counters().allowance_counted[plan].fetch_add(keys);
+    }
+}
+
+std::vector<std::string> LongTermQueues::KeysOf(
+    const std::vector<KeyId>& ids) const {
+    KeyStore& key_store = zone_.keys();
+    std::vector<std::string> keys;
+    for (KeyId id : ids) {
+        std::string key = key_store.Text(id);
+        if (!key.empty()) {
+            keys.push_back(std::move(key));
+        }
+    }
+    return keys;
+}
+
+void LongTermQueues::CountFor(size_t plan, const std::vector<KeyId>& waiters,
+                              uint64_t slot, int64_t wall_ms) {
+    std::vector<std::string> keys = KeysOf(waiters);
     AllowanceStore& allowances = zone_.allowances();
     if (allowances.open() && !keys.empty()) {
         BlocksHostCounters& counters = zone_.counters();

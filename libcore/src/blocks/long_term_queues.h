@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "blocks/block_call.h"
 #include "blocks/block_conf.h"
@@ -22,6 +24,14 @@
 namespace solgate {
 
 class SharedBlocks;
+
+// Where a retrieval was counted and fetched (fleet mode has three ends).
+enum class RetrievalEnd {
+    kHere,           // fetched and counted here (one host)
+    kCountedRegion,  // fetched here, the allowances counted by the region
+    kOtherHost,      // another host of the region fetched it (or nobody
+                     // could have it): nothing to count or serve here
+};
 
 // Why a block was or was not queued.
 struct LongTermVerdict {
@@ -74,13 +84,28 @@ public:
     // 24 h) and it is served from long-term storage; the queue entry is
     // freed or marked failed.
     void Complete(size_t plan, const Retrieval& retrieval, bool ok,
-                  int64_t now_ms, int64_t wall_ms);
+                  int64_t now_ms, int64_t wall_ms,
+                  RetrievalEnd end = RetrievalEnd::kHere);
+
+    // Fleet mode. The API keys a retrieval counts for now (its stored
+    // waiters).
+    std::vector<std::string> WaiterKeys(size_t plan,
+                                        const Retrieval& retrieval);
+    // The region's allowance counts (key, count) replace the host's copy,
+    // which the request path reads.
+    void TakeRegionCounts(
+        const std::vector<std::pair<std::string, uint64_t>>& used,
+        int64_t wall_ms);
+    // The region counted a retrieval of the plan for `keys` keys.
+    void CountedInRegion(size_t plan, size_t keys);
 
     // --- status -------------------------------------------------------------
 
     std::optional<QueueStats> Stats(size_t plan, int64_t now_ms) const;
 
 private:
+    // The API keys of key ids (those the key store knows).
+    std::vector<std::string> KeysOf(const std::vector<KeyId>& ids) const;
     // Counts a retrieval of `slot` against the waiters' allowances.
     void CountFor(size_t plan, const std::vector<KeyId>& waiters,
                   uint64_t slot, int64_t wall_ms);

@@ -1,5 +1,7 @@
 #include "blocks/long_term_retriever.h"
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "blocks/block_capture.h"
@@ -36,22 +38,213 @@ void LongTermRetriever::Tick() {
         return;
     }
     int64_t now = clock_.MonotonicMs();
+    bool retrieves = false;
     for (size_t p = 0; p < queues_.conf().plans().size(); p++) {
         if (!queues_.HasQueue(p) ||
             !queues_.ClaimRetrievals(p, pid_, now, kLeaseTtlMs)) {
             continue;
         }
+        retrieves = true;
         std::optional<Retrieval> next =
             queues_.Next(p, now, clock_.WallMs(), MaxInFlight(p),
                          kRetrievalStaleMs);
         if (next) {
-            auto job = std::make_shared<Job>();
-            job->plan = p;
-            job->retrieval = std::move(*next);
-            started_++;
-            Fetch(job);
+            Start(p, std::move(*next), now);
         }
     }
+    if (region_ != nullptr) {
+        AskWaiting(now);
+        if (retrieves) {
+            ReadRegionCounts(now);
+        }
+    }
+}
+
+void LongTermRetriever::ReadRegionCounts(int64_t now_ms) {
+    if (reading_counts_ || !region_->Up() ||
+        (counts_read_ms_ != INT64_MIN &&
+         now_ms - counts_read_ms_ < kRegionCountsEveryMs)) {
+        return;
+    }
+    counts_read_ms_ = now_ms;
+    reading_counts_ = true;
+    int64_t wall_ms = clock_.WallMs();
+    std::weak_ptr<char> alive = alive_;
+    region_->ReadCounts(
+        wall_ms,
+        [this, alive, wall_ms](
+            std::optional<std::vector<std::pair<std::string, uint64_t>>>
+                used) {
+            if (alive.expired()) {
+                return;
+            }
+            reading_counts_ = false;
+            if (used) {
+                // any plan's: the counts are per key
+                queues_.TakeRegionCounts(*used, wall_ms);
+            }
+        });
+}
+
+void LongTermRetriever::Start(size_t plan, Retrieval retrieval,
+                              int64_t now_ms) {
+    auto job = std::make_shared<Job>();
+    job->plan = plan;
+    job->retrieval = std::move(retrieval);
+    if (region_ == nullptr) {
+        started_++;
+        Fetch(job);
+        return;
+    }
+    const BlockPlan& p = queues_.conf().plans()[plan];
+    job->ask.plan = plan;
+    job->ask.slot = job->retrieval.slot;
+    job->ask.variant = job->retrieval.variant;
+    job->ask.allowance = p.monthly_allowance;
+    job->ask.rate = p.retrieval_rate;
+    job->ask.wall_ms = clock_.WallMs();
+    job->ask_at_ms = now_ms;
+    AskRegion(job);
+}
+
+int64_t LongTermRetriever::ClaimTtlMs() const {
+    // every endpoint may take its whole timeout, then the store's answer
+    return static_cast<int64_t>(kRetrievalTimeoutMs) *
+               static_cast<int64_t>(queues_.conf().long_term_urls().size()) +
+           10000;
+}
+
+void LongTermRetriever::AskRegion(std::shared_ptr<Job> job) {
+    // the waiters as they are now: those who joined since the hand-out
+    // are counted too
+    job->ask.keys = queues_.WaiterKeys(job->plan, job->retrieval);
+    if (job->ask.keys.empty()) {
+        return;   // handed out again since: that retrieval goes on
+    }
+    job->asking = true;
+    std::weak_ptr<char> alive = alive_;
+    if (job->watching) {
+        region_->Watch(job->ask, [this, alive,
+                                  job](std::optional<std::string> state) {
+            if (!alive.expired()) {
+                OnWatch(job, state);
+            }
+        });
+        return;
+    }
+    region_->Claim(job->ask, ClaimTtlMs(),
+                   [this, alive, job](RegionClaim claim) {
+                       if (!alive.expired()) {
+                           OnClaim(job, claim);
+                       }
+                   });
+}
+
+void LongTermRetriever::OnClaim(std::shared_ptr<Job> job,
+                                const RegionClaim& claim) {
+    job->asking = false;
+    if (claim.kind != RegionClaim::kWait &&
+        claim.kind != RegionClaim::kDown) {
+        std::vector<std::pair<std::string, uint64_t>> used;
+        size_t counted = 0;
+        for (size_t i = 0; i < job->ask.keys.size(); i++) {
+            used.emplace_back(job->ask.keys[i], claim.used[i]);
+            counted += claim.counted[i] ? 1 : 0;
+        }
+        queues_.TakeRegionCounts(used, job->ask.wall_ms);
+        queues_.CountedInRegion(job->plan, counted);
+    }
+    switch (claim.kind) {
+    case RegionClaim::kMine:
+        started_++;
+        Fetch(job);
+        return;
+    case RegionClaim::kElsewhere:
+        job->watching = true;
+        AskAgainLater(job, kRegionAskAgainMs);
+        return;
+    case RegionClaim::kDone:
+    case RegionClaim::kSpent:
+        // in another host's cache, or nobody here may have it: either way
+        // it leaves this host's queue (a spent key's next request is told
+        // so from the counts just taken)
+        End(job, true, RetrievalEnd::kOtherHost);
+        return;
+    case RegionClaim::kWait:
+        AskAgainLater(job, claim.wait_ms);
+        return;
+    case RegionClaim::kDown:
+        AskAgainLater(job, kRegionAskAgainMs);
+        return;
+    }
+}
+
+void LongTermRetriever::OnWatch(std::shared_ptr<Job> job,
+                                const std::optional<std::string>& state) {
+    job->asking = false;
+    if (!state || *state == "retrieving") {
+        AskAgainLater(job, kRegionAskAgainMs);
+    } else if (*state == "done") {
+        End(job, true, RetrievalEnd::kOtherHost);
+    } else {
+        // its holder failed or died: this host may claim it now
+        job->watching = false;
+        AskAgainLater(job, 0);
+    }
+}
+
+void LongTermRetriever::AskAgainLater(std::shared_ptr<Job> job,
+                                      int64_t after_ms) {
+    job->ask_at_ms = clock_.MonotonicMs() + std::max<int64_t>(after_ms, 0);
+    waiting_.push_back(std::move(job));
+}
+
+void LongTermRetriever::AskWaiting(int64_t now_ms) {
+    if (!unfinished_.empty() && region_->Up()) {
+        std::vector<Unfinished> again = std::move(unfinished_);
+        unfinished_.clear();
+        for (Unfinished& u : again) {
+            FinishRegion(std::move(u.ask), u.ok);
+        }
+    }
+    std::vector<std::shared_ptr<Job>> due;
+    std::vector<std::shared_ptr<Job>> later;
+    for (auto& job : waiting_) {
+        (job->ask_at_ms <= now_ms ? due : later).push_back(std::move(job));
+    }
+    waiting_ = std::move(later);
+    for (auto& job : due) {
+        AskRegion(job);   // may come back to waiting_ at once
+    }
+}
+
+void LongTermRetriever::FinishRegion(RegionAsk ask, bool ok) {
+    std::weak_ptr<char> alive = alive_;
+    auto retry = std::make_shared<RegionAsk>(ask);
+    region_->Finish(
+        ask, ok,
+        [this, alive, retry, ok](
+            std::optional<std::vector<std::pair<std::string, uint64_t>>>
+                used) {
+            if (alive.expired()) {
+                return;
+            }
+            if (!used) {
+                // told again when the store is back, so that the claim is
+                // not left to expire (others would retrieve it again)
+                if (unfinished_.size() < kMaxUnfinished) {
+                    unfinished_.push_back({std::move(*retry), ok});
+                }
+                return;
+            }
+            queues_.TakeRegionCounts(*used, retry->wall_ms);
+        });
+}
+
+void LongTermRetriever::End(const std::shared_ptr<Job>& job, bool ok,
+                            RetrievalEnd end) {
+    queues_.Complete(job->plan, job->retrieval, ok, clock_.MonotonicMs(),
+                     clock_.WallMs(), end);
 }
 
 void LongTermRetriever::Fetch(std::shared_ptr<Job> job) {
@@ -84,8 +277,12 @@ void LongTermRetriever::OnReply(std::shared_ptr<Job> job,
         call.source = kSourceLongTerm;
         if (StoreAnswer(sink_, call, reply.body, clock_.WallMs(), &why)) {
             stored_++;
-            queues_.Complete(job->plan, r, true, clock_.MonotonicMs(),
-                             clock_.WallMs());
+            if (region_ != nullptr) {
+                FinishRegion(job->ask, true);
+                End(job, true, RetrievalEnd::kCountedRegion);
+                return;
+            }
+            End(job, true, RetrievalEnd::kHere);
             return;
         }
     }
@@ -99,8 +296,10 @@ void LongTermRetriever::OnReply(std::shared_ptr<Job> job,
         return;
     }
     failed_++;
-    queues_.Complete(job->plan, r, false, clock_.MonotonicMs(),
-                     clock_.WallMs());
+    if (region_ != nullptr) {
+        FinishRegion(job->ask, false);   // the counts are given back
+    }
+    End(job, false, RetrievalEnd::kHere);
 }
 
 }  // namespace solgate

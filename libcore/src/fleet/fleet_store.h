@@ -48,6 +48,13 @@ public:
     // The whole hash, or nullopt when the store did not answer.
     virtual void ReadHash(std::string key,
                           std::function<void(std::optional<Hash>)> done) = 0;
+
+    // Runs a Lua script atomically over `keys` with `args`; done gets its
+    // answer, a flat array (integers as text, nil as ""), or nullopt when
+    // the store did not answer or the script failed.
+    using Words = std::vector<std::string>;
+    virtual void Eval(const char* script, Words keys, Words args,
+                      std::function<void(std::optional<Words>)> done) = 0;
 };
 
 }  // namespace solgate

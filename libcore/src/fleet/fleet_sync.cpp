@@ -116,7 +116,8 @@ void FleetSync::Tick(int64_t now_ms, int64_t wall_ms) {
     if (local.empty()) {
         return;   // another worker of this host does the fleet's work
     }
-    network_.counters().fleet_link.store(up ? 2 : 1, std::memory_order_relaxed);
+    network_.counters().fleet_link.store(up ? kFleetLinkUp : kFleetLinkDown,
+                                       std::memory_order_relaxed);
     if (!up) {
         return;
     }

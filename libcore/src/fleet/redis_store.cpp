@@ -75,6 +75,7 @@ return 0
 struct RedisStore::Pending {
     RedisStore* store;
     Done done;
+    bool may_refuse;
 };
 
 RedisStore::RedisStore(uv_loop_t* loop, FleetConf conf, LogSink log)
@@ -191,6 +192,47 @@ void RedisStore::Answered() {
                              : "") +
              " (host id \"" + conf_.host_id + "\")");
     outage_logged_ = false;
+    if (!persistence_checked_) {
+        persistence_checked_ = true;
+        CheckPersistence();
+    }
+}
+
+// What the fleet keeps in Redis and nowhere else (Cube Runner's allowance
+// counts, operator cordons) outlives a kill -9 of redis-server only with
+// the append-only file: Redis writes it before it answers, so no answered
+// write is lost (appendfsync everysec, the default, may lose the last
+// second on a power loss; always loses nothing).
+void RedisStore::CheckPersistence() {
+    Command({"CONFIG", "GET", "appendonly"},
+            [this](const redisReply* reply) {
+                if (reply == nullptr) {
+                    return;
+                }
+                if (reply->type == REDIS_REPLY_ERROR) {
+                    log_(kLogWarn, "shared state " + conf_.Describe() +
+                                       " does not say whether appendonly is "
+                                       "on (CONFIG GET refused); without it "
+                                       "Cube Runner's allowance counts and "
+                                       "operator cordons are lost when "
+                                       "redis-server stops");
+                    return;
+                }
+                if (reply->type == REDIS_REPLY_ARRAY &&
+                    reply->elements == 2 &&
+                    reply->element[1]->type == REDIS_REPLY_STRING &&
+                    std::string(reply->element[1]->str,
+                                reply->element[1]->len) != "yes") {
+                    log_(kLogWarn, "shared state " + conf_.Describe() +
+                                       " has appendonly off: Cube Runner's "
+                                       "allowance counts and operator "
+                                       "cordons are lost when redis-server "
+                                       "stops; set \"appendonly yes\" (and "
+                                       "\"appendfsync everysec\" or "
+                                       "\"always\") in redis.conf");
+                }
+            },
+            true);
 }
 
 void RedisStore::OnDisconnect(const redisAsyncContext* c, int status) {
@@ -230,7 +272,8 @@ void RedisStore::Drop(const std::string& why) {
     Lost(why);
 }
 
-void RedisStore::Command(const std::vector<std::string>& argv, Done done) {
+void RedisStore::Command(const std::vector<std::string>& argv, Done done,
+                         bool may_refuse) {
     if (ctx_ == nullptr) {
         done(nullptr);
         return;
@@ -241,7 +284,7 @@ void RedisStore::Command(const std::vector<std::string>& argv, Done done) {
         args.push_back(a.data());
         lens.push_back(a.size());
     }
-    auto* pending = new Pending{this, std::move(done)};
+    auto* pending = new Pending{this, std::move(done), may_refuse};
     if (redisAsyncCommandArgv(ctx_, &RedisStore::OnReply, pending,
                               static_cast<int>(args.size()), args.data(),
                               lens.data()) != REDIS_OK) {
@@ -264,9 +307,11 @@ void RedisStore::OnReply(redisAsyncContext* /*c*/, void* reply,
         self->commands_++;
     }
     Done done = std::move(pending->done);
+    bool may_refuse = pending->may_refuse;
     delete pending;
     auto* r = static_cast<const redisReply*>(reply);
-    if (r != nullptr && r->type == REDIS_REPLY_ERROR && !self->closing_) {
+    if (r != nullptr && r->type == REDIS_REPLY_ERROR && !self->closing_ &&
+        !may_refuse) {
         // NOAUTH, READONLY, MOVED, a script error: no use going on
         std::string why = "it answered " + std::string(r->str, r->len);
         done(nullptr);
@@ -362,6 +407,43 @@ void RedisStore::ReadHash(std::string key,
                 }
                 done(std::move(hash));
             });
+}
+
+void RedisStore::Eval(const char* script, Words keys, Words args,
+                      std::function<void(std::optional<Words>)> done) {
+    std::vector<std::string> argv = {"EVAL", script,
+                                     std::to_string(keys.size())};
+    for (std::string& k : keys) {
+        argv.push_back(std::move(k));
+    }
+    for (std::string& a : args) {
+        argv.push_back(std::move(a));
+    }
+    Command(argv, [done = std::move(done)](const redisReply* reply) {
+        if (reply == nullptr) {
+            done(std::nullopt);
+            return;
+        }
+        Words words;
+        auto take = [&words](const redisReply* e) {
+            if (e->type == REDIS_REPLY_STRING ||
+                e->type == REDIS_REPLY_STATUS) {
+                words.emplace_back(e->str, e->len);
+            } else if (e->type == REDIS_REPLY_INTEGER) {
+                words.push_back(std::to_string(e->integer));
+            } else {
+                words.emplace_back();
+            }
+        };
+        if (reply->type == REDIS_REPLY_ARRAY) {
+            for (size_t i = 0; i < reply->elements; i++) {
+                take(reply->element[i]);
+            }
+        } else {
+            take(reply);
+        }
+        done(std::move(words));
+    });
 }
 
 }  // namespace solgate

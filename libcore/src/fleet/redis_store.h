@@ -46,6 +46,8 @@ public:
     void SetLaterFields(std::string key, Fields fields) override;
     void ReadHash(std::string key,
                   std::function<void(std::optional<Hash>)> done) override;
+    void Eval(const char* script, Words keys, Words args,
+              std::function<void(std::optional<Words>)> done) override;
 
     // Commands answered, and their round trips (ms), since the start.
     uint64_t commands() const { return commands_; }
@@ -55,7 +57,11 @@ private:
     struct Pending;
 
     void Connect(int64_t now_ms);
-    void Command(const std::vector<std::string>& argv, Done done);
+    // An error answer drops the connection (NOAUTH, READONLY, MOVED: no
+    // use going on), unless `may_refuse` (a command a server may disable).
+    void Command(const std::vector<std::string>& argv, Done done,
+                 bool may_refuse = false);
+    void CheckPersistence();
     void WriteFields(std::vector<std::string> argv, Fields fields);
     void Lost(const std::string& why);
     void Answered();
@@ -73,6 +79,7 @@ private:
     bool up_ = false;
     bool closing_ = false;
     bool outage_logged_ = false;
+    bool persistence_checked_ = false;
     bool dropping_ = false;     // drop the connection at the next tick
     std::string drop_why_;
     int64_t now_ms_ = 0;

@@ -9,6 +9,7 @@
 #include "runtime/curl_transport.h"
 #include "blocks/long_term_retriever.h"
 #include "fleet/fleet_sync.h"
+#include "fleet/region_claims.h"
 #include "fleet/redis_store.h"
 
 namespace solgate {
@@ -32,7 +33,8 @@ public:
         for (const Network* network : networks) {
             if (network->bound()) {
                 // what a fleet that is no more left in the zone (a reload)
-                network->counters().fleet_link.store(fleet != nullptr ? 1 : 0);
+                network->counters().fleet_link.store(
+                    fleet != nullptr ? kFleetLinkDown : kFleetLinkNone);
             }
             pollers_.push_back(std::make_unique<NetworkPoller>(
                 *network, transport_, clock_, log, pid));
@@ -60,6 +62,17 @@ public:
                 retrievers_.push_back(std::make_unique<LongTermRetriever>(
                     blocks->long_term(), blocks->cache(), transport_, clock_,
                     log, pid));
+                if (store_ != nullptr) {
+                    std::vector<std::string> plans;
+                    for (const BlockPlan& plan : blocks->conf().plans()) {
+                        plans.push_back(plan.name);
+                    }
+                    regions_.push_back(std::make_unique<FleetRegionClaims>(
+                        *store_, fleet->prefix, network->name(),
+                        blocks->conf().region(), fleet->host_id,
+                        std::move(plans)));
+                    retrievers_.back()->SetRegion(regions_.back().get());
+                }
             }
         }
         if (!services_.empty()) {
@@ -150,6 +163,7 @@ private:
     // fleet mode: the store outlives the syncs that use it
     std::unique_ptr<RedisStore> store_;
     std::vector<std::unique_ptr<FleetSync>> fleets_;
+    std::vector<std::unique_ptr<FleetRegionClaims>> regions_;
     std::vector<std::unique_ptr<NetworkPoller>> pollers_;
     std::vector<std::unique_ptr<BlockSync>> syncs_;
     std::vector<std::unique_ptr<LongTermRetriever>> retrievers_;

@@ -171,6 +171,12 @@ struct RequestCountTable {
 };
 
 // What one host counts of a network for itself (and its round robin).
+// NetworkHostCounters::fleet_link: no solgate_shared_state, its store
+// down, up.
+constexpr uint64_t kFleetLinkNone = 0;
+constexpr uint64_t kFleetLinkDown = 1;
+constexpr uint64_t kFleetLinkUp = 2;
+
 struct NetworkHostCounters {
     std::atomic<uint64_t> rr_turn;
     std::atomic<uint64_t> answered_rollbacks;
@@ -187,8 +193,7 @@ struct NetworkHostCounters {
     // answer the client got
     std::atomic<uint64_t> hedges_sent;
     std::atomic<uint64_t> hedges_won;
-    // fleet mode, as this host's poller last saw it: 0 no solgate_shared_
-    // state, 1 its Redis down, 2 up
+    // fleet mode, as this host's poller last saw it: kFleetLink*
     std::atomic<uint64_t> fleet_link;
     RequestCountTable requests;
 };

@@ -245,9 +245,9 @@ void AppendCordonedSamples(std::string& out, std::string_view name,
 void AppendSharedStateUp(std::string& out, std::string_view name,
                          const Network& network, int64_t) {
     uint64_t link = ReadCounter(network.counters().fleet_link);
-    if (link != 0) {
+    if (link != kFleetLinkNone) {
         AppendSample(out, name, {{"network", network.name()}},
-                     link == 2 ? 1 : 0);
+                     link == kFleetLinkUp ? 1 : 0);
     }
 }
 

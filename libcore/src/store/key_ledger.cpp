@@ -556,6 +556,34 @@ bool KeyLedger::CountRetrieval(const std::vector<std::string>& keys,
     }
 }
 
+bool KeyLedger::SetAllowances(
+    const std::vector<std::pair<std::string, uint64_t>>& used,
+    int64_t wall_ms, std::string* error) {
+    try {
+        std::string month = MonthKey(wall_ms);
+        auto set = [&](MDB_txn* txn) {
+            int rc = 0;
+            for (size_t i = 0; rc == 0 && i < used.size(); i++) {
+                if (!ValidLedgerKey(used[i].first)) {
+                    continue;
+                }
+                std::string row = AllowanceKey(month, used[i].first);
+                uint64_t held = 0;
+                rc = GetNumber(txn, allowance_dbi_, row, &held);
+                if (rc == 0 && held != used[i].second) {
+                    rc = PutLmdbNumber(txn, allowance_dbi_, row,
+                                       used[i].second);
+                }
+            }
+            return rc;
+        };
+        return used.empty() || env_->Write("set allowances", error, set);
+    } catch (...) {
+        Report(error, "key ledger: out of memory");
+        return false;
+    }
+}
+
 bool KeyLedger::ListAllowances(
     int64_t wall_ms,
     std::vector<std::pair<std::string, uint64_t>>* out) const {

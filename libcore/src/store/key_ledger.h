@@ -106,6 +106,14 @@ public:
     bool CountRetrieval(const std::vector<std::string>& keys,
                         int64_t wall_ms, std::string* error);
 
+    // Fleet mode: the region's counts, as the shared store answered them,
+    // replace this host's for the month of wall_ms (the ledger is then the
+    // host's copy of the region's, read by the request path). Invalid keys
+    // are skipped; one write transaction, committed before returning.
+    bool SetAllowances(const std::vector<std::pair<std::string, uint64_t>>&
+                           used,
+                       int64_t wall_ms, std::string* error);
+
     // Every key's allowance used in the month of wall_ms, in key order,
     // for the admin endpoint. False on a read error (*out then empty).
     bool ListAllowances(int64_t wall_ms,

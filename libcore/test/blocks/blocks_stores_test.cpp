@@ -189,6 +189,21 @@ public:
         }
         return repeats;
     }
+    size_t CountRepeats(const std::vector<std::string>& keys, uint64_t slot,
+                        int64_t) override {
+        size_t repeats = 0;
+        for (const std::string& key : keys) {
+            repeats += receipts.count({key, slot});
+        }
+        return repeats;
+    }
+    void SetAllowanceUsed(
+        const std::vector<std::pair<std::string, uint64_t>>& region,
+        int64_t) override {
+        for (const auto& [key, n] : region) {
+            used[key] = n;
+        }
+    }
     void Flush() override { flushes++; }
     void PruneIfDue(int64_t) override { prunes++; }
 

@@ -76,6 +76,12 @@ public:
         later.push_back([done, copy] { done(copy); });
     }
 
+    // FleetSync runs no script.
+    void Eval(const char*, Words, Words,
+              std::function<void(std::optional<Words>)> done) override {
+        done(std::nullopt);
+    }
+
     void Flush() {
         while (!later.empty()) {
             auto next = std::move(later.front());

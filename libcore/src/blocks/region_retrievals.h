@@ -1,0 +1,96 @@
+// Fleet mode: the long-term storage retrievals of one region, agreed with
+// the other hosts of the region through the fleet's store. Each host keeps
+// its own queue (its fair order, its positions); before a host retrieves a
+// block it claims it for the region, and the claim is where the region
+// counts allowances:
+//  - one retrieval per block per region: a block another host claimed is
+//    not fetched again; its waiters here are served from that host's cache
+//    (listed as a `peer`) once it holds it;
+//  - a claim counts the retrieval against each waiting key's monthly
+//    allowance, in the same atomic step that checks what is left, so the
+//    region never counts (nor makes) more retrievals than the allowance,
+//    whichever hosts ask at once; a key counted for a block is not
+//    counted again for it, and a retrieval that fails gives the counts
+//    back;
+//  - claims are paced at the plan's retrieval_rate for the whole region.
+// Asynchronous: every answer comes later, on the loop that drives the
+// store (at once, kDown, when the store is down). Nothing throws.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace solgate {
+
+// One block, for the keys that wait for it on this host.
+struct RegionAsk {
+    size_t plan = 0;
+    uint64_t slot = 0;
+    std::string variant;
+    std::vector<std::string> keys;  // the waiters' API keys
+    uint64_t allowance = 0;         // the plan's monthly_allowance; 0: none
+    double rate = 1;                // the plan's retrieval_rate per second
+    int64_t wall_ms = 0;            // the month counted in
+};
+
+struct RegionClaim {
+    enum Kind {
+        kMine,       // this host retrieves it (counted for `counted` keys)
+        kElsewhere,  // another host (`holder`) is retrieving it
+        kDone,       // another host retrieved it: its cache holds it
+        kWait,       // the region's retrieval rate: ask again in wait_ms
+        kSpent,      // every waiter's allowance is spent: not retrieved
+        kDown,       // the store did not answer
+    };
+    Kind kind = kDown;
+    // Per key of the ask: counted by this claim, and its allowance used
+    // this month in the region after it.
+    std::vector<bool> counted;
+    std::vector<uint64_t> used;
+    std::string holder;
+    int64_t wait_ms = 0;
+};
+
+class RegionRetrievals {
+public:
+    virtual ~RegionRetrievals() = default;
+
+    virtual bool Up() const = 0;
+
+    // Claims the block for this host (or joins its waiters to another
+    // host's claim) and counts the keys' allowances. A claim of this host
+    // lives ttl_ms unless finished.
+    virtual void Claim(const RegionAsk& ask, int64_t ttl_ms,
+                       std::function<void(RegionClaim)> done) = 0;
+
+    // This host's retrieval ended: ok keeps the claim as done for a while
+    // (the block is in this host's cache); not ok drops it and gives every
+    // count it made back. done gets the keys' allowances used after it
+    // (key, count), or nullopt when the store did not answer.
+    virtual void Finish(
+        const RegionAsk& ask, bool ok,
+        std::function<void(std::optional<
+                               std::vector<std::pair<std::string, uint64_t>>>)>
+            done) = 0;
+
+    // Every key's allowance used in the month of wall_ms, as the region
+    // counted it (key, count); nullopt when the store did not answer.
+    virtual void ReadCounts(
+        int64_t wall_ms,
+        std::function<void(std::optional<
+                               std::vector<std::pair<std::string, uint64_t>>>)>
+            done) = 0;
+
+    // What another host's claim is doing: "retrieving", "done", or ""
+    // (gone: it failed or its holder died); nullopt when the store did not
+    // answer.
+    virtual void Watch(
+        const RegionAsk& ask,
+        std::function<void(std::optional<std::string>)> done) = 0;
+};
+
+}  // namespace solgate

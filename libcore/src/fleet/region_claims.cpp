@@ -1,0 +1,265 @@
+#include "fleet/region_claims.h"
+
+#include <cmath>
+
+#include "conf/conf_words.h"
+
+#include "store/key_ledger.h"
+
+namespace solgate {
+namespace {
+
+// KEYS: claim, its counted keys, the month's allowances, the plan's pace.
+// ARGV: host, ttl ms, ms between claims, allowance (0: none), ms to keep
+// the allowances, keys...
+// Answers kind, holder, wait ms, then per key: 0 refused / 1 counted now /
+// 2 counted before for this block, and its count.
+constexpr const char* kClaimScript = R"(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local holder = redis.call('HGET', KEYS[1], 'holder')
+local kind = 'mine'
+if holder and holder ~= ARGV[1] then
+  if redis.call('HGET', KEYS[1], 'state') == 'done' then
+    kind = 'done'
+  else
+    kind = 'elsewhere'
+  end
+elseif not holder then
+  local next_ms = tonumber(redis.call('HGET', KEYS[4], 'next')) or 0
+  if next_ms > now then
+    return {'wait', '', tostring(next_ms - now)}
+  end
+  holder = ARGV[1]
+end
+local limit = tonumber(ARGV[4])
+local out = {kind, holder, '0'}
+local any = false
+for i = 6, #ARGV do
+  local k = ARGV[i]
+  local used = tonumber(redis.call('HGET', KEYS[3], k)) or 0
+  local c = 0
+  if redis.call('SISMEMBER', KEYS[2], k) == 1 then
+    c = 2
+  elseif limit == 0 or used < limit then
+    used = redis.call('HINCRBY', KEYS[3], k, 1)
+    redis.call('SADD', KEYS[2], k)
+    c = 1
+  end
+  if c > 0 then any = true end
+  out[#out + 1] = tostring(c)
+  out[#out + 1] = tostring(used)
+end
+if kind == 'mine' then
+  if not any then
+    out[1] = 'spent'
+    return out
+  end
+  if redis.call('HSETNX', KEYS[1], 'holder', ARGV[1]) == 1 then
+    local next_ms = tonumber(redis.call('HGET', KEYS[4], 'next')) or 0
+    if next_ms < now then next_ms = now end
+    redis.call('HSET', KEYS[4], 'next', tostring(next_ms + tonumber(ARGV[3])))
+    redis.call('PEXPIRE', KEYS[4], 60000)
+  end
+  redis.call('HSET', KEYS[1], 'state', 'retrieving')
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+end
+if any then
+  redis.call('PEXPIRE', KEYS[3], ARGV[5])
+end
+return out
+)";
+
+// KEYS: claim, its counted keys, the month's allowances. ARGV: host, 1 ok
+// or 0 failed, ms to keep a done claim. A failure gives every count back
+// and answers key, count pairs.
+constexpr const char* kFinishScript = R"(
+if redis.call('HGET', KEYS[1], 'holder') ~= ARGV[1] then
+  return {}
+end
+local out = {}
+if ARGV[2] == '1' then
+  redis.call('HSET', KEYS[1], 'state', 'done')
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+  return out
+end
+for _, k in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  local used = redis.call('HINCRBY', KEYS[3], k, -1)
+  if used < 0 then
+    redis.call('HSET', KEYS[3], k, 0)
+    used = 0
+  end
+  out[#out + 1] = k
+  out[#out + 1] = tostring(used)
+end
+redis.call('DEL', KEYS[1], KEYS[2])
+return out
+)";
+
+RegionClaim::Kind KindOf(const std::string& word, bool* ok) {
+    *ok = true;
+    if (word == "mine") return RegionClaim::kMine;
+    if (word == "elsewhere") return RegionClaim::kElsewhere;
+    if (word == "done") return RegionClaim::kDone;
+    if (word == "wait") return RegionClaim::kWait;
+    if (word == "spent") return RegionClaim::kSpent;
+    *ok = false;
+    return RegionClaim::kDown;
+}
+
+bool ToNumber(const std::string& word, uint64_t* out) {
+    std::optional<uint64_t> n = conf::ParseCount(word, 0, UINT64_MAX);
+    *out = n.value_or(0);
+    return n.has_value();
+}
+
+}  // namespace
+
+bool ParseRegionClaim(const FleetStore::Words& words, size_t keys,
+                      RegionClaim* out) {
+    if (words.size() < 3) {
+        return false;
+    }
+    bool ok = false;
+    RegionClaim claim;
+    claim.kind = KindOf(words[0], &ok);
+    uint64_t wait = 0;
+    if (!ok || !ToNumber(words[2], &wait)) {
+        return false;
+    }
+    claim.holder = words[1];
+    claim.wait_ms = static_cast<int64_t>(std::min<uint64_t>(wait, 60000));
+    if (claim.kind == RegionClaim::kWait) {
+        *out = std::move(claim);
+        return true;
+    }
+    if (words.size() != 3 + 2 * keys) {
+        return false;
+    }
+    for (size_t i = 0; i < keys; i++) {
+        uint64_t c = 0;
+        uint64_t used = 0;
+        if (!ToNumber(words[3 + 2 * i], &c) || c > 2 ||
+            !ToNumber(words[4 + 2 * i], &used)) {
+            return false;
+        }
+        claim.counted.push_back(c == 1);
+        claim.used.push_back(used);
+    }
+    *out = std::move(claim);
+    return true;
+}
+
+FleetRegionClaims::FleetRegionClaims(FleetStore& store, std::string prefix,
+                                     std::string network, std::string region,
+                                     std::string host_id,
+                                     std::vector<std::string> plans)
+    : store_(store),
+      tag_(prefix + "{" + network + ":" + region + "}:"),
+      host_id_(std::move(host_id)),
+      plans_(std::move(plans)) {}
+
+std::string FleetRegionClaims::Key(const std::string& what) const {
+    return tag_ + what;
+}
+
+std::string FleetRegionClaims::ClaimKey(const RegionAsk& ask) const {
+    return Key("lt:" + ask.variant + ":" + std::to_string(ask.slot));
+}
+
+std::string FleetRegionClaims::AllowanceKey(int64_t wall_ms) const {
+    return Key("allow:" + KeyLedger::MonthOf(wall_ms));
+}
+
+void FleetRegionClaims::Claim(const RegionAsk& ask, int64_t ttl_ms,
+                              std::function<void(RegionClaim)> done) {
+    std::string plan = ask.plan < plans_.size() ? plans_[ask.plan] : "";
+    double rate = std::isfinite(ask.rate) && ask.rate > 0 ? ask.rate : 1;
+    int64_t between_ms = std::llround(std::min(1000.0 / rate, 60000.0));
+    std::string claim = ClaimKey(ask);
+    FleetStore::Words keys = {claim, claim + ":w", AllowanceKey(ask.wall_ms),
+                              Key("pace:" + plan)};
+    FleetStore::Words args = {host_id_, std::to_string(ttl_ms),
+                              std::to_string(between_ms),
+                              std::to_string(ask.allowance),
+                              std::to_string(kRegionAllowanceKeepMs)};
+    args.insert(args.end(), ask.keys.begin(), ask.keys.end());
+    size_t n = ask.keys.size();
+    store_.Eval(kClaimScript, std::move(keys), std::move(args),
+                [done = std::move(done), n](
+                    std::optional<FleetStore::Words> words) {
+                    RegionClaim claim;
+                    if (!words || !ParseRegionClaim(*words, n, &claim)) {
+                        claim = RegionClaim();   // kDown
+                    }
+                    done(std::move(claim));
+                });
+}
+
+void FleetRegionClaims::Finish(
+    const RegionAsk& ask, bool ok,
+    std::function<void(
+        std::optional<std::vector<std::pair<std::string, uint64_t>>>)>
+        done) {
+    std::string claim = ClaimKey(ask);
+    store_.Eval(kFinishScript,
+                {claim, claim + ":w", AllowanceKey(ask.wall_ms)},
+                {host_id_, ok ? "1" : "0", std::to_string(kRegionDoneKeepMs)},
+                [done = std::move(done)](
+                    std::optional<FleetStore::Words> words) {
+                    if (!words || words->size() % 2 != 0) {
+                        done(std::nullopt);
+                        return;
+                    }
+                    std::vector<std::pair<std::string, uint64_t>> used;
+                    for (size_t i = 0; i < words->size(); i += 2) {
+                        uint64_t n = 0;
+                        if (ToNumber((*words)[i + 1], &n)) {
+                            used.emplace_back((*words)[i], n);
+                        }
+                    }
+                    done(std::move(used));
+                });
+}
+
+void FleetRegionClaims::ReadCounts(
+    int64_t wall_ms,
+    std::function<void(
+        std::optional<std::vector<std::pair<std::string, uint64_t>>>)>
+        done) {
+    store_.ReadHash(AllowanceKey(wall_ms),
+                    [done = std::move(done)](
+                        std::optional<FleetStore::Hash> hash) {
+                        if (!hash) {
+                            done(std::nullopt);
+                            return;
+                        }
+                        std::vector<std::pair<std::string, uint64_t>> used;
+                        for (const auto& [key, count] : *hash) {
+                            uint64_t n = 0;
+                            if (ToNumber(count, &n)) {
+                                used.emplace_back(key, n);
+                            }
+                        }
+                        done(std::move(used));
+                    });
+}
+
+void FleetRegionClaims::Watch(
+    const RegionAsk& ask,
+    std::function<void(std::optional<std::string>)> done) {
+    store_.Eval("return redis.call('HGET', KEYS[1], 'state')",
+                {ClaimKey(ask)}, {},
+                [done = std::move(done)](
+                    std::optional<FleetStore::Words> words) {
+                    if (!words || words->size() != 1) {
+                        done(std::nullopt);
+                        return;
+                    }
+                    done((*words)[0]);
+                });
+}
+
+}  // namespace solgate

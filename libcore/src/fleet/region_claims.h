@@ -1,0 +1,66 @@
+// Cube Runner's region retrievals (blocks/region_retrievals.h) in the
+// fleet's store: Lua scripts, each one atomic step in Redis, under keys
+// that carry the hash tag {network:region}, so Redis Cluster keeps a
+// region on one node and several regions share one Redis apart:
+//   PREFIX{NET:REGION}:lt:VARIANT:SLOT     claim: holder, state
+//   PREFIX{NET:REGION}:lt:VARIANT:SLOT:w   the keys it was counted for
+//   PREFIX{NET:REGION}:allow:YYYY-MM       key -> retrievals (UTC month)
+//   PREFIX{NET:REGION}:pace:PLAN           next: when a claim may start
+// Times are the store's own (Redis TIME), so hosts need not agree on
+// their clocks; the month is the asking host's wall clock.
+#pragma once
+
+#include <string>
+
+#include "blocks/region_retrievals.h"
+#include "fleet/fleet_store.h"
+
+namespace solgate {
+
+// A finished retrieval's claim is kept this long: another host asked for
+// the block meanwhile is told it is done (its summary of this host lists
+// the block within kPeerSummaryIntervalMs).
+constexpr int64_t kRegionDoneKeepMs = 120000;
+// The allowance counts are kept past their month's end for the admin
+// endpoint, then expire.
+constexpr int64_t kRegionAllowanceKeepMs = 62LL * 24 * 3600 * 1000;
+
+class FleetRegionClaims : public RegionRetrievals {
+public:
+    // `plans`: the plan names by index (a plan's pace is shared by name).
+    FleetRegionClaims(FleetStore& store, std::string prefix,
+                      std::string network, std::string region,
+                      std::string host_id, std::vector<std::string> plans);
+
+    bool Up() const override { return store_.Up(); }
+    void Claim(const RegionAsk& ask, int64_t ttl_ms,
+               std::function<void(RegionClaim)> done) override;
+    void Finish(const RegionAsk& ask, bool ok,
+                std::function<void(std::optional<
+                                       std::vector<std::pair<std::string,
+                                                             uint64_t>>>)>
+                    done) override;
+    void ReadCounts(int64_t wall_ms,
+                    std::function<void(std::optional<std::vector<
+                                           std::pair<std::string, uint64_t>>>)>
+                        done) override;
+    void Watch(const RegionAsk& ask,
+               std::function<void(std::optional<std::string>)> done) override;
+
+    // The keys, for tests and the README.
+    std::string Key(const std::string& what) const;
+    std::string ClaimKey(const RegionAsk& ask) const;
+    std::string AllowanceKey(int64_t wall_ms) const;
+
+private:
+    FleetStore& store_;
+    std::string tag_;      // PREFIX{NET:REGION}:
+    std::string host_id_;
+    std::vector<std::string> plans_;
+};
+
+// Parses a claim script's answer (for tests): false when malformed.
+bool ParseRegionClaim(const FleetStore::Words& words, size_t keys,
+                      RegionClaim* out);
+
+}  // namespace solgate

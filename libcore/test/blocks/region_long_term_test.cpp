@@ -1,0 +1,385 @@
+// Fleet mode, Cube Runner's long-term storage: two hosts of one region
+// (each its own zone, key ledger, queue and transport) claim their blocks
+// from one region (a fake that keeps the contract of region_retrievals.h
+// in memory, answering later as the store does). The Lua scripts that
+// keep it in Redis are run by t/100-fleet.t against a real redis-server.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <map>
+#include <set>
+
+#include "support/blocks_zone.h"
+#include "support/fakes.h"
+#include "blocks/block_answers.h"
+#include "blocks/block_capture.h"
+#include "blocks/long_term_retriever.h"
+
+namespace solgate {
+namespace {
+
+using testing::Accept;
+using testing::BlockReply;
+using testing::FakeClock;
+using testing::FakeTransport;
+using testing::GetBlockRequest;
+using testing::TestNetwork;
+
+HttpResult Ok(const std::string& body) { return HttpResult{0, "", 200, body}; }
+HttpResult Unavailable() { return HttpResult{0, "", 503, "{}"}; }
+
+class FakeRegion : public RegionRetrievals {
+public:
+    bool Up() const override { return up; }
+
+    void Claim(const RegionAsk& ask, int64_t,
+               std::function<void(RegionClaim)> done) override {
+        claims++;
+        RegionClaim c;
+        if (!up) {
+            done(c);
+            return;
+        }
+        Block& b = blocks[{ask.variant, ask.slot}];
+        bool fresh = b.holder.empty();
+        if (!fresh && b.holder != host) {
+            c.kind = b.done ? RegionClaim::kDone : RegionClaim::kElsewhere;
+        } else if (fresh && wait_ms > 0) {
+            c.kind = RegionClaim::kWait;
+            c.wait_ms = wait_ms;
+            later.push_back([done, c] { done(c); });
+            return;
+        } else {
+            c.kind = RegionClaim::kMine;
+        }
+        bool any = false;
+        for (const std::string& key : ask.keys) {
+            bool had = b.counted.count(key) > 0;
+            bool counts = !had && (ask.allowance == 0 ||
+                                   used[key] < ask.allowance);
+            if (counts) {
+                used[key]++;
+                b.counted.insert(key);
+            }
+            any = any || had || counts;
+            c.counted.push_back(counts);
+            c.used.push_back(used[key]);
+        }
+        if (c.kind == RegionClaim::kMine) {
+            if (any) {
+                b.holder = host;
+            } else {
+                c.kind = RegionClaim::kSpent;
+            }
+        }
+        if (b.holder.empty()) {
+            blocks.erase({ask.variant, ask.slot});
+        }
+        later.push_back([done, c] { done(c); });
+    }
+
+    void Finish(const RegionAsk& ask, bool ok,
+                std::function<void(std::optional<
+                                       std::vector<std::pair<std::string,
+                                                             uint64_t>>>)>
+                    done) override {
+        if (!up) {
+            done(std::nullopt);
+            return;
+        }
+        auto it = blocks.find({ask.variant, ask.slot});
+        std::vector<std::pair<std::string, uint64_t>> back;
+        if (it != blocks.end() && it->second.holder == host) {
+            if (ok) {
+                it->second.done = true;
+            } else {
+                for (const std::string& key : it->second.counted) {
+                    back.emplace_back(key, --used[key]);
+                }
+                blocks.erase(it);
+            }
+        }
+        later.push_back([done, back] { done(back); });
+    }
+
+    void ReadCounts(int64_t,
+                    std::function<void(std::optional<std::vector<
+                                           std::pair<std::string, uint64_t>>>)>
+                        done) override {
+        reads++;
+        if (!up) {
+            done(std::nullopt);
+            return;
+        }
+        std::vector<std::pair<std::string, uint64_t>> all(used.begin(),
+                                                          used.end());
+        later.push_back([done, all] { done(all); });
+    }
+
+    void Watch(const RegionAsk& ask,
+               std::function<void(std::optional<std::string>)> done)
+        override {
+        if (!up) {
+            done(std::nullopt);
+            return;
+        }
+        auto it = blocks.find({ask.variant, ask.slot});
+        std::string state = it == blocks.end() ? ""
+                            : it->second.done  ? "done"
+                                               : "retrieving";
+        later.push_back([done, state] { done(state); });
+    }
+
+    // The store's answers arrive.
+    void Flush() {
+        while (!later.empty()) {
+            auto fn = std::move(later.front());
+            later.pop_front();
+            fn();
+        }
+    }
+
+    struct Block {
+        std::string holder;
+        bool done = false;
+        std::set<std::string> counted;
+    };
+    // The region, shared by the hosts; `host` is the one asking (each host
+    // has its own FakeRegion view over the same state).
+    std::string host;
+    bool up = true;
+    int64_t wait_ms = 0;
+    int claims = 0;
+    int reads = 0;
+    std::map<std::pair<std::string, uint64_t>, Block>& blocks;
+    std::map<std::string, uint64_t>& used;
+    std::deque<std::function<void()>> later;
+
+    FakeRegion(std::string h, std::map<std::pair<std::string, uint64_t>,
+                                       Block>& b,
+               std::map<std::string, uint64_t>& u)
+        : host(std::move(h)), blocks(b), used(u) {}
+};
+
+BlockConfBuilder AnArchivePlanOfTwo() {
+    BlockConfBuilder conf;
+    Accept(conf.Region("us"));
+    Accept(conf.LongTermStorage("http://lts/"));
+    Accept(conf.PlanDefine("arch", {"tier=archive", "getblock_rate=0",
+                                    "retrieval_rate=10r/s", "queue_limit=20",
+                                    "monthly_allowance=2"}));
+    return conf;
+}
+
+// One host: its network, zone, ledger, queue, retriever and transport.
+struct Host {
+    Host(const std::string& name, FakeClock& clock,
+         std::map<std::pair<std::string, uint64_t>, FakeRegion::Block>& b,
+         std::map<std::string, uint64_t>& u)
+        : net(1),
+          rig(net.network, "solgate-region-" + name, AnArchivePlanOfTwo()),
+          service(rig.service()),
+          region(name, b, u),
+          clock_(clock) {
+        EXPECT_EQ(rig.error(), "");
+        net.network.record(0).first_available_plus1.store(4001);
+        net.network.record(0).SuggestFinalized(5000);
+        retriever = std::make_unique<LongTermRetriever>(
+            service->long_term(), service->cache(), transport, clock,
+            [](int, const std::string&) {}, 7);
+        retriever->SetRegion(&region);
+    }
+
+    BlockDecision Ask(uint64_t slot, const std::string& key) {
+        std::string body = GetBlockRequest(slot);
+        RpcRequest request = ParseRpcRequest(body.data(), body.size());
+        BlockCall call;
+        return service->Decide(request, key, "arch", "", clock_.MonotonicMs(),
+                               clock_.WallMs(), &call);
+    }
+    uint64_t Allowance(const std::string& key) {
+        return service->allowances().AllowanceUsed(key, clock_.WallMs());
+    }
+    // A retriever tick, then the region's answers.
+    void Tick() {
+        retriever->Tick();
+        region.Flush();
+    }
+    void AnswerStorage(HttpResult (*reply)(uint64_t)) {
+        transport.AnswerEach([reply](const FakeTransport::Pending& p) {
+            size_t at = p.body.find("[") + 1;
+            return reply(std::stoull(p.body.substr(at)));
+        });
+        region.Flush();
+    }
+
+    TestNetwork net;
+    testing::BlockServiceRig rig;
+    BlockService* service;
+    FakeTransport transport;
+    FakeRegion region;
+    FakeClock& clock_;
+    std::unique_ptr<LongTermRetriever> retriever;
+};
+
+HttpResult TheBlock(uint64_t slot) { return Ok(BlockReply(slot)); }
+HttpResult NoBlock(uint64_t) { return Unavailable(); }
+
+class RegionLongTermTest : public ::testing::Test {
+protected:
+    RegionLongTermTest()
+        : a("a", clock, blocks, used), b("b", clock, blocks, used) {}
+
+    // Both hosts tick, 200 ms apart (the plan's rate allows one each).
+    void TickBoth() {
+        clock.Advance(200);
+        a.Tick();
+        b.Tick();
+    }
+
+    FakeClock clock;
+    std::map<std::pair<std::string, uint64_t>, FakeRegion::Block> blocks;
+    std::map<std::string, uint64_t> used;
+    Host a;
+    Host b;
+};
+
+TEST_F(RegionLongTermTest, ABlockAskedOnBothHostsIsRetrievedOnce) {
+    EXPECT_EQ(a.Ask(250, "k1").http_status, 429u);
+    EXPECT_EQ(b.Ask(250, "k2").http_status, 429u);
+    TickBoth();
+    EXPECT_EQ(a.transport.pending.size() + b.transport.pending.size(), 1u);
+    ASSERT_EQ(a.transport.pending.size(), 1u);   // A claimed it first
+    // B waits for A's retrieval: its waiter still sees it in flight.
+    TickBoth();
+    EXPECT_EQ(b.transport.pending.size(), 0u);
+    BlockDecision d = b.Ask(250, "k2");
+    EXPECT_NE(d.body.find(R"("queuePosition":1)"), std::string::npos)
+        << d.body;
+    a.AnswerStorage(TheBlock);
+    EXPECT_EQ(a.Ask(250, "k1").kind, BlockDecision::kCache);
+    // B hears it is done and lets it go; counted once for each key.
+    clock.Advance(kRegionAskAgainMs);
+    b.Tick();
+    b.region.Flush();
+    EXPECT_EQ(b.retriever->waiting(), 0u);
+    EXPECT_EQ(b.retriever->started(), 0u);
+    EXPECT_EQ(used["k1"], 1u);
+    EXPECT_EQ(used["k2"], 1u);
+    EXPECT_EQ(a.Allowance("k1"), 1u);
+    EXPECT_EQ(b.Allowance("k2"), 1u);   // B's copy of the region's count
+}
+
+TEST_F(RegionLongTermTest, AnAllowanceOfTwoIsTwoRetrievalsAcrossHosts) {
+    // Each host admits two (its copy says none used), four are queued.
+    for (uint64_t slot : {300, 301, 302, 303, 304}) {
+        a.Ask(slot, "k1");
+    }
+    for (uint64_t slot : {310, 311, 312, 313, 314}) {
+        b.Ask(slot, "k1");
+    }
+    for (int i = 0; i < 8; i++) {
+        TickBoth();
+        a.AnswerStorage(TheBlock);
+        b.AnswerStorage(TheBlock);
+    }
+    EXPECT_EQ(a.retriever->started() + b.retriever->started(), 2u);
+    EXPECT_EQ(used["k1"], 2u);
+    // Both hosts now know it is spent.
+    EXPECT_EQ(a.Allowance("k1"), 2u);
+    EXPECT_EQ(b.Allowance("k1"), 2u);
+    BlockDecision d = b.Ask(320, "k1");
+    EXPECT_NE(d.body.find(R"("reason":"allowance")"), std::string::npos)
+        << d.body;
+    EXPECT_EQ(a.retriever->waiting() + b.retriever->waiting(), 0u);
+}
+
+TEST_F(RegionLongTermTest, AFailedRetrievalGivesTheCountBack) {
+    a.Ask(400, "k1");
+    TickBoth();
+    ASSERT_EQ(a.transport.pending.size(), 1u);
+    EXPECT_EQ(used["k1"], 1u);
+    a.AnswerStorage(NoBlock);   // the only endpoint: failed
+    EXPECT_EQ(used["k1"], 0u);
+    EXPECT_EQ(a.Allowance("k1"), 0u);
+    EXPECT_TRUE(blocks.empty()) << "another host may claim it";
+}
+
+TEST_F(RegionLongTermTest, NothingIsFetchedWhileTheStoreIsDown) {
+    a.region.up = false;
+    a.Ask(500, "k1");
+    for (int i = 0; i < 5; i++) {
+        TickBoth();
+    }
+    EXPECT_TRUE(a.transport.pending.empty());
+    EXPECT_EQ(a.retriever->waiting(), 1u);   // kept, asked again
+    a.region.up = true;
+    clock.Advance(kRegionAskAgainMs);
+    a.Tick();
+    EXPECT_EQ(a.transport.pending.size(), 1u);
+    a.AnswerStorage(TheBlock);
+    EXPECT_EQ(used["k1"], 1u);
+}
+
+TEST_F(RegionLongTermTest, TheRegionsPaceMakesTheHostWait) {
+    a.region.wait_ms = 300;
+    a.Ask(600, "k1");
+    TickBoth();
+    EXPECT_TRUE(a.transport.pending.empty());
+    a.region.wait_ms = 0;
+    clock.Advance(300);
+    a.Tick();
+    EXPECT_EQ(a.transport.pending.size(), 1u);
+}
+
+TEST_F(RegionLongTermTest, AHolderThatDiesLetsAnotherHostClaim) {
+    a.Ask(700, "k1");
+    b.Ask(700, "k2");
+    TickBoth();
+    ASSERT_EQ(a.transport.pending.size(), 1u);
+    blocks.clear();   // A's claim expired: its host died
+    clock.Advance(kRegionAskAgainMs);
+    b.Tick();        // B's watch finds it gone ...
+    clock.Advance(1);
+    b.Tick();        // ... and claims it
+    EXPECT_EQ(b.transport.pending.size(), 1u);
+}
+
+TEST_F(RegionLongTermTest, WithTheStoreDownLongTermRequestsPause) {
+    a.net.network.counters().fleet_link.store(kFleetLinkDown);
+    BlockDecision d = a.Ask(800, "k1");
+    EXPECT_EQ(d.http_status, 429u);
+    EXPECT_EQ(d.retry_after_s, kSharedStateRetryAfterS);
+    EXPECT_NE(d.body.find(R"("reason":"shared_state_unavailable")"),
+              std::string::npos)
+        << d.body;
+    TickBoth();
+    EXPECT_EQ(a.region.claims, 0) << "nothing was queued";
+    a.net.network.counters().fleet_link.store(kFleetLinkUp);
+    EXPECT_NE(a.Ask(800, "k1").body.find("queuePosition"), std::string::npos);
+}
+
+TEST_F(RegionLongTermTest, AHostLearnsWhatOtherHostsCountedWithinSeconds) {
+    // B spends k1's allowance; A, which never claimed for k1, hears of it
+    // from the region's counts and refuses k1 at once.
+    for (uint64_t slot : {900, 901}) {
+        b.Ask(slot, "k1");
+    }
+    for (int i = 0; i < 4; i++) {
+        TickBoth();
+        b.AnswerStorage(TheBlock);
+    }
+    EXPECT_EQ(used["k1"], 2u);
+    EXPECT_EQ(a.Allowance("k1"), 0u) << "A claimed nothing yet";
+    a.Ask(902, "x");           // A's retriever holds its lease ...
+    clock.Advance(kRegionCountsEveryMs);
+    a.Tick();                  // ... and reads the region's counts
+    EXPECT_GE(a.region.reads, 1);
+    EXPECT_EQ(a.Allowance("k1"), 2u);
+    BlockDecision d = a.Ask(903, "k1");
+    EXPECT_NE(d.body.find(R"("reason":"allowance")"), std::string::npos)
+        << d.body;
+}
+
+}  // namespace
+}  // namespace solgate
