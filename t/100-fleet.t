@@ -50,7 +50,7 @@ sub host_conf {
          . network_conf('mainnet', upstreams => sim_upstreams(@Ports),
                         settings => 'max_slot_lag 0;')
          . <<"_EOC_";
-    map \$http_x_api_key \$solgate_plan { default ""; k-arch arch; k-two two; k-burst two; k-free free; }
+    map \$http_x_api_key \$solgate_plan { default ""; k-arch arch; k-two two; k-burst two; k-slow slow; }
     solgate_blocks mainnet {
         region us-east;
         cache $Dir/$id/cache;
@@ -62,6 +62,7 @@ sub host_conf {
         plan \$solgate_plan;
         plan_define arch tier=archive getblock_rate=0 retrieval_rate=20r/s queue_limit=100 monthly_allowance=1000;
         plan_define two tier=archive getblock_rate=0 retrieval_rate=20r/s queue_limit=10 monthly_allowance=2;
+        plan_define slow tier=free getblock_rate=2r/s;
     }
 _EOC_
 }
@@ -312,7 +313,34 @@ unavailable (
 
 
 
-=== TEST 8: with Redis stopped both hosts keep answering on their own, and converge when it is back
+=== TEST 8: a key's getBlock rate is limited region-wide, not per host
+2 calls a second with a burst of 2: over 3 s the region allows about 8
+(each host alone would allow about 8, 16 for the two); the sync tick
+(400 ms) lets each other host add at most a burst and a tick's worth.
+--- wait_for eval
+['both hosts know their ledger window', main::windows_known(), 8]
+--- request eval
+[step {
+     my $slot = network_state('mainnet')->{tips}{finalized} - 20;
+     my ($allowed, $limited) = (0, 0);
+     my $end = Time::HiRes::time() + 3;
+     my $i = 0;
+     while (Time::HiRes::time() < $end) {
+         my $port = $i++ % 2 ? $main::BPort : server_port();
+         my $res = block_ask($port, 'k-slow', $slot);
+         if ($res->{body} =~ /"reason":"rate_limit"/) { $limited++ } else { $allowed++ }
+         Time::HiRes::sleep(0.05);
+     }
+     cmp_ok($limited, '>', 0, "some of the $i calls were limited");
+     cmp_ok($allowed, '<=', 11, "$allowed allowed over 3 s across both hosts (the region's 8, with the sync's tolerance; per host it would be about 16)");
+     cmp_ok($allowed, '>=', 6, 'and about the plan\'s rate');
+     my $fields = redis_cmd($main::RedisPort, 'HKEYS', 't100:{mainnet:us-east}:rate');
+     ok((grep { $_ eq 'k-slow' } @$fields), 'the bucket is in Redis under the region hash tag');
+ }]
+
+
+
+=== TEST 9: with Redis stopped both hosts keep answering on their own, and converge when it is back
 --- wait_for eval
 ['both hosts know both upstreams', main::both_polled(), 8]
 --- request eval
@@ -355,7 +383,7 @@ unavailable (
 
 
 
-=== TEST 9: nginx -t refuses a shared state it cannot use, naming the file and line
+=== TEST 10: nginx -t refuses a shared state it cannot use, naming the file and line
 --- http_config
     solgate_shared_state redis://127.0.0.1 prefix=x:;
     solgate_network mainnet { cluster mainnet-beta; upstream a http://127.0.0.1:1; }
@@ -365,7 +393,7 @@ qr/\[emerg\] .*the URL needs HOST:PORT in .*nginx\.conf:\d+/
 
 
 
-=== TEST 10: a host id with a space in it is refused
+=== TEST 11: a host id with a space in it is refused
 --- http_config
     solgate_host_id "gw 1";
     solgate_network mainnet { cluster mainnet-beta; upstream a http://127.0.0.1:1; }

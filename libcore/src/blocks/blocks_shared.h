@@ -52,7 +52,7 @@ struct BlocksHostCounters {
 
 struct BlocksShared {
     static constexpr uint32_t kMagic = 0x53474243;  // "SGBC"
-    static constexpr uint32_t kLayout = 3;
+    static constexpr uint32_t kLayout = 4;
 
     uint32_t magic;
     uint32_t layout;
@@ -61,6 +61,8 @@ struct BlocksShared {
     std::atomic<uint64_t> copy_lease;        // background copy: one process
     // Who retrieves a plan's queue (one process per host).
     std::atomic<uint64_t> retrieval_lease[kMaxBlockPlans];
+    // Fleet mode: who keeps the keys' buckets in step with the region.
+    std::atomic<uint64_t> rate_sync_lease;
     KeyTable keys;
 };
 

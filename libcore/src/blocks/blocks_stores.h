@@ -18,10 +18,12 @@
 namespace solgate {
 
 // The leases of a solgate_blocks (LeaseStore numbers them): the
-// background copy from other regions, then one retrieval lease per plan.
+// background copy from other regions, one retrieval lease per plan, then
+// (fleet mode) the keys' rate buckets kept in step with the region.
 constexpr size_t kCopyLease = 0;
 constexpr size_t RetrievalLease(size_t plan) { return 1 + plan; }
-constexpr size_t kBlocksLeaseCount = RetrievalLease(kMaxBlockPlans);
+constexpr size_t kRateSyncLease = RetrievalLease(kMaxBlockPlans);
+constexpr size_t kBlocksLeaseCount = kRateSyncLease + 1;
 
 // A null member keeps the one there is.
 struct BlocksStores {

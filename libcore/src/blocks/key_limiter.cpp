@@ -173,6 +173,17 @@ LimitVerdict CheckRate(KeyEntry* e, double rate_per_sec,
     }
 }
 
+void RaiseTat(KeyEntry* e, int64_t tat_us) noexcept {
+    if (e == nullptr) {
+        return;
+    }
+    int64_t tat = e->tat_us.load(std::memory_order_relaxed);
+    while (tat < tat_us &&
+           !e->tat_us.compare_exchange_weak(tat, tat_us,
+                                            std::memory_order_relaxed)) {
+    }
+}
+
 void CountServed(KeyEntry* e, int source) noexcept {
     if (e == nullptr || source < 0 || source >= kSourceCount) {
         return;
@@ -183,12 +194,14 @@ void CountServed(KeyEntry* e, int source) noexcept {
 std::vector<KeySnapshot> SnapshotKeys(const KeyTable* t) noexcept {
     std::vector<KeySnapshot> out;
     try {
-        for (const KeyEntry& e : t->entries) {
+        for (size_t i = 0; i < KeyTable::kCapacity; i++) {
+            const KeyEntry& e = t->entries[i];
             if (e.hash.load(std::memory_order_relaxed) == 0 ||
                 e.ready.load(std::memory_order_acquire) == 0) {
                 continue;
             }
             KeySnapshot s;
+            s.id = static_cast<KeyId>(i);
             size_t n = std::min<size_t>(e.key_length, kKeyTextCapacity - 1);
             s.key.assign(e.text, n);
             s.key_length = e.key_length;

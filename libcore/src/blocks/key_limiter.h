@@ -94,12 +94,16 @@ KeyEntry* FindOrAddKeyWithHash(KeyTable* t, std::string_view key,
 LimitVerdict CheckRate(KeyEntry* e, double rate_per_sec,
                        int64_t now_us) noexcept;
 
+// Raises the entry's theoretical arrival time to tat_us (never lowers
+// it); e == nullptr is ignored. Lock-free, like CheckRate.
+void RaiseTat(KeyEntry* e, int64_t tat_us) noexcept;
+
 // Counts one answer served to the key from `source` (a BlockSource);
 // e == nullptr or a source out of range is ignored.
 void CountServed(KeyEntry* e, int source) noexcept;
 
-// The ready entries, in table order (key: the stored text, cut to 63
-// bytes when longer).  Counters are read one by one, not as
+// The ready entries, in table order (id: the entry's index; key: the
+// stored text, cut to 63 bytes when longer).  Counters are read one by one, not as
 // one atomic picture.  Returns what it gathered if memory runs out.
 std::vector<KeySnapshot> SnapshotKeys(const KeyTable* t) noexcept;
 

@@ -33,6 +33,7 @@ struct LimitVerdict {
 
 // What the admin endpoint shows of one key.
 struct KeySnapshot {
+    KeyId id = 0;
     std::string key;  // as stored: a store may cut long keys (key_length)
     uint32_t plan_index = 0;
     uint64_t requests = 0;
@@ -58,6 +59,10 @@ public:
     // Exact under concurrent callers everywhere the store is shared.
     virtual LimitVerdict CheckRate(KeyId key, double rate_per_sec,
                                    int64_t now_us) = 0;
+    // Fleet mode: the key's bucket is at least as full as the region's,
+    // which says the key may come again at tat_us (the same clock as
+    // CheckRate's now_us): its theoretical arrival time is raised to it.
+    virtual void RaiseBucket(KeyId key, int64_t tat_us) = 0;
     // Counts one answer served to the key from `source` (a BlockSource);
     // a source out of range is ignored.
     virtual void CountServed(KeyId key, int source) = 0;

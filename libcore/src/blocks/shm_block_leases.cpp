@@ -10,6 +10,9 @@ std::atomic<uint64_t>* ShmBlockLeases::Word(size_t lease) const {
     if (lease == kCopyLease) {
         return &zone_.copy_lease;
     }
+    if (lease == kRateSyncLease) {
+        return &zone_.rate_sync_lease;
+    }
     if (lease < kBlocksLeaseCount) {
         return &zone_.retrieval_lease[lease - RetrievalLease(0)];
     }

@@ -25,6 +25,10 @@ LimitVerdict ShmKeyStore::CheckRate(KeyId key, double rate_per_sec,
     return solgate::CheckRate(Entry(key), rate_per_sec, now_us);
 }
 
+void ShmKeyStore::RaiseBucket(KeyId key, int64_t tat_us) {
+    solgate::RaiseTat(Entry(key), tat_us);
+}
+
 void ShmKeyStore::CountServed(KeyId key, int source) {
     solgate::CountServed(Entry(key), source);
 }

@@ -17,6 +17,7 @@ public:
                                    int64_t now_ms) override;
     LimitVerdict CheckRate(KeyId key, double rate_per_sec,
                            int64_t now_us) override;
+    void RaiseBucket(KeyId key, int64_t tat_us) override;
     void CountServed(KeyId key, int source) override;
     std::string Text(KeyId key) const override;
     std::vector<KeySnapshot> Snapshot() const override;

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "fleet/fleet_keys.h"
 #include "slots/slot_types.h"
 
 namespace solgate {
@@ -76,7 +77,7 @@ FleetSync::FleetSync(const Network& network, FleetStore& store,
       synced_note_(network.size()) {}
 
 std::string FleetSync::Key(std::string_view what) const {
-    return prefix_ + "{" + network_.name() + "}:" + std::string(what);
+    return NetworkKeyTag(prefix_, network_.name()) + std::string(what);
 }
 
 bool FleetSync::HoldsLocalLease(size_t i, int64_t now_ms) const {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "conf/conf_words.h"
+#include "fleet/fleet_keys.h"
 
 #include "store/key_ledger.h"
 
@@ -157,7 +158,7 @@ FleetRegionClaims::FleetRegionClaims(FleetStore& store, std::string prefix,
                                      std::string host_id,
                                      std::vector<std::string> plans)
     : store_(store),
-      tag_(prefix + "{" + network + ":" + region + "}:"),
+      tag_(RegionKeyTag(prefix, network, region)),
       host_id_(std::move(host_id)),
       plans_(std::move(plans)) {}
 

@@ -10,6 +10,7 @@
 #include "blocks/long_term_retriever.h"
 #include "fleet/fleet_sync.h"
 #include "fleet/region_claims.h"
+#include "fleet/region_rates.h"
 #include "fleet/redis_store.h"
 
 namespace solgate {
@@ -58,6 +59,11 @@ public:
             services_.push_back(blocks);
             syncs_.push_back(std::make_unique<BlockSync>(
                 blocks->sync_parts(), transport_, clock_, log, pid));
+            if (store_ != nullptr) {
+                rates_.push_back(std::make_unique<RegionRates>(
+                    blocks->conf(), blocks->zone(), *store_, fleet->prefix,
+                    network->name(), pid));
+            }
             if (blocks->conf().QueuedPlans() > 0) {
                 retrievers_.push_back(std::make_unique<LongTermRetriever>(
                     blocks->long_term(), blocks->cache(), transport_, clock_,
@@ -128,6 +134,9 @@ public:
         for (auto& sync : syncs_) {
             sync->Tick();
         }
+        for (auto& rates : rates_) {
+            rates->Tick(clock_.MonotonicMs());
+        }
         int64_t now = clock_.MonotonicMs();
         if (now - last_upkeep_ms_ >= kUpkeepIntervalMs) {
             last_upkeep_ms_ = now;
@@ -164,6 +173,7 @@ private:
     std::unique_ptr<RedisStore> store_;
     std::vector<std::unique_ptr<FleetSync>> fleets_;
     std::vector<std::unique_ptr<FleetRegionClaims>> regions_;
+    std::vector<std::unique_ptr<RegionRates>> rates_;
     std::vector<std::unique_ptr<NetworkPoller>> pollers_;
     std::vector<std::unique_ptr<BlockSync>> syncs_;
     std::vector<std::unique_ptr<LongTermRetriever>> retrievers_;

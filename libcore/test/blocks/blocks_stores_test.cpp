@@ -38,6 +38,7 @@ public:
             ids.try_emplace(std::string(key), static_cast<KeyId>(keys.size()));
         if (added) {
             KeySnapshot s;
+            s.id = static_cast<KeyId>(keys.size());
             s.key.assign(key);
             s.key_length = static_cast<uint32_t>(key.size());
             keys.push_back(s);
@@ -54,6 +55,9 @@ public:
         }
         return {true, 0};
     }
+    void RaiseBucket(KeyId key, int64_t tat_us) override {
+        raised[key] = std::max(raised[key], tat_us);
+    }
     void CountServed(KeyId key, int source) override {
         keys[key].served[source]++;
     }
@@ -66,6 +70,7 @@ public:
     std::map<std::string, KeyId> ids;
     std::vector<KeySnapshot> keys;   // by id
     std::set<KeyId> refused;
+    std::map<KeyId, int64_t> raised;
     double last_rate = -1;
 };
 

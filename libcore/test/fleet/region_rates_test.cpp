@@ -1,0 +1,155 @@
+// The keys' rate buckets kept in step with the region: what a host tells
+// the store each tick, and what it does with the answer (the script itself
+// runs in t/100-fleet.t against redis-server).
+#include "fleet/region_rates.h"
+
+#include <gtest/gtest.h>
+
+#include "support/blocks_zone.h"
+#include "support/fakes.h"
+
+namespace solgate {
+namespace {
+
+using testing::Accept;
+using testing::TestNetwork;
+
+class ScriptStore : public FleetStore {
+public:
+    bool Up() const override { return up; }
+    void ClaimLeases(std::vector<std::string>, std::string, int64_t,
+                     std::function<void(std::optional<std::vector<bool>>)>
+                         done) override {
+        done(std::nullopt);
+    }
+    void MergeSlots(std::string, std::vector<std::pair<std::string, uint64_t>>,
+                    bool) override {}
+    void SetFields(std::string, Fields) override {}
+    void SetLaterFields(std::string, Fields) override {}
+    void ReadHash(std::string,
+                  std::function<void(std::optional<Hash>)> done) override {
+        done(std::nullopt);
+    }
+    void Eval(const char*, Words keys, Words args,
+              std::function<void(std::optional<Words>)> done) override {
+        evals++;
+        last_keys = std::move(keys);
+        last_args = std::move(args);
+        pending = std::move(done);
+    }
+    // The store answers the last script with these words.
+    void Answer(std::optional<Words> words) {
+        auto done = std::move(pending);
+        pending = nullptr;
+        done(std::move(words));
+    }
+
+    bool up = true;
+    int evals = 0;
+    Words last_keys;
+    Words last_args;
+    std::function<void(std::optional<Words>)> pending;
+};
+
+BlockConfBuilder ASlowPlan() {
+    BlockConfBuilder conf;
+    Accept(conf.Region("us-east"));
+    Accept(conf.PlanDefine("slow", {"tier=free", "getblock_rate=2r/s"}));
+    Accept(conf.PlanDefine("bulk", {"tier=operator", "getblock_rate=0"}));
+    return conf;
+}
+
+class RegionRatesTest : public ::testing::Test {
+protected:
+    RegionRatesTest()
+        : net(1),
+          rig(net.network, "solgate-rates", ASlowPlan()),
+          zone(rig.service()->zone()),
+          plan(static_cast<uint32_t>(
+              testing::PlanIndex(rig.service()->conf(), "slow"))),
+          rates(rig.service()->conf(), zone, store, "sg:", "mainnet", 7) {
+        EXPECT_EQ(rig.error(), "");
+    }
+
+    // A getBlock call of the key at now_ms: allowed or not.
+    bool Call(const std::string& key) {
+        KeyId id = *zone.keys().FindOrAdd(key, plan, now_ms);
+        return zone.keys().CheckRate(id, 2, now_ms * 1000).allowed;
+    }
+
+    TestNetwork net;
+    testing::BlockServiceRig rig;
+    SharedBlocks& zone;
+    uint32_t plan;
+    ScriptStore store;
+    RegionRates rates;
+    int64_t now_ms = 1000000;
+};
+
+TEST_F(RegionRatesTest, TellsTheRegionTheCallsAllowedHereSinceTheLastTick) {
+    EXPECT_TRUE(Call("k1"));
+    EXPECT_TRUE(Call("k1"));
+    EXPECT_FALSE(Call("k1"));   // the burst of 2 is spent: not told
+    rates.Tick(now_ms);
+    ASSERT_EQ(store.evals, 1);
+    EXPECT_EQ(store.last_keys,
+              (FleetStore::Words{"sg:{mainnet:us-east}:rate"}));
+    EXPECT_EQ(store.last_args, (FleetStore::Words{"k1", "2", "500000"}));
+    store.Answer(FleetStore::Words{"1000000"});
+    // the next tick tells only what came since; an idle active key is
+    // still asked about (other hosts may fill it)
+    rates.Tick(now_ms);
+    EXPECT_EQ(store.last_args, (FleetStore::Words{"k1", "0", "500000"}));
+}
+
+TEST_F(RegionRatesTest, TheRegionsBucketFillsTheHostsOwn) {
+    Call("k1");   // one of the burst of 2 here
+    rates.Tick(now_ms);
+    // other hosts spent more: the region's bucket is 3 s ahead
+    store.Answer(FleetStore::Words{"3000000"});
+    EXPECT_FALSE(Call("k1")) << "refused here for the region's calls";
+    now_ms += 2600;   // 3 s - a burst's tolerance (0.5 s) later
+    EXPECT_TRUE(Call("k1"));
+}
+
+TEST_F(RegionRatesTest, NothingIsAskedWhileTheStoreIsDown) {
+    Call("k1");
+    store.up = false;
+    rates.Tick(now_ms);
+    EXPECT_EQ(store.evals, 0);
+    EXPECT_TRUE(Call("k1")) << "the host's own limit holds";
+}
+
+TEST_F(RegionRatesTest, OnlyTheLeaseHolderTellsAndATakeOverTellsNoHistory) {
+    for (int i = 0; i < 2; i++) {
+        Call("k1");
+        now_ms += 1000;
+    }
+    RegionRates other(rig.service()->conf(), zone, store, "sg:", "mainnet", 8);
+    rates.Tick(now_ms);   // pid 7 holds the lease now
+    store.Answer(FleetStore::Words{"0"});
+    other.Tick(now_ms);
+    EXPECT_EQ(store.evals, 1) << "pid 8 does not hold it";
+    for (int i = 0; i < 40; i++) {
+        now_ms += 1000;
+        Call("k1");
+    }
+    zone.leases().ReleaseLease(kRateSyncLease, 7);
+    other.Tick(now_ms);
+    ASSERT_EQ(store.evals, 2);
+    // 40 calls here since, but at most a burst and a tick's worth is told
+    EXPECT_EQ(store.last_args[1], "3");
+}
+
+TEST_F(RegionRatesTest, KeysWithoutALimitAreNotTold) {
+    KeyId id = *zone.keys().FindOrAdd(
+        "k-bulk", static_cast<uint32_t>(testing::PlanIndex(
+                      rig.service()->conf(), "bulk")),
+        now_ms);
+    zone.keys().CheckRate(id, 0, now_ms * 1000);
+    rates.Tick(now_ms);
+    EXPECT_EQ(store.evals, 0);
+}
+
+}  // namespace
+}  // namespace solgate
