@@ -19,6 +19,27 @@ run_tests();
          'the startup line names the networks and upstreams');
 }
 
+# The fleet example passes nginx -t (its paths moved into a directory of
+# the test's own; nothing connects to Redis at -t).
+{
+    my $root = "$ENV{TEST_NGINX_CONF_DIR}/..";
+    my $nginx = $ENV{TEST_NGINX_BINARY} || '/usr/sbin/nginx';
+    my $dir = "$root/build/fleet-conf";
+    mkdir $dir; mkdir "$dir/logs";
+    open my $in, '<', "$root/conf/solgate-fleet.conf" or die $!;
+    my $conf = do { local $/; <$in> };
+    close $in;
+    $conf =~ s{/usr/lib/nginx/modules/ngx_http_solgate_module\.so}{$ENV{TEST_NGINX_LOAD_MODULES}};
+    $conf =~ s{/var/(?:cache|lib)/solgate/}{$dir/}g;
+    $conf =~ s{include solgate_proxy\.conf}{include $ENV{TEST_NGINX_CONF_DIR}/solgate_proxy.conf}g;
+    $conf =~ s{listen 8899}{listen 127.0.0.1:19979};
+    open my $out_fh, '>', "$dir/nginx.conf" or die $!;
+    print $out_fh $conf;
+    close $out_fh;
+    my $out = `$nginx -t -p $dir/ -c nginx.conf 2>&1`;
+    is($?, 0, 'nginx -t accepts conf/solgate-fleet.conf') or diag($out);
+}
+
 __DATA__
 
 === TEST 1: the module loads and routes a local answer

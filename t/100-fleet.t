@@ -155,6 +155,8 @@ __DATA__
 my $keys = redis_cmd($RedisPort, 'KEYS', 't100:*');
 ok((grep { $_ eq 't100:{mainnet}:views' } @$keys), 'the views are in Redis under the network hash tag')
     or diag(join ' ', @$keys);
+cmp_ok(metric(qr/^solgate_shared_state_round_trip_seconds_count\{network="mainnet"\} (\d+)$/m) // 0, '>', 0,
+       'the round trips to Redis are measured');
 
 
 

@@ -111,11 +111,11 @@ void RedisStore::Tick(int64_t now_ms) {
              " ms");
         return;
     }
-    if (!sent_ms_.empty() && now_ms - sent_ms_.front() > conf_.timeout_ms) {
+    if (!sent_.empty() && now_ms - sent_.front().ms > conf_.timeout_ms) {
         Drop("no answer within " + std::to_string(conf_.timeout_ms) + " ms");
         return;
     }
-    if (!up_ && sent_ms_.empty()) {
+    if (!up_ && sent_.empty()) {
         Command({"PING"}, [](const redisReply*) {});   // up when answered
     }
 }
@@ -142,7 +142,7 @@ void RedisStore::Connect(int64_t now_ms) {
     ctx_ = ctx;
     connecting_ = true;
     connect_started_ms_ = now_ms;
-    sent_ms_.clear();
+    sent_.clear();
     // queued until the connection is up, answered before anything else
     if (!conf_.password.empty()) {
         Command({"AUTH", conf_.password}, [this](const redisReply* reply) {
@@ -249,7 +249,7 @@ void RedisStore::OnDisconnect(const redisAsyncContext* c, int status) {
 // the next attempt after the backoff.
 void RedisStore::Lost(const std::string& why) {
     up_ = false;
-    sent_ms_.clear();
+    sent_.clear();
     next_attempt_ms_ = now_ms_ + backoff_ms_;
     backoff_ms_ = std::min(backoff_ms_ * 2, kMaxBackoffMs);
     if (!outage_logged_) {
@@ -293,15 +293,19 @@ void RedisStore::Command(const std::vector<std::string>& argv, Done done,
         failed(nullptr);
         return;
     }
-    sent_ms_.push_back(now_ms_);
+    sent_.push_back({now_ms_, uv_hrtime()});
 }
 
 void RedisStore::OnReply(redisAsyncContext* /*c*/, void* reply,
                          void* privdata) {
     auto* pending = static_cast<Pending*>(privdata);
     RedisStore* self = pending->store;
-    if (!self->closing_ && !self->sent_ms_.empty()) {
-        self->sent_ms_.pop_front();
+    if (!self->closing_ && !self->sent_.empty()) {
+        uint64_t sent_ns = self->sent_.front().ns;
+        self->sent_.pop_front();
+        if (reply != nullptr && self->observe_) {
+            self->observe_((uv_hrtime() - sent_ns) / 1000);
+        }
     }
     if (reply != nullptr) {
         self->commands_++;

@@ -49,8 +49,12 @@ public:
     void Eval(const char* script, Words keys, Words args,
               std::function<void(std::optional<Words>)> done) override;
 
-    // Commands answered, and their round trips (ms), since the start.
+    // Commands answered since the start.
     uint64_t commands() const { return commands_; }
+    // Told each answered command's round trip (us), on the loop's thread.
+    void SetRoundTripObserver(std::function<void(uint64_t)> observer) {
+        observe_ = std::move(observer);
+    }
 
 private:
     using Done = std::function<void(const redisReply*)>;
@@ -86,7 +90,14 @@ private:
     int64_t connect_started_ms_ = 0;
     int64_t next_attempt_ms_ = 0;
     int64_t backoff_ms_ = 100;
-    std::deque<int64_t> sent_ms_;   // commands in flight, oldest first
+    // Commands in flight, oldest first: when sent (the tick's ms, for the
+    // timeout; the clock's ns, for the round trip).
+    struct Sent {
+        int64_t ms;
+        uint64_t ns;
+    };
+    std::deque<Sent> sent_;
+    std::function<void(uint64_t)> observe_;
     uint64_t commands_ = 0;
 };
 

@@ -90,4 +90,16 @@ void ObserveLatency(UpstreamHostRecord& host, MethodClass method_class,
     host.latency_sum_ms[c].fetch_add(duration_ms, std::memory_order_relaxed);
 }
 
+void ObserveStoreRoundTrip(NetworkHostCounters& counters, uint64_t us) {
+    for (size_t b = 0; b < kRoundTripBuckets; b++) {
+        if (us <= kRoundTripBucketUs[b]) {
+            counters.store_round_trips[b].fetch_add(1,
+                                                    std::memory_order_relaxed);
+            break;
+        }
+    }
+    counters.store_round_trip_count.fetch_add(1, std::memory_order_relaxed);
+    counters.store_round_trip_sum_us.fetch_add(us, std::memory_order_relaxed);
+}
+
 }  // namespace solgate

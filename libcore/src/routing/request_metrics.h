@@ -45,4 +45,7 @@ void ForEachRequestCount(
 void ObserveLatency(UpstreamHostRecord& host, MethodClass method_class,
                     uint64_t duration_ms);
 
+// Fleet mode: one command's round trip to the shared store.
+void ObserveStoreRoundTrip(NetworkHostCounters& counters, uint64_t us);
+
 }  // namespace solgate

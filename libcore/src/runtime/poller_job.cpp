@@ -12,6 +12,7 @@
 #include "fleet/region_claims.h"
 #include "fleet/region_rates.h"
 #include "fleet/redis_store.h"
+#include "routing/request_metrics.h"
 
 namespace solgate {
 namespace {
@@ -30,6 +31,16 @@ public:
         if (fleet != nullptr) {
             store_ = std::make_unique<RedisStore>(loop, *fleet, log);
             store_->Tick(clock_.MonotonicMs());
+        }
+        if (store_ != nullptr) {
+            // every network of the host shows the store's round trips
+            store_->SetRoundTripObserver([networks](uint64_t us) {
+                for (const Network* network : networks) {
+                    if (network->bound()) {
+                        ObserveStoreRoundTrip(network->counters(), us);
+                    }
+                }
+            });
         }
         for (const Network* network : networks) {
             if (network->bound()) {

@@ -176,6 +176,10 @@ struct RequestCountTable {
 constexpr uint64_t kFleetLinkNone = 0;
 constexpr uint64_t kFleetLinkDown = 1;
 constexpr uint64_t kFleetLinkUp = 2;
+// The round-trip histogram's upper bounds in us (then +Inf).
+constexpr size_t kRoundTripBuckets = 9;
+constexpr uint64_t kRoundTripBucketUs[kRoundTripBuckets] = {
+    250, 500, 1000, 2500, 5000, 10000, 25000, 100000, 250000};
 
 struct NetworkHostCounters {
     std::atomic<uint64_t> rr_turn;
@@ -195,12 +199,17 @@ struct NetworkHostCounters {
     std::atomic<uint64_t> hedges_won;
     // fleet mode, as this host's poller last saw it: kFleetLink*
     std::atomic<uint64_t> fleet_link;
+    // fleet mode: the round trips of this host's commands to the store
+    // (kRoundTripBucketUs; every network of the host sees them all)
+    std::atomic<uint64_t> store_round_trips[kRoundTripBuckets];
+    std::atomic<uint64_t> store_round_trip_count;
+    std::atomic<uint64_t> store_round_trip_sum_us;
     RequestCountTable requests;
 };
 
 struct NetworkShared {
     static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
-    static constexpr uint32_t kLayout = 12;
+    static constexpr uint32_t kLayout = 13;
 
     uint32_t magic;
     uint32_t layout;

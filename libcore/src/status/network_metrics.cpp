@@ -251,6 +251,32 @@ void AppendSharedStateUp(std::string& out, std::string_view name,
     }
 }
 
+// fleet mode only: the store's round trips, _bucket{le}, _sum, _count
+void AppendStoreRoundTrips(std::string& out, std::string_view name,
+                           const Network& network, int64_t) {
+    const NetworkHostCounters& c = network.counters();
+    if (ReadCounter(c.fleet_link) == kFleetLinkNone) {
+        return;
+    }
+    std::string bucket = std::string(name) + "_bucket";
+    uint64_t cumulative = 0;
+    for (size_t b = 0; b < kRoundTripBuckets; b++) {
+        cumulative += ReadCounter(c.store_round_trips[b]);
+        AppendSample(out, bucket,
+                     {{"network", network.name()},
+                      {"le", MicrosecondsText(kRoundTripBucketUs[b])}},
+                     cumulative);
+    }
+    uint64_t n = ReadCounter(c.store_round_trip_count);
+    AppendSample(out, bucket, {{"network", network.name()}, {"le", "+Inf"}},
+                 n);
+    AppendSampleText(out, std::string(name) + "_sum",
+                     {{"network", network.name()}},
+                     MicrosecondsText(ReadCounter(c.store_round_trip_sum_us)));
+    AppendSample(out, std::string(name) + "_count",
+                 {{"network", network.name()}}, n);
+}
+
 SampleWriter PerNetwork(std::atomic<uint64_t> NetworkHostCounters::*counter) {
     return [counter](std::string& out, std::string_view name,
                      const Network& network, int64_t) {
@@ -411,6 +437,10 @@ const std::vector<MetricFamily>& NetworkFamilies() {
          "Fleet mode: 1 while this host reaches the fleet's Redis "
          "(solgate_shared_state), 0 while it runs on its own state.",
          AppendSharedStateUp},
+        {"solgate_shared_state_round_trip_seconds", "histogram",
+         "Fleet mode: round trips of this host's commands to the fleet's "
+         "Redis (every network of the host shows them all).",
+         AppendStoreRoundTrips},
         {"solgate_network_getslot_corrections_total", "counter",
          "getSlot answers from upstreams rewritten to the served tip.",
          PerNetwork(&NetworkHostCounters::getslot_corrections)},

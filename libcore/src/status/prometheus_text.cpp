@@ -64,4 +64,10 @@ std::string SecondsText(int64_t ms) {
     return text;
 }
 
+std::string MicrosecondsText(uint64_t us) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.6f", static_cast<double>(us) / 1e6);
+    return text;
+}
+
 }  // namespace solgate

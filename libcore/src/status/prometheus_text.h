@@ -31,5 +31,7 @@ void AppendSample(std::string& out, std::string_view name,
 
 // Milliseconds as seconds with three decimals: 1500 is "1.500".
 std::string SecondsText(int64_t ms);
+// Microseconds as seconds with six decimals: 1500 is "0.001500".
+std::string MicrosecondsText(uint64_t us);
 
 }  // namespace solgate

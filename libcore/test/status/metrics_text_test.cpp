@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "support/fakes.h"
+#include "routing/request_metrics.h"
 #include "slots/state_poller.h"
 #include "status/metrics_text.h"
 #include "status/status_fixtures.h"
@@ -141,6 +142,29 @@ TEST(StatusRenderMetrics, NetworkSamples) {
                            "axis=\"processed\"} 3.000"));
 }
 
+TEST(StatusRenderMetrics, FleetModeSamples) {
+    TestNetwork net(1, Mainnet());
+    std::string m = RenderMetrics({&net.network}, 0);
+    EXPECT_EQ(m.find("solgate_shared_state_round_trip_seconds_count"),
+              std::string::npos)
+        << "nothing without solgate_shared_state";
+    net.shared->counters.fleet_link = kFleetLinkUp;
+    ObserveStoreRoundTrip(net.shared->counters, 300);
+    ObserveStoreRoundTrip(net.shared->counters, 4000);
+    ObserveStoreRoundTrip(net.shared->counters, 900000);
+    m = RenderMetrics({&net.network}, 0);
+    EXPECT_TRUE(HasLine(m, "solgate_shared_state_up{network=\"mainnet\"} 1"));
+    const std::string h = "solgate_shared_state_round_trip_seconds";
+    EXPECT_TRUE(HasLine(m, h + "_bucket{network=\"mainnet\",le=\"0.000250\"} 0"))
+        << m;
+    EXPECT_TRUE(HasLine(m, h + "_bucket{network=\"mainnet\",le=\"0.000500\"} 1"));
+    EXPECT_TRUE(HasLine(m, h + "_bucket{network=\"mainnet\",le=\"0.005000\"} 2"));
+    EXPECT_TRUE(HasLine(m, h + "_bucket{network=\"mainnet\",le=\"0.250000\"} 2"));
+    EXPECT_TRUE(HasLine(m, h + "_bucket{network=\"mainnet\",le=\"+Inf\"} 3"));
+    EXPECT_TRUE(HasLine(m, h + "_sum{network=\"mainnet\"} 0.904300"));
+    EXPECT_TRUE(HasLine(m, h + "_count{network=\"mainnet\"} 3"));
+}
+
 TEST(StatusRenderMetrics, OneHelpAndTypePerFamilyWithTwoNetworks) {
     TestNetwork mainnet(2, Mainnet());
     NamedNetwork devnet("devnet", 1);
@@ -164,7 +188,7 @@ TEST(StatusRenderMetrics, OneHelpAndTypePerFamilyWithTwoNetworks) {
             EXPECT_EQ(closed.count(MetricName(line)), 0u) << line;
         }
     }
-    EXPECT_EQ(helped.size(), 57u);  // 35 + Cube Runner's 22
+    EXPECT_EQ(helped.size(), 58u);  // 36 + Cube Runner's 22
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot"
                            "{network=\"devnet\",upstream=\"up-0\"} 0"));
     EXPECT_TRUE(HasLine(m, "solgate_network_indexed_tip_slot"
@@ -209,6 +233,7 @@ TEST(StatusRenderMetrics, FamiliesInFixedOrder) {
                          "solgate_hedges_won_total counter",
                          "solgate_requests_uncounted_total counter",
                          "solgate_shared_state_up gauge",
+                         "solgate_shared_state_round_trip_seconds histogram",
                          "solgate_network_getslot_corrections_total counter",
                          "solgate_network_guard_rejections_total counter",
                          "solgate_network_all_cordoned_total counter",

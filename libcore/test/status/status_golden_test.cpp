@@ -439,6 +439,8 @@ solgate_requests_uncounted_total{network="mainnet"} 0
 solgate_requests_uncounted_total{network="devnet"} 0
 # HELP solgate_shared_state_up Fleet mode: 1 while this host reaches the fleet's Redis (solgate_shared_state), 0 while it runs on its own state.
 # TYPE solgate_shared_state_up gauge
+# HELP solgate_shared_state_round_trip_seconds Fleet mode: round trips of this host's commands to the fleet's Redis (every network of the host shows them all).
+# TYPE solgate_shared_state_round_trip_seconds histogram
 # HELP solgate_network_getslot_corrections_total getSlot answers from upstreams rewritten to the served tip.
 # TYPE solgate_network_getslot_corrections_total counter
 solgate_network_getslot_corrections_total{network="mainnet"} 6
