@@ -177,6 +177,10 @@ void FleetSync::PublishViews(const std::vector<size_t>& local,
             std::to_string(cordon.owner == CordonOwner::kPoller
                                ? static_cast<uint32_t>(cordon.cause)
                                : 0u));
+        // the ledger's window moves up as the node prunes: as it is now
+        std::optional<uint64_t> first = network_.slots().FirstAvailable(i);
+        fields.emplace_back(Field(id, "a"),
+                            first ? std::to_string(*first + 1) : "0");
         fields.emplace_back(Field(id, "by"), host_id_ + "@" +
                                                  std::to_string(wall_ms));
     }
@@ -204,6 +208,10 @@ void FleetSync::TakeViews(const FleetStore::Hash& views, int64_t now_ms) {
                     network_.slots().Observe(i, *value);
                 }
             }
+        }
+        auto first_plus1 = Number(views, Field(id, "a"));
+        if (first_plus1 && *first_plus1 > 0) {
+            network_.slots().SetFirstAvailable(i, *first_plus1 - 1);
         }
         auto health = Number(views, Field(id, "h"));
         if (health && *health <= static_cast<uint64_t>(HealthOutcome::kFailed)) {

@@ -131,6 +131,7 @@ TEST(FleetSync, OneHostPollsEachUpstreamAndTheOthersTakeItsViews) {
     a.net.network.slots().Suggest(0, kSlotFinalized, 4968);
     a.net.network.slots().Suggest(1, kSlotShred, 5003);
     a.net.network.slots().ExchangeHealth(1, HealthOutcome::kFailed);
+    a.net.network.slots().SetFirstAvailable(0, 1200);
     now += 400;
     store.now = now;
     a.Tick(now);
@@ -142,6 +143,9 @@ TEST(FleetSync, OneHostPollsEachUpstreamAndTheOthersTakeItsViews) {
     EXPECT_EQ(b.net.network.slots().View(0, kSlotFinalized), 4968u);
     EXPECT_EQ(b.net.network.slots().View(1, kSlotShred), 5003u);
     EXPECT_EQ(b.net.network.slots().Health(1), HealthOutcome::kFailed);
+    EXPECT_EQ(b.net.network.slots().FirstAvailable(0), 1200u)
+        << "the ledger's window, for Cube Runner";
+    EXPECT_FALSE(b.net.network.slots().FirstAvailable(1).has_value());
     EXPECT_EQ(store.hashes.count("t:{mainnet}:views"), 1u);
 
     // host A stops: once its leases ran out, host B polls
