@@ -282,6 +282,7 @@ $one" ;;
 $three" ;;
         solgate_broadcast) echo "        broadcast getBalance;
 $three" ;;
+        solgate_fleet) echo "$one" ;;
         *) bench_die "unknown Solgate variant $1" ;;
     esac
 }
@@ -383,6 +384,12 @@ CONF
 CONF
                 ;;
             solgate*)
+                if [ "$variant" = solgate_fleet ]; then
+                    cat <<CONF
+    solgate_shared_state redis://127.0.0.1:$REDIS_PORT prefix=bench: timeout=200ms;
+    solgate_host_id bench-gw;
+CONF
+                fi
                 cat <<CONF
     solgate_network bench {
         cluster mainnet-beta;
@@ -407,6 +414,31 @@ CONF
                 ;;
         esac
     } > "$prefix/conf/nginx.conf"
+}
+
+# bench_start_redis DIR PORT -> sets STARTED_PID: a redis-server of the
+# bench's own on the upstream's CPU (loopback), for the
+# fleet variant, with the append-only file a fleet's Redis should have.
+bench_start_redis() {
+    local dir=$1 port=$2 i
+    command -v redis-server > /dev/null || bench_die "redis-server missing (make deps installs it)"
+    rm -rf "$dir"; mkdir -p "$dir"
+    taskset -c "$UPSTREAM_CPU" redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" \
+        --save '' --appendonly yes --appendfsync everysec --daemonize no \
+        --logfile "$dir/redis.log" &
+    STARTED_PID=$!
+    BENCH_PIDS+=("$STARTED_PID")
+    for i in $(seq 50); do
+        redis-cli -p "$port" ping 2> /dev/null | grep -q PONG && return 0
+        sleep 0.1
+    done
+    bench_die "redis-server did not start on $port (see $dir/redis.log)"
+}
+
+# redis_commands: the commands the bench's redis-server processed so far.
+redis_commands() {
+    redis-cli -p "$REDIS_PORT" info stats 2> /dev/null \
+        | sed -n 's/^total_commands_processed:\([0-9]*\).*/\1/p'
 }
 
 # bench_start_upstream PREFIX: the solana-sim for the poll path, the 5 MB

@@ -25,7 +25,9 @@ source "$HERE/lib.sh"
 bench_defaults
 WORK=$ROOT/build/bench/profile
 declare -A GW_PORT=([baseline]=19640 [lua]=19641 [solgate]=19642 [solgate_off]=19644
-                   [solgate_hedge]=19645 [solgate_consensus]=19646 [solgate_broadcast]=19647)
+                   [solgate_hedge]=19645 [solgate_consensus]=19646 [solgate_broadcast]=19647
+                   [solgate_fleet]=19648)
+REDIS_PORT=19651
 
 command -v valgrind > /dev/null || bench_die "valgrind is not installed (apt-get install valgrind)"
 case " $ALL_SCENARIOS " in *" $SCENARIO "*) ;; *) bench_die "unknown scenario $SCENARIO" ;; esac
@@ -37,6 +39,7 @@ trap 'exit 130' INT TERM
 rm -rf "$WORK"/gw-* "$WORK/up" "$WORK/$SCENARIO"-*; mkdir -p "$WORK/req"
 for s in $ALL_SCENARIOS; do printf '%s' "${REQ[$s]}" > "$WORK/req/$s.json"; done
 bench_start_upstream "$WORK/up"
+case " $VARIANTS " in *" solgate_fleet "*) bench_start_redis "$WORK/redis" "$REDIS_PORT" ;; esac
 
 for v in $VARIANTS; do
     prefix=$WORK/gw-$v

@@ -20,7 +20,7 @@ my %label = (
     block   => '4 getBlock 5 MB',
     batch   => '5 batch 10x getSlot',
 );
-my @variant_order = qw(baseline lua solgate);
+my @variant_order = qw(baseline lua solgate solgate_fleet);
 
 sub median {
     my @v = sort { $a <=> $b } @_;
@@ -142,10 +142,10 @@ for my $s (@scenarios) {
 
 printf "\nSolgate benchmark: %d rounds x %gs (+%gs warm-up), wrk -t1 -c%d on CPU 1; gateway worker_processes 1 on CPU 0; upstream nginx + solana-sim on CPU %s\n\n",
     $opt{rounds}, $opt{seconds}, $opt{warmup}, $opt{connections}, $opt{'upstream-cpu'};
-my $fmt = "%-25s %-9s %9s %8s %8s %8s %6s %6s %7s %7s %6s  %s\n";
+my $fmt = "%-25s %-13s %9s %8s %8s %8s %6s %6s %7s %7s %6s  %s\n";
 printf $fmt, 'scenario', 'variant', 'req/s', 'p99 ms', 'req/s x', 'p99 x', 'spread', 'gw', 'gw us', 'us/req x', 'up', 'notes';
 printf $fmt, '', '', '(median)', '(median)', 'baseline', 'baseline', '', 'cpu', '/req', 'baseline', 'cpu', '';
-print '-' x 130, "\n";
+print '-' x 134, "\n";
 for my $s (@scenarios) {
     for my $v (@variant_order) {
         my $m = $result{$s}{$v} && $result{$s}{$v}{median} or next;
@@ -214,6 +214,36 @@ if (%shm) {
     }
     printf "  minimum zone from nginx -t: %sk (%s)\n", $shm{zone_minimum_kb} // '?', $shm{zone_message} // '';
     print  "  the table is fixed-size: the zone needs the same minimum for 1 or 256 upstreams\n";
+}
+
+# ---- fleet mode ------------------------------------------------------------
+
+# Fleet mode's cost on the forwarding path: paired per round with plain
+# Solgate, and the Redis commands the fleet gateway sent meanwhile.
+my %fleet;
+for my $s (@scenarios) {
+    my ($f, $g) = ($result{$s}{solgate_fleet}, $result{$s}{solgate});
+    next unless $f && $g;
+    my %gr = map { $_->{round} => $_ } @{ $g->{rounds} };
+    my @pairs = grep { $gr{$_->{round}} && $gr{$_->{round}}{gateway_us_per_request} } @{ $f->{rounds} };
+    my @clean = grep { !$_->{disturbed} && !$gr{$_->{round}}{disturbed} } @pairs;
+    @pairs = @clean if @clean;
+    $fleet{$s}{cpu_ratio} = num(median(map { $_->{gateway_us_per_request} / $gr{$_->{round}}{gateway_us_per_request} } @pairs));
+    $fleet{$s}{rps_ratio} = num(median(map { $_->{rps} / $gr{$_->{round}}{rps} } grep { $gr{$_->{round}}{rps} } @pairs));
+}
+for my $r (read_tsv("$work/redis_ops.tsv")) {
+    next unless $r->{seconds} > 0;
+    $fleet{$r->{scenario}}{commands_per_s} = num($r->{commands} / $r->{seconds});
+    $fleet{$r->{scenario}}{redis_operations_per_s} = num($r->{operations} / $r->{seconds});
+}
+my @fleet_scenarios = grep { $fleet{$_} && defined $fleet{$_}{cpu_ratio} } @scenarios;
+if (@fleet_scenarios) {
+    print "\n8 fleet mode (solgate_fleet: Solgate with solgate_shared_state over a redis-server of its own, 1 network, 1 upstream)\n";
+    for my $s (@fleet_scenarios) {
+        printf "  %-25s gw us/req %.3fx Solgate, req/s %.3fx Solgate; sent %.1f Redis commands/s (%.1f operations/s in redis-server, scripts' calls counted)\n",
+            $label{$s}, $fleet{$s}{cpu_ratio} // 0, $fleet{$s}{rps_ratio} // 0,
+            $fleet{$s}{commands_per_s} // 0, $fleet{$s}{redis_operations_per_s} // 0;
+    }
 }
 
 # ---- targets ------------------------------------------------------------
@@ -289,6 +319,12 @@ if (@poll) {
     }
 }
 
+for my $s (@fleet_scenarios) {
+    local $target_shaky = shaky($s, qw(solgate solgate_fleet));
+    target("$label{$s}: fleet mode costs nothing per request (gw us/req <= 1.05x Solgate)",
+           $fleet{$s}{cpu_ratio}, '<=', 1.05, '%.3fx');
+}
+
 print "\nTargets (design):\n";
 for my $t (@targets) {
     printf "  %-4s %-70s %s\n", $t->{pass} ? 'PASS' : 'FAIL', $t->{name}, $t->{text};
@@ -347,6 +383,7 @@ my %json = (
         elapsed_seconds => $opt{elapsed},
     },
     scenarios => { map { $_ => { label => $label{$_}, variants => $result{$_} } } @scenarios },
+    fleet => \%fleet,
     poll_cost => \@poll,
     shm => { map { $_ => ($shm{$_} =~ /^\d+$/ ? 0 + $shm{$_} : $shm{$_}) } keys %shm },
     targets => \@targets,

@@ -10,6 +10,8 @@
 #   BENCH_WARMUP        seconds of warm-up before each run (default 1)
 #   BENCH_CONNECTIONS   wrk connections (default 16)
 #   BENCH_SCENARIOS     subset, e.g. "getslot block" (default: all six)
+#   BENCH_FLEET         1 (default): getslot and balance also run Solgate in fleet
+#                       mode (solgate_fleet, over a redis-server of its own); 0: not
 #   BENCH_POLL_SECONDS  seconds per poll_cost.sh measurement (default 10; 0 skips it)
 #   BENCH_UPSTREAM_CPU  CPU the upstream nginx and solana-sim run on (default 1)
 #   BENCH_FOREIGN_MAX   share of a CPU other (long-lived) processes may take during
@@ -40,9 +42,19 @@ RETRIES=${BENCH_RETRIES:-2}
 MAX_RETRIES=${BENCH_MAX_RETRIES:-12}
 SCENARIOS=${BENCH_SCENARIOS:-$ALL_SCENARIOS}
 VARIANTS="baseline lua solgate"
+# Fleet mode costs nothing on the request path by design (it reads shared
+# memory); the forwarding scenarios show it, beside plain Solgate.
+FLEET_SCENARIOS=$([ "${BENCH_FLEET:-1}" = 1 ] && echo "getslot balance" || true)
+REDIS_PORT=19650
+variants_of() {
+    case " $FLEET_SCENARIOS " in
+        *" $1 "*) echo "$VARIANTS solgate_fleet" ;;
+        *) echo "$VARIANTS" ;;
+    esac
+}
 
 # Ports of the gateways and of poll_cost.sh (the upstream's are in lib.sh).
-declare -A GW_PORT=([baseline]=19630 [lua]=19631 [solgate]=19632)
+declare -A GW_PORT=([baseline]=19630 [lua]=19631 [solgate]=19632 [solgate_fleet]=19633)
 POLL_GW_PORT=19690
 POLL_SIM_PORT=19691
 
@@ -64,6 +76,22 @@ T0=$(date +%s)
 rm -rf "$WORK/up" "$WORK/gw" "$WORK/runs" "$WORK/log_warnings.txt"
 mkdir -p "$WORK/up" "$WORK/gw" "$WORK/runs" "$WORK/req"
 RAW=$WORK/raw.tsv
+REDIS_OPS=$WORK/redis_ops.tsv
+# commands: what the fleet gateway sent (its round-trip histogram's count);
+# operations: what redis-server executed (a script's own calls counted)
+printf 'scenario\tcommands\toperations\tseconds\n' > "$REDIS_OPS"
+fleet_commands() {
+    curl -s -m 2 "http://127.0.0.1:${GW_PORT[solgate_fleet]}/_bench/metrics" \
+        | sed -n 's/^solgate_shared_state_round_trip_seconds_count{[^}]*} \([0-9]*\)$/\1/p'
+}
+REDIS_PID=
+for s in $SCENARIOS; do
+    case " $FLEET_SCENARIOS " in *" $s "*)
+        bench_start_redis "$WORK/redis" "$REDIS_PORT"
+        REDIS_PID=$STARTED_PID
+        break ;;
+    esac
+done
 MEM=$WORK/mem.tsv
 printf 'scenario\tvariant\tround\trequests\tduration_us\tbytes\tp50_us\tp99_us\tmax_us\tgw_cpu\tup_cpu\twrk_cpu\tcpu0_busy\tcpu1_busy\tkernel0\tforks\tforeign\trss_before_kb\trss_after_kb\thwm_kb\tdisturbed\tretries\n' > "$RAW"
 printf 'scenario\tvariant\trss_start_kb\trss_end_kb\thwm_end_kb\n' > "$MEM"
@@ -142,7 +170,7 @@ measure_once() {
     # context instead of charging it to the worker.
     local cpu0 cpu1 fticks forks
     read -r cpu0 cpu1 fticks forks < <(cpu_delta "$WORK/snap.before" "$WORK/snap.after" \
-        $$ "${GW_MASTER[@]}" "${GW_WORKER[@]}" "$UP_MASTER" "$UP_WORKER" "$SIM_PID")
+        $$ "${GW_MASTER[@]}" "${GW_WORKER[@]}" "$UP_MASTER" "$UP_WORKER" "$SIM_PID" ${REDIS_PID:+"$REDIS_PID"})
     FOREIGN=$(share 0 "$fticks")
     FORKS=$forks
     KERNEL0=$(awk -v c="$cpu0" -v g="$gw_cpu" 'BEGIN { printf "%.3f", c - g }')
@@ -188,34 +216,45 @@ measure() {
 declare -A GW_MASTER GW_WORKER
 for s in $SCENARIOS; do
     bench_log "scenario $s: starting gateways"
-    for v in $VARIANTS; do
+    SCENARIO_VARIANTS=$(variants_of "$s")
+    for v in $SCENARIO_VARIANTS; do
         rm -rf "$WORK/gw/$v"
         write_gateway_conf "$v" "$WORK/gw/$v" "${GW_PORT[$v]}" "${UP_PORT[$s]}"
         start_nginx "$WORK/gw/$v"
         GW_MASTER[$v]=$STARTED_PID
     done
-    for v in $VARIANTS; do
+    for v in $SCENARIO_VARIANTS; do
         wait_http "http://127.0.0.1:${GW_PORT[$v]}/_bench/ready" || bench_die "gateway $v did not start (see $WORK/gw/$v/logs)"
         GW_WORKER[$v]=$(worker_of "${GW_MASTER[$v]}") || bench_die "gateway $v has no worker"
     done
     # Solgate: wait until the poller knows the upstream's slots (the guard
     # needs the shred-insert frontier).
-    ready=0
-    for _ in $(seq 100); do
-        if curl -s -m 1 "http://127.0.0.1:${GW_PORT[solgate]}/_bench/metrics" \
-            | grep -Eq '^solgate_network_indexed_tip_slot\{[^}]*\} [1-9]'; then ready=1; break; fi
-        sleep 0.1
+    for v in $SCENARIO_VARIANTS; do
+        case $v in solgate*) ;; *) continue ;; esac
+        ready=0
+        for _ in $(seq 100); do
+            if curl -s -m 1 "http://127.0.0.1:${GW_PORT[$v]}/_bench/metrics" \
+                | grep -Eq '^solgate_network_indexed_tip_slot\{[^}]*\} [1-9]'; then ready=1; break; fi
+            sleep 0.1
+        done
+        [ "$ready" = 1 ] || bench_die "$v's poller did not learn the frontier in 10 s (see $WORK/gw/$v/logs/error.log)"
     done
-    [ "$ready" = 1 ] || bench_die "Solgate's poller did not learn the frontier in 10 s (see $WORK/gw/solgate/logs/error.log)"
     # One request per variant, checked by hand before measuring.
-    for v in $VARIANTS; do
+    for v in $SCENARIO_VARIANTS; do
         check_answer "$s/$v" "http://127.0.0.1:${GW_PORT[$v]}/" "${REQ[$s]}" "${EXPECT[$s]}"
         printf '%s\t%s\t%s\n' "$s" "$v" "$(status_kb "${GW_WORKER[$v]}" VmRSS)" > "$WORK/runs/$s-$v.rss_start"
     done
+    redis0=$(redis_commands) sent0=$(fleet_commands) t0=$(date +%s.%N)
     for r in $(seq "$ROUNDS"); do
-        for v in $VARIANTS; do measure "$s" "$v" "$r"; done
+        for v in $SCENARIO_VARIANTS; do measure "$s" "$v" "$r"; done
     done
-    for v in $VARIANTS; do
+    case " $SCENARIO_VARIANTS " in *" solgate_fleet "*)
+        # the fleet gateway's commands while the scenario ran
+        awk -v s="$s" -v a="$redis0" -v b="$(redis_commands)" -v c="$sent0" -v d="$(fleet_commands)" \
+            -v t0="$t0" -v t1="$(date +%s.%N)" \
+            'BEGIN { printf "%s\t%d\t%d\t%.3f\n", s, d - c, b - a - 1, t1 - t0 }' >> "$REDIS_OPS" ;;
+    esac
+    for v in $SCENARIO_VARIANTS; do
         w=${GW_WORKER[$v]}
         printf '%s\t%s\t%s\t%s\t%s\n' "$s" "$v" "$(cut -f3 "$WORK/runs/$s-$v.rss_start")" \
             "$(status_kb "$w" VmRSS)" "$(status_kb "$w" VmHWM)" >> "$MEM"
