@@ -3,6 +3,7 @@
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 
+#include <sys/socket.h>
 #include <uv.h>
 
 #include <algorithm>
@@ -107,8 +108,7 @@ void RedisStore::Tick(int64_t now_ms) {
         return;
     }
     if (connecting_ && now_ms - connect_started_ms_ > conf_.timeout_ms) {
-        Drop("no connection within " + std::to_string(conf_.timeout_ms) +
-             " ms");
+        Drop(ConnectFailure());
         return;
     }
     if (!sent_.empty() && now_ms - sent_.front().ms > conf_.timeout_ms) {
@@ -162,6 +162,20 @@ void RedisStore::Connect(int64_t now_ms) {
                     }
                 });
     }
+}
+
+// Why the connection did not come up: the socket's own error when it has
+// one (hiredis's libuv adapter drops the poll's error, so a refused
+// connection is only seen here), else the timeout.
+std::string RedisStore::ConnectFailure() const {
+    int err = 0;
+    socklen_t len = sizeof(err);
+    if (ctx_ != nullptr && ctx_->c.fd >= 0 &&
+        getsockopt(ctx_->c.fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 &&
+        err != 0) {
+        return std::strerror(err);
+    }
+    return "no connection within " + std::to_string(conf_.timeout_ms) + " ms";
 }
 
 void RedisStore::OnConnect(const redisAsyncContext* c, int status) {

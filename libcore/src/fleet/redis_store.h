@@ -61,6 +61,7 @@ private:
     struct Pending;
 
     void Connect(int64_t now_ms);
+    std::string ConnectFailure() const;
     // An error answer drops the connection (NOAUTH, READONLY, MOVED: no
     // use going on), unless `may_refuse` (a command a server may disable).
     void Command(const std::vector<std::string>& argv, Done done,
