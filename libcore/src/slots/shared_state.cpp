@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 namespace solgate {
 
@@ -22,8 +24,28 @@ std::string_view LaneAxisName(LaneAxis axis) {
 }
 
 void SharedText::Write(std::string_view value) {
+    // One writer at a time: a poller thread (the state poller's notes, a
+    // cordon the fleet reported) and the admin endpoint may write at once.
+    // A writer makes the version odd by CAS; one that died mid-write
+    // leaves it odd, and after a bounded wait the next writer takes over.
     uint32_t v = version.load(std::memory_order_relaxed);
-    version.store(v | 1u, std::memory_order_release);
+    auto give_up = std::chrono::steady_clock::now() +
+                   std::chrono::milliseconds(kTextWriterWaitMs);
+    for (uint32_t spins = 0;; spins++) {
+        if ((v & 1u) != 0 &&
+            ((spins & 255u) != 0 ||
+             std::chrono::steady_clock::now() < give_up)) {
+            std::this_thread::yield();
+            v = version.load(std::memory_order_relaxed);
+            continue;
+        }
+        uint32_t mine = (v & 1u) != 0 ? v + 2 : v + 1;   // odd
+        if (version.compare_exchange_weak(v, mine, std::memory_order_acquire,
+                                          std::memory_order_relaxed)) {
+            v = mine;
+            break;
+        }
+    }
     std::atomic_thread_fence(std::memory_order_release);
     size_t n = std::min(value.size(), kReasonCapacity - 1);
     // never cut a UTF-8 sequence in two
@@ -33,7 +55,7 @@ void SharedText::Write(std::string_view value) {
     }
     std::memcpy(text, value.data(), n);
     text[n] = '\0';
-    version.store((v | 1u) + 1, std::memory_order_release);
+    version.store(v + 1, std::memory_order_release);
 }
 
 std::string SharedText::Read() const {

@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
 #include "support/fakes.h"
 #include "slots/shared_state.h"
 
@@ -68,6 +73,39 @@ TEST(SharedText, WritesAndReadsTruncated) {
     // a two-byte character straddling the limit is left out whole
     text.Write(std::string(kReasonCapacity - 2, 'x') + "\xc3\xa9");
     EXPECT_EQ(text.Read().size(), kReasonCapacity - 2);
+}
+
+TEST(SharedText, ASecondWriterWaitsForTheFirst) {
+    // the admin endpoint and a poller thread may write the same note
+    SharedText text{};
+    text.Write("old");
+    uint32_t v = text.version.load();
+    text.version.store(v + 1);   // writer A is in the middle of its write
+    std::atomic<bool> b_done{false};
+    std::thread b([&] {
+        text.Write("b");
+        b_done = true;
+    });
+    // B must not write while A holds the text (20 ms, far below the
+    // takeover's 100 ms)
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    while (!b_done.load() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::yield();
+    }
+    EXPECT_FALSE(b_done.load()) << "B wrote into A's write";
+    std::memcpy(text.text, "a", 2);   // A ends its write
+    text.version.store(v + 2);
+    b.join();
+    EXPECT_EQ(text.Read(), "b") << "B wrote after A";
+    EXPECT_EQ(text.version.load() % 2, 0u);
+}
+
+TEST(SharedText, AWriterThatDiedMidWriteIsTakenOver) {
+    SharedText text{};
+    text.version.store(7);   // odd: its writer is gone
+    text.Write("after");
+    EXPECT_EQ(text.Read(), "after");
+    EXPECT_EQ(text.version.load() % 2, 0u);
 }
 
 }  // namespace
