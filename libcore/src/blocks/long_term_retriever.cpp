@@ -38,6 +38,11 @@ void LongTermRetriever::Tick() {
         return;
     }
     int64_t now = clock_.MonotonicMs();
+    if (region_ != nullptr) {
+        // what the store has not heard yet goes first: a failure told
+        // late must never undo a claim made after it
+        FinishUnfinished();
+    }
     bool retrieves = false;
     for (size_t p = 0; p < queues_.conf().plans().size(); p++) {
         if (!queues_.HasQueue(p) ||
@@ -97,6 +102,7 @@ void LongTermRetriever::Start(size_t plan, Retrieval retrieval,
         return;
     }
     const BlockPlan& p = queues_.conf().plans()[plan];
+    job->ask.token = std::to_string(pid_) + "/" + std::to_string(++claims_);
     job->ask.plan = plan;
     job->ask.slot = job->retrieval.slot;
     job->ask.variant = job->retrieval.variant;
@@ -121,17 +127,11 @@ void LongTermRetriever::AskRegion(std::shared_ptr<Job> job) {
     if (job->ask.keys.empty()) {
         return;   // handed out again since: that retrieval goes on
     }
+    job->ask.wall_ms = clock_.WallMs();   // counted in the month of now
     job->asking = true;
     std::weak_ptr<char> alive = alive_;
-    if (job->watching) {
-        region_->Watch(job->ask, [this, alive,
-                                  job](std::optional<std::string> state) {
-            if (!alive.expired()) {
-                OnWatch(job, state);
-            }
-        });
-        return;
-    }
+    // asked again while another retrieval holds the block, the claim
+    // counts the keys that joined here since and says whether it is done
     region_->Claim(job->ask, ClaimTtlMs(),
                    [this, alive, job](RegionClaim claim) {
                        if (!alive.expired()) {
@@ -160,7 +160,6 @@ void LongTermRetriever::OnClaim(std::shared_ptr<Job> job,
         Fetch(job);
         return;
     case RegionClaim::kElsewhere:
-        job->watching = true;
         AskAgainLater(job, kRegionAskAgainMs);
         return;
     case RegionClaim::kDone:
@@ -179,20 +178,6 @@ void LongTermRetriever::OnClaim(std::shared_ptr<Job> job,
     }
 }
 
-void LongTermRetriever::OnWatch(std::shared_ptr<Job> job,
-                                const std::optional<std::string>& state) {
-    job->asking = false;
-    if (!state || *state == "retrieving") {
-        AskAgainLater(job, kRegionAskAgainMs);
-    } else if (*state == "done") {
-        End(job, true, RetrievalEnd::kOtherHost);
-    } else {
-        // its holder failed or died: this host may claim it now
-        job->watching = false;
-        AskAgainLater(job, 0);
-    }
-}
-
 void LongTermRetriever::AskAgainLater(std::shared_ptr<Job> job,
                                       int64_t after_ms) {
     job->ask_at_ms = clock_.MonotonicMs() + std::max<int64_t>(after_ms, 0);
@@ -200,13 +185,6 @@ void LongTermRetriever::AskAgainLater(std::shared_ptr<Job> job,
 }
 
 void LongTermRetriever::AskWaiting(int64_t now_ms) {
-    if (!unfinished_.empty() && region_->Up()) {
-        std::vector<Unfinished> again = std::move(unfinished_);
-        unfinished_.clear();
-        for (Unfinished& u : again) {
-            FinishRegion(std::move(u.ask), u.ok);
-        }
-    }
     std::vector<std::shared_ptr<Job>> due;
     std::vector<std::shared_ptr<Job>> later;
     for (auto& job : waiting_) {
@@ -215,6 +193,16 @@ void LongTermRetriever::AskWaiting(int64_t now_ms) {
     waiting_ = std::move(later);
     for (auto& job : due) {
         AskRegion(job);   // may come back to waiting_ at once
+    }
+}
+
+void LongTermRetriever::FinishUnfinished() {
+    if (!unfinished_.empty() && region_->Up()) {
+        std::vector<Unfinished> again = std::move(unfinished_);
+        unfinished_.clear();
+        for (Unfinished& u : again) {
+            FinishRegion(std::move(u.ask), u.ok);
+        }
     }
 }
 

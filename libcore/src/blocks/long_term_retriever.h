@@ -13,11 +13,13 @@
 // every plan at 2.5 retrievals per second.
 //
 // Fleet mode (SetRegion): each block the queue hands out is first claimed
-// for the region (blocks/region_retrievals.h). Only a claim of this host
-// is fetched; the region counted the waiters' allowances in the claim,
-// and the host's copy of the counts is brought up to the region's. A
-// block another host is retrieving stays "being retrieved" here until it
-// is done (its waiters then find it in that host's cache, a `peer`);
+// for the region (blocks/region_retrievals.h). Only a retrieval's own
+// claim is fetched; the region counted the waiters' allowances in the
+// claim, and the host's copy of the counts is brought up to the region's.
+// A block another retrieval holds stays "being retrieved" here, claimed
+// again every kRegionAskAgainMs (counting the keys that joined) until it
+// is done (its waiters then find it in that host's cache, a `peer`) or
+// its holder is gone (then this one takes it over);
 // one nobody here may have (every allowance spent) leaves the queue. While
 // the store does not answer, or the region's rate says wait, the block
 // stays handed out and is claimed again later: nothing is fetched that
@@ -79,8 +81,7 @@ private:
         size_t endpoint = 0;   // index into long_term_urls
         // fleet mode
         RegionAsk ask;
-        bool asking = false;      // a claim or watch is in flight
-        bool watching = false;    // another host retrieves it
+        bool asking = false;      // a claim is in flight
         int64_t ask_at_ms = 0;    // when to ask the region again
     };
 
@@ -90,12 +91,11 @@ private:
     // Fleet mode.
     void AskRegion(std::shared_ptr<Job> job);
     void OnClaim(std::shared_ptr<Job> job, const RegionClaim& claim);
-    void OnWatch(std::shared_ptr<Job> job,
-                 const std::optional<std::string>& state);
     void AskAgainLater(std::shared_ptr<Job> job, int64_t after_ms);
     void AskWaiting(int64_t now_ms);
     void ReadRegionCounts(int64_t now_ms);
     void FinishRegion(RegionAsk ask, bool ok);
+    void FinishUnfinished();
     void End(const std::shared_ptr<Job>& job, bool ok, RetrievalEnd end);
     int64_t ClaimTtlMs() const;
     // At most this many in flight per plan: enough to keep up with the
@@ -112,6 +112,7 @@ private:
     uint64_t stored_ = 0;
     uint64_t failed_ = 0;
     RegionRetrievals* region_ = nullptr;
+    uint64_t claims_ = 0;   // numbers this process's retrievals (tokens)
     std::vector<std::shared_ptr<Job>> waiting_;
     // Finished retrievals the store did not hear of yet (bounded).
     struct Unfinished {

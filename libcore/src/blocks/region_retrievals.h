@@ -10,9 +10,14 @@
 //    allowance, in the same atomic step that checks what is left, so the
 //    region never counts (nor makes) more retrievals than the allowance,
 //    whichever hosts ask at once; a key counted for a block is not
-//    counted again for it, and a retrieval that fails gives the counts
-//    back;
+//    counted again for it (also when a claim whose holder died is taken
+//    over), keys that join another host's claim are counted as they join,
+//    a block already retrieved counts nothing (its waiters get a cached
+//    copy), and a retrieval that fails gives the counts back;
 //  - claims are paced at the plan's retrieval_rate for the whole region.
+// A claim is held by one retrieval (ask.token), not by the host: the same
+// host's next retrieval of the block (its queue handed it out again) waits
+// for the first like any other host.
 // Asynchronous: every answer comes later, on the loop that drives the
 // store (at once, kDown, when the store is down). Nothing throws.
 #pragma once
@@ -28,13 +33,14 @@ namespace solgate {
 
 // One block, for the keys that wait for it on this host.
 struct RegionAsk {
+    std::string token;  // this retrieval, unique on the host
     size_t plan = 0;
     uint64_t slot = 0;
     std::string variant;
     std::vector<std::string> keys;  // the waiters' API keys
     uint64_t allowance = 0;         // the plan's monthly_allowance; 0: none
     double rate = 1;                // the plan's retrieval_rate per second
-    int64_t wall_ms = 0;            // the month counted in
+    int64_t wall_ms = 0;            // the month counted in (when asked)
 };
 
 struct RegionClaim {
@@ -61,9 +67,12 @@ public:
 
     virtual bool Up() const = 0;
 
-    // Claims the block for this host (or joins its waiters to another
-    // host's claim) and counts the keys' allowances. A claim of this host
-    // lives ttl_ms unless finished.
+    // Claims the block for this retrieval (or joins its waiters to another
+    // one's claim, or takes over a claim whose holder did not finish in
+    // its ttl) and counts the keys' allowances. Asked again while another
+    // retrieval holds the block, it counts the keys that joined since and
+    // tells whether that one is done. A claim lives ttl_ms unless
+    // finished.
     virtual void Claim(const RegionAsk& ask, int64_t ttl_ms,
                        std::function<void(RegionClaim)> done) = 0;
 
@@ -84,13 +93,6 @@ public:
         std::function<void(std::optional<
                                std::vector<std::pair<std::string, uint64_t>>>)>
             done) = 0;
-
-    // What another host's claim is doing: "retrieving", "done", or ""
-    // (gone: it failed or its holder died); nullopt when the store did not
-    // answer.
-    virtual void Watch(
-        const RegionAsk& ask,
-        std::function<void(std::optional<std::string>)> done) = 0;
 };
 
 }  // namespace solgate

@@ -10,71 +10,78 @@
 namespace solgate {
 namespace {
 
-// KEYS: claim, its counted keys, the month's allowances, the plan's pace.
-// ARGV: host, ttl ms, ms between claims, allowance (0: none), ms to keep
-// the allowances, keys...
-// Answers kind, holder, wait ms, then per key: 0 refused / 1 counted now /
-// 2 counted before for this block, and its count.
+// KEYS: the claim (holder, state, until), the keys it counted (key ->
+// the month counted in), the month's allowances, the plan's pace.
+// ARGV: token, ttl ms, ms between claims, allowance (0: none), ms to keep
+// the allowances, ms to keep a claim past its ttl, the month, keys...
+// Answers kind, holder, wait ms, then per key: 0 not counted (refused, or
+// the block is done) / 1 counted now / 2 counted before for this block,
+// and its count this month.
 constexpr const char* kClaimScript = R"(
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local holder = redis.call('HGET', KEYS[1], 'holder')
+local state = redis.call('HGET', KEYS[1], 'state')
+if holder and state ~= 'done' and
+   (tonumber(redis.call('HGET', KEYS[1], 'until')) or 0) < now then
+  holder = false   -- its holder did not finish in time: taken over
+end
 local kind = 'mine'
+local fresh = not holder
 if holder and holder ~= ARGV[1] then
-  if redis.call('HGET', KEYS[1], 'state') == 'done' then
-    kind = 'done'
-  else
-    kind = 'elsewhere'
-  end
-elseif not holder then
+  if state == 'done' then kind = 'done' else kind = 'elsewhere' end
+elseif fresh then
   local next_ms = tonumber(redis.call('HGET', KEYS[4], 'next')) or 0
   if next_ms > now then
     return {'wait', '', tostring(next_ms - now)}
   end
-  holder = ARGV[1]
 end
 local limit = tonumber(ARGV[4])
-local out = {kind, holder, '0'}
+local out = {kind, holder or ARGV[1], '0'}
 local any = false
-for i = 6, #ARGV do
+for i = 8, #ARGV do
   local k = ARGV[i]
   local used = tonumber(redis.call('HGET', KEYS[3], k)) or 0
   local c = 0
-  if redis.call('SISMEMBER', KEYS[2], k) == 1 then
+  if redis.call('HEXISTS', KEYS[2], k) == 1 then
     c = 2
-  elseif limit == 0 or used < limit then
+  elseif kind ~= 'done' and (limit == 0 or used < limit) then
     used = redis.call('HINCRBY', KEYS[3], k, 1)
-    redis.call('SADD', KEYS[2], k)
+    redis.call('HSET', KEYS[2], k, ARGV[7])
     c = 1
   end
   if c > 0 then any = true end
   out[#out + 1] = tostring(c)
   out[#out + 1] = tostring(used)
 end
+if any and kind ~= 'done' then
+  redis.call('PEXPIRE', KEYS[3], ARGV[5])
+end
 if kind == 'mine' then
   if not any then
     out[1] = 'spent'
     return out
   end
-  if redis.call('HSETNX', KEYS[1], 'holder', ARGV[1]) == 1 then
+  if fresh then
     local next_ms = tonumber(redis.call('HGET', KEYS[4], 'next')) or 0
     if next_ms < now then next_ms = now end
     redis.call('HSET', KEYS[4], 'next', tostring(next_ms + tonumber(ARGV[3])))
     redis.call('PEXPIRE', KEYS[4], 60000)
   end
-  redis.call('HSET', KEYS[1], 'state', 'retrieving')
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  redis.call('PEXPIRE', KEYS[2], ARGV[2])
-end
-if any then
-  redis.call('PEXPIRE', KEYS[3], ARGV[5])
+  redis.call('HSET', KEYS[1], 'holder', ARGV[1], 'state', 'retrieving',
+             'until', tostring(now + tonumber(ARGV[2])))
+  -- the counts outlive a holder that dies, so a takeover keeps them
+  local keep = tonumber(ARGV[2]) + tonumber(ARGV[6])
+  redis.call('PEXPIRE', KEYS[1], keep)
+  redis.call('PEXPIRE', KEYS[2], keep)
 end
 return out
 )";
 
-// KEYS: claim, its counted keys, the month's allowances. ARGV: host, 1 ok
-// or 0 failed, ms to keep a done claim. A failure gives every count back
-// and answers key, count pairs.
+// KEYS: the claim, the keys it counted. ARGV: token, 1 ok or 0 failed,
+// ms to keep a done claim, the allowances' key without the month, the
+// asking host's month. A failure gives every count back (to the month it
+// was counted in) and answers key, count pairs of the asking host's month.
 constexpr const char* kFinishScript = R"(
 if redis.call('HGET', KEYS[1], 'holder') ~= ARGV[1] then
   return {}
@@ -86,14 +93,19 @@ if ARGV[2] == '1' then
   redis.call('PEXPIRE', KEYS[2], ARGV[3])
   return out
 end
-for _, k in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-  local used = redis.call('HINCRBY', KEYS[3], k, -1)
+local counted = redis.call('HGETALL', KEYS[2])
+for i = 1, #counted, 2 do
+  local k, month = counted[i], counted[i + 1]
+  local allow = ARGV[4] .. month
+  local used = redis.call('HINCRBY', allow, k, -1)
   if used < 0 then
-    redis.call('HSET', KEYS[3], k, 0)
+    redis.call('HSET', allow, k, 0)
     used = 0
   end
-  out[#out + 1] = k
-  out[#out + 1] = tostring(used)
+  if month == ARGV[5] then
+    out[#out + 1] = k
+    out[#out + 1] = tostring(used)
+  end
 end
 redis.call('DEL', KEYS[1], KEYS[2])
 return out
@@ -170,6 +182,10 @@ std::string FleetRegionClaims::ClaimKey(const RegionAsk& ask) const {
     return Key("lt:" + ask.variant + ":" + std::to_string(ask.slot));
 }
 
+std::string FleetRegionClaims::Holder(const RegionAsk& ask) const {
+    return host_id_ + "/" + ask.token;
+}
+
 std::string FleetRegionClaims::AllowanceKey(int64_t wall_ms) const {
     return Key("allow:" + KeyLedger::MonthOf(wall_ms));
 }
@@ -182,10 +198,12 @@ void FleetRegionClaims::Claim(const RegionAsk& ask, int64_t ttl_ms,
     std::string claim = ClaimKey(ask);
     FleetStore::Words keys = {claim, claim + ":w", AllowanceKey(ask.wall_ms),
                               Key("pace:" + plan)};
-    FleetStore::Words args = {host_id_, std::to_string(ttl_ms),
+    FleetStore::Words args = {Holder(ask), std::to_string(ttl_ms),
                               std::to_string(between_ms),
                               std::to_string(ask.allowance),
-                              std::to_string(kRegionAllowanceKeepMs)};
+                              std::to_string(kRegionAllowanceKeepMs),
+                              std::to_string(kRegionDoneKeepMs),
+                              KeyLedger::MonthOf(ask.wall_ms)};
     args.insert(args.end(), ask.keys.begin(), ask.keys.end());
     size_t n = ask.keys.size();
     store_.Eval(kClaimScript, std::move(keys), std::move(args),
@@ -205,9 +223,10 @@ void FleetRegionClaims::Finish(
         std::optional<std::vector<std::pair<std::string, uint64_t>>>)>
         done) {
     std::string claim = ClaimKey(ask);
-    store_.Eval(kFinishScript,
-                {claim, claim + ":w", AllowanceKey(ask.wall_ms)},
-                {host_id_, ok ? "1" : "0", std::to_string(kRegionDoneKeepMs)},
+    store_.Eval(kFinishScript, {claim, claim + ":w"},
+                {Holder(ask), ok ? "1" : "0",
+                 std::to_string(kRegionDoneKeepMs), Key("allow:"),
+                 KeyLedger::MonthOf(ask.wall_ms)},
                 [done = std::move(done)](
                     std::optional<FleetStore::Words> words) {
                     if (!words || words->size() % 2 != 0) {
@@ -246,21 +265,6 @@ void FleetRegionClaims::ReadCounts(
                         }
                         done(std::move(used));
                     });
-}
-
-void FleetRegionClaims::Watch(
-    const RegionAsk& ask,
-    std::function<void(std::optional<std::string>)> done) {
-    store_.Eval("return redis.call('HGET', KEYS[1], 'state')",
-                {ClaimKey(ask)}, {},
-                [done = std::move(done)](
-                    std::optional<FleetStore::Words> words) {
-                    if (!words || words->size() != 1) {
-                        done(std::nullopt);
-                        return;
-                    }
-                    done((*words)[0]);
-                });
 }
 
 }  // namespace solgate

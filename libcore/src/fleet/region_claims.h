@@ -2,8 +2,10 @@
 // fleet's store: Lua scripts, each one atomic step in Redis, under keys
 // that carry the hash tag {network:region}, so Redis Cluster keeps a
 // region on one node and several regions share one Redis apart:
-//   PREFIX{NET:REGION}:lt:VARIANT:SLOT     claim: holder, state
-//   PREFIX{NET:REGION}:lt:VARIANT:SLOT:w   the keys it was counted for
+//   PREFIX{NET:REGION}:lt:VARIANT:SLOT     claim: holder (HOST/TOKEN),
+//                                          state, until (its ttl's end)
+//   PREFIX{NET:REGION}:lt:VARIANT:SLOT:w   the keys it was counted for,
+//                                          each with its month
 //   PREFIX{NET:REGION}:allow:YYYY-MM       key -> retrievals (UTC month)
 //   PREFIX{NET:REGION}:pace:PLAN           next: when a claim may start
 // Times are the store's own (Redis TIME), so hosts need not agree on
@@ -19,7 +21,9 @@ namespace solgate {
 
 // A finished retrieval's claim is kept this long: another host asked for
 // the block meanwhile is told it is done (its summary of this host lists
-// the block within kPeerSummaryIntervalMs).
+// the block within kPeerSummaryIntervalMs). A claim is also kept this long
+// past its ttl, so the keys it counted are not counted again when a
+// claim whose holder died is taken over.
 constexpr int64_t kRegionDoneKeepMs = 120000;
 // The allowance counts are kept past their month's end for the admin
 // endpoint, then expire.
@@ -44,13 +48,13 @@ public:
                     std::function<void(std::optional<std::vector<
                                            std::pair<std::string, uint64_t>>>)>
                         done) override;
-    void Watch(const RegionAsk& ask,
-               std::function<void(std::optional<std::string>)> done) override;
 
     // The keys, for tests and the README.
     std::string Key(const std::string& what) const;
     std::string ClaimKey(const RegionAsk& ask) const;
     std::string AllowanceKey(int64_t wall_ms) const;
+    // HOST/TOKEN: one retrieval of this host.
+    std::string Holder(const RegionAsk& ask) const;
 
 private:
     FleetStore& store_;

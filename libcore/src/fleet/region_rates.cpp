@@ -58,8 +58,16 @@ void RegionRates::Tick(int64_t now_ms) {
     if (!zone_.leases().ClaimLease(kRateSyncLease, pid_, now_ms,
                                    kLeaseTtlMs)) {
         reported_.clear();   // another process tells the region
+        holding_ = false;
         return;
     }
+    // The first tick after taking the lease (a start, a reload, another
+    // worker's exit) only notes where each key stands: its calls before
+    // were told by the process that held the lease, or are history.
+    // After that, a key seen for the first time is new since the last
+    // tick, and all its calls are told.
+    bool baseline = !holding_;
+    holding_ = true;
     std::vector<KeyId> ids;
     FleetStore::Words args;
     for (const KeySnapshot& k : zone_.keys().Snapshot()) {
@@ -71,11 +79,14 @@ void RegionRates::Tick(int64_t now_ms) {
             continue;
         }
         uint64_t allowed = k.requests - std::min(k.limited, k.requests);
-        Reported& r = reported_[k.id];
+        auto [it, first_sight] = reported_.try_emplace(k.id);
+        Reported& r = it->second;
+        if (first_sight && baseline) {
+            r.allowed = allowed;
+        }
         uint64_t calls = allowed >= r.allowed ? allowed - r.allowed : 0;
         r.allowed = allowed;
-        // at most what one tick can allow (a burst and a tick of the
-        // rate): a process that takes the lease over tells no history
+        // at most what one tick can allow (a burst and a tick of the rate)
         double most = std::ceil(rate) + rate * kPollIntervalMs / 1000.0 + 1;
         calls = std::min<uint64_t>(calls, static_cast<uint64_t>(most));
         if (calls == 0 && now_ms - k.last_seen_ms > kRateActiveMs) {

@@ -56,6 +56,7 @@ private:
     std::string key_;
     uint32_t pid_;
     bool in_flight_ = false;
+    bool holding_ = false;   // held the lease at the last tick
     std::unordered_map<KeyId, Reported> reported_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

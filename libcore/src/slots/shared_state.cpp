@@ -55,7 +55,10 @@ void SharedText::Write(std::string_view value) {
     }
     std::memcpy(text, value.data(), n);
     text[n] = '\0';
-    version.store(v + 1, std::memory_order_release);
+    // A writer taken over (it was slow, not dead) publishes nothing: the
+    // one that took over publishes its own text.
+    version.compare_exchange_strong(v, v + 1, std::memory_order_release,
+                                    std::memory_order_relaxed);
 }
 
 std::string SharedText::Read() const {

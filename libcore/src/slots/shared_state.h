@@ -38,12 +38,13 @@ enum PollMethod : size_t {
 };
 std::string_view PollMethodName(PollMethod method);
 
-// A short text written by one process and read by others. Writers are
-// serialised by the caller; readers retry while a write is in progress.
 // How long a writer waits for another before it takes over (the other
 // died mid-write).
 constexpr int64_t kTextWriterWaitMs = 100;
 
+// A short text written by one process and read by others. One writer at
+// a time (Write takes the odd version by CAS and waits for another, up to
+// kTextWriterWaitMs); readers retry while a write is in progress.
 struct SharedText {
     std::atomic<uint32_t> version;  // odd while being written
     char text[kReasonCapacity];

@@ -40,13 +40,22 @@ public:
             done(c);
             return;
         }
-        Block& b = blocks[{ask.variant, ask.slot}];
+        std::pair<std::string, uint64_t> id{ask.variant, ask.slot};
+        Block& b = blocks[id];
+        std::string me = host + "/" + ask.token;
+        if (!b.holder.empty() && !b.done && b.expired) {
+            b.holder.clear();   // its holder died: taken over
+            b.expired = false;
+        }
         bool fresh = b.holder.empty();
-        if (!fresh && b.holder != host) {
+        if (!fresh && b.holder != me) {
             c.kind = b.done ? RegionClaim::kDone : RegionClaim::kElsewhere;
         } else if (fresh && wait_ms > 0) {
             c.kind = RegionClaim::kWait;
             c.wait_ms = wait_ms;
+            if (b.counted.empty()) {
+                blocks.erase(id);
+            }
             later.push_back([done, c] { done(c); });
             return;
         } else {
@@ -55,8 +64,8 @@ public:
         bool any = false;
         for (const std::string& key : ask.keys) {
             bool had = b.counted.count(key) > 0;
-            bool counts = !had && (ask.allowance == 0 ||
-                                   used[key] < ask.allowance);
+            bool counts = !had && c.kind != RegionClaim::kDone &&
+                          (ask.allowance == 0 || used[key] < ask.allowance);
             if (counts) {
                 used[key]++;
                 b.counted.insert(key);
@@ -67,13 +76,13 @@ public:
         }
         if (c.kind == RegionClaim::kMine) {
             if (any) {
-                b.holder = host;
+                b.holder = me;
             } else {
                 c.kind = RegionClaim::kSpent;
             }
         }
-        if (b.holder.empty()) {
-            blocks.erase({ask.variant, ask.slot});
+        if (b.holder.empty() && b.counted.empty()) {
+            blocks.erase(id);
         }
         later.push_back([done, c] { done(c); });
     }
@@ -89,7 +98,7 @@ public:
         }
         auto it = blocks.find({ask.variant, ask.slot});
         std::vector<std::pair<std::string, uint64_t>> back;
-        if (it != blocks.end() && it->second.holder == host) {
+        if (it != blocks.end() && it->second.holder == host + "/" + ask.token) {
             if (ok) {
                 it->second.done = true;
             } else {
@@ -116,20 +125,6 @@ public:
         later.push_back([done, all] { done(all); });
     }
 
-    void Watch(const RegionAsk& ask,
-               std::function<void(std::optional<std::string>)> done)
-        override {
-        if (!up) {
-            done(std::nullopt);
-            return;
-        }
-        auto it = blocks.find({ask.variant, ask.slot});
-        std::string state = it == blocks.end() ? ""
-                            : it->second.done  ? "done"
-                                               : "retrieving";
-        later.push_back([done, state] { done(state); });
-    }
-
     // The store's answers arrive.
     void Flush() {
         while (!later.empty()) {
@@ -140,8 +135,9 @@ public:
     }
 
     struct Block {
-        std::string holder;
+        std::string holder;   // HOST/TOKEN
         bool done = false;
+        bool expired = false;   // its holder's ttl passed
         std::set<std::string> counted;
     };
     // The region, shared by the hosts; `host` is the one asking (each host
@@ -337,12 +333,49 @@ TEST_F(RegionLongTermTest, AHolderThatDiesLetsAnotherHostClaim) {
     b.Ask(700, "k2");
     TickBoth();
     ASSERT_EQ(a.transport.pending.size(), 1u);
-    blocks.clear();   // A's claim expired: its host died
+    EXPECT_EQ(used["k2"], 1u) << "counted as it joined A's claim";
+    blocks.begin()->second.expired = true;   // A died: its ttl passed
     clock.Advance(kRegionAskAgainMs);
-    b.Tick();        // B's watch finds it gone ...
-    clock.Advance(1);
-    b.Tick();        // ... and claims it
+    b.Tick();        // B's next claim takes it over
     EXPECT_EQ(b.transport.pending.size(), 1u);
+    b.AnswerStorage(TheBlock);
+    EXPECT_EQ(used["k1"], 1u) << "not counted again by the takeover";
+    EXPECT_EQ(used["k2"], 1u);
+}
+
+TEST_F(RegionLongTermTest, TheSameHostsSecondRetrievalWaitsForTheFirst) {
+    a.Ask(1000, "k1");
+    TickBoth();
+    ASSERT_EQ(a.transport.pending.size(), 1u);
+    // the first is slow: its queue hands the block out again
+    clock.Advance(kRetrievalStaleMs);
+    a.Ask(1000, "k1");
+    a.Tick();
+    EXPECT_EQ(a.transport.pending.size(), 1u) << "no second fetch";
+    a.AnswerStorage(TheBlock);
+    clock.Advance(kRegionAskAgainMs);
+    a.Tick();
+    EXPECT_EQ(a.retriever->waiting(), 0u);
+    EXPECT_EQ(a.retriever->started(), 1u);
+    EXPECT_EQ(used["k1"], 1u);
+}
+
+TEST_F(RegionLongTermTest, KeysJoiningAnotherHostsRetrievalAreCountedAsTheyJoin) {
+    a.Ask(1100, "k1");
+    b.Ask(1100, "k2");
+    TickBoth();
+    ASSERT_EQ(a.transport.pending.size(), 1u);
+    b.Ask(1100, "k3");   // joins on B while A retrieves
+    clock.Advance(kRegionAskAgainMs);
+    b.Tick();
+    EXPECT_EQ(used["k3"], 1u);
+    a.AnswerStorage(TheBlock);
+    // once done, a key asking for it gets the cached copy: nothing counted
+    b.Ask(1100, "k4");
+    clock.Advance(kRegionAskAgainMs);
+    b.Tick();
+    EXPECT_EQ(used.count("k4") ? used["k4"] : 0u, 0u);
+    EXPECT_EQ(b.retriever->waiting(), 0u);
 }
 
 TEST_F(RegionLongTermTest, WithTheStoreDownLongTermRequestsPause) {

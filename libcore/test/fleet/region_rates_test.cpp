@@ -87,7 +87,9 @@ protected:
 };
 
 TEST_F(RegionRatesTest, TellsTheRegionTheCallsAllowedHereSinceTheLastTick) {
-    EXPECT_TRUE(Call("k1"));
+    rates.Tick(now_ms);   // takes the lease: nothing to tell yet
+    EXPECT_EQ(store.evals, 0);
+    EXPECT_TRUE(Call("k1"));   // a key new since then: all its calls told
     EXPECT_TRUE(Call("k1"));
     EXPECT_FALSE(Call("k1"));   // the burst of 2 is spent: not told
     rates.Tick(now_ms);
@@ -103,6 +105,7 @@ TEST_F(RegionRatesTest, TellsTheRegionTheCallsAllowedHereSinceTheLastTick) {
 }
 
 TEST_F(RegionRatesTest, TheRegionsBucketFillsTheHostsOwn) {
+    rates.Tick(now_ms);
     Call("k1");   // one of the burst of 2 here
     rates.Tick(now_ms);
     // other hosts spent more: the region's bucket is 3 s ahead
@@ -113,6 +116,7 @@ TEST_F(RegionRatesTest, TheRegionsBucketFillsTheHostsOwn) {
 }
 
 TEST_F(RegionRatesTest, NothingIsAskedWhileTheStoreIsDown) {
+    rates.Tick(now_ms);
     Call("k1");
     store.up = false;
     rates.Tick(now_ms);
@@ -121,12 +125,13 @@ TEST_F(RegionRatesTest, NothingIsAskedWhileTheStoreIsDown) {
 }
 
 TEST_F(RegionRatesTest, OnlyTheLeaseHolderTellsAndATakeOverTellsNoHistory) {
+    RegionRates other(rig.service()->conf(), zone, store, "sg:", "mainnet", 8);
+    rates.Tick(now_ms);   // pid 7 holds the lease now
     for (int i = 0; i < 2; i++) {
         Call("k1");
         now_ms += 1000;
     }
-    RegionRates other(rig.service()->conf(), zone, store, "sg:", "mainnet", 8);
-    rates.Tick(now_ms);   // pid 7 holds the lease now
+    rates.Tick(now_ms);
     store.Answer(FleetStore::Words{"0"});
     other.Tick(now_ms);
     EXPECT_EQ(store.evals, 1) << "pid 8 does not hold it";
@@ -137,8 +142,18 @@ TEST_F(RegionRatesTest, OnlyTheLeaseHolderTellsAndATakeOverTellsNoHistory) {
     zone.leases().ReleaseLease(kRateSyncLease, 7);
     other.Tick(now_ms);
     ASSERT_EQ(store.evals, 2);
-    // 40 calls here since, but at most a burst and a tick's worth is told
-    EXPECT_EQ(store.last_args[1], "3");
+    // 40 calls here since pid 7 last told: pid 8 tells none of them (it
+    // cannot know what was told), only what comes from now on
+    EXPECT_EQ(store.last_args[1], "0");
+    store.Answer(FleetStore::Words{"0"});
+    for (int i = 0; i < 40; i++) {
+        now_ms += 10;
+        Call("k1");
+    }
+    other.Tick(now_ms);
+    // 40 more in 0.4 s: the one the full bucket allowed here is told
+    ASSERT_EQ(store.evals, 3);
+    EXPECT_EQ(store.last_args[1], "1");
 }
 
 TEST_F(RegionRatesTest, KeysWithoutALimitAreNotTold) {
@@ -146,6 +161,7 @@ TEST_F(RegionRatesTest, KeysWithoutALimitAreNotTold) {
         "k-bulk", static_cast<uint32_t>(testing::PlanIndex(
                       rig.service()->conf(), "bulk")),
         now_ms);
+    rates.Tick(now_ms);
     zone.keys().CheckRate(id, 0, now_ms * 1000);
     rates.Tick(now_ms);
     EXPECT_EQ(store.evals, 0);
