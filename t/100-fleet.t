@@ -40,11 +40,12 @@ start_redis();
 END { File::Path::remove_tree($RedisDir, $Dir) if $RedisDir }
 
 # Both hosts serve one region, us-east: each its own cache and key ledger,
-# each the other's peer (hosts of a region serve each other's cache).
+# and the same peer list, itself included (hosts of a region serve each
+# other's cache; the same file fits every host).
 our $Token = 'fleet-region-token-0123456789';
 sub host_conf {
     my ($id) = @_;
-    my ($peer, $peer_port) = $id eq 'host-a' ? ('host-b', $BPort) : ('host-a', server_port());
+    my $a_port = server_port();
     return "    solgate_shared_state redis://127.0.0.1:$RedisPort prefix=t100: timeout=200ms;\n"
          . "    solgate_host_id $id;\n"
          . network_conf('mainnet', upstreams => sim_upstreams(@Ports),
@@ -55,7 +56,8 @@ sub host_conf {
         region us-east;
         cache $Dir/$id/cache;
         state $Dir/$id/state;
-        peer $peer http://127.0.0.1:$peer_port/ copy=off;
+        peer host-a http://127.0.0.1:$a_port/ copy=off;
+        peer host-b http://127.0.0.1:$BPort/ copy=off;
         peer_token $Token;
         long_term_storage http://127.0.0.1:$Archive/;
         api_key \$http_x_api_key;
