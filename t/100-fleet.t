@@ -109,6 +109,14 @@ sub region_used {
     return redis_cmd($RedisPort, 'HGET', "t100:{mainnet:us-east}:allow:$month", $key) // 0;
 }
 our $Cached;   # a block host A's cache holds (TEST 5)
+# the long-term retrievals both hosts' metrics count, plan arch
+sub retrievals_counted {
+    my $n = 0;
+    for my $port (server_port(), $BPort) {
+        $n += metric(qr/^solgate_blocks_long_term_retrievals_total\{network="mainnet",plan="arch"\} (\d+)$/m, $port) // 0;
+    }
+    return $n;
+}
 
 add_block_preprocessor(sub {
     my $block = shift;
@@ -226,6 +234,7 @@ cmp_ok(metric(qr/^solgate_shared_state_round_trip_seconds_count\{network="mainne
 [step {
      my $s = $main::Cached = unskipped_slot($main::Archive, $main::First - 100000);
      my $before = main::archive_calls();
+     my $counted = main::retrievals_counted();
      is(block_ask(server_port(), 'k-arch', $s)->{status}, 429, 'queued on host A');
      is(block_ask($main::BPort, 'k-arch', $s)->{status}, 429, 'queued on host B');
      my ($ra) = block_fetch(server_port(), 'k-arch', $s, 15);
@@ -235,6 +244,8 @@ cmp_ok(metric(qr/^solgate_shared_state_round_trip_seconds_count\{network="mainne
      is($rb->{body}, $ra->{body}, 'the same bytes on both');
      is(main::archive_calls() - $before, 1, 'long-term storage was asked once');
      is(main::region_used('k-arch'), 1, "the region counted it once for the key");
+     is(main::retrievals_counted() - $counted, 1,
+        'the hosts\' solgate_blocks_long_term_retrievals_total add up to one');
  }]
 
 

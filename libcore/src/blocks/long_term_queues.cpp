@@ -116,11 +116,15 @@ void LongTermQueues::Complete(size_t plan, const Retrieval& retrieval,
     // still wait for it, so a request checked meanwhile sees the count or
     // the wait, never neither. (A key joining between the two steps gets
     // the block uncounted: never more than the allowance.)
+    if (end == RetrievalEnd::kOtherHost) {
+        queue->LetGo(retrieval, now_ms);   // not retrieved here
+        return;
+    }
     if (ok && end == RetrievalEnd::kHere) {
         CountFor(plan, queue->Waiters(retrieval), retrieval.slot, wall_ms);
     }
     std::vector<KeyId> waiters = queue->Complete(retrieval, ok, now_ms);
-    if (!ok || waiters.empty() || end == RetrievalEnd::kOtherHost) {
+    if (!ok || waiters.empty()) {
         return;
     }
     BlocksHostCounters& counters = zone_.counters();

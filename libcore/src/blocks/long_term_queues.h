@@ -30,7 +30,8 @@ enum class RetrievalEnd {
     kHere,           // fetched and counted here (one host)
     kCountedRegion,  // fetched here, the allowances counted by the region
     kOtherHost,      // another host of the region fetched it (or nobody
-                     // could have it): nothing to count or serve here
+                     // could have it): it leaves the queue, neither
+                     // retrieved nor failed here, nothing counted or served
 };
 
 // Why a block was or was not queued.

@@ -140,6 +140,11 @@ public:
     virtual std::vector<KeyId> Complete(const Retrieval& retrieval, bool ok,
                                         int64_t now_ms) = 0;
 
+    // Fleet mode: ends a retrieval without counting it retrieved or failed
+    // here (another host of the region retrieved the block, or none of its
+    // waiters may have it): the block leaves the queue.
+    virtual void LetGo(const Retrieval& retrieval, int64_t now_ms) = 0;
+
     virtual QueueStats Stats(int64_t now_ms) = 0;
 };
 

@@ -687,6 +687,26 @@ std::vector<uint32_t> CompleteRetrieval(RetrievalQueueShared* q,
     }
 }
 
+bool LetGoRetrieval(RetrievalQueueShared* q, uint32_t index,
+                    uint32_t generation, int64_t now_ms) noexcept {
+    try {
+        QueueLock lock(q);
+        if (!lock.ok()) return false;
+        Sweep(q, now_ms);
+        if (index >= q->used) return false;
+        uint8_t state = q->state[index];
+        if (q->entries[index].generation != generation ||
+            (state != kEntryRetrieving && state != kEntryQueued)) {
+            return false;
+        }
+        Retire(q, index, kEntryFree);
+        TrimUsed(q);
+        return true;
+    } catch (...) {
+        return false;
+    }
+}
+
 void ExpireIdle(RetrievalQueueShared* q, int64_t now_ms) noexcept {
     QueueLock lock(q);
     if (lock.ok()) Sweep(q, now_ms);

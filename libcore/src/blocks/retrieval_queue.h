@@ -173,6 +173,13 @@ std::vector<uint32_t> CompleteRetrieval(RetrievalQueueShared* q,
                                         uint32_t index, uint32_t generation,
                                         bool ok, int64_t now_ms) noexcept;
 
+// Lets a retrieval go without it counting as retrieved or failed here
+// (fleet mode: another host of the region retrieved it, or none of its
+// waiters may have it): the entry is freed, if it is still the one handed
+// out under that generation (or queued again since). False otherwise.
+bool LetGoRetrieval(RetrievalQueueShared* q, uint32_t index,
+                    uint32_t generation, int64_t now_ms) noexcept;
+
 // The 150-second drop and the freeing of old tombstones; every call above
 // does it first, this is for a timer when no traffic comes.
 void ExpireIdle(RetrievalQueueShared* q, int64_t now_ms) noexcept;

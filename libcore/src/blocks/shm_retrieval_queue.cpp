@@ -31,6 +31,10 @@ std::vector<KeyId> ShmRetrievalQueue::Complete(const Retrieval& retrieval,
                              ok, now_ms);
 }
 
+void ShmRetrievalQueue::LetGo(const Retrieval& retrieval, int64_t now_ms) {
+    LetGoRetrieval(queue_, retrieval.index, retrieval.generation, now_ms);
+}
+
 QueueStats ShmRetrievalQueue::Stats(int64_t now_ms) {
     return GetQueueStats(queue_, now_ms);
 }

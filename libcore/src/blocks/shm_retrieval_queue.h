@@ -21,6 +21,7 @@ public:
     std::optional<Retrieval> Next(int64_t now_ms, double retrieval_rate,
                                   uint32_t max_in_flight, int64_t stale_ms,
                                   const RepeatFn& repeats) override;
+    void LetGo(const Retrieval& retrieval, int64_t now_ms) override;
     std::vector<KeyId> Complete(const Retrieval& retrieval, bool ok,
                                 int64_t now_ms) override;
     QueueStats Stats(int64_t now_ms) override;

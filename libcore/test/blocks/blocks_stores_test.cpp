@@ -154,6 +154,11 @@ public:
         completed.push_back(ok);
         return keys;
     }
+    void LetGo(const Retrieval& r, int64_t) override {
+        waiters.erase({r.slot, r.variant});
+        out.erase({r.slot, r.variant});
+        let_go++;
+    }
     QueueStats Stats(int64_t) override {
         QueueStats s;
         s.depth = static_cast<uint32_t>(waiters.size() - out.size());
@@ -165,6 +170,7 @@ public:
     std::map<Block, std::set<KeyId>> waiters;
     std::set<Block> out;
     std::vector<bool> completed;
+    int let_go = 0;
     uint32_t last_limit = 0;
 };
 

@@ -193,6 +193,11 @@ struct Host {
         return service->Decide(request, key, "arch", "", clock_.MonotonicMs(),
                                clock_.WallMs(), &call);
     }
+    QueueStats Stats() {
+        return *service->long_term().Stats(
+            testing::PlanIndex(service->conf(), "arch"),
+            clock_.MonotonicMs());
+    }
     uint64_t Allowance(const std::string& key) {
         return service->allowances().AllowanceUsed(key, clock_.WallMs());
     }
@@ -264,6 +269,11 @@ TEST_F(RegionLongTermTest, ABlockAskedOnBothHostsIsRetrievedOnce) {
     EXPECT_EQ(used["k2"], 1u);
     EXPECT_EQ(a.Allowance("k1"), 1u);
     EXPECT_EQ(b.Allowance("k2"), 1u);   // B's copy of the region's count
+    // the metrics: retrieved on A, neither retrieved nor failed on B
+    EXPECT_EQ(a.Stats().retrieved, 1u);
+    EXPECT_EQ(b.Stats().retrieved, 0u);
+    EXPECT_EQ(b.Stats().failed, 0u);
+    EXPECT_EQ(b.Stats().in_flight + b.Stats().depth, 0u);
 }
 
 TEST_F(RegionLongTermTest, AnAllowanceOfTwoIsTwoRetrievalsAcrossHosts) {

@@ -76,6 +76,23 @@ TEST(RetrievalQueue, TurnsAlternateNewestFirst) {
     EXPECT_EQ(GetQueueStats(q, 2000).retrieved, 6u);
 }
 
+TEST(RetrievalQueue, ALetGoRetrievalIsNeitherRetrievedNorFailed) {
+    Queue queue;
+    RetrievalQueueShared* q = queue.get();
+    Ask(q, 1, 500, 0);
+    auto r = NextRetrieval(q, 1, kFast, 1, 0, RepeatFn());
+    ASSERT_TRUE(r);
+    EXPECT_TRUE(LetGoRetrieval(q, r->index, r->generation, 2));
+    QueueStats s = GetQueueStats(q, 2);
+    EXPECT_EQ(s.retrieved, 0u);
+    EXPECT_EQ(s.failed, 0u);
+    EXPECT_EQ(s.in_flight + s.depth + s.tombstones, 0u);
+    EXPECT_FALSE(LetGoRetrieval(q, r->index, r->generation, 3))
+        << "gone already";
+    // asked again, it is a new block (no tombstone to report)
+    EXPECT_EQ(Ask(q, 1, 500, 4).outcome, QueueOutcome::kQueued);
+}
+
 TEST(RetrievalQueue, MostWaitedForFirstOnAKeysTurn) {
     Queue queue;
     auto* q = queue.get();
