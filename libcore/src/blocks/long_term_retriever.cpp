@@ -211,13 +211,12 @@ void LongTermRetriever::FinishRegion(RegionAsk ask, bool ok) {
     auto retry = std::make_shared<RegionAsk>(ask);
     region_->Finish(
         ask, ok,
-        [this, alive, retry, ok](
-            std::optional<std::vector<std::pair<std::string, uint64_t>>>
-                used) {
+        [this, alive, retry,
+         ok](std::optional<RegionRetrievals::Finished> finished) {
             if (alive.expired()) {
                 return;
             }
-            if (!used) {
+            if (!finished) {
                 // told again when the store is back, so that the claim is
                 // not left to expire (others would retrieve it again)
                 if (unfinished_.size() < kMaxUnfinished) {
@@ -225,7 +224,8 @@ void LongTermRetriever::FinishRegion(RegionAsk ask, bool ok) {
                 }
                 return;
             }
-            queues_.TakeRegionCounts(*used, retry->wall_ms);
+            queues_.TakeRegionCounts(finished->used, retry->wall_ms);
+            queues_.CountedInRegion(retry->plan, finished->counted);
         });
 }
 
@@ -266,6 +266,13 @@ void LongTermRetriever::OnReply(std::shared_ptr<Job> job,
         if (StoreAnswer(sink_, call, reply.body, clock_.WallMs(), &why)) {
             stored_++;
             if (region_ != nullptr) {
+                // the keys that started waiting since the claim count too
+                std::vector<std::string> now_waiting =
+                    queues_.WaiterKeys(job->plan, r);
+                if (!now_waiting.empty()) {
+                    job->ask.keys = std::move(now_waiting);
+                }
+                job->ask.wall_ms = clock_.WallMs();
                 FinishRegion(job->ask, true);
                 End(job, true, RetrievalEnd::kCountedRegion);
                 return;

@@ -77,14 +77,17 @@ public:
                        std::function<void(RegionClaim)> done) = 0;
 
     // This host's retrieval ended: ok keeps the claim as done for a while
-    // (the block is in this host's cache); not ok drops it and gives every
-    // count it made back. done gets the keys' allowances used after it
-    // (key, count), or nullopt when the store did not answer.
-    virtual void Finish(
-        const RegionAsk& ask, bool ok,
-        std::function<void(std::optional<
-                               std::vector<std::pair<std::string, uint64_t>>>)>
-            done) = 0;
+    // (the block is in this host's cache) and counts the ask's keys that
+    // started waiting since the claim (within the allowance, as a claim
+    // does); not ok drops it and gives every count it made back. done gets
+    // the keys' allowances used after it, or nullopt when the store did
+    // not answer.
+    struct Finished {
+        std::vector<std::pair<std::string, uint64_t>> used;  // key, count
+        size_t counted = 0;   // keys counted by the finish
+    };
+    virtual void Finish(const RegionAsk& ask, bool ok,
+                        std::function<void(std::optional<Finished>)> done) = 0;
 
     // Every key's allowance used in the month of wall_ms, as the region
     // counted it (key, count); nullopt when the store did not answer.

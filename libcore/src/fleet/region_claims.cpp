@@ -78,16 +78,37 @@ end
 return out
 )";
 
-// KEYS: the claim, the keys it counted. ARGV: token, 1 ok or 0 failed,
-// ms to keep a done claim, the allowances' key without the month, the
-// asking host's month. A failure gives every count back (to the month it
-// was counted in) and answers key, count pairs of the asking host's month.
+// KEYS: the claim, the keys it counted, the month's allowances.
+// ARGV: token, 1 ok or 0 failed, ms to keep a done claim, the allowances'
+// key without the month, the month, allowance (0: none), ms to keep the
+// allowances, keys... Done: counts the keys that started waiting since
+// the claim, as a claim does. Failed: gives every count back (to the
+// month it was counted in). Answers how many were counted, then key,
+// count pairs of the month.
 constexpr const char* kFinishScript = R"(
 if redis.call('HGET', KEYS[1], 'holder') ~= ARGV[1] then
-  return {}
+  return {'0'}
 end
-local out = {}
+local out = {'0'}
 if ARGV[2] == '1' then
+  local limit = tonumber(ARGV[6])
+  local n = 0
+  for i = 8, #ARGV do
+    local k = ARGV[i]
+    local used = tonumber(redis.call('HGET', KEYS[3], k)) or 0
+    if redis.call('HEXISTS', KEYS[2], k) == 0 and
+       (limit == 0 or used < limit) then
+      used = redis.call('HINCRBY', KEYS[3], k, 1)
+      redis.call('HSET', KEYS[2], k, ARGV[5])
+      n = n + 1
+    end
+    out[#out + 1] = k
+    out[#out + 1] = tostring(used)
+  end
+  out[1] = tostring(n)
+  if n > 0 then
+    redis.call('PEXPIRE', KEYS[3], ARGV[7])
+  end
   redis.call('HSET', KEYS[1], 'state', 'done')
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
   redis.call('PEXPIRE', KEYS[2], ARGV[3])
@@ -219,28 +240,38 @@ void FleetRegionClaims::Claim(const RegionAsk& ask, int64_t ttl_ms,
 
 void FleetRegionClaims::Finish(
     const RegionAsk& ask, bool ok,
-    std::function<void(
-        std::optional<std::vector<std::pair<std::string, uint64_t>>>)>
-        done) {
+    std::function<void(std::optional<Finished>)> done) {
     std::string claim = ClaimKey(ask);
-    store_.Eval(kFinishScript, {claim, claim + ":w"},
-                {Holder(ask), ok ? "1" : "0",
-                 std::to_string(kRegionDoneKeepMs), Key("allow:"),
-                 KeyLedger::MonthOf(ask.wall_ms)},
+    FleetStore::Words args = {Holder(ask), ok ? "1" : "0",
+                              std::to_string(kRegionDoneKeepMs),
+                              Key("allow:"),
+                              KeyLedger::MonthOf(ask.wall_ms),
+                              std::to_string(ask.allowance),
+                              std::to_string(kRegionAllowanceKeepMs)};
+    if (ok) {
+        args.insert(args.end(), ask.keys.begin(), ask.keys.end());
+    }
+    store_.Eval(kFinishScript,
+                {claim, claim + ":w", AllowanceKey(ask.wall_ms)},
+                std::move(args),
                 [done = std::move(done)](
                     std::optional<FleetStore::Words> words) {
-                    if (!words || words->size() % 2 != 0) {
+                    uint64_t counted = 0;
+                    if (!words || words->empty() ||
+                        words->size() % 2 != 1 ||
+                        !ToNumber((*words)[0], &counted)) {
                         done(std::nullopt);
                         return;
                     }
-                    std::vector<std::pair<std::string, uint64_t>> used;
-                    for (size_t i = 0; i < words->size(); i += 2) {
+                    Finished finished;
+                    finished.counted = static_cast<size_t>(counted);
+                    for (size_t i = 1; i + 1 < words->size(); i += 2) {
                         uint64_t n = 0;
                         if (ToNumber((*words)[i + 1], &n)) {
-                            used.emplace_back((*words)[i], n);
+                            finished.used.emplace_back((*words)[i], n);
                         }
                     }
-                    done(std::move(used));
+                    done(std::move(finished));
                 });
 }
 

@@ -40,10 +40,7 @@ public:
     void Claim(const RegionAsk& ask, int64_t ttl_ms,
                std::function<void(RegionClaim)> done) override;
     void Finish(const RegionAsk& ask, bool ok,
-                std::function<void(std::optional<
-                                       std::vector<std::pair<std::string,
-                                                             uint64_t>>>)>
-                    done) override;
+                std::function<void(std::optional<Finished>)> done) override;
     void ReadCounts(int64_t wall_ms,
                     std::function<void(std::optional<std::vector<
                                            std::pair<std::string, uint64_t>>>)>

@@ -88,27 +88,33 @@ public:
     }
 
     void Finish(const RegionAsk& ask, bool ok,
-                std::function<void(std::optional<
-                                       std::vector<std::pair<std::string,
-                                                             uint64_t>>>)>
-                    done) override {
+                std::function<void(std::optional<Finished>)> done) override {
         if (!up) {
             done(std::nullopt);
             return;
         }
         auto it = blocks.find({ask.variant, ask.slot});
-        std::vector<std::pair<std::string, uint64_t>> back;
+        Finished f;
         if (it != blocks.end() && it->second.holder == host + "/" + ask.token) {
             if (ok) {
                 it->second.done = true;
+                for (const std::string& key : ask.keys) {
+                    if (it->second.counted.count(key) == 0 &&
+                        (ask.allowance == 0 || used[key] < ask.allowance)) {
+                        used[key]++;
+                        it->second.counted.insert(key);
+                        f.counted++;
+                    }
+                    f.used.emplace_back(key, used[key]);
+                }
             } else {
                 for (const std::string& key : it->second.counted) {
-                    back.emplace_back(key, --used[key]);
+                    f.used.emplace_back(key, --used[key]);
                 }
                 blocks.erase(it);
             }
         }
-        later.push_back([done, back] { done(back); });
+        later.push_back([done, f] { done(f); });
     }
 
     void ReadCounts(int64_t,
@@ -422,6 +428,17 @@ TEST_F(RegionLongTermTest, AHostLearnsWhatOtherHostsCountedWithinSeconds) {
     BlockDecision d = a.Ask(903, "k1");
     EXPECT_NE(d.body.find(R"("reason":"allowance")"), std::string::npos)
         << d.body;
+}
+
+TEST_F(RegionLongTermTest, AKeyThatStartsWaitingAfterTheClaimIsCountedAtTheEnd) {
+    a.Ask(1200, "k1");
+    TickBoth();
+    ASSERT_EQ(a.transport.pending.size(), 1u);
+    a.Ask(1200, "k5");   // joins on the holder's host, after its claim
+    a.AnswerStorage(TheBlock);
+    EXPECT_EQ(used["k5"], 1u) << "counted, as one host alone counts it";
+    EXPECT_EQ(a.Allowance("k5"), 1u);
+    EXPECT_EQ(used["k1"], 1u) << "and k1 not again";
 }
 
 }  // namespace
