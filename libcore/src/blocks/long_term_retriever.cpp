@@ -128,7 +128,6 @@ void LongTermRetriever::AskRegion(std::shared_ptr<Job> job) {
         return;   // handed out again since: that retrieval goes on
     }
     job->ask.wall_ms = clock_.WallMs();   // counted in the month of now
-    job->asking = true;
     std::weak_ptr<char> alive = alive_;
     // asked again while another retrieval holds the block, the claim
     // counts the keys that joined here since and says whether it is done
@@ -142,7 +141,6 @@ void LongTermRetriever::AskRegion(std::shared_ptr<Job> job) {
 
 void LongTermRetriever::OnClaim(std::shared_ptr<Job> job,
                                 const RegionClaim& claim) {
-    job->asking = false;
     if (claim.kind != RegionClaim::kWait &&
         claim.kind != RegionClaim::kDown) {
         std::vector<std::pair<std::string, uint64_t>> used;

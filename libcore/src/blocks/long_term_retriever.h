@@ -81,7 +81,6 @@ private:
         size_t endpoint = 0;   // index into long_term_urls
         // fleet mode
         RegionAsk ask;
-        bool asking = false;      // a claim is in flight
         int64_t ask_at_ms = 0;    // when to ask the region again
     };
 
