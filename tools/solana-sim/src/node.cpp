@@ -192,7 +192,14 @@ std::string SimNode::stats_json() const {
     o += cfg_.archive ? "true" : "false";
     o += ",\"getblock_failures\":";
     json_append_u64(o, stats_.getblock_failures);
-    o += "}";
+    o += ",\"blocks_served\":[";
+    for (size_t i = 0; i < stats_.blocks_served.size(); i++) {
+        if (i > 0) {
+            o += ",";
+        }
+        json_append_u64(o, stats_.blocks_served[i]);
+    }
+    o += "]}";
     return o;
 }
 

@@ -431,6 +431,10 @@ RpcResult RpcEngine::get_block(yajl_val params) {
     }
     RpcResult res;
     blocks_.render(slot, opts, res.json);
+    if (stats_.blocks_served.size() == CallStats::kRecentBlocks) {
+        stats_.blocks_served.pop_front();
+    }
+    stats_.blocks_served.push_back(slot);
     return res;
 }
 

@@ -5,6 +5,7 @@
 #include <yajl/yajl_tree.h>
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -55,6 +56,10 @@ struct CallStats {
     uint64_t client_connections = 0;
     // getBlock calls failed by the getblock_failure_rate fault (-32019).
     uint64_t getblock_failures = 0;
+    // The slots of the last kRecentBlocks blocks answered, oldest first:
+    // the order a client (Cube Runner's retriever) asked for them.
+    static constexpr size_t kRecentBlocks = 64;
+    std::deque<uint64_t> blocks_served;
 
     void count(const std::string& method, bool from_poller);
     void reset() {
@@ -65,6 +70,7 @@ struct CallStats {
         http_requests = 0;
         client_connections = 0;
         getblock_failures = 0;
+        blocks_served.clear();
     }
 };
 

@@ -173,6 +173,8 @@ for i in $(seq 1 60); do
     s=$((s - 1))
 done
 check "a skipped slot answers -32007" test -n "$skipped"
+rpc "$PORT_A" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getBlock\",\"params\":[$produced,{\"transactionDetails\":\"none\"}]}" >/dev/null
+check "blocks_served ends with the block last answered" grep -q "\"blocks_served\":\[\([0-9]*,\)*$produced\]}$" <<<"$(ctl "$PORT_A" /_sim/stats)"
 if [[ -n $skipped ]]; then
     body=$(rpc "$PORT_A" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getBlock\",\"params\":[$skipped]}")
     check "-32007 message" grep -q "\"message\":\"Slot $skipped was skipped, or missing due to ledger jump to recent snapshot\"" <<<"$body"
@@ -298,6 +300,7 @@ check "calls from Solgate's poller are also counted apart" grep -q '"calls":{"ge
 ctl "$PORT_A" /_sim/reset >/dev/null
 stats=$(ctl "$PORT_A" /_sim/stats)
 check "reset clears counters" grep -q '"calls":{},"total":0,"poller_calls":{},"poller_total":0,"http_requests":0,"client_connections":0' <<<"$stats"
+check "reset clears blocks_served" grep -q '"blocks_served":\[\]}$' <<<"$stats"
 
 # --- what clients send besides reads -------------------------------------------
 # a wire transaction, base64: one signature (the bytes 0..63), then a few
@@ -391,7 +394,7 @@ code=$(curl -s -o "$TMP/fail.json" -w '%{http_code}' -d "[$req,{\"jsonrpc\":\"2.
 check "storage failure in a batch: 200 and an element error" grep -q '^\[{"jsonrpc":"2.0","error":{"code":-32019,.*"id":5},{"jsonrpc":"2.0","result":"ok","id":6}\]$' "$TMP/fail.json"
 check "storage failure in a batch keeps HTTP 200" test "$code" = 200
 stats=$(ctl "$PORT_SPARE" /_sim/stats)
-check "stats count storage failures" grep -q '"archive":true,"getblock_failures":2}$' <<<"$stats"
+check "stats count storage failures" grep -q '"archive":true,"getblock_failures":2,"blocks_served":' <<<"$stats"
 # Half the attempts fail; the sequence of outcomes per slot is the same after a reset.
 ctl "$PORT_SPARE" '/_sim/fault/getblock_failure_rate?rate=0.5' >/dev/null
 seq_codes() {
