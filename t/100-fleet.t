@@ -51,7 +51,7 @@ sub host_conf {
          . network_conf('mainnet', upstreams => sim_upstreams(@Ports),
                         settings => 'max_slot_lag 0;')
          . <<"_EOC_";
-    map \$http_x_api_key \$solgate_plan { default ""; k-arch arch; k-two two; k-burst two; k-slow slow; }
+    map \$http_x_api_key \$solgate_plan { default ""; k-arch arch; k-two two; k-burst two; k-slow slow; k-one one; }
     solgate_blocks mainnet {
         region us-east;
         cache $Dir/$id/cache;
@@ -65,6 +65,7 @@ sub host_conf {
         plan_define arch tier=archive getblock_rate=0 retrieval_rate=20r/s queue_limit=100 monthly_allowance=1000;
         plan_define two tier=archive getblock_rate=0 retrieval_rate=20r/s queue_limit=10 monthly_allowance=2;
         plan_define slow tier=free getblock_rate=2r/s;
+        plan_define one tier=archive getblock_rate=0 retrieval_rate=1r/s queue_limit=20 monthly_allowance=1000;
     }
 _EOC_
 }
@@ -415,3 +416,47 @@ qr/\[emerg\] .*the URL needs HOST:PORT in .*nginx\.conf:\d+/
 --- must_die
 --- error_log
 a host id takes letters, digits and . _ -
+
+
+
+=== TEST 12: the region's long-term queue is one fair queue, whichever host is asked
+Plan one retrieves one block a second. While the first block is being
+retrieved, one key asks host A and host B for four older blocks in turn:
+the leader's queue holds all four and hands them out newest first, as one
+host's queue would (two queues would each go their own way).
+--- wait_for eval
+['both hosts know their ledger window', main::windows_known(), 8]
+--- request eval
+[step {
+     my ($first, @older) = map { unskipped_slot($main::Archive, $main::First - 500000 - 10 * $_) } 0 .. 4;
+     @older = sort { $a <=> $b } @older;
+     my $lead;
+     wait_until(sub { $lead = redis_cmd($main::RedisPort, 'GET', 't100:{mainnet:us-east}:lead:one') }, 5,
+                'a host leads plan one');
+     my $leader = $lead =~ m{^host-a/} ? server_port() : $main::BPort;
+     my $served = sub { sim_stats($main::Archive)->{blocks_served} || [] };
+     is(block_ask($leader, 'k-one', $first)->{status}, 429, 'the first block queued on the leader');
+     wait_until(sub { my $b = $served->(); @$b && $b->[-1] == $first }, 5, 'and retrieved at once');
+     my @hosts = (server_port(), $main::BPort);
+     for my $i (0 .. 3) {
+         is(block_ask($hosts[$i % 2], 'k-one', $older[$i])->{status}, 429, "block $older[$i] queued on port $hosts[$i % 2]");
+     }
+     for my $i (0 .. 3) {
+         my ($res) = block_fetch($hosts[$i % 2], 'k-one', $older[$i], 15);
+         is($res->{status}, 200, "block $older[$i] served");
+     }
+     my @order = @{ $served->() }[-5 .. -1];
+     is_deeply(\@order, [$first, reverse @older], 'retrieved newest first across both hosts');
+     is(main::region_used('k-one'), 5, 'each counted once for the key');
+     is_deeply(redis_cmd($main::RedisPort, 'LRANGE', 't100:{mainnet:us-east}:intake:one', 0, -1), [],
+               'nothing left in the leader\'s intake');
+     # the receipts of the region: what each host served k-one, within
+     # seconds
+     my $received = sub {
+         my ($key, $slot) = @_;
+         my $hour = int(time() / 3600);
+         return grep { redis_cmd($main::RedisPort, 'SISMEMBER', "t100:{mainnet:us-east}:rc:$_:$key", $slot) } $hour - 1, $hour;
+     };
+     wait_until(sub { !grep { !$received->('k-one', $_) } @older }, 5,
+                'the region holds the receipts of the four blocks served on both hosts');
+ }]

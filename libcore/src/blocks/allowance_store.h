@@ -50,6 +50,10 @@ public:
     // repeats of a retrieval of `slot` for these keys. Returns how many.
     virtual size_t CountRepeats(const std::vector<std::string>& keys,
                                 uint64_t slot, int64_t wall_ms) = 0;
+    // Fleet mode: a repeat for each key, which the region found had
+    // received the block (RegionRetrievals::FindReceived).
+    virtual void AddRepeats(const std::vector<std::string>& keys,
+                            int64_t wall_ms) = 0;
     // Fleet mode: the region's counts (key, retrievals this month) as the
     // region's store answered them, replacing what this host holds.
     virtual void SetAllowanceUsed(

@@ -118,6 +118,7 @@ bool BlockCache::Commit(const std::string& temp_path, uint64_t slot,
 void BlockCache::NoteReceipt(const std::string& api_key, uint64_t slot,
                              int64_t wall_ms) {
     zone_.allowances().NoteReceipt(api_key, slot, wall_ms);
+    region_receipts_.Add(api_key, slot, wall_ms);
 }
 
 }  // namespace solgate

@@ -15,6 +15,7 @@
 
 #include "blocks/block_capture.h"
 #include "blocks/block_conf.h"
+#include "blocks/receipt_buffer.h"
 #include "blocks/request_scores.h"
 #include "store/block_store.h"
 
@@ -63,6 +64,9 @@ public:
     void NoteReceipt(const std::string& api_key, uint64_t slot,
                      int64_t wall_ms) override;
 
+    // Fleet mode: the receipts also kept for the region (receipt_buffer.h).
+    ReceiptBuffer& region_receipts() { return region_receipts_; }
+
     // The index itself, for tests that must change it behind the cache's
     // back (an entry gone as if evicted elsewhere).
     BlockStore* StoreForTesting() const { return store_.get(); }
@@ -71,6 +75,7 @@ private:
     const BlockServiceConf& conf_;
     SharedBlocks& zone_;
     std::unique_ptr<BlockStore> store_;
+    ReceiptBuffer region_receipts_;
 };
 
 }  // namespace solgate

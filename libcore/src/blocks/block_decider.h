@@ -66,6 +66,9 @@ public:
     // The first slot from which every block can be served here: the
     // ledger's window extended down by what the cache holds next to it.
     std::optional<uint64_t> FirstAvailableBlock() const;
+    // The lowest first slot of the ledger nodes not cordoned; nullopt
+    // while none knows its window.
+    std::optional<uint64_t> LedgerFirst() const;
 
 private:
     BlockDecision ForPeer(BlockCall* call);
@@ -73,7 +76,6 @@ private:
     BlockDecision NextSource(BlockCall* call, int64_t now_ms);
     BlockDecision NoSource(const BlockCall& call, int64_t now_ms);
     BlockDecision TierAnswerFor(const BlockCall& call);
-    std::optional<uint64_t> LedgerFirst() const;
 
     const BlockServiceConf& conf_;
     const Network& network_;

@@ -1,5 +1,7 @@
 #include "blocks/block_service.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "blocks/block_sync.h"
@@ -69,6 +71,30 @@ void BlockService::Maintain(int64_t wall_ms) {
         RefreshSummary(wall_ms);
         allowances.PruneIfDue(wall_ms);
     }
+}
+
+bool BlockService::PeerHolds(uint64_t slot, std::string_view variant,
+                             int64_t now_ms) const {
+    for (size_t p = 0; p < conf_.peers().size(); p++) {
+        if (peers_.Holds(p, variant, slot, now_ms)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+std::vector<RegionReceipt> BlockService::TakeRegionReceipts() {
+    std::vector<RegionReceipt> receipts = cache_.region_receipts().Take();
+    std::optional<uint64_t> first = decider_.LedgerFirst();
+    if (first && *first < UINT64_MAX - kReceiptHorizonSlots) {
+        uint64_t horizon = *first + kReceiptHorizonSlots;
+        receipts.erase(std::remove_if(receipts.begin(), receipts.end(),
+                                      [horizon](const RegionReceipt& r) {
+                                          return r.slot >= horizon;
+                                      }),
+                       receipts.end());
+    }
+    return receipts;
 }
 
 void BlockService::RefreshSummary(int64_t wall_ms) {

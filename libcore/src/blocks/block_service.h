@@ -47,6 +47,9 @@ namespace solgate {
 class Network;
 struct RegionSyncParts;
 
+// 24 hours of slots at 400 ms (216,000), with room for faster slots.
+constexpr uint64_t kReceiptHorizonSlots = 250000;
+
 class BlockService {
 public:
     // Serves `network`, which must outlive it (and learns its upstreams'
@@ -107,6 +110,16 @@ public:
     // ledger; with wall_ms != 0 also evicts what is over max_size,
     // rebuilds the summary if the index changed, prunes the ledger hourly.
     void Maintain(int64_t wall_ms);
+    // Whether a peer's summary lists the block (as of now_ms).
+    bool PeerHolds(uint64_t slot, std::string_view variant,
+                   int64_t now_ms) const;
+    // Fleet mode: from now on receipts are kept for the region ...
+    void KeepRegionReceipts() { cache_.region_receipts().Keep(); }
+    // ... and these are the ones noted since the last call that may
+    // matter: a receipt makes a long-term retrieval of its block a repeat,
+    // so a block the ledger will still hold 24 h from now (at least
+    // kReceiptHorizonSlots above the ledger's first slot) needs none.
+    std::vector<RegionReceipt> TakeRegionReceipts();
 
     // --- the parts ----------------------------------------------------------
 

@@ -66,6 +66,16 @@ size_t LmdbAllowances::CountRepeats(const std::vector<std::string>& keys,
     return repeats;
 }
 
+void LmdbAllowances::AddRepeats(const std::vector<std::string>& keys,
+                                int64_t wall_ms) {
+    std::string error;
+    for (const std::string& key : keys) {
+        if (ledger_) {
+            ledger_->AddRepeat(key, wall_ms, &error);
+        }
+    }
+}
+
 void LmdbAllowances::SetAllowanceUsed(
     const std::vector<std::pair<std::string, uint64_t>>& used,
     int64_t wall_ms) {

@@ -48,6 +48,8 @@ public:
                           uint64_t slot, int64_t wall_ms) override;
     size_t CountRepeats(const std::vector<std::string>& keys, uint64_t slot,
                         int64_t wall_ms) override;
+    void AddRepeats(const std::vector<std::string>& keys,
+                    int64_t wall_ms) override;
     void SetAllowanceUsed(
         const std::vector<std::pair<std::string, uint64_t>>& used,
         int64_t wall_ms) override;

@@ -7,6 +7,12 @@
 #include "blocks/blocks_shared.h"
 
 namespace solgate {
+namespace {
+
+// Hand-outs without pacing: what the queue's token bucket never limits.
+constexpr double kUnpacedRate = 1e6;
+
+}  // namespace
 
 LongTermQueues::LongTermQueues(const BlockServiceConf& conf,
                                SharedBlocks& zone)
@@ -105,6 +111,59 @@ std::optional<Retrieval> LongTermQueues::Next(size_t plan, int64_t now_ms,
                        RepeatFn{&LongTermQueues::RepeatCountOf, &lookup});
 }
 
+std::optional<Retrieval> LongTermQueues::NextToForward(size_t plan,
+                                                       int64_t now_ms,
+                                                       int64_t wall_ms,
+                                                       int64_t stale_ms) {
+    QueueStore* queue = QueueOf(plan);
+    if (queue == nullptr) {
+        return std::nullopt;
+    }
+    RepeatLookup lookup{this, wall_ms};
+    return queue->Next(now_ms, kUnpacedRate,
+                       static_cast<uint32_t>(kQueueCapacity), stale_ms,
+                       RepeatFn{&LongTermQueues::RepeatCountOf, &lookup});
+}
+
+void LongTermQueues::AdmitForwarded(size_t plan, uint64_t slot,
+                                    const std::string& variant,
+                                    const std::vector<std::string>& keys,
+                                    int64_t now_ms, int64_t wall_ms) {
+    if (!zone_.bound() || plan >= conf_.plans().size()) {
+        return;
+    }
+    for (const std::string& key : keys) {
+        BlockCall call;
+        call.plan = plan;
+        call.slot = slot;
+        call.variant = variant;
+        call.api_key = key;
+        call.wall_ms = wall_ms;
+        call.key = zone_.keys().FindOrAdd(key, static_cast<uint32_t>(plan),
+                                          now_ms);
+        Admit(call, now_ms, wall_ms);   // refusals: the asking host's copy
+                                        // of the counts tells its client
+    }
+}
+
+bool LongTermQueues::AllSpent(size_t plan,
+                              const std::vector<std::string>& keys,
+                              int64_t wall_ms) const {
+    if (plan >= conf_.plans().size() || !zone_.allowances().open()) {
+        return false;
+    }
+    uint64_t allowance = conf_.plans()[plan].monthly_allowance;
+    if (allowance == 0) {
+        return false;
+    }
+    for (const std::string& key : keys) {
+        if (zone_.allowances().AllowanceUsed(key, wall_ms) < allowance) {
+            return false;
+        }
+    }
+    return true;
+}
+
 void LongTermQueues::Complete(size_t plan, const Retrieval& retrieval,
                               bool ok, int64_t now_ms, int64_t wall_ms,
                               RetrievalEnd end) {
@@ -138,11 +197,8 @@ void LongTermQueues::Complete(size_t plan, const Retrieval& retrieval,
             keys.push_back(std::move(key));
         }
     }
-    AllowanceStore& allowances = zone_.allowances();
-    if (end == RetrievalEnd::kCountedRegion && allowances.open()) {
-        counters.repeats_counted[plan].fetch_add(
-            allowances.CountRepeats(keys, retrieval.slot, wall_ms));
-    }
+    // kCountedRegion: the retriever counts the repeats once the region
+    // answers whose receipts it holds (CountRepeatsInRegion)
 }
 
 std::vector<std::string> LongTermQueues::WaiterKeys(
@@ -164,6 +220,27 @@ void LongTermQueues::CountedInRegion(size_t plan, size_t keys) {
     if (zone_.bound() && plan < kMaxBlockPlans) {
         zone_.counters().allowance_counted[plan].fetch_add(keys);
     }
+}
+
+size_t LongTermQueues::CountRepeatsInRegion(
+    size_t plan, const std::vector<std::string>& keys,
+    const std::vector<bool>& region_received, uint64_t slot,
+    int64_t wall_ms) {
+    AllowanceStore& allowances = zone_.allowances();
+    if (!zone_.bound() || plan >= kMaxBlockPlans || !allowances.open()) {
+        return 0;
+    }
+    std::vector<std::string> found;
+    std::vector<std::string> local;
+    for (size_t i = 0; i < keys.size(); i++) {
+        bool region = i < region_received.size() && region_received[i];
+        (region ? found : local).push_back(keys[i]);
+    }
+    allowances.AddRepeats(found, wall_ms);
+    size_t repeats = found.size() + allowances.CountRepeats(local, slot,
+                                                             wall_ms);
+    zone_.counters().repeats_counted[plan].fetch_add(repeats);
+    return repeats;
 }
 
 std::vector<std::string> LongTermQueues::KeysOf(

@@ -80,6 +80,23 @@ public:
     std::optional<Retrieval> Next(size_t plan, int64_t now_ms,
                                   int64_t wall_ms, uint32_t max_in_flight,
                                   int64_t stale_ms);
+    // Fleet mode, a host that does not lead the plan's queue: the next
+    // block to forward to the leader, at once (no pacing; the leader's
+    // queue orders and paces the region's).
+    std::optional<Retrieval> NextToForward(size_t plan, int64_t now_ms,
+                                           int64_t wall_ms,
+                                           int64_t stale_ms);
+    // Fleet mode, the leader: another host's waiters for a block, into
+    // this host's queue, each on the plan's terms (allowance, queue
+    // limit) as if it had asked here.
+    void AdmitForwarded(size_t plan, uint64_t slot,
+                        const std::string& variant,
+                        const std::vector<std::string>& keys, int64_t now_ms,
+                        int64_t wall_ms);
+    // Whether every key has spent the plan's allowance, as this host's copy
+    // of the region's counts says.
+    bool AllSpent(size_t plan, const std::vector<std::string>& keys,
+                  int64_t wall_ms) const;
     // A retrieval ended: on success every waiting key's allowance and
     // receipt is counted (a repeat when it had received the block within
     // 24 h) and it is served from long-term storage; the queue entry is
@@ -99,6 +116,14 @@ public:
         int64_t wall_ms);
     // The region counted a retrieval of the plan for `keys` keys.
     void CountedInRegion(size_t plan, size_t keys);
+    // A retrieval of `slot` this host made for the region (kCountedRegion)
+    // is a repeat for each key that received the block within 24 h, on any
+    // host (`region_received`, per key; empty when the region's store did
+    // not answer) or on this one. Returns how many were repeats.
+    size_t CountRepeatsInRegion(size_t plan,
+                                const std::vector<std::string>& keys,
+                                const std::vector<bool>& region_received,
+                                uint64_t slot, int64_t wall_ms);
 
     // --- status -------------------------------------------------------------
 

@@ -50,12 +50,7 @@ void LongTermRetriever::Tick() {
             continue;
         }
         retrieves = true;
-        std::optional<Retrieval> next =
-            queues_.Next(p, now, clock_.WallMs(), MaxInFlight(p),
-                         kRetrievalStaleMs);
-        if (next) {
-            Start(p, std::move(*next), now);
-        }
+        StartPlan(p, now);
     }
     if (region_ != nullptr) {
         AskWaiting(now);
@@ -91,8 +86,100 @@ void LongTermRetriever::ReadRegionCounts(int64_t now_ms) {
         });
 }
 
+void LongTermRetriever::StartPlan(size_t plan, int64_t now_ms) {
+    Lead lead = Lead::kThis;   // one host: its queue is the region's
+    if (region_ != nullptr) {
+        if (leads_.size() < queues_.conf().plans().size()) {
+            leads_.resize(queues_.conf().plans().size());
+        }
+        AskLead(plan, now_ms);
+        lead = leads_[plan].lead;
+    }
+    switch (lead) {
+    case Lead::kUnknown:
+        return;   // nothing handed out before the leader is known
+    case Lead::kThis: {
+        if (region_ != nullptr) {
+            TakeForwarded(plan, now_ms);
+        }
+        std::optional<Retrieval> next =
+            queues_.Next(plan, now_ms, clock_.WallMs(), MaxInFlight(plan),
+                         kRetrievalStaleMs);
+        if (next) {
+            Start(plan, std::move(*next), now_ms, false);
+        }
+        return;
+    }
+    case Lead::kOther:
+        // what is queued here goes to the leader's queue at once
+        for (int i = 0; i < kRegionForwardsPerTick; i++) {
+            std::optional<Retrieval> next = queues_.NextToForward(
+                plan, now_ms, clock_.WallMs(), kRetrievalStaleMs);
+            if (!next) {
+                break;
+            }
+            Start(plan, std::move(*next), now_ms, true);
+        }
+        return;
+    }
+}
+
+void LongTermRetriever::AskLead(size_t plan, int64_t now_ms) {
+    PlanLead& l = leads_[plan];
+    if (l.asking || (l.asked_ms != INT64_MIN &&
+                     now_ms - l.asked_ms < kRegionLeadEveryMs)) {
+        return;
+    }
+    l.asking = true;
+    l.asked_ms = now_ms;
+    std::weak_ptr<char> alive = alive_;
+    region_->Lead(plan, kRegionLeadTtlMs,
+                  [this, alive, plan](std::optional<bool> leads) {
+                      if (alive.expired()) {
+                          return;
+                      }
+                      PlanLead& l = leads_[plan];
+                      l.asking = false;
+                      Lead now = !leads   ? Lead::kUnknown
+                                 : *leads ? Lead::kThis
+                                          : Lead::kOther;
+                      if (now != l.lead) {
+                          l.lead = now;
+                          l.epoch++;
+                      }
+                  });
+}
+
+void LongTermRetriever::TakeForwarded(size_t plan, int64_t now_ms) {
+    PlanLead& l = leads_[plan];
+    if (l.taking || (l.taken_ms != INT64_MIN &&
+                     now_ms - l.taken_ms < kRegionTakeEveryMs)) {
+        return;
+    }
+    l.taking = true;
+    l.taken_ms = now_ms;
+    std::weak_ptr<char> alive = alive_;
+    region_->TakeForwarded(
+        plan, kRegionTakeMax,
+        [this, alive, plan](std::optional<std::vector<RegionAsk>> asks) {
+            if (alive.expired()) {
+                return;
+            }
+            leads_[plan].taking = false;
+            if (!asks) {
+                return;
+            }
+            int64_t now = clock_.MonotonicMs();
+            int64_t wall = clock_.WallMs();
+            for (const RegionAsk& ask : *asks) {
+                queues_.AdmitForwarded(plan, ask.slot, ask.variant, ask.keys,
+                                       now, wall);
+            }
+        });
+}
+
 void LongTermRetriever::Start(size_t plan, Retrieval retrieval,
-                              int64_t now_ms) {
+                              int64_t now_ms, bool forward) {
     auto job = std::make_shared<Job>();
     job->plan = plan;
     job->retrieval = std::move(retrieval);
@@ -110,7 +197,70 @@ void LongTermRetriever::Start(size_t plan, Retrieval retrieval,
     job->ask.rate = p.retrieval_rate;
     job->ask.wall_ms = clock_.WallMs();
     job->ask_at_ms = now_ms;
+    if (forward) {
+        job->ask.keys = queues_.WaiterKeys(plan, job->retrieval);
+        Forward(job, now_ms);
+        AskAgainLater(job, kRegionPeekEveryMs);
+        return;
+    }
     AskRegion(job);
+}
+
+void LongTermRetriever::Forward(const std::shared_ptr<Job>& job,
+                                int64_t now_ms) {
+    job->forwarded = true;
+    job->forwarded_ms = now_ms;
+    job->forwarded_keys = job->ask.keys.size();
+    job->forwarded_lead = leads_[job->plan].epoch;
+    region_->Forward(job->ask);
+}
+
+void LongTermRetriever::PeekForwarded(std::vector<std::shared_ptr<Job>> jobs) {
+    std::vector<RegionAsk> asks;
+    for (const auto& job : jobs) {
+        asks.push_back(job->ask);
+    }
+    std::weak_ptr<char> alive = alive_;
+    region_->Peek(asks, [this, alive, jobs = std::move(jobs)](
+                            std::optional<std::vector<std::string>> states) {
+        if (alive.expired()) {
+            return;
+        }
+        for (size_t i = 0; i < jobs.size(); i++) {
+            OnPeek(jobs[i], states ? std::optional<std::string>((*states)[i])
+                                   : std::nullopt);
+        }
+    });
+}
+
+void LongTermRetriever::OnPeek(std::shared_ptr<Job> job,
+                               const std::optional<std::string>& state) {
+    if (state && *state == "done") {
+        DoneElsewhere(job);
+        return;
+    }
+    if (state && !state->empty()) {
+        // being retrieved: from now on claimed, which counts the keys that
+        // joined here and takes the block over should its holder die
+        job->forwarded = false;
+        AskRegion(job);
+        return;
+    }
+    if (state &&
+        queues_.AllSpent(job->plan, job->ask.keys, job->ask.wall_ms)) {
+        // not claimed, and nobody here may have it (the region's counts
+        // say so): the clients' next requests are told. (A block claimed
+        // for them counted them: it is seen through, above.)
+        End(job, true, RetrievalEnd::kOtherHost);
+        return;
+    }
+    int64_t now = clock_.MonotonicMs();
+    if (state && (job->ask.keys.size() > job->forwarded_keys ||
+                  job->forwarded_lead != leads_[job->plan].epoch ||
+                  now - job->forwarded_ms >= kRegionForwardAgainMs)) {
+        Forward(job, now);
+    }
+    AskAgainLater(job, kRegionPeekEveryMs);
 }
 
 int64_t LongTermRetriever::ClaimTtlMs() const {
@@ -161,10 +311,11 @@ void LongTermRetriever::OnClaim(std::shared_ptr<Job> job,
         AskAgainLater(job, kRegionAskAgainMs);
         return;
     case RegionClaim::kDone:
+        DoneElsewhere(job);
+        return;
     case RegionClaim::kSpent:
-        // in another host's cache, or nobody here may have it: either way
-        // it leaves this host's queue (a spent key's next request is told
-        // so from the counts just taken)
+        // nobody here may have it: it leaves this host's queue (a spent
+        // key's next request is told so from the counts just taken)
         End(job, true, RetrievalEnd::kOtherHost);
         return;
     case RegionClaim::kWait:
@@ -189,9 +340,37 @@ void LongTermRetriever::AskWaiting(int64_t now_ms) {
         (job->ask_at_ms <= now_ms ? due : later).push_back(std::move(job));
     }
     waiting_ = std::move(later);
+    std::vector<std::shared_ptr<Job>> peeks;
     for (auto& job : due) {
-        AskRegion(job);   // may come back to waiting_ at once
+        if (job->done_elsewhere_ms != 0) {
+            DoneElsewhere(job);
+            continue;
+        }
+        if (job->forwarded && LeadOf(job->plan) == Lead::kThis) {
+            job->forwarded = false;   // this host leads now: it claims
+        }
+        if (!job->forwarded) {
+            AskRegion(job);   // may come back to waiting_ at once
+            continue;
+        }
+        job->ask.keys = queues_.WaiterKeys(job->plan, job->retrieval);
+        if (job->ask.keys.empty()) {
+            continue;   // handed out again since: that one goes on
+        }
+        job->ask.wall_ms = clock_.WallMs();
+        peeks.push_back(std::move(job));
+        if (peeks.size() == kRegionPeekMax) {
+            PeekForwarded(std::move(peeks));
+            peeks.clear();
+        }
     }
+    if (!peeks.empty()) {
+        PeekForwarded(std::move(peeks));
+    }
+}
+
+LongTermRetriever::Lead LongTermRetriever::LeadOf(size_t plan) const {
+    return plan < leads_.size() ? leads_[plan].lead : Lead::kUnknown;
 }
 
 void LongTermRetriever::FinishUnfinished() {
@@ -224,6 +403,33 @@ void LongTermRetriever::FinishRegion(RegionAsk ask, bool ok) {
             }
             queues_.TakeRegionCounts(finished->used, retry->wall_ms);
             queues_.CountedInRegion(retry->plan, finished->counted);
+        });
+}
+
+void LongTermRetriever::DoneElsewhere(std::shared_ptr<Job> job) {
+    int64_t now = clock_.MonotonicMs();
+    if (job->done_elsewhere_ms == 0) {
+        job->done_elsewhere_ms = now;
+    }
+    if (!peer_holds_ ||
+        peer_holds_(job->retrieval.slot, job->retrieval.variant) ||
+        now - job->done_elsewhere_ms >= kRegionPeerWaitMs) {
+        End(job, true, RetrievalEnd::kOtherHost);
+        return;
+    }
+    AskAgainLater(job, kRegionAskAgainMs);
+}
+
+void LongTermRetriever::CountRepeats(const RegionAsk& ask) {
+    std::weak_ptr<char> alive = alive_;
+    region_->FindReceived(
+        ask, [this, alive, ask](std::optional<std::vector<bool>> received) {
+            if (!alive.expired()) {
+                queues_.CountRepeatsInRegion(
+                    ask.plan, ask.keys,
+                    received.value_or(std::vector<bool>()), ask.slot,
+                    ask.wall_ms);
+            }
         });
 }
 
@@ -273,6 +479,7 @@ void LongTermRetriever::OnReply(std::shared_ptr<Job> job,
                 job->ask.wall_ms = clock_.WallMs();
                 FinishRegion(job->ask, true);
                 End(job, true, RetrievalEnd::kCountedRegion);
+                CountRepeats(job->ask);
                 return;
             }
             End(job, true, RetrievalEnd::kHere);

@@ -24,10 +24,32 @@
 // the store does not answer, or the region's rate says wait, the block
 // stays handed out and is claimed again later: nothing is fetched that
 // the region did not count.
+//
+// The region's fair order: each plan's queue is led by one host of the
+// region (RegionRetrievals::Lead). The leader takes the other hosts'
+// forwarded asks into its own queue every kRegionTakeEveryMs and claims
+// and fetches as above, so the spec's turns, popularity and newest-first
+// order hold across the region. A host that does not lead hands its
+// queued blocks out at once and forwards each with its waiters to the
+// leader; then it watches the block's claim every kRegionPeekEveryMs:
+//  - no claim yet: forwarded again when keys joined here, the leadership
+//    changed, or kRegionForwardAgainMs passed (a new leader starts with an
+//    empty queue; the leader drops a block nobody asked for in 150 s);
+//  - being retrieved: claimed as above, which counts the keys that joined
+//    here and takes the block over should its holder die;
+//  - done: it leaves the queue (its waiters find it on the holder, a
+//    peer).
+// The queue positions a follower tells its clients are its own queue's,
+// an estimate of the region's. Until the leadership is known nothing is
+// handed out; a host that becomes the leader claims what it had
+// forwarded.
 #pragma once
 
+#include <climits>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "blocks/block_capture.h"
@@ -46,6 +68,22 @@ constexpr size_t kMaxRetrievalBytes = 64u * 1024u * 1024u;
 // Fleet mode: how often a block waiting on the region is asked about again
 // (another host's retrieval, or a store that did not answer).
 constexpr int64_t kRegionAskAgainMs = 250;
+// Fleet mode: how often the leadership of a plan's region queue is claimed
+// or renewed (its lease lives kRegionLeadTtlMs, so a dead leader is
+// replaced within it), how often the leader takes forwarded asks, how
+// often a follower looks at the claims of what it forwarded (in batches
+// of kRegionPeekMax) and forwards again while no claim shows a block.
+constexpr int64_t kRegionLeadEveryMs = 1000;
+constexpr int64_t kRegionLeadTtlMs = 3000;
+constexpr int64_t kRegionTakeEveryMs = 250;
+constexpr size_t kRegionTakeMax = 256;
+constexpr int64_t kRegionPeekEveryMs = 1000;
+constexpr size_t kRegionPeekMax = 256;
+constexpr int64_t kRegionForwardAgainMs = 30000;
+// A peer's summary lists its new block within kPeerSummaryIntervalMs.
+constexpr int64_t kRegionPeerWaitMs = 10000;
+// A follower hands out at most this many blocks per tick to forward.
+constexpr int kRegionForwardsPerTick = 64;
 // Fleet mode: how often the host's copy of the region's allowance counts
 // is brought up to date (by the process that retrieves), so that a key
 // whose allowance other hosts spent is refused here within this long.
@@ -67,6 +105,15 @@ public:
 
     // Fleet mode: claim every block for the region first (outlives this).
     void SetRegion(RegionRetrievals* region) { region_ = region; }
+    // Fleet mode: whether a peer's summary lists the block. A block
+    // another host retrieved stays "being retrieved" here until one does
+    // (at most kRegionPeerWaitMs), so that its waiters are told to ask
+    // again, not refused for an allowance it was just counted in, while
+    // the summaries catch up.
+    void SetPeerHolds(
+        std::function<bool(uint64_t slot, const std::string& variant)> fn) {
+        peer_holds_ = std::move(fn);
+    }
     // Blocks waiting on the region (claims, other hosts' retrievals).
     size_t waiting() const { return waiting_.size(); }
 
@@ -82,9 +129,36 @@ private:
         // fleet mode
         RegionAsk ask;
         int64_t ask_at_ms = 0;    // when to ask the region again
+        // forwarded to the leader: watched, not claimed
+        bool forwarded = false;
+        int64_t forwarded_ms = 0;
+        size_t forwarded_keys = 0;
+        uint64_t forwarded_lead = 0;   // the leadership's epoch then
+        // retrieved by another host: since when (0: not)
+        int64_t done_elsewhere_ms = 0;
     };
 
-    void Start(size_t plan, Retrieval retrieval, int64_t now_ms);
+    // Fleet mode: who leads each plan's region queue, as last heard.
+    enum class Lead { kUnknown, kThis, kOther };
+    struct PlanLead {
+        Lead lead = Lead::kUnknown;
+        uint64_t epoch = 0;   // changes with lead
+        int64_t asked_ms = INT64_MIN;
+        bool asking = false;
+        int64_t taken_ms = INT64_MIN;
+        bool taking = false;
+    };
+
+    void Start(size_t plan, Retrieval retrieval, int64_t now_ms,
+               bool forward);
+    void StartPlan(size_t plan, int64_t now_ms);
+    void AskLead(size_t plan, int64_t now_ms);
+    Lead LeadOf(size_t plan) const;
+    void TakeForwarded(size_t plan, int64_t now_ms);
+    void Forward(const std::shared_ptr<Job>& job, int64_t now_ms);
+    void PeekForwarded(std::vector<std::shared_ptr<Job>> jobs);
+    void OnPeek(std::shared_ptr<Job> job,
+                const std::optional<std::string>& state);
     void Fetch(std::shared_ptr<Job> job);
     void OnReply(std::shared_ptr<Job> job, const HttpResult& reply);
     // Fleet mode.
@@ -95,6 +169,10 @@ private:
     void ReadRegionCounts(int64_t now_ms);
     void FinishRegion(RegionAsk ask, bool ok);
     void FinishUnfinished();
+    // A retrieval made for the region: a repeat for each key that had
+    // received the block on any host within 24 h.
+    void CountRepeats(const RegionAsk& ask);
+    void DoneElsewhere(std::shared_ptr<Job> job);
     void End(const std::shared_ptr<Job>& job, bool ok, RetrievalEnd end);
     int64_t ClaimTtlMs() const;
     // At most this many in flight per plan: enough to keep up with the
@@ -111,7 +189,9 @@ private:
     uint64_t stored_ = 0;
     uint64_t failed_ = 0;
     RegionRetrievals* region_ = nullptr;
+    std::function<bool(uint64_t, const std::string&)> peer_holds_;
     uint64_t claims_ = 0;   // numbers this process's retrievals (tokens)
+    std::vector<PlanLead> leads_;
     std::vector<std::shared_ptr<Job>> waiting_;
     // Finished retrievals the store did not hear of yet (bounded).
     struct Unfinished {

@@ -1,8 +1,15 @@
 // Fleet mode: the long-term storage retrievals of one region, agreed with
-// the other hosts of the region through the fleet's store. Each host keeps
-// its own queue (its fair order, its positions); before a host retrieves a
-// block it claims it for the region, and the claim is where the region
-// counts allowances:
+// the other hosts of the region through the fleet's store.
+//
+// The region's fair order: each plan's queue is led by one host (Lead).
+// The other hosts forward the blocks their clients wait for, with the
+// waiting keys, to the leader (Forward); the leader admits them into its
+// own queue (TakeForwarded), which orders the region's turns, popularity
+// and newest-first as the spec says, and paces them. A host that does not
+// lead watches the claims of what it forwarded (Peek).
+//
+// Before a host retrieves a block it claims it for the region, and the
+// claim is where the region counts allowances:
 //  - one retrieval per block per region: a block another host claimed is
 //    not fetched again; its waiters here are served from that host's cache
 //    (listed as a `peer`) once it holds it;
@@ -19,7 +26,8 @@
 // host's next retrieval of the block (its queue handed it out again) waits
 // for the first like any other host.
 // Asynchronous: every answer comes later, on the loop that drives the
-// store (at once, kDown, when the store is down). Nothing throws.
+// store (at once, kDown or nullopt, when the store is down). Nothing
+// throws.
 #pragma once
 
 #include <cstddef>
@@ -41,6 +49,13 @@ struct RegionAsk {
     uint64_t allowance = 0;         // the plan's monthly_allowance; 0: none
     double rate = 1;                // the plan's retrieval_rate per second
     int64_t wall_ms = 0;            // the month counted in (when asked)
+};
+
+// A block served to a key on this host (its receipt), for the region.
+struct RegionReceipt {
+    std::string key;
+    uint64_t slot = 0;
+    int64_t wall_ms = 0;
 };
 
 struct RegionClaim {
@@ -88,6 +103,41 @@ public:
     };
     virtual void Finish(const RegionAsk& ask, bool ok,
                         std::function<void(std::optional<Finished>)> done) = 0;
+
+    // The region's queue of a plan lives on one host, its leader: the
+    // process that holds the plan's retrieval lease on that host and the
+    // region's lease for the plan. Claims or renews the region's lease for
+    // this process (HOST/PID) for ttl_ms; done gets whether this process
+    // leads, or nullopt when the store did not answer.
+    virtual void Lead(size_t plan, int64_t ttl_ms,
+                      std::function<void(std::optional<bool>)> done) = 0;
+    // A host that does not lead: the keys waiting here for a block, to the
+    // leader's queue (the plan's intake; bounded, the oldest dropped).
+    virtual void Forward(const RegionAsk& ask) = 0;
+    // The leader: up to `max` forwarded asks of the plan, oldest first,
+    // taken off the intake; nullopt when the store did not answer.
+    virtual void TakeForwarded(
+        size_t plan, size_t max,
+        std::function<void(std::optional<std::vector<RegionAsk>>)> done) = 0;
+    // What each block's claim is doing, in the order asked: "retrieving",
+    // "done", or "" (none yet, or gone); nullopt when the store did not
+    // answer.
+    virtual void Peek(
+        const std::vector<RegionAsk>& asks,
+        std::function<void(std::optional<std::vector<std::string>>)>
+            done) = 0;
+
+    // The region's 24-hour receipts: what each host served to each key
+    // (the receipts that may matter: see BlockService::TakeRegionReceipts),
+    // kept 25 hours. Best effort: what the store does not take is lost,
+    // which can only leave a repeat uncounted.
+    virtual void NoteReceipts(const std::vector<RegionReceipt>& receipts) = 0;
+    // For each of the ask's keys, whether it received ask.slot on any host
+    // of the region in the 24 hours before ask.wall_ms (a retrieval for it
+    // is then a repeat); nullopt when the store did not answer.
+    virtual void FindReceived(
+        const RegionAsk& ask,
+        std::function<void(std::optional<std::vector<bool>>)> done) = 0;
 
     // Every key's allowance used in the month of wall_ms, as the region
     // counted it (key, count); nullopt when the store did not answer.

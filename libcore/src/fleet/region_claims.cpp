@@ -1,6 +1,8 @@
 #include "fleet/region_claims.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "conf/conf_words.h"
 #include "fleet/fleet_keys.h"
@@ -132,6 +134,63 @@ redis.call('DEL', KEYS[1], KEYS[2])
 return out
 )";
 
+// KEYS[1]: the plan's intake. ARGV: the ask, the most kept, ms to keep.
+constexpr const char* kForwardScript = R"(
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 0
+)";
+
+// KEYS[1]: the plan's intake. ARGV[1]: how many to take, oldest first.
+constexpr const char* kTakeScript = R"(
+local out = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
+if #out > 0 then
+  redis.call('LTRIM', KEYS[1], #out, -1)
+end
+return out
+)";
+
+// KEYS: claims. Answers each one's state, "" for none.
+constexpr const char* kPeekScript = R"(
+local out = {}
+for i = 1, #KEYS do
+  out[i] = redis.call('HGET', KEYS[i], 'state') or ''
+end
+return out
+)";
+
+// KEYS: receipt sets (rc:HOUR:KEY), a key may come again. ARGV[1]: ms to
+// keep them; then for each KEYS[i] how many slots, and the slots.
+constexpr const char* kReceiptsScript = R"(
+local at = 2
+for i = 1, #KEYS do
+  local n = tonumber(ARGV[at])
+  redis.call('SADD', KEYS[i], unpack(ARGV, at + 1, at + n))
+  redis.call('PEXPIRE', KEYS[i], ARGV[1])
+  at = at + 1 + n
+end
+return 0
+)";
+
+// KEYS: each key's receipt sets of the 25 hours, key after key. ARGV: the
+// slot, the sets per key. Answers 1 (received) or 0 per key.
+constexpr const char* kReceivedScript = R"(
+local per = tonumber(ARGV[2])
+local out = {}
+for i = 0, #KEYS / per - 1 do
+  local got = '0'
+  for j = 1, per do
+    if redis.call('SISMEMBER', KEYS[i * per + j], ARGV[1]) == 1 then
+      got = '1'
+      break
+    end
+  end
+  out[#out + 1] = got
+end
+return out
+)";
+
 RegionClaim::Kind KindOf(const std::string& word, bool* ok) {
     *ok = true;
     if (word == "mine") return RegionClaim::kMine;
@@ -186,14 +245,182 @@ bool ParseRegionClaim(const FleetStore::Words& words, size_t keys,
     return true;
 }
 
+std::string EncodeForwarded(const RegionAsk& ask) {
+    std::string text = std::to_string(ask.slot) + "\n" + ask.variant;
+    for (const std::string& key : ask.keys) {
+        text += "\n" + key;
+    }
+    return text;
+}
+
+bool DecodeForwarded(const std::string& text, size_t plan, RegionAsk* out) {
+    std::vector<std::string> lines;
+    size_t from = 0;
+    for (;;) {
+        size_t nl = text.find('\n', from);
+        lines.push_back(text.substr(from, nl == std::string::npos
+                                              ? std::string::npos
+                                              : nl - from));
+        if (nl == std::string::npos) {
+            break;
+        }
+        from = nl + 1;
+    }
+    uint64_t slot = 0;
+    if (lines.size() < 3 || !ToNumber(lines[0], &slot) || lines[1].empty()) {
+        return false;
+    }
+    RegionAsk ask;
+    ask.plan = plan;
+    ask.slot = slot;
+    ask.variant = lines[1];
+    ask.keys.assign(lines.begin() + 2, lines.end());
+    *out = std::move(ask);
+    return true;
+}
+
 FleetRegionClaims::FleetRegionClaims(FleetStore& store, std::string prefix,
                                      std::string network, std::string region,
                                      std::string host_id,
-                                     std::vector<std::string> plans)
+                                     std::vector<std::string> plans,
+                                     uint32_t pid)
     : store_(store),
       tag_(RegionKeyTag(prefix, network, region)),
       host_id_(std::move(host_id)),
-      plans_(std::move(plans)) {}
+      plans_(std::move(plans)),
+      pid_(pid) {}
+
+void FleetRegionClaims::Lead(size_t plan, int64_t ttl_ms,
+                             std::function<void(std::optional<bool>)> done) {
+    std::string name = plan < plans_.size() ? plans_[plan] : "";
+    store_.ClaimLeases({Key("lead:" + name)},
+                       host_id_ + "/" + std::to_string(pid_), ttl_ms,
+                       [done = std::move(done)](
+                           std::optional<std::vector<bool>> held) {
+                           if (!held || held->size() != 1) {
+                               done(std::nullopt);
+                               return;
+                           }
+                           done((*held)[0]);
+                       });
+}
+
+void FleetRegionClaims::Forward(const RegionAsk& ask) {
+    std::string name = ask.plan < plans_.size() ? plans_[ask.plan] : "";
+    store_.Eval(kForwardScript, {Key("intake:" + name)},
+                {EncodeForwarded(ask), std::to_string(kRegionIntakeMax),
+                 std::to_string(kRegionDoneKeepMs * 5)},
+                [](std::optional<FleetStore::Words>) {});
+}
+
+void FleetRegionClaims::TakeForwarded(
+    size_t plan, size_t max,
+    std::function<void(std::optional<std::vector<RegionAsk>>)> done) {
+    std::string name = plan < plans_.size() ? plans_[plan] : "";
+    store_.Eval(kTakeScript, {Key("intake:" + name)}, {std::to_string(max)},
+                [done = std::move(done), plan](
+                    std::optional<FleetStore::Words> words) {
+                    if (!words) {
+                        done(std::nullopt);
+                        return;
+                    }
+                    std::vector<RegionAsk> asks;
+                    for (const std::string& w : *words) {
+                        RegionAsk ask;
+                        if (DecodeForwarded(w, plan, &ask)) {
+                            asks.push_back(std::move(ask));
+                        }
+                    }
+                    done(std::move(asks));
+                });
+}
+
+void FleetRegionClaims::Peek(
+    const std::vector<RegionAsk>& asks,
+    std::function<void(std::optional<std::vector<std::string>>)> done) {
+    FleetStore::Words keys;
+    for (const RegionAsk& ask : asks) {
+        keys.push_back(ClaimKey(ask));
+    }
+    size_t n = keys.size();
+    store_.Eval(kPeekScript, std::move(keys), {},
+                [done = std::move(done), n](
+                    std::optional<FleetStore::Words> words) {
+                    if (!words || words->size() != n) {
+                        done(std::nullopt);
+                        return;
+                    }
+                    done(std::move(*words));
+                });
+}
+
+void FleetRegionClaims::NoteReceipts(
+    const std::vector<RegionReceipt>& receipts) {
+    // one set per key and hour; one script per kReceiptsPerScript slots
+    std::map<std::string, std::vector<uint64_t>> sets;
+    for (const RegionReceipt& r : receipts) {
+        sets[ReceiptKey(r.key, r.wall_ms)].push_back(r.slot);
+    }
+    FleetStore::Words keys;
+    FleetStore::Words args{std::to_string(kRegionReceiptKeepMs)};
+    size_t slots = 0;
+    auto send = [&] {
+        if (!keys.empty()) {
+            store_.Eval(kReceiptsScript, std::move(keys), std::move(args),
+                        [](std::optional<FleetStore::Words>) {});
+        }
+        keys.clear();
+        args = {std::to_string(kRegionReceiptKeepMs)};
+        slots = 0;
+    };
+    for (const auto& [key, of_set] : sets) {
+        for (size_t from = 0; from < of_set.size();
+             from += kReceiptsPerScript) {
+            size_t n = std::min(kReceiptsPerScript, of_set.size() - from);
+            if (slots + n > kReceiptsPerScript) {
+                send();
+            }
+            keys.push_back(key);
+            args.push_back(std::to_string(n));
+            for (size_t i = from; i < from + n; i++) {
+                args.push_back(std::to_string(of_set[i]));
+            }
+            slots += n;
+        }
+    }
+    send();
+}
+
+void FleetRegionClaims::FindReceived(
+    const RegionAsk& ask,
+    std::function<void(std::optional<std::vector<bool>>)> done) {
+    FleetStore::Words keys;
+    for (const std::string& key : ask.keys) {
+        for (int64_t h = 0; h < kReceiptHours; h++) {
+            keys.push_back(ReceiptKey(key, ask.wall_ms - h * kHourMs));
+        }
+    }
+    size_t n = ask.keys.size();
+    store_.Eval(kReceivedScript, std::move(keys),
+                {std::to_string(ask.slot), std::to_string(kReceiptHours)},
+                [done = std::move(done), n](
+                    std::optional<FleetStore::Words> words) {
+                    if (!words || words->size() != n) {
+                        done(std::nullopt);
+                        return;
+                    }
+                    std::vector<bool> received;
+                    for (const std::string& w : *words) {
+                        received.push_back(w == "1");
+                    }
+                    done(std::move(received));
+                });
+}
+
+std::string FleetRegionClaims::ReceiptKey(const std::string& key,
+                                          int64_t wall_ms) const {
+    return Key("rc:" + std::to_string(wall_ms / kHourMs) + ":" + key);
+}
 
 std::string FleetRegionClaims::Key(const std::string& what) const {
     return tag_ + what;

@@ -8,6 +8,10 @@
 //                                          each with its month
 //   PREFIX{NET:REGION}:allow:YYYY-MM       key -> retrievals (UTC month)
 //   PREFIX{NET:REGION}:pace:PLAN           next: when a claim may start
+//   PREFIX{NET:REGION}:lead:PLAN           the plan's leader (HOST/PID)
+//   PREFIX{NET:REGION}:intake:PLAN         asks forwarded to the leader
+//   PREFIX{NET:REGION}:rc:HOUR:KEY         slots served to KEY in that
+//                                          hour (wall_ms / 3600000)
 // Times are the store's own (Redis TIME), so hosts need not agree on
 // their clocks; the month is the asking host's wall clock.
 #pragma once
@@ -28,19 +32,42 @@ constexpr int64_t kRegionDoneKeepMs = 120000;
 // The allowance counts are kept past their month's end for the admin
 // endpoint, then expire.
 constexpr int64_t kRegionAllowanceKeepMs = 62LL * 24 * 3600 * 1000;
+// The intake keeps at most this many asks (the oldest go first).
+constexpr size_t kRegionIntakeMax = 100000;
+// Receipts: the hours that overlap the 24 hours before now (as the key
+// ledger counts them), each kept a little longer; slots per script.
+constexpr int64_t kHourMs = 3600 * 1000;
+constexpr int64_t kReceiptHours = 25;
+constexpr int64_t kRegionReceiptKeepMs = (kReceiptHours + 1) * kHourMs;
+constexpr size_t kReceiptsPerScript = 1000;
 
 class FleetRegionClaims : public RegionRetrievals {
 public:
     // `plans`: the plan names by index (a plan's pace is shared by name).
     FleetRegionClaims(FleetStore& store, std::string prefix,
                       std::string network, std::string region,
-                      std::string host_id, std::vector<std::string> plans);
+                      std::string host_id, std::vector<std::string> plans,
+                      uint32_t pid);
 
     bool Up() const override { return store_.Up(); }
     void Claim(const RegionAsk& ask, int64_t ttl_ms,
                std::function<void(RegionClaim)> done) override;
     void Finish(const RegionAsk& ask, bool ok,
                 std::function<void(std::optional<Finished>)> done) override;
+    void Lead(size_t plan, int64_t ttl_ms,
+              std::function<void(std::optional<bool>)> done) override;
+    void Forward(const RegionAsk& ask) override;
+    void TakeForwarded(
+        size_t plan, size_t max,
+        std::function<void(std::optional<std::vector<RegionAsk>>)> done)
+        override;
+    void Peek(const std::vector<RegionAsk>& asks,
+              std::function<void(std::optional<std::vector<std::string>>)>
+                  done) override;
+    void NoteReceipts(const std::vector<RegionReceipt>& receipts) override;
+    void FindReceived(const RegionAsk& ask,
+                      std::function<void(std::optional<std::vector<bool>>)>
+                          done) override;
     void ReadCounts(int64_t wall_ms,
                     std::function<void(std::optional<std::vector<
                                            std::pair<std::string, uint64_t>>>)>
@@ -50,6 +77,7 @@ public:
     std::string Key(const std::string& what) const;
     std::string ClaimKey(const RegionAsk& ask) const;
     std::string AllowanceKey(int64_t wall_ms) const;
+    std::string ReceiptKey(const std::string& key, int64_t wall_ms) const;
     // HOST/TOKEN: one retrieval of this host.
     std::string Holder(const RegionAsk& ask) const;
 
@@ -58,7 +86,14 @@ private:
     std::string tag_;      // PREFIX{NET:REGION}:
     std::string host_id_;
     std::vector<std::string> plans_;
+    uint32_t pid_;
 };
+
+// A forwarded ask as the intake holds it: slot, variant and keys, one a
+// line (an API key from a header holds no line break), and back; false
+// when malformed.
+std::string EncodeForwarded(const RegionAsk& ask);
+bool DecodeForwarded(const std::string& text, size_t plan, RegionAsk* out);
 
 // Parses a claim script's answer (for tests): false when malformed.
 bool ParseRegionClaim(const FleetStore::Words& words, size_t keys,

@@ -87,8 +87,18 @@ public:
                     regions_.push_back(std::make_unique<FleetRegionClaims>(
                         *store_, fleet->prefix, network->name(),
                         blocks->conf().region(), fleet->host_id,
-                        std::move(plans)));
+                        std::move(plans), pid));
                     retrievers_.back()->SetRegion(regions_.back().get());
+                    Clock* clock = &clock_;
+                    retrievers_.back()->SetPeerHolds(
+                        [blocks, clock](uint64_t slot,
+                                        const std::string& variant) {
+                            return blocks->PeerHolds(slot, variant,
+                                                     clock->MonotonicMs());
+                        });
+                    // the region's 24-hour receipts, for repeat counts
+                    blocks->KeepRegionReceipts();
+                    receipts_.emplace_back(blocks, regions_.back().get());
                 }
             }
         }
@@ -154,6 +164,13 @@ public:
             for (BlockService* service : services_) {
                 service->Maintain(clock_.WallMs());
             }
+            for (auto& [service, region] : receipts_) {
+                std::vector<RegionReceipt> receipts =
+                    service->TakeRegionReceipts();
+                if (!receipts.empty()) {
+                    region->NoteReceipts(receipts);
+                }
+            }
         }
     }
 
@@ -189,6 +206,8 @@ private:
     std::vector<std::unique_ptr<BlockSync>> syncs_;
     std::vector<std::unique_ptr<LongTermRetriever>> retrievers_;
     std::vector<BlockService*> services_;
+    // fleet mode: whose receipts go to which region
+    std::vector<std::pair<BlockService*, FleetRegionClaims*>> receipts_;
     int64_t last_upkeep_ms_ = 0;
     uv_timer_t* retrieval_timer_ = nullptr;   // freed by its close callback
     uv_async_t* commit_async_ = nullptr;      // likewise

@@ -208,6 +208,11 @@ public:
         }
         return repeats;
     }
+    void AddRepeats(const std::vector<std::string>& keys, int64_t) override {
+        for (const std::string& key : keys) {
+            added_repeats[key]++;
+        }
+    }
     void SetAllowanceUsed(
         const std::vector<std::pair<std::string, uint64_t>>& region,
         int64_t) override {
@@ -219,6 +224,7 @@ public:
     void PruneIfDue(int64_t) override { prunes++; }
 
     std::map<std::string, uint64_t> used;
+    std::map<std::string, uint64_t> added_repeats;
     std::set<std::pair<std::string, uint64_t>> receipts;
     int flushes = 0;
     int prunes = 0;

@@ -28,6 +28,21 @@ using testing::TestNetwork;
 HttpResult Ok(const std::string& body) { return HttpResult{0, "", 200, body}; }
 HttpResult Unavailable() { return HttpResult{0, "", 503, "{}"}; }
 
+// What the store holds for the region.
+struct FakeRegionState {
+    struct Block {
+        std::string holder;   // HOST/TOKEN
+        bool done = false;
+        bool expired = false;   // its holder's ttl passed
+        std::set<std::string> counted;
+    };
+    std::map<std::pair<std::string, uint64_t>, Block> blocks;
+    std::map<std::string, uint64_t> used;          // this month's counts
+    std::map<size_t, std::string> leaders;         // plan -> host
+    std::map<size_t, std::deque<RegionAsk>> intake;  // plan -> forwarded
+    std::set<std::pair<std::string, uint64_t>> received;  // key, slot
+};
+
 class FakeRegion : public RegionRetrievals {
 public:
     bool Up() const override { return up; }
@@ -41,7 +56,7 @@ public:
             return;
         }
         std::pair<std::string, uint64_t> id{ask.variant, ask.slot};
-        Block& b = blocks[id];
+        FakeRegionState::Block& b = blocks[id];
         std::string me = host + "/" + ask.token;
         if (!b.holder.empty() && !b.done && b.expired) {
             b.holder.clear();   // its holder died: taken over
@@ -117,6 +132,86 @@ public:
         later.push_back([done, f] { done(f); });
     }
 
+    void Lead(size_t plan, int64_t,
+              std::function<void(std::optional<bool>)> done) override {
+        leads++;
+        if (!up) {
+            done(std::nullopt);
+            return;
+        }
+        std::string& leader = region.leaders[plan];
+        if (leader.empty()) {
+            leader = host;
+        }
+        bool mine = leader == host;
+        later.push_back([done, mine] { done(mine); });
+    }
+
+    void Forward(const RegionAsk& ask) override {
+        if (up) {
+            forwards++;
+            region.intake[ask.plan].push_back(ask);
+        }
+    }
+
+    void TakeForwarded(
+        size_t plan, size_t max,
+        std::function<void(std::optional<std::vector<RegionAsk>>)> done)
+        override {
+        if (!up) {
+            done(std::nullopt);
+            return;
+        }
+        std::deque<RegionAsk>& q = region.intake[plan];
+        std::vector<RegionAsk> out;
+        while (!q.empty() && out.size() < max) {
+            out.push_back(std::move(q.front()));
+            q.pop_front();
+        }
+        later.push_back([done, out] { done(out); });
+    }
+
+    void Peek(const std::vector<RegionAsk>& asks,
+              std::function<void(std::optional<std::vector<std::string>>)>
+                  done) override {
+        peeks++;
+        if (!up) {
+            done(std::nullopt);
+            return;
+        }
+        std::vector<std::string> states;
+        for (const RegionAsk& ask : asks) {
+            auto it = blocks.find({ask.variant, ask.slot});
+            states.push_back(it == blocks.end() || it->second.holder.empty()
+                                 ? ""
+                             : it->second.done ? "done"
+                                               : "retrieving");
+        }
+        later.push_back([done, states] { done(states); });
+    }
+
+    void NoteReceipts(const std::vector<RegionReceipt>& receipts) override {
+        if (up) {
+            for (const RegionReceipt& r : receipts) {
+                region.received.insert({r.key, r.slot});
+            }
+        }
+    }
+
+    void FindReceived(const RegionAsk& ask,
+                      std::function<void(std::optional<std::vector<bool>>)>
+                          done) override {
+        if (!up) {
+            done(std::nullopt);
+            return;
+        }
+        std::vector<bool> got;
+        for (const std::string& key : ask.keys) {
+            got.push_back(region.received.count({key, ask.slot}) > 0);
+        }
+        later.push_back([done, got] { done(got); });
+    }
+
     void ReadCounts(int64_t,
                     std::function<void(std::optional<std::vector<
                                            std::pair<std::string, uint64_t>>>)>
@@ -140,12 +235,6 @@ public:
         }
     }
 
-    struct Block {
-        std::string holder;   // HOST/TOKEN
-        bool done = false;
-        bool expired = false;   // its holder's ttl passed
-        std::set<std::string> counted;
-    };
     // The region, shared by the hosts; `host` is the one asking (each host
     // has its own FakeRegion view over the same state).
     std::string host;
@@ -153,14 +242,20 @@ public:
     int64_t wait_ms = 0;
     int claims = 0;
     int reads = 0;
-    std::map<std::pair<std::string, uint64_t>, Block>& blocks;
+    int leads = 0;
+    int forwards = 0;
+    int peeks = 0;
+    FakeRegionState& region;
+    std::map<std::pair<std::string, uint64_t>, FakeRegionState::Block>&
+        blocks;
     std::map<std::string, uint64_t>& used;
     std::deque<std::function<void()>> later;
 
-    FakeRegion(std::string h, std::map<std::pair<std::string, uint64_t>,
-                                       Block>& b,
-               std::map<std::string, uint64_t>& u)
-        : host(std::move(h)), blocks(b), used(u) {}
+    FakeRegion(std::string h, FakeRegionState& state)
+        : host(std::move(h)),
+          region(state),
+          blocks(state.blocks),
+          used(state.used) {}
 };
 
 BlockConfBuilder AnArchivePlanOfTwo() {
@@ -175,13 +270,11 @@ BlockConfBuilder AnArchivePlanOfTwo() {
 
 // One host: its network, zone, ledger, queue, retriever and transport.
 struct Host {
-    Host(const std::string& name, FakeClock& clock,
-         std::map<std::pair<std::string, uint64_t>, FakeRegion::Block>& b,
-         std::map<std::string, uint64_t>& u)
+    Host(const std::string& name, FakeClock& clock, FakeRegionState& state)
         : net(1),
           rig(net.network, "solgate-region-" + name, AnArchivePlanOfTwo()),
           service(rig.service()),
-          region(name, b, u),
+          region(name, state),
           clock_(clock) {
         EXPECT_EQ(rig.error(), "");
         net.network.record(0).first_available_plus1.store(4001);
@@ -234,8 +327,12 @@ HttpResult NoBlock(uint64_t) { return Unavailable(); }
 
 class RegionLongTermTest : public ::testing::Test {
 protected:
+    // A leads the plan's region queue (it asked first), B forwards to it.
     RegionLongTermTest()
-        : a("a", clock, blocks, used), b("b", clock, blocks, used) {}
+        : a("a", clock, state), b("b", clock, state) {
+        a.Tick();
+        b.Tick();
+    }
 
     // Both hosts tick, 200 ms apart (the plan's rate allows one each).
     void TickBoth() {
@@ -245,8 +342,10 @@ protected:
     }
 
     FakeClock clock;
-    std::map<std::pair<std::string, uint64_t>, FakeRegion::Block> blocks;
-    std::map<std::string, uint64_t> used;
+    FakeRegionState state;
+    std::map<std::pair<std::string, uint64_t>, FakeRegionState::Block>&
+        blocks = state.blocks;
+    std::map<std::string, uint64_t>& used = state.used;
     Host a;
     Host b;
 };
@@ -255,25 +354,27 @@ TEST_F(RegionLongTermTest, ABlockAskedOnBothHostsIsRetrievedOnce) {
     EXPECT_EQ(a.Ask(250, "k1").http_status, 429u);
     EXPECT_EQ(b.Ask(250, "k2").http_status, 429u);
     TickBoth();
-    EXPECT_EQ(a.transport.pending.size() + b.transport.pending.size(), 1u);
-    ASSERT_EQ(a.transport.pending.size(), 1u);   // A claimed it first
-    // B waits for A's retrieval: its waiter still sees it in flight.
-    TickBoth();
+    // A, the leader, claimed and fetches it; B forwarded k2 to A's queue.
     EXPECT_EQ(b.transport.pending.size(), 0u);
+    ASSERT_EQ(a.transport.pending.size(), 1u);
+    EXPECT_EQ(b.region.forwards, 1);
     BlockDecision d = b.Ask(250, "k2");
     EXPECT_NE(d.body.find(R"("queuePosition":1)"), std::string::npos)
         << d.body;
+    clock.Advance(kRegionTakeEveryMs);
+    a.Tick();   // k2 joins A's retrieval
     a.AnswerStorage(TheBlock);
     EXPECT_EQ(a.Ask(250, "k1").kind, BlockDecision::kCache);
-    // B hears it is done and lets it go; counted once for each key.
-    clock.Advance(kRegionAskAgainMs);
-    b.Tick();
-    b.region.Flush();
-    EXPECT_EQ(b.retriever->waiting(), 0u);
-    EXPECT_EQ(b.retriever->started(), 0u);
     EXPECT_EQ(used["k1"], 1u);
     EXPECT_EQ(used["k2"], 1u);
+    // B sees the claim done and lets the block go.
+    clock.Advance(kRegionPeekEveryMs);
+    b.Tick();
+    EXPECT_EQ(b.retriever->waiting(), 0u);
+    EXPECT_EQ(b.retriever->started(), 0u);
     EXPECT_EQ(a.Allowance("k1"), 1u);
+    clock.Advance(kRegionCountsEveryMs);
+    b.Tick();
     EXPECT_EQ(b.Allowance("k2"), 1u);   // B's copy of the region's count
     // the metrics: retrieved on A, neither retrieved nor failed on B
     EXPECT_EQ(a.Stats().retrieved, 1u);
@@ -290,7 +391,9 @@ TEST_F(RegionLongTermTest, AnAllowanceOfTwoIsTwoRetrievalsAcrossHosts) {
     for (uint64_t slot : {310, 311, 312, 313, 314}) {
         b.Ask(slot, "k1");
     }
-    for (int i = 0; i < 8; i++) {
+    // until B has read the region's counts and looked again at what it
+    // forwarded
+    for (int i = 0; i < 16; i++) {
         TickBoth();
         a.AnswerStorage(TheBlock);
         b.AnswerStorage(TheBlock);
@@ -304,6 +407,7 @@ TEST_F(RegionLongTermTest, AnAllowanceOfTwoIsTwoRetrievalsAcrossHosts) {
     EXPECT_NE(d.body.find(R"("reason":"allowance")"), std::string::npos)
         << d.body;
     EXPECT_EQ(a.retriever->waiting() + b.retriever->waiting(), 0u);
+    EXPECT_EQ(b.Stats().in_flight + b.Stats().depth, 0u);
 }
 
 TEST_F(RegionLongTermTest, AFailedRetrievalGivesTheCountBack) {
@@ -349,6 +453,8 @@ TEST_F(RegionLongTermTest, AHolderThatDiesLetsAnotherHostClaim) {
     b.Ask(700, "k2");
     TickBoth();
     ASSERT_EQ(a.transport.pending.size(), 1u);
+    clock.Advance(kRegionPeekEveryMs);
+    b.Tick();   // B sees A's claim and joins it
     EXPECT_EQ(used["k2"], 1u) << "counted as it joined A's claim";
     blocks.begin()->second.expired = true;   // A died: its ttl passed
     clock.Advance(kRegionAskAgainMs);
@@ -382,8 +488,9 @@ TEST_F(RegionLongTermTest, KeysJoiningAnotherHostsRetrievalAreCountedAsTheyJoin)
     TickBoth();
     ASSERT_EQ(a.transport.pending.size(), 1u);
     b.Ask(1100, "k3");   // joins on B while A retrieves
-    clock.Advance(kRegionAskAgainMs);
+    clock.Advance(kRegionPeekEveryMs);
     b.Tick();
+    EXPECT_EQ(used["k2"], 1u);
     EXPECT_EQ(used["k3"], 1u);
     a.AnswerStorage(TheBlock);
     // once done, a key asking for it gets the cached copy: nothing counted
@@ -409,23 +516,23 @@ TEST_F(RegionLongTermTest, WithTheStoreDownLongTermRequestsPause) {
 }
 
 TEST_F(RegionLongTermTest, AHostLearnsWhatOtherHostsCountedWithinSeconds) {
-    // B spends k1's allowance; A, which never claimed for k1, hears of it
+    // A spends k1's allowance; B, which never claimed for k1, hears of it
     // from the region's counts and refuses k1 at once.
     for (uint64_t slot : {900, 901}) {
-        b.Ask(slot, "k1");
+        a.Ask(slot, "k1");
     }
     for (int i = 0; i < 4; i++) {
         TickBoth();
-        b.AnswerStorage(TheBlock);
+        a.AnswerStorage(TheBlock);
     }
     EXPECT_EQ(used["k1"], 2u);
-    EXPECT_EQ(a.Allowance("k1"), 0u) << "A claimed nothing yet";
-    a.Ask(902, "x");           // A's retriever holds its lease ...
+    EXPECT_EQ(b.Allowance("k1"), 0u) << "B claimed nothing";
+    int reads = b.region.reads;
     clock.Advance(kRegionCountsEveryMs);
-    a.Tick();                  // ... and reads the region's counts
-    EXPECT_GE(a.region.reads, 1);
-    EXPECT_EQ(a.Allowance("k1"), 2u);
-    BlockDecision d = a.Ask(903, "k1");
+    b.Tick();   // B's retriever holds its lease and reads the counts
+    EXPECT_EQ(b.region.reads, reads + 1);
+    EXPECT_EQ(b.Allowance("k1"), 2u);
+    BlockDecision d = b.Ask(903, "k1");
     EXPECT_NE(d.body.find(R"("reason":"allowance")"), std::string::npos)
         << d.body;
 }
@@ -439,6 +546,195 @@ TEST_F(RegionLongTermTest, AKeyThatStartsWaitingAfterTheClaimIsCountedAtTheEnd) 
     EXPECT_EQ(used["k5"], 1u) << "counted, as one host alone counts it";
     EXPECT_EQ(a.Allowance("k5"), 1u);
     EXPECT_EQ(used["k1"], 1u) << "and k1 not again";
+}
+
+TEST_F(RegionLongTermTest, TheRegionsQueueTakesTurnsAcrossHosts) {
+    // k1 asks A for two blocks, then k2 asks B for one: the leader's queue
+    // gives k2 its turn before k1's second block (each key's newest
+    // first), and fetches all three.
+    a.Ask(300, "k1");
+    a.Ask(301, "k1");
+    b.Ask(310, "k2");
+    std::vector<uint64_t> order;
+    for (int i = 0; i < 6; i++) {
+        clock.Advance(200);
+        b.Tick();   // forwards before A takes the intake
+        a.Tick();
+        for (const FakeTransport::Pending& p : a.transport.pending) {
+            order.push_back(std::stoull(p.body.substr(p.body.find("[") + 1)));
+        }
+        a.AnswerStorage(TheBlock);
+    }
+    EXPECT_EQ(order, (std::vector<uint64_t>{301, 310, 300}));
+    EXPECT_EQ(b.retriever->started(), 0u);
+    EXPECT_EQ(used["k2"], 1u);
+}
+
+TEST_F(RegionLongTermTest, KeysThatJoinAForwardedBlockAreForwardedToo) {
+    std::deque<RegionAsk>& intake =
+        state.intake[testing::PlanIndex(b.service->conf(), "arch")];
+    b.Ask(600, "k2");
+    clock.Advance(200);
+    b.Tick();   // forwarded; A does not take it yet
+    ASSERT_EQ(intake.size(), 1u);
+    b.Ask(600, "k3");
+    clock.Advance(kRegionPeekEveryMs);
+    b.Tick();   // no claim yet, and a key joined: forwarded again
+    ASSERT_EQ(intake.size(), 2u);
+    EXPECT_EQ(intake.back().keys,
+              (std::vector<std::string>{"k2", "k3"}));
+    clock.Advance(kRegionPeekEveryMs);
+    b.Tick();   // nothing new: not forwarded again
+    EXPECT_EQ(intake.size(), 2u);
+    clock.Advance(kRegionTakeEveryMs);
+    a.Tick();   // A takes both (one block, two keys) ...
+    clock.Advance(200);
+    a.Tick();   // ... and claims it
+    ASSERT_EQ(a.transport.pending.size(), 1u);
+    EXPECT_EQ(used["k2"], 1u);
+    EXPECT_EQ(used["k3"], 1u);
+}
+
+TEST_F(RegionLongTermTest, AFollowerLeadsWhenTheLeaderIsGone) {
+    b.Ask(650, "k2");
+    clock.Advance(200);
+    b.Tick();   // forwarded to A, which died before taking it
+    EXPECT_TRUE(b.transport.pending.empty());
+    state.leaders.clear();   // A's lease expired
+    state.intake.clear();
+    clock.Advance(kRegionLeadEveryMs);
+    b.Tick();   // B leads now
+    clock.Advance(kRegionPeekEveryMs);
+    b.Tick();   // and claims what it had forwarded
+    EXPECT_EQ(b.transport.pending.size(), 1u);
+    b.AnswerStorage(TheBlock);
+    EXPECT_EQ(used["k2"], 1u);
+    EXPECT_EQ(b.Stats().retrieved, 1u);
+}
+
+TEST_F(RegionLongTermTest, NothingIsHandedOutBeforeTheLeaderIsKnown) {
+    Host c("c", clock, state);
+    c.region.up = false;   // it cannot ask who leads
+    c.Ask(660, "k2");
+    for (int i = 0; i < 5; i++) {
+        clock.Advance(200);
+        c.Tick();
+    }
+    EXPECT_EQ(c.Stats().depth, 1u) << "still queued";
+    EXPECT_EQ(c.retriever->waiting(), 0u);
+    EXPECT_EQ(c.region.forwards + c.region.claims, 0);
+}
+
+TEST_F(RegionLongTermTest, ARetrievalForAKeyThatReceivedTheBlockOnAnotherHostIsARepeat) {
+    // k2 received block 1300 on B (its receipt went to the region), then
+    // the block left every cache; k2 asks B again and A retrieves it.
+    b.service->KeepRegionReceipts();
+    b.service->cache().NoteReceipt("k2", 1300, clock.WallMs());
+    b.region.NoteReceipts(b.service->TakeRegionReceipts());
+    b.Ask(1300, "k2");
+    for (int i = 0; i < 3; i++) {
+        clock.Advance(200);
+        b.Tick();
+        a.Tick();
+    }
+    ASSERT_EQ(a.transport.pending.size(), 1u);
+    a.AnswerStorage(TheBlock);
+    EXPECT_EQ(a.service->allowances().RepeatCount("k2", clock.WallMs()), 1u)
+        << "A's ledger never saw k2's receipt: the region's did";
+    EXPECT_EQ(a.service->zone().counters().repeats_counted[testing::PlanIndex(
+                  a.service->conf(), "arch")].load(),
+              1u);
+    EXPECT_EQ(a.service->allowances().RepeatCount("k1", clock.WallMs()), 0u);
+}
+
+TEST_F(RegionLongTermTest, OnlyReceiptsOfBlocksTheLedgerMayDropWithinADayGoToTheRegion) {
+    a.service->cache().NoteReceipt("k1", 1400, clock.WallMs());
+    EXPECT_TRUE(a.service->TakeRegionReceipts().empty()) << "not kept yet";
+    a.service->KeepRegionReceipts();
+    // the ledger's first slot is 4000
+    uint64_t horizon = 4000 + kReceiptHorizonSlots;
+    for (uint64_t slot : {uint64_t{1400}, horizon - 1, horizon, horizon + 9}) {
+        a.service->cache().NoteReceipt("k1", slot, clock.WallMs());
+    }
+    std::vector<RegionReceipt> kept = a.service->TakeRegionReceipts();
+    ASSERT_EQ(kept.size(), 2u);
+    EXPECT_EQ(kept[0].slot, 1400u);
+    EXPECT_EQ(kept[1].slot, horizon - 1);
+    EXPECT_EQ(kept[0].key, "k1");
+    EXPECT_TRUE(a.service->TakeRegionReceipts().empty()) << "taken once";
+}
+
+TEST_F(RegionLongTermTest, ABlockDoneElsewhereStaysUntilAPeerListsIt) {
+    bool listed = false;
+    b.retriever->SetPeerHolds(
+        [&listed](uint64_t, const std::string&) { return listed; });
+    b.Ask(1500, "k2");
+    TickBoth();
+    clock.Advance(kRegionTakeEveryMs);
+    a.Tick();
+    clock.Advance(200);
+    a.Tick();
+    ASSERT_EQ(a.transport.pending.size(), 1u);
+    a.AnswerStorage(TheBlock);
+    clock.Advance(kRegionPeekEveryMs);
+    b.Tick();   // done on A, which B's summaries do not list yet
+    BlockDecision d = b.Ask(1500, "k2");
+    EXPECT_NE(d.body.find(R"("queuePosition":1)"), std::string::npos)
+        << "told to ask again, not refused: " << d.body;
+    EXPECT_EQ(b.retriever->waiting(), 1u);
+    listed = true;
+    clock.Advance(kRegionAskAgainMs);
+    b.Tick();
+    EXPECT_EQ(b.retriever->waiting(), 0u);
+    EXPECT_EQ(b.Stats().in_flight + b.Stats().depth, 0u);
+}
+
+TEST_F(RegionLongTermTest, ABlockDoneElsewhereLeavesWhenNoPeerListsItInTime) {
+    b.retriever->SetPeerHolds([](uint64_t, const std::string&) {
+        return false;
+    });
+    b.Ask(1600, "k2");
+    TickBoth();
+    clock.Advance(kRegionTakeEveryMs);
+    a.Tick();
+    clock.Advance(200);
+    a.Tick();
+    a.AnswerStorage(TheBlock);
+    clock.Advance(kRegionPeekEveryMs);
+    b.Tick();
+    EXPECT_EQ(b.retriever->waiting(), 1u);
+    for (int64_t t = 0; t < kRegionPeerWaitMs; t += kRegionAskAgainMs) {
+        clock.Advance(kRegionAskAgainMs);
+        b.Tick();
+    }
+    EXPECT_EQ(b.retriever->waiting(), 0u);
+}
+
+TEST_F(RegionLongTermTest, AKeyWhoseLastRetrievalIsTheBlockItWaitsForIsNotRefused) {
+    // k1 (allowance 2) waits on A for 1701 and on B for 1700; A retrieves
+    // both. B then reads k1's count (2, spent), yet 1700 was retrieved for
+    // k1: B's client is told to ask again until A's summary lists it.
+    b.retriever->SetPeerHolds([](uint64_t, const std::string&) {
+        return false;
+    });
+    a.Ask(1701, "k1");
+    b.Ask(1700, "k1");
+    for (int i = 0; i < 3; i++) {
+        clock.Advance(200);
+        b.Tick();
+        a.Tick();
+        a.AnswerStorage(TheBlock);
+    }
+    EXPECT_EQ(a.retriever->started(), 2u);
+    EXPECT_EQ(used["k1"], 2u);
+    clock.Advance(kRegionCountsEveryMs);
+    b.Tick();
+    EXPECT_EQ(b.Allowance("k1"), 2u);
+    clock.Advance(kRegionPeekEveryMs);
+    b.Tick();   // B looks at 1700 again, knowing k1 spent
+    BlockDecision d = b.Ask(1700, "k1");
+    EXPECT_NE(d.body.find(R"("queuePosition":1)"), std::string::npos)
+        << d.body;
 }
 
 }  // namespace
