@@ -51,7 +51,7 @@ sub host_conf {
          . network_conf('mainnet', upstreams => sim_upstreams(@Ports),
                         settings => 'max_slot_lag 0;')
          . <<"_EOC_";
-    map \$http_x_api_key \$solgate_plan { default ""; k-arch arch; k-two two; k-burst two; k-slow slow; k-one one; }
+    map \$http_x_api_key \$solgate_plan { default ""; k-arch arch; k-two two; k-burst two; k-slow slow; k-one one; k-fail arch; }
     solgate_blocks mainnet {
         region us-east;
         cache $Dir/$id/cache;
@@ -460,3 +460,26 @@ host's queue would (two queues would each go their own way).
      wait_until(sub { !grep { !$received->('k-one', $_) } @older }, 5,
                 'the region holds the receipts of the four blocks served on both hosts');
  }]
+
+
+
+=== TEST 13: a retrieval that fails gives its count back to the region
+--- wait_for eval
+['both hosts know their ledger window', main::windows_known(), 8]
+--- request eval
+[step {
+     my $s = unskipped_slot($main::Archive, $main::First - 600000);
+     sim_fault($main::Archive, 'getblock_failure_rate', rate => 1);
+     my $failures = sim_stats($main::Archive)->{getblock_failures};
+     is(block_ask($main::BPort, 'k-fail', $s)->{status}, 429, 'queued');
+     wait_until(sub { sim_stats($main::Archive)->{getblock_failures} > $failures }, 10,
+                'long-term storage was asked and failed');
+     wait_until(sub { !@{ redis_cmd($main::RedisPort, 'KEYS', "t100:{mainnet:us-east}:lt:*:$s*") } }, 5,
+                'the claim is gone');
+     is(main::region_used('k-fail'), 0, 'the count was given back');
+     sim_fault($main::Archive, 'clear');
+ }]
+--- no_error_log
+[alert]
+[crit]
+[emerg]

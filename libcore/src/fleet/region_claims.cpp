@@ -80,13 +80,15 @@ end
 return out
 )";
 
-// KEYS: the claim, the keys it counted, the month's allowances.
-// ARGV: token, 1 ok or 0 failed, ms to keep a done claim, the allowances'
-// key without the month, the month, allowance (0: none), ms to keep the
-// allowances, keys... Done: counts the keys that started waiting since
-// the claim, as a claim does. Failed: gives every count back (to the
-// month it was counted in). Answers how many were counted, then key,
-// count pairs of the month.
+// KEYS: the claim, the keys it counted, the month's allowances, the
+// allowances of the month a day before (the same, or the one before: a
+// claim lives minutes).
+// ARGV: token, 1 ok or 0 failed, ms to keep a done claim, the month a day
+// before, the month, allowance (0: none), ms to keep the allowances,
+// keys... Done: counts the keys that started waiting since the claim, as
+// a claim does. Failed: gives every count back (to the month it was
+// counted in). Answers how many were counted, then key, count pairs of
+// the month.
 constexpr const char* kFinishScript = R"(
 if redis.call('HGET', KEYS[1], 'holder') ~= ARGV[1] then
   return {'0'}
@@ -119,15 +121,19 @@ end
 local counted = redis.call('HGETALL', KEYS[2])
 for i = 1, #counted, 2 do
   local k, month = counted[i], counted[i + 1]
-  local allow = ARGV[4] .. month
-  local used = redis.call('HINCRBY', allow, k, -1)
-  if used < 0 then
-    redis.call('HSET', allow, k, 0)
-    used = 0
-  end
-  if month == ARGV[5] then
-    out[#out + 1] = k
-    out[#out + 1] = tostring(used)
+  local allow = false
+  if month == ARGV[5] then allow = KEYS[3]
+  elseif month == ARGV[4] then allow = KEYS[4] end
+  if allow then
+    local used = redis.call('HINCRBY', allow, k, -1)
+    if used < 0 then
+      redis.call('HSET', allow, k, 0)
+      used = 0
+    end
+    if month == ARGV[5] then
+      out[#out + 1] = k
+      out[#out + 1] = tostring(used)
+    end
   end
 end
 redis.call('DEL', KEYS[1], KEYS[2])
@@ -471,7 +477,7 @@ void FleetRegionClaims::Finish(
     std::string claim = ClaimKey(ask);
     FleetStore::Words args = {Holder(ask), ok ? "1" : "0",
                               std::to_string(kRegionDoneKeepMs),
-                              Key("allow:"),
+                              KeyLedger::MonthOf(ask.wall_ms - kDayMs),
                               KeyLedger::MonthOf(ask.wall_ms),
                               std::to_string(ask.allowance),
                               std::to_string(kRegionAllowanceKeepMs)};
@@ -479,7 +485,8 @@ void FleetRegionClaims::Finish(
         args.insert(args.end(), ask.keys.begin(), ask.keys.end());
     }
     store_.Eval(kFinishScript,
-                {claim, claim + ":w", AllowanceKey(ask.wall_ms)},
+                {claim, claim + ":w", AllowanceKey(ask.wall_ms),
+                 AllowanceKey(ask.wall_ms - kDayMs)},
                 std::move(args),
                 [done = std::move(done)](
                     std::optional<FleetStore::Words> words) {

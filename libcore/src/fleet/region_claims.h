@@ -37,6 +37,7 @@ constexpr size_t kRegionIntakeMax = 100000;
 // Receipts: the hours that overlap the 24 hours before now (as the key
 // ledger counts them), each kept a little longer; slots per script.
 constexpr int64_t kHourMs = 3600 * 1000;
+constexpr int64_t kDayMs = 24 * kHourMs;
 constexpr int64_t kReceiptHours = 25;
 constexpr int64_t kRegionReceiptKeepMs = (kReceiptHours + 1) * kHourMs;
 constexpr size_t kReceiptsPerScript = 1000;

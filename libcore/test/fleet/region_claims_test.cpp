@@ -34,6 +34,26 @@ TEST(RegionClaimsTest, EveryKeyOfARegionCarriesItsHashTag) {
     EXPECT_EQ(store.last_keys[3], "sg:{mainnet:us-east}:pace:arch");
 }
 
+TEST(RegionClaimsTest, AFinishDeclaresTheAllowancesItMayGiveBack) {
+    ScriptStore store;
+    FleetRegionClaims claims(store, "sg:", "mainnet", "us-east", "host-a",
+                             {"arch"}, 7);
+    RegionAsk ask;
+    ask.slot = 250;
+    ask.variant = "getBlock/json/full/r1/v0";
+    ask.keys = {"k1"};
+    ask.wall_ms = 1767225600000 + 3600 * 1000;   // 2026-01-01 01:00
+    claims.Finish(ask, false, [](std::optional<RegionRetrievals::Finished>) {
+    });
+    // a count made before midnight went to December's: its key is passed
+    // (Redis Cluster wants every key a script touches among its KEYS)
+    ASSERT_EQ(store.last_keys.size(), 4u);
+    EXPECT_EQ(store.last_keys[2], "sg:{mainnet:us-east}:allow:2026-01");
+    EXPECT_EQ(store.last_keys[3], "sg:{mainnet:us-east}:allow:2025-12");
+    EXPECT_EQ(store.last_args[3], "2025-12");
+    EXPECT_EQ(store.last_args[4], "2026-01");
+}
+
 TEST(RegionClaimsTest, ParsesTheClaimScriptsAnswers) {
     RegionClaim c;
     ASSERT_TRUE(ParseRegionClaim({"mine", "host-a", "0", "1", "1", "2", "2",
