@@ -419,7 +419,7 @@ ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
     }
 
     if (route.body.len > 0
-        && ngx_http_solgate_batch_replace_body(r, route.body) != NGX_OK)
+        && ngx_http_solgate_replace_body(r, route.body) != NGX_OK)
     {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }

@@ -14,9 +14,12 @@
 static void ngx_http_solgate_free_merge(void *data);
 
 
-/* The body to send instead of the client's; its length is proxy's. */
+/*
+ * The body to send instead of the client's (a batch in part, Cube Runner's
+ * canonical call); its length is proxy's.
+ */
 ngx_int_t
-ngx_http_solgate_batch_replace_body(ngx_http_request_t *r, sg_str_t body)
+ngx_http_solgate_replace_body(ngx_http_request_t *r, sg_str_t body)
 {
     ngx_buf_t    *b;
     ngx_chain_t  *cl;
@@ -39,7 +42,7 @@ ngx_http_solgate_batch_replace_body(ngx_http_request_t *r, sg_str_t body)
     r->headers_in.chunked = 0;
 
     ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
-                   "solgate batch: %uz bytes of it go upstream", body.len);
+                   "solgate: a body of %uz bytes goes upstream", body.len);
 
     return NGX_OK;
 }

@@ -16,6 +16,8 @@ static ngx_int_t ngx_http_solgate_blocks_send_file(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, sg_blocks_decision_t *d);
 static ngx_int_t ngx_http_solgate_blocks_peer_attempt(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, sg_blocks_decision_t *d);
+static ngx_int_t ngx_http_solgate_blocks_forward_body(ngx_http_request_t *r,
+    sg_blocks_decision_t *d);
 static ngx_int_t ngx_http_solgate_blocks_value(ngx_http_request_t *r,
     ngx_http_complex_value_t *cv, sg_str_t *out);
 
@@ -117,9 +119,20 @@ ngx_http_solgate_blocks_act(ngx_http_request_t *r,
         return ngx_http_solgate_blocks_act(r, ctx, d);
 
     case SG_BLOCKS_PEER:
+        if (ngx_http_solgate_blocks_forward_body(r, d) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
         return ngx_http_solgate_blocks_peer_attempt(r, ctx, d);
 
-    default: /* PASS, LEDGER */
+    case SG_BLOCKS_LEDGER:
+        if (ngx_http_solgate_blocks_forward_body(r, d) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        return NGX_DECLINED;
+
+    default: /* PASS */
         return NGX_DECLINED;
     }
 }
@@ -273,6 +286,23 @@ ngx_http_solgate_blocks_send_file(ngx_http_request_t *r,
 
 
 /* The peer becomes this attempt's upstream for $solgate_upstream_url. */
+/*
+ * The ledger and the peers get the call as libcore parsed it, written
+ * anew, never the client's bytes (which another parser could read
+ * otherwise); a call without a variant goes as it came.
+ */
+static ngx_int_t
+ngx_http_solgate_blocks_forward_body(ngx_http_request_t *r,
+    sg_blocks_decision_t *d)
+{
+    if (d->body.len == 0) {
+        return NGX_OK;
+    }
+
+    return ngx_http_solgate_replace_body(r, d->body);
+}
+
+
 static ngx_int_t
 ngx_http_solgate_blocks_peer_attempt(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, sg_blocks_decision_t *d)

@@ -339,7 +339,7 @@ void ngx_http_solgate_pieces_finish(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, int64_t duration_ms);
 
 /* ngx_http_solgate_batch.c */
-ngx_int_t ngx_http_solgate_batch_replace_body(ngx_http_request_t *r,
+ngx_int_t ngx_http_solgate_replace_body(ngx_http_request_t *r,
     sg_str_t body);
 ngx_int_t ngx_http_solgate_batch_header(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);

@@ -610,7 +610,9 @@ typedef struct {
     int                 action;        /* sg_blocks_action_e */
     unsigned            http_status;
     unsigned            retry_after;   /* seconds; 0: no Retry-After */
-    sg_str_t            body;
+    sg_str_t            body;          /* ANSWER: the answer; LEDGER, PEER:
+                                          the request to send instead of
+                                          the client's (empty: its own) */
     sg_str_t            path;          /* CACHE: NUL-terminated */
     uint64_t            size;          /* CACHE: file size */
     uint64_t            file_id;       /* CACHE: its inode (ngx_file_uniq) */

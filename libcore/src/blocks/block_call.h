@@ -11,6 +11,7 @@
 
 #include "blocks/block_source.h"
 #include "blocks/key_store.h"
+#include "rpc/cluster.h"
 #include "store/block_store.h"
 
 namespace solgate {
@@ -29,6 +30,7 @@ struct BlockCall {
     uint64_t slot = 0;
     std::string variant;     // empty: not cacheable
     std::string id_raw;
+    std::optional<sg_commitment_t> commitment;   // as the client gave it
     std::string api_key;
     int64_t wall_ms = 0;     // when the call arrived (UTC ms)
     size_t plan = 0;
@@ -46,6 +48,10 @@ struct BlockDecision {
     // kAnswer
     unsigned http_status = 200;
     unsigned retry_after_s = 0;
+    // kAnswer: the answer. kLedger, kPeer: the request to forward instead
+    // of the client's, written from what was parsed (empty for a call
+    // without a variant, which is forwarded as it came and never cached),
+    // so no upstream reads the call otherwise than Solgate did.
     std::string body;
     // kCache: serve the file with the client's id spliced in
     std::string path;

@@ -70,6 +70,7 @@ BlockDecision BlockDecider::Decide(const RpcRequest& request,
     call->id_raw = rpc->id_raw;
     call->slot = rpc->first_param_u64.value_or(0);
     call->variant = BlockVariant(*rpc).value_or("");
+    call->commitment = rpc->commitment;
     bool from_peer = SameToken(peer_token, conf_.peer_token());
 
     if (rpc->method == kSummaryMethod) {
@@ -164,6 +165,7 @@ BlockDecision BlockDecider::NextSource(BlockCall* call, int64_t now_ms) {
             call->source = kSourceLedger;
             BlockDecision d;
             d.kind = BlockDecision::kLedger;
+            d.body = ForwardBody(*call);
             return d;
         }
     }
@@ -178,6 +180,7 @@ BlockDecision BlockDecider::NextSource(BlockCall* call, int64_t now_ms) {
                 BlockDecision d;
                 d.kind = BlockDecision::kPeer;
                 d.peer = p;
+                d.body = ForwardBody(*call);
                 return d;
             }
         }
@@ -249,6 +252,16 @@ bool BlockDecider::WantsCapture(const BlockCall& call, bool content_encoded,
 
 bool BlockDecider::Finalized(uint64_t slot, int64_t) const {
     return network_.bound() && slot <= network_.CurrentTips().finalized;
+}
+
+std::string BlockDecider::ForwardBody(const BlockCall& call) {
+    if (call.variant.empty()) {
+        return "";
+    }
+    std::string_view commitment =
+        call.commitment ? CommitmentName(*call.commitment) : "";
+    return BlockRequestBody(call.slot, call.variant, call.id_raw, commitment)
+        .value_or("");
 }
 
 std::optional<uint64_t> BlockDecider::LedgerFirst() const {

@@ -71,6 +71,8 @@ public:
     std::optional<uint64_t> LedgerFirst() const;
 
 private:
+    // What goes to the ledger or a peer: the call as Solgate parsed it.
+    static std::string ForwardBody(const BlockCall& call);
     BlockDecision ForPeer(BlockCall* call);
     bool CacheHit(const BlockCall& call, BlockDecision* hit) const;
     BlockDecision NextSource(BlockCall* call, int64_t now_ms);

@@ -73,7 +73,8 @@ std::optional<std::string> BlockVariant(const RpcCall& call) {
 
 std::optional<std::string> BlockRequestBody(uint64_t slot,
                                             std::string_view variant,
-                                            std::string_view id_raw) {
+                                            std::string_view id_raw,
+                                            std::string_view commitment) {
     std::vector<std::string_view> parts = Split(variant, '/');
     if (parts.size() != 5 || !IsBlockMethod(parts[0]) ||
         !OneOf(parts[1], kEncodings) || !OneOf(parts[2], kDetails) ||
@@ -91,7 +92,10 @@ std::optional<std::string> BlockRequestBody(uint64_t slot,
     if (parts[4] == "v0") {
         body.append(",\"maxSupportedTransactionVersion\":0");
     }
-    body.append(",\"commitment\":\"finalized\"}]}");
+    if (!commitment.empty()) {
+        body.append(",\"commitment\":\"").append(commitment).append("\"");
+    }
+    body.append("}]}");
     return body;
 }
 

@@ -23,11 +23,12 @@ bool IsBlockMethod(std::string_view method);
 // never cached.
 std::optional<std::string> BlockVariant(const RpcCall& call);
 
-// The JSON-RPC body asking for `slot` in `variant` with the given raw id,
-// e.g. for copying a block from another region. nullopt for a malformed
-// variant.
-std::optional<std::string> BlockRequestBody(uint64_t slot,
-                                            std::string_view variant,
-                                            std::string_view id_raw);
+// The JSON-RPC body asking for `slot` in `variant` with the given raw id
+// and commitment (empty: none, the node's default), e.g. for copying a
+// block from another region, or the canonical form of a client's call
+// that Cube Runner forwards. nullopt for a malformed variant.
+std::optional<std::string> BlockRequestBody(
+    uint64_t slot, std::string_view variant, std::string_view id_raw,
+    std::string_view commitment = "finalized");
 
 }  // namespace solgate

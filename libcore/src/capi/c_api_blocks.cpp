@@ -74,9 +74,11 @@ void Export(sg_block_call_s* call, sg_blocks_decision_t* out) {
         return;
     case BlockDecision::kLedger:
         out->action = SG_BLOCKS_LEDGER;
+        out->body = ToStr(d.body);
         return;
     case BlockDecision::kPeer:
         out->action = SG_BLOCKS_PEER;
+        out->body = ToStr(d.body);
         out->peer = d.peer;
         return;
     }

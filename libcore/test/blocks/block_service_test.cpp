@@ -123,6 +123,49 @@ TEST_F(BlockServiceTest, LedgerWhileItsWindowIsUnknownOrHoldsTheSlot) {
     EXPECT_EQ(again.source, kSourceLedger);
 }
 
+TEST_F(BlockServiceTest, TheLedgerAndPeersGetTheCallAsSolgateParsedIt) {
+    // spaces, escapes, a key order of its own: written anew, the
+    // client's commitment kept
+    std::string body =
+        R"({ "params" : [ 100 , {"commitment":"confirmed", "rewards":false,)"
+        R"( "encoding":"json"} ], "method":"getBlock", "id":"x",)"
+        R"( "jsonrpc":"2.0" })";
+    BlockCall call;
+    BlockDecision d = Decide(body, "k", "free", &call);
+    ASSERT_EQ(d.kind, BlockDecision::kLedger);
+    EXPECT_EQ(d.body,
+              R"({"jsonrpc":"2.0","id":"x","method":"getBlock","params":[100,)"
+              R"({"encoding":"json","transactionDetails":"full",)"
+              R"("rewards":false,"commitment":"confirmed"}]})");
+    BlockCall plain;
+    d = Decide(GetBlock(100), "k", "free", &plain);
+    EXPECT_EQ(d.body,
+              R"({"jsonrpc":"2.0","id":1,"method":"getBlock","params":[100,)"
+              R"({"encoding":"json","transactionDetails":"full",)"
+              R"("rewards":true,"maxSupportedTransactionVersion":0}]})")
+        << "no commitment given, none sent (the node's default)";
+    // an option Solgate does not know: no variant, sent as it came (and
+    // never cached)
+    BlockCall unknown;
+    d = Decide(R"({"jsonrpc":"2.0","id":1,"method":"getBlock",)"
+               R"("params":[100,{"foo":1}]})",
+               "k", "free", &unknown);
+    EXPECT_EQ(d.kind, BlockDecision::kLedger);
+    EXPECT_EQ(d.body, "");
+    // a peer gets the same canonical call
+    LedgerWindow(4000);
+    SlotRanges eu;
+    eu.AddRange(200, 300);
+    service->peer_summaries().Store(0, kNow, {{"getBlock/json/full/r1/v0", eu}});
+    BlockCall to_peer;
+    d = Decide(GetBlock(250, "\"p\""), "k", "free", &to_peer);
+    ASSERT_EQ(d.kind, BlockDecision::kPeer);
+    EXPECT_EQ(d.body,
+              R"({"jsonrpc":"2.0","id":"p","method":"getBlock","params":[250,)"
+              R"({"encoding":"json","transactionDetails":"full",)"
+              R"("rewards":true,"maxSupportedTransactionVersion":0}]})");
+}
+
 TEST_F(BlockServiceTest, TierAnswerWhenNoSourceHoldsTheBlock) {
     LedgerWindow(4000);
     BlockCall call;
