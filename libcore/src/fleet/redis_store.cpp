@@ -112,8 +112,18 @@ void RedisStore::Tick(int64_t now_ms) {
         return;
     }
     if (!sent_.empty() && now_ms - sent_.front().ms > conf_.timeout_ms) {
-        Drop("no answer within " + std::to_string(conf_.timeout_ms) + " ms");
-        return;
+        // This tick may run late, before the loop has read what arrived
+        // (timers run before I/O, and the thread may have been busy): read
+        // it first, so that only a store that did not answer is dropped.
+        redisAsyncHandleRead(ctx_);
+        if (dropping_ || ctx_ == nullptr) {
+            return;   // the read saw an error or a close: dealt with there
+        }
+        if (!sent_.empty() && now_ms - sent_.front().ms > conf_.timeout_ms) {
+            Drop("no answer within " + std::to_string(conf_.timeout_ms) +
+                 " ms");
+            return;
+        }
     }
     if (!up_ && sent_.empty()) {
         Command({"PING"}, [](const redisReply*) {});   // up when answered
