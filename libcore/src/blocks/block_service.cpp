@@ -73,8 +73,12 @@ void BlockService::Maintain(int64_t wall_ms) {
     }
 }
 
-bool BlockService::PeerHolds(uint64_t slot, std::string_view variant,
-                             int64_t now_ms) const {
+bool BlockService::HeldInRegion(uint64_t slot, std::string_view variant,
+                                int64_t now_ms) const {
+    BlockRecord record;
+    if (cache_.Lookup(slot, variant, &record)) {
+        return true;
+    }
     for (size_t p = 0; p < conf_.peers().size(); p++) {
         if (peers_.Holds(p, variant, slot, now_ms)) {
             return true;

@@ -110,9 +110,10 @@ public:
     // ledger; with wall_ms != 0 also evicts what is over max_size,
     // rebuilds the summary if the index changed, prunes the ledger hourly.
     void Maintain(int64_t wall_ms);
-    // Whether a peer's summary lists the block (as of now_ms).
-    bool PeerHolds(uint64_t slot, std::string_view variant,
-                   int64_t now_ms) const;
+    // Whether the region cache holds the block or a peer's summary lists
+    // it (as of now_ms).
+    bool HeldInRegion(uint64_t slot, std::string_view variant,
+                      int64_t now_ms) const;
     // Fleet mode: from now on receipts are kept for the region ...
     void KeepRegionReceipts() { cache_.region_receipts().Keep(); }
     // ... and these are the ones noted since the last call that may

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "blocks/blocks_shared.h"
@@ -9,8 +10,8 @@
 namespace solgate {
 namespace {
 
-// Hand-outs without pacing: what the queue's token bucket never limits.
-constexpr double kUnpacedRate = 1e6;
+// Hand-outs without pacing (the queue's token bucket is not used).
+constexpr double kUnpacedRate = std::numeric_limits<double>::infinity();
 
 }  // namespace
 

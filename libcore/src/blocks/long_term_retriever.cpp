@@ -133,21 +133,26 @@ void LongTermRetriever::AskLead(size_t plan, int64_t now_ms) {
     l.asking = true;
     l.asked_ms = now_ms;
     std::weak_ptr<char> alive = alive_;
-    region_->Lead(plan, kRegionLeadTtlMs,
-                  [this, alive, plan](std::optional<bool> leads) {
-                      if (alive.expired()) {
-                          return;
-                      }
-                      PlanLead& l = leads_[plan];
-                      l.asking = false;
-                      Lead now = !leads   ? Lead::kUnknown
-                                 : *leads ? Lead::kThis
-                                          : Lead::kOther;
-                      if (now != l.lead) {
-                          l.lead = now;
-                          l.epoch++;
-                      }
-                  });
+    region_->Lead(
+        plan, kRegionLeadTtlMs,
+        [this, alive, plan](std::optional<RegionRetrievals::LeadState> now) {
+            if (alive.expired()) {
+                return;
+            }
+            PlanLead& l = leads_[plan];
+            l.asking = false;
+            Lead lead = !now ? Lead::kUnknown
+                        : now->mine ? Lead::kThis
+                                    : Lead::kOther;
+            std::string leader = now ? now->leader : "";
+            // another host taking over from a third is a change too: what
+            // was forwarded to the one before goes to the new one
+            if (lead != l.lead || leader != l.leader) {
+                l.lead = lead;
+                l.leader = std::move(leader);
+                l.epoch++;
+            }
+        });
 }
 
 void LongTermRetriever::TakeForwarded(size_t plan, int64_t now_ms) {
@@ -172,6 +177,9 @@ void LongTermRetriever::TakeForwarded(size_t plan, int64_t now_ms) {
             int64_t now = clock_.MonotonicMs();
             int64_t wall = clock_.WallMs();
             for (const RegionAsk& ask : *asks) {
+                if (HeldInRegion(ask.slot, ask.variant)) {
+                    continue;   // asked before its host heard it is done
+                }
                 queues_.AdmitForwarded(plan, ask.slot, ask.variant, ask.keys,
                                        now, wall);
             }
@@ -347,7 +355,9 @@ void LongTermRetriever::AskWaiting(int64_t now_ms) {
             continue;
         }
         if (job->forwarded && LeadOf(job->plan) == Lead::kThis) {
-            job->forwarded = false;   // this host leads now: it claims
+            // this host leads now: its queue orders what it had forwarded
+            Requeue(job);
+            continue;
         }
         if (!job->forwarded) {
             AskRegion(job);   // may come back to waiting_ at once
@@ -411,13 +421,30 @@ void LongTermRetriever::DoneElsewhere(std::shared_ptr<Job> job) {
     if (job->done_elsewhere_ms == 0) {
         job->done_elsewhere_ms = now;
     }
-    if (!peer_holds_ ||
-        peer_holds_(job->retrieval.slot, job->retrieval.variant) ||
+    if (!held_in_region_ ||
+        HeldInRegion(job->retrieval.slot, job->retrieval.variant) ||
         now - job->done_elsewhere_ms >= kRegionPeerWaitMs) {
         End(job, true, RetrievalEnd::kOtherHost);
         return;
     }
     AskAgainLater(job, kRegionAskAgainMs);
+}
+
+bool LongTermRetriever::HeldInRegion(uint64_t slot,
+                                     const std::string& variant) const {
+    return held_in_region_ && held_in_region_(slot, variant);
+}
+
+void LongTermRetriever::Requeue(const std::shared_ptr<Job>& job) {
+    std::vector<std::string> keys =
+        queues_.WaiterKeys(job->plan, job->retrieval);
+    if (keys.empty()) {
+        return;   // handed out again since: that one goes on
+    }
+    End(job, true, RetrievalEnd::kOtherHost);
+    queues_.AdmitForwarded(job->plan, job->retrieval.slot,
+                           job->retrieval.variant, keys,
+                           clock_.MonotonicMs(), clock_.WallMs());
 }
 
 void LongTermRetriever::CountRepeats(const RegionAsk& ask) {

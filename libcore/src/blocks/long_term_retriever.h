@@ -105,14 +105,15 @@ public:
 
     // Fleet mode: claim every block for the region first (outlives this).
     void SetRegion(RegionRetrievals* region) { region_ = region; }
-    // Fleet mode: whether a peer's summary lists the block. A block
-    // another host retrieved stays "being retrieved" here until one does
-    // (at most kRegionPeerWaitMs), so that its waiters are told to ask
-    // again, not refused for an allowance it was just counted in, while
-    // the summaries catch up.
-    void SetPeerHolds(
+    // Fleet mode: whether this host's cache or a peer's summary holds the
+    // block. A block another host retrieved stays "being retrieved" here
+    // until one does (at most kRegionPeerWaitMs), so that its waiters are
+    // told to ask again, not refused for an allowance it was just counted
+    // in, while the summaries catch up; the leader does not queue again a
+    // block forwarded to it that the region holds.
+    void SetHeldInRegion(
         std::function<bool(uint64_t slot, const std::string& variant)> fn) {
-        peer_holds_ = std::move(fn);
+        held_in_region_ = std::move(fn);
     }
     // Blocks waiting on the region (claims, other hosts' retrievals).
     size_t waiting() const { return waiting_.size(); }
@@ -142,7 +143,8 @@ private:
     enum class Lead { kUnknown, kThis, kOther };
     struct PlanLead {
         Lead lead = Lead::kUnknown;
-        uint64_t epoch = 0;   // changes with lead
+        std::string leader;   // its host
+        uint64_t epoch = 0;   // changes with lead and leader
         int64_t asked_ms = INT64_MIN;
         bool asking = false;
         int64_t taken_ms = INT64_MIN;
@@ -173,6 +175,10 @@ private:
     // received the block on any host within 24 h.
     void CountRepeats(const RegionAsk& ask);
     void DoneElsewhere(std::shared_ptr<Job> job);
+    bool HeldInRegion(uint64_t slot, const std::string& variant) const;
+    // A block this host had forwarded before it became the leader: back
+    // into its queue, which orders and paces it.
+    void Requeue(const std::shared_ptr<Job>& job);
     void End(const std::shared_ptr<Job>& job, bool ok, RetrievalEnd end);
     int64_t ClaimTtlMs() const;
     // At most this many in flight per plan: enough to keep up with the
@@ -189,7 +195,7 @@ private:
     uint64_t stored_ = 0;
     uint64_t failed_ = 0;
     RegionRetrievals* region_ = nullptr;
-    std::function<bool(uint64_t, const std::string&)> peer_holds_;
+    std::function<bool(uint64_t, const std::string&)> held_in_region_;
     uint64_t claims_ = 0;   // numbers this process's retrievals (tokens)
     std::vector<PlanLead> leads_;
     std::vector<std::shared_ptr<Job>> waiting_;

@@ -105,12 +105,16 @@ public:
                         std::function<void(std::optional<Finished>)> done) = 0;
 
     // The region's queue of a plan lives on one host, its leader: the
-    // process that holds the plan's retrieval lease on that host and the
-    // region's lease for the plan. Claims or renews the region's lease for
-    // this process (HOST/PID) for ttl_ms; done gets whether this process
-    // leads, or nullopt when the store did not answer.
+    // host holding the region's lease for the plan (within the host, the
+    // process holding the plan's retrieval lease acts for it). Claims or
+    // renews the lease for this host for ttl_ms; done gets who leads now,
+    // or nullopt when the store did not answer.
+    struct LeadState {
+        bool mine = false;
+        std::string leader;   // its host id
+    };
     virtual void Lead(size_t plan, int64_t ttl_ms,
-                      std::function<void(std::optional<bool>)> done) = 0;
+                      std::function<void(std::optional<LeadState>)> done) = 0;
     // A host that does not lead: the keys waiting here for a block, to the
     // leader's queue (the plan's intake; bounded, the oldest dropped).
     virtual void Forward(const RegionAsk& ask) = 0;

@@ -589,7 +589,8 @@ std::optional<Retrieval> NextRetrieval(RetrievalQueueShared* q,
             return std::nullopt;
         }
         int64_t now_us = ToMicros(now_ms);
-        if (now_us < q->next_retrieval_us) return std::nullopt;
+        bool paced = !std::isinf(retrieval_rate);
+        if (paced && now_us < q->next_retrieval_us) return std::nullopt;
 
         uint32_t key = NextKey(q);
         int64_t best = key == kNoKey ? kNoEntry : BestEntry(q, key);
@@ -620,12 +621,14 @@ std::optional<Retrieval> NextRetrieval(RetrievalQueueShared* q,
         q->state_ms[index] = now_ms;
         q->entries[index].generation = r.generation;
 
-        double rate = retrieval_rate > 0 ? retrieval_rate : 1;
-        rate = std::clamp(rate, 1e-6, 1e6);
-        int64_t interval_us =
-            std::max<int64_t>(1, std::llround(1e6 / rate));
-        q->next_retrieval_us =
-            std::max(q->next_retrieval_us, now_us) + interval_us;
+        if (paced) {
+            double rate = retrieval_rate > 0 ? retrieval_rate : 1;
+            rate = std::clamp(rate, 1e-6, 1e6);
+            int64_t interval_us =
+                std::max<int64_t>(1, std::llround(1e6 / rate));
+            q->next_retrieval_us =
+                std::max(q->next_retrieval_us, now_us) + interval_us;
+        }
         return r;
     } catch (...) {
         return std::nullopt;

@@ -153,7 +153,8 @@ std::vector<uint32_t> RetrievalWaiters(RetrievalQueueShared* q,
 
 // The next block to retrieve, now marked as being retrieved; nullopt when
 // nothing is queued, max_in_flight (0 counts as 1) are out, or the rate
-// (per second; <= 0 counts as 1, capped at 1e6) allows none yet.  First
+// (per second; <= 0 counts as 1, capped at 1e6; infinite: not paced, nor
+// does it move the pace) allows none yet.  First
 // returns retrievals handed out stale_ms or more ago (<= 0: never) to the
 // queue.  Calls repeats for the key whose turn it is.
 std::optional<Retrieval> NextRetrieval(RetrievalQueueShared* q,

@@ -81,11 +81,12 @@ return out
 )";
 
 // KEYS: the claim, the keys it counted, the month's allowances, the
-// allowances of the month a day before (the same, or the one before: a
-// claim lives minutes).
+// allowances of the months a day before and a day after (the same, or the
+// next ones: a claim lives minutes, and each host counts in the month of
+// its own clock).
 // ARGV: token, 1 ok or 0 failed, ms to keep a done claim, the month a day
-// before, the month, allowance (0: none), ms to keep the allowances,
-// keys... Done: counts the keys that started waiting since the claim, as
+// before, the month, allowance (0: none), ms to keep the allowances, the
+// month a day after, keys... Done: counts the keys that started waiting since the claim, as
 // a claim does. Failed: gives every count back (to the month it was
 // counted in). Answers how many were counted, then key, count pairs of
 // the month.
@@ -97,7 +98,7 @@ local out = {'0'}
 if ARGV[2] == '1' then
   local limit = tonumber(ARGV[6])
   local n = 0
-  for i = 8, #ARGV do
+  for i = 9, #ARGV do
     local k = ARGV[i]
     local used = tonumber(redis.call('HGET', KEYS[3], k)) or 0
     if redis.call('HEXISTS', KEYS[2], k) == 0 and
@@ -123,7 +124,8 @@ for i = 1, #counted, 2 do
   local k, month = counted[i], counted[i + 1]
   local allow = false
   if month == ARGV[5] then allow = KEYS[3]
-  elseif month == ARGV[4] then allow = KEYS[4] end
+  elseif month == ARGV[4] then allow = KEYS[4]
+  elseif month == ARGV[8] then allow = KEYS[5] end
   if allow then
     local used = redis.call('HINCRBY', allow, k, -1)
     if used < 0 then
@@ -138,6 +140,17 @@ for i = 1, #counted, 2 do
 end
 redis.call('DEL', KEYS[1], KEYS[2])
 return out
+)";
+
+// KEYS[1]: the plan's lead. ARGV: this host, ms the lease lives. Takes it
+// when free, renews it when held; answers who holds it.
+constexpr const char* kLeadScript = R"(
+local holder = redis.call('GET', KEYS[1])
+if not holder or holder == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  holder = ARGV[1]
+end
+return {holder}
 )";
 
 // KEYS[1]: the plan's intake. ARGV: the ask, the most kept, ms to keep.
@@ -288,34 +301,36 @@ bool DecodeForwarded(const std::string& text, size_t plan, RegionAsk* out) {
 FleetRegionClaims::FleetRegionClaims(FleetStore& store, std::string prefix,
                                      std::string network, std::string region,
                                      std::string host_id,
-                                     std::vector<std::string> plans,
-                                     uint32_t pid)
+                                     std::vector<std::string> plans)
     : store_(store),
       tag_(RegionKeyTag(prefix, network, region)),
       host_id_(std::move(host_id)),
-      plans_(std::move(plans)),
-      pid_(pid) {}
+      plans_(std::move(plans)) {}
 
-void FleetRegionClaims::Lead(size_t plan, int64_t ttl_ms,
-                             std::function<void(std::optional<bool>)> done) {
+void FleetRegionClaims::Lead(
+    size_t plan, int64_t ttl_ms,
+    std::function<void(std::optional<LeadState>)> done) {
     std::string name = plan < plans_.size() ? plans_[plan] : "";
-    store_.ClaimLeases({Key("lead:" + name)},
-                       host_id_ + "/" + std::to_string(pid_), ttl_ms,
-                       [done = std::move(done)](
-                           std::optional<std::vector<bool>> held) {
-                           if (!held || held->size() != 1) {
-                               done(std::nullopt);
-                               return;
-                           }
-                           done((*held)[0]);
-                       });
+    store_.Eval(kLeadScript, {Key("lead:" + name)},
+                {host_id_, std::to_string(ttl_ms)},
+                [done = std::move(done), me = host_id_](
+                    std::optional<FleetStore::Words> words) {
+                    if (!words || words->size() != 1) {
+                        done(std::nullopt);
+                        return;
+                    }
+                    LeadState state;
+                    state.leader = (*words)[0];
+                    state.mine = state.leader == me;
+                    done(std::move(state));
+                });
 }
 
 void FleetRegionClaims::Forward(const RegionAsk& ask) {
     std::string name = ask.plan < plans_.size() ? plans_[ask.plan] : "";
     store_.Eval(kForwardScript, {Key("intake:" + name)},
                 {EncodeForwarded(ask), std::to_string(kRegionIntakeMax),
-                 std::to_string(kRegionDoneKeepMs * 5)},
+                 std::to_string(kRegionIntakeKeepMs)},
                 [](std::optional<FleetStore::Words>) {});
 }
 
@@ -480,13 +495,15 @@ void FleetRegionClaims::Finish(
                               KeyLedger::MonthOf(ask.wall_ms - kDayMs),
                               KeyLedger::MonthOf(ask.wall_ms),
                               std::to_string(ask.allowance),
-                              std::to_string(kRegionAllowanceKeepMs)};
+                              std::to_string(kRegionAllowanceKeepMs),
+                              KeyLedger::MonthOf(ask.wall_ms + kDayMs)};
     if (ok) {
         args.insert(args.end(), ask.keys.begin(), ask.keys.end());
     }
     store_.Eval(kFinishScript,
                 {claim, claim + ":w", AllowanceKey(ask.wall_ms),
-                 AllowanceKey(ask.wall_ms - kDayMs)},
+                 AllowanceKey(ask.wall_ms - kDayMs),
+                 AllowanceKey(ask.wall_ms + kDayMs)},
                 std::move(args),
                 [done = std::move(done)](
                     std::optional<FleetStore::Words> words) {

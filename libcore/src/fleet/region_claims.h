@@ -8,7 +8,7 @@
 //                                          each with its month
 //   PREFIX{NET:REGION}:allow:YYYY-MM       key -> retrievals (UTC month)
 //   PREFIX{NET:REGION}:pace:PLAN           next: when a claim may start
-//   PREFIX{NET:REGION}:lead:PLAN           the plan's leader (HOST/PID)
+//   PREFIX{NET:REGION}:lead:PLAN           the plan's leader (HOST)
 //   PREFIX{NET:REGION}:intake:PLAN         asks forwarded to the leader
 //   PREFIX{NET:REGION}:rc:HOUR:KEY         slots served to KEY in that
 //                                          hour (wall_ms / 3600000)
@@ -24,16 +24,19 @@
 namespace solgate {
 
 // A finished retrieval's claim is kept this long: another host asked for
-// the block meanwhile is told it is done (its summary of this host lists
-// the block within kPeerSummaryIntervalMs). A claim is also kept this long
-// past its ttl, so the keys it counted are not counted again when a
-// claim whose holder died is taken over.
-constexpr int64_t kRegionDoneKeepMs = 120000;
+// the block meanwhile, or an ask forwarded before it finished and still in
+// the intake (kept as long), is told it is done (its summary of this host
+// lists the block within kPeerSummaryIntervalMs). A claim is also kept
+// this long past its ttl, so the keys it counted are not counted again
+// when a claim whose holder died is taken over.
+constexpr int64_t kRegionDoneKeepMs = 600000;
 // The allowance counts are kept past their month's end for the admin
 // endpoint, then expire.
 constexpr int64_t kRegionAllowanceKeepMs = 62LL * 24 * 3600 * 1000;
-// The intake keeps at most this many asks (the oldest go first).
+// The intake keeps at most this many asks (the oldest go first), for at
+// most this long after the last one.
 constexpr size_t kRegionIntakeMax = 100000;
+constexpr int64_t kRegionIntakeKeepMs = 600000;
 // Receipts: the hours that overlap the 24 hours before now (as the key
 // ledger counts them), each kept a little longer; slots per script.
 constexpr int64_t kHourMs = 3600 * 1000;
@@ -47,8 +50,7 @@ public:
     // `plans`: the plan names by index (a plan's pace is shared by name).
     FleetRegionClaims(FleetStore& store, std::string prefix,
                       std::string network, std::string region,
-                      std::string host_id, std::vector<std::string> plans,
-                      uint32_t pid);
+                      std::string host_id, std::vector<std::string> plans);
 
     bool Up() const override { return store_.Up(); }
     void Claim(const RegionAsk& ask, int64_t ttl_ms,
@@ -56,7 +58,7 @@ public:
     void Finish(const RegionAsk& ask, bool ok,
                 std::function<void(std::optional<Finished>)> done) override;
     void Lead(size_t plan, int64_t ttl_ms,
-              std::function<void(std::optional<bool>)> done) override;
+              std::function<void(std::optional<LeadState>)> done) override;
     void Forward(const RegionAsk& ask) override;
     void TakeForwarded(
         size_t plan, size_t max,
@@ -87,7 +89,6 @@ private:
     std::string tag_;      // PREFIX{NET:REGION}:
     std::string host_id_;
     std::vector<std::string> plans_;
-    uint32_t pid_;
 };
 
 // A forwarded ask as the intake holds it: slot, variant and keys, one a

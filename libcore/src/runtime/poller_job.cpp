@@ -87,14 +87,14 @@ public:
                     regions_.push_back(std::make_unique<FleetRegionClaims>(
                         *store_, fleet->prefix, network->name(),
                         blocks->conf().region(), fleet->host_id,
-                        std::move(plans), pid));
+                        std::move(plans)));
                     retrievers_.back()->SetRegion(regions_.back().get());
                     Clock* clock = &clock_;
-                    retrievers_.back()->SetPeerHolds(
+                    retrievers_.back()->SetHeldInRegion(
                         [blocks, clock](uint64_t slot,
                                         const std::string& variant) {
-                            return blocks->PeerHolds(slot, variant,
-                                                     clock->MonotonicMs());
+                            return blocks->HeldInRegion(
+                                slot, variant, clock->MonotonicMs());
                         });
                     // the region's 24-hour receipts, for repeat counts
                     blocks->KeepRegionReceipts();

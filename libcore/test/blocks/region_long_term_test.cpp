@@ -5,6 +5,7 @@
 // keep it in Redis are run by t/100-fleet.t against a real redis-server.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <set>
@@ -133,7 +134,7 @@ public:
     }
 
     void Lead(size_t plan, int64_t,
-              std::function<void(std::optional<bool>)> done) override {
+              std::function<void(std::optional<LeadState>)> done) override {
         leads++;
         if (!up) {
             done(std::nullopt);
@@ -143,8 +144,8 @@ public:
         if (leader.empty()) {
             leader = host;
         }
-        bool mine = leader == host;
-        later.push_back([done, mine] { done(mine); });
+        LeadState now{leader == host, leader};
+        later.push_back([done, now] { done(now); });
     }
 
     void Forward(const RegionAsk& ask) override {
@@ -605,7 +606,9 @@ TEST_F(RegionLongTermTest, AFollowerLeadsWhenTheLeaderIsGone) {
     clock.Advance(kRegionLeadEveryMs);
     b.Tick();   // B leads now
     clock.Advance(kRegionPeekEveryMs);
-    b.Tick();   // and claims what it had forwarded
+    b.Tick();   // puts what it had forwarded back into its queue ...
+    clock.Advance(200);
+    b.Tick();   // ... which hands it out
     EXPECT_EQ(b.transport.pending.size(), 1u);
     b.AnswerStorage(TheBlock);
     EXPECT_EQ(used["k2"], 1u);
@@ -666,7 +669,7 @@ TEST_F(RegionLongTermTest, OnlyReceiptsOfBlocksTheLedgerMayDropWithinADayGoToThe
 
 TEST_F(RegionLongTermTest, ABlockDoneElsewhereStaysUntilAPeerListsIt) {
     bool listed = false;
-    b.retriever->SetPeerHolds(
+    b.retriever->SetHeldInRegion(
         [&listed](uint64_t, const std::string&) { return listed; });
     b.Ask(1500, "k2");
     TickBoth();
@@ -690,7 +693,7 @@ TEST_F(RegionLongTermTest, ABlockDoneElsewhereStaysUntilAPeerListsIt) {
 }
 
 TEST_F(RegionLongTermTest, ABlockDoneElsewhereLeavesWhenNoPeerListsItInTime) {
-    b.retriever->SetPeerHolds([](uint64_t, const std::string&) {
+    b.retriever->SetHeldInRegion([](uint64_t, const std::string&) {
         return false;
     });
     b.Ask(1600, "k2");
@@ -714,27 +717,112 @@ TEST_F(RegionLongTermTest, AKeyWhoseLastRetrievalIsTheBlockItWaitsForIsNotRefuse
     // k1 (allowance 2) waits on A for 1701 and on B for 1700; A retrieves
     // both. B then reads k1's count (2, spent), yet 1700 was retrieved for
     // k1: B's client is told to ask again until A's summary lists it.
-    b.retriever->SetPeerHolds([](uint64_t, const std::string&) {
+    b.retriever->SetHeldInRegion([](uint64_t, const std::string&) {
         return false;
     });
     a.Ask(1701, "k1");
     b.Ask(1700, "k1");
+    clock.Advance(kRegionCountsEveryMs - kRegionPeekEveryMs + 100);
+    b.Tick();   // forwarded; B looks at it again 100 ms after its next read
     for (int i = 0; i < 3; i++) {
         clock.Advance(200);
-        b.Tick();
         a.Tick();
         a.AnswerStorage(TheBlock);
     }
     EXPECT_EQ(a.retriever->started(), 2u);
     EXPECT_EQ(used["k1"], 2u);
-    clock.Advance(kRegionCountsEveryMs);
+    // B reads the counts first, then looks at 1700 for the first time
+    clock.Advance(kRegionPeekEveryMs - 100 - 600);
     b.Tick();
     EXPECT_EQ(b.Allowance("k1"), 2u);
-    clock.Advance(kRegionPeekEveryMs);
-    b.Tick();   // B looks at 1700 again, knowing k1 spent
+    EXPECT_EQ(b.region.peeks, 0) << "not looked at yet";
+    clock.Advance(100);
+    b.Tick();   // B looks at 1700, knowing k1 spent
     BlockDecision d = b.Ask(1700, "k1");
     EXPECT_NE(d.body.find(R"("queuePosition":1)"), std::string::npos)
         << d.body;
+}
+
+TEST_F(RegionLongTermTest, ABlockForwardedToALeaderThatHoldsItIsNotQueuedAgain) {
+    a.retriever->SetHeldInRegion([this](uint64_t slot,
+                                        const std::string& variant) {
+        return a.service->HeldInRegion(slot, variant, clock.MonotonicMs());
+    });
+    a.Ask(2000, "k1");
+    clock.Advance(200);
+    a.Tick();
+    ASSERT_EQ(a.transport.pending.size(), 1u);
+    a.AnswerStorage(TheBlock);
+    ASSERT_EQ(a.Ask(2000, "k1").kind, BlockDecision::kCache);
+    b.Ask(2000, "k2");   // before A's summary reaches B
+    clock.Advance(200);
+    b.Tick();            // forwarded
+    clock.Advance(kRegionTakeEveryMs);
+    a.Tick();
+    EXPECT_EQ(a.Stats().depth + a.Stats().in_flight, 0u)
+        << "a block A's cache holds, queued again";
+    blocks.clear();      // even once its done claim is gone
+    clock.Advance(200);
+    a.Tick();
+    EXPECT_EQ(a.transport.pending.size(), 0u) << "retrieved a second time";
+    EXPECT_EQ(used.count("k2") ? used["k2"] : 0u, 0u);
+}
+
+TEST_F(RegionLongTermTest, AFollowerForwardsAgainToANewLeaderOnAnotherHost) {
+    Host c("c", clock, state);
+    c.Tick();
+    b.Ask(2100, "k2");
+    clock.Advance(200);
+    b.Tick();                 // forwarded to A
+    state.intake.clear();     // A took it, then died
+    state.leaders.clear();
+    clock.Advance(kRegionLeadEveryMs);
+    c.Tick();                 // C leads
+    for (int i = 0; i < 4; i++) {
+        clock.Advance(kRegionPeekEveryMs);
+        b.Tick();
+        c.Tick();
+    }
+    EXPECT_EQ(c.transport.pending.size(), 1u)
+        << "B heard that C leads and forwarded to it";
+}
+
+TEST_F(RegionLongTermTest, AFollowerForwardsAllItsBlocksAtOnce) {
+    for (uint64_t slot : {2200, 2201, 2202, 2203}) {
+        b.Ask(slot, "k" + std::to_string(slot));
+    }
+    int before = b.region.forwards;
+    clock.Advance(200);
+    b.Tick();
+    EXPECT_EQ(b.region.forwards - before, 4);
+}
+
+TEST_F(RegionLongTermTest, ANewLeaderOrdersAndPacesWhatItHadForwarded) {
+    for (uint64_t slot : {2300, 2301, 2302, 2303}) {
+        b.Ask(slot, "k" + std::to_string(slot));
+    }
+    clock.Advance(200);
+    b.Tick();   // all four forwarded to A, which dies
+    state.leaders.clear();
+    state.intake.clear();
+    clock.Advance(kRegionLeadEveryMs);
+    b.Tick();   // B leads
+    clock.Advance(kRegionPeekEveryMs);
+    b.Tick();   // its forwarded blocks back in its queue
+    EXPECT_LE(b.transport.pending.size(), 1u) << "paced at 10 r/s";
+    std::vector<uint64_t> order;
+    for (int i = 0; i < 6; i++) {
+        EXPECT_LE(b.transport.pending.size(), 1u) << "one a tick";
+        for (const FakeTransport::Pending& p : b.transport.pending) {
+            order.push_back(std::stoull(p.body.substr(p.body.find("[") + 1)));
+        }
+        b.AnswerStorage(TheBlock);
+        clock.Advance(100);
+        b.Tick();
+    }
+    std::sort(order.begin(), order.end());
+    EXPECT_EQ(order, (std::vector<uint64_t>{2300, 2301, 2302, 2303}))
+        << "each once, in the queue's order";
 }
 
 }  // namespace
