@@ -24,6 +24,35 @@ CXXFLAGS   := -O1 -g $(SAN_FLAGS)
 CFLAGS     := -O1 -g $(SAN_FLAGS)
 export ASAN_OPTIONS := detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
+# `make prove SANITIZE=1`: the t/ suites with that module, loaded into
+# Debian's nginx with the ASan runtime preloaded (tools/asan-nginx.sh);
+# a finding ends its worker and leaves a report in build-sanitize/asan/.
+NGX_SAN_CC := $(SAN_FLAGS)
+PROVE_NGINX := $(ROOT)/tools/asan-nginx.sh
+endif
+# `make unit-test SANITIZE=thread`: libcore and the unit tests with TSan
+# (build-tsan/), running the tests where threads or processes share
+# something: leases, the retrieval queue, the key limiter, the key ledger,
+# the cache index, shared texts, the poller thread and the commit
+# hand-off.
+ifeq ($(SANITIZE),thread)
+BUILD      := $(ROOT)/build-tsan
+SAN_FLAGS  := -fsanitize=thread -fno-omit-frame-pointer \
+	-Wno-error=maybe-uninitialized -Wno-error=tsan
+CXXFLAGS   := -O1 -g $(SAN_FLAGS)
+CFLAGS     := -O1 -g $(SAN_FLAGS)
+TSAN_TESTS := PollerThread.* CommitHandoff.* ShmLeaseStore.* ShmBlockLeases.* \
+	SharedText.* KeyLimiter.Concurrent* KeyLimiter.SharedAcrossForkedProcesses \
+	RetrievalQueue.AKeyLimitHoldsAcrossProcessesAndThreads \
+	RetrievalQueue.DeadLockHolderDoesNotWedgeOthers \
+	RetrievalQueue.TwoProcessesEnqueueConcurrently \
+	KeyLedgerTest.ThreadsNoteWhileFlushing KeyLedgerTest.TwoProcesses* \
+	KeyLedgerTest.KillNineLosesNoCommittedCount BlockStoreTest.Two* \
+	BlockStoreTest.TempPathsAreUnique \
+	BlockStoreTest.ReconcileKeepsTempFilesOfLiveProcesses
+space := $(subst ,, )
+GTEST_FILTER := $(subst $(space),:,$(TSAN_TESTS))
+export TSAN_OPTIONS := halt_on_error=1:second_deadlock_stack=1
 endif
 
 # Debian packages the build, the tests and `make run` need.
@@ -55,7 +84,7 @@ GTEST_OBJS := $(patsubst libcore/test/%.cpp,$(BUILD)/test/libcore/%.o,$(GTEST_SR
 CMOCKA_BIN := $(BUILD)/test/module_tests
 CMOCKA_SRCS := $(wildcard ngx_module/test/*.c)
 
-.PHONY: all deps test unit-test sim-test kit-client prove run bench fuzz clean
+.PHONY: all deps test unit-test sim-test kit-client prove run bench fuzz soak clean
 
 all: $(MODULE) $(SIM)
 
@@ -95,8 +124,8 @@ $(CORE_LIB): $(CORE_OBJS)
 $(NGX_BUILD)/Makefile: ngx_module/config ngx_module/rpath.opts | $(CORE_LIB)
 	@mkdir -p $(NGX_BUILD)
 	cd $(NGX_SRC) && source ./conf_flags && SOLGATE_CORE_LIB=$(BUILD)/modules ./configure \
-	  --with-cc-opt="$$(dpkg-buildflags --get CFLAGS) -fPIC $$(dpkg-buildflags --get CPPFLAGS) -I$(ROOT)/libcore/include" \
-	  --with-ld-opt="$$(dpkg-buildflags --get LDFLAGS) -fPIC" \
+	  --with-cc-opt="$$(dpkg-buildflags --get CFLAGS) -fPIC $$(dpkg-buildflags --get CPPFLAGS) -I$(ROOT)/libcore/include $(NGX_SAN_CC)" \
+	  --with-ld-opt="$$(dpkg-buildflags --get LDFLAGS) -fPIC $(NGX_SAN_CC)" \
 	  "$${NGX_CONF_FLAGS[@]}" \
 	  --add-dynamic-module=$(ROOT)/ngx_module \
 	  --builddir=$(NGX_BUILD) > $(NGX_BUILD)/configure.log 2>&1 \
@@ -138,18 +167,22 @@ $(CMOCKA_BIN): $(CMOCKA_SRCS) $(wildcard ngx_module/src/*.[ch]) $(NGX_BUILD)/Mak
 -include $(CORE_OBJS:.o=.d) $(GTEST_OBJS:.o=.d)
 
 unit-test: $(GTEST_BIN) $(CMOCKA_BIN)
-	$(GTEST_BIN) --gtest_brief=1
+	$(GTEST_BIN) --gtest_brief=1 $(if $(GTEST_FILTER),--gtest_filter='$(GTEST_FILTER)')
 	$(CMOCKA_BIN)
 
 sim-test: $(SIM)
 	SOLANA_SIM=$(SIM) tools/solana-sim/test/sim_smoke.sh
 
 prove: all
-	TEST_NGINX_BINARY=$(NGINX) \
+	$(if $(PROVE_NGINX),rm -rf $(BUILD)/asan && mkdir -p $(BUILD)/asan)
+	$(if $(PROVE_NGINX),SOLGATE_ASAN_LOG=$(BUILD)/asan/asan SOLGATE_NGINX=$(NGINX)) \
+	TEST_NGINX_BINARY=$(or $(PROVE_NGINX),$(NGINX)) \
 	TEST_NGINX_LOAD_MODULES=$(MODULE) \
 	TEST_NGINX_SIM=$(SIM) \
 	TEST_NGINX_CONF_DIR=$(ROOT)/conf \
 	prove -I t/lib -r $(or $(T),t/)
+	$(if $(PROVE_NGINX),@if ls $(BUILD)/asan/asan.* >/dev/null 2>&1; then \
+	  echo "ASan/UBSan findings:"; head -50 $(BUILD)/asan/asan.*; exit 1; fi)
 
 # The @solana/kit client t/090 runs when node is present; its packages come
 # from the npm registry (package-lock.json pins them).
@@ -174,6 +207,15 @@ bench: all
 	SOLGATE_NGINX=$(NGINX) tools/bench/region_down.pl
 	tools/bench/core_bench.sh
 	SOLGATE_NGINX=$(NGINX) tools/bench/policy_cost.sh
+
+# --- soak -----------------------------------------------------------------
+
+# Mixed traffic while the gateway reloads, loses workers and its nodes
+# fail and come back (tools/soak/soak.pl); fails on any lost request or
+# alert.
+SOAK_SECONDS ?= 60
+soak: all
+	SOLGATE_NGINX=$(NGINX) tools/soak/soak.pl $(SOAK_SECONDS)
 
 # --- fuzzing --------------------------------------------------------------
 
