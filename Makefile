@@ -121,7 +121,7 @@ $(CORE_LIB): $(CORE_OBJS)
 
 # Configure once against Debian's nginx sources with the flags its binary
 # was built with (--with-compat), out of tree under build/nginx.
-$(NGX_BUILD)/Makefile: ngx_module/config ngx_module/rpath.opts | $(CORE_LIB)
+$(NGX_BUILD)/Makefile: ngx_module/config ngx_module/rpath.opts Makefile | $(CORE_LIB)
 	@mkdir -p $(NGX_BUILD)
 	cd $(NGX_SRC) && source ./conf_flags && SOLGATE_CORE_LIB=$(BUILD)/modules ./configure \
 	  --with-cc-opt="$$(dpkg-buildflags --get CFLAGS) -fPIC $$(dpkg-buildflags --get CPPFLAGS) -I$(ROOT)/libcore/include $(NGX_SAN_CC)" \

@@ -149,8 +149,10 @@ ngx_http_solgate_rewrite_slot(ngx_http_request_t *r,
             }
         }
 
-        held->last = ngx_cpymem(held->last, b->pos, n);
-        b->pos = b->last;
+        if (n > 0) {    /* a special buffer (last_buf) has no memory */
+            held->last = ngx_cpymem(held->last, b->pos, n);
+            b->pos = b->last;
+        }
 
         if (ngx_http_solgate_is_last(r, b)) {
             last = 1;
