@@ -96,6 +96,15 @@ public:
                             return blocks->HeldInRegion(
                                 slot, variant, clock->MonotonicMs());
                         });
+                    if (blocks->conf().peers().empty()) {
+                        log(kLogWarn,
+                            "network \"" + network->name() +
+                                "\" runs a long-term queue in fleet mode "
+                                "without a peer: a host that does not lead "
+                                "the region's queue cannot serve the blocks "
+                                "the leader retrieves for its clients; list "
+                                "every host of the region with \"peer\"");
+                    }
                     // the region's 24-hour receipts, for repeat counts
                     blocks->KeepRegionReceipts();
                     receipts_.emplace_back(blocks, regions_.back().get());
