@@ -86,10 +86,10 @@ return out
 // its own clock).
 // ARGV: token, 1 ok or 0 failed, ms to keep a done claim, the month a day
 // before, the month, allowance (0: none), ms to keep the allowances, the
-// month a day after, keys... Done: counts the keys that started waiting since the claim, as
-// a claim does. Failed: gives every count back (to the month it was
-// counted in). Answers how many were counted, then key, count pairs of
-// the month.
+// month a day after, keys... Done: counts the keys that started waiting
+// since the claim, as a claim does. Failed: gives every count back (to the
+// month it was counted in). Answers how many were counted, then key, count
+// pairs of the month.
 constexpr const char* kFinishScript = R"(
 if redis.call('HGET', KEYS[1], 'holder') ~= ARGV[1] then
   return {'0'}
@@ -310,8 +310,7 @@ FleetRegionClaims::FleetRegionClaims(FleetStore& store, std::string prefix,
 void FleetRegionClaims::Lead(
     size_t plan, int64_t ttl_ms,
     std::function<void(std::optional<LeadState>)> done) {
-    std::string name = plan < plans_.size() ? plans_[plan] : "";
-    store_.Eval(kLeadScript, {Key("lead:" + name)},
+    store_.Eval(kLeadScript, {PlanKey("lead:", plan)},
                 {host_id_, std::to_string(ttl_ms)},
                 [done = std::move(done), me = host_id_](
                     std::optional<FleetStore::Words> words) {
@@ -327,8 +326,7 @@ void FleetRegionClaims::Lead(
 }
 
 void FleetRegionClaims::Forward(const RegionAsk& ask) {
-    std::string name = ask.plan < plans_.size() ? plans_[ask.plan] : "";
-    store_.Eval(kForwardScript, {Key("intake:" + name)},
+    store_.Eval(kForwardScript, {PlanKey("intake:", ask.plan)},
                 {EncodeForwarded(ask), std::to_string(kRegionIntakeMax),
                  std::to_string(kRegionIntakeKeepMs)},
                 [](std::optional<FleetStore::Words>) {});
@@ -337,8 +335,8 @@ void FleetRegionClaims::Forward(const RegionAsk& ask) {
 void FleetRegionClaims::TakeForwarded(
     size_t plan, size_t max,
     std::function<void(std::optional<std::vector<RegionAsk>>)> done) {
-    std::string name = plan < plans_.size() ? plans_[plan] : "";
-    store_.Eval(kTakeScript, {Key("intake:" + name)}, {std::to_string(max)},
+    store_.Eval(kTakeScript, {PlanKey("intake:", plan)},
+                {std::to_string(max)},
                 [done = std::move(done), plan](
                     std::optional<FleetStore::Words> words) {
                     if (!words) {
@@ -443,6 +441,11 @@ std::string FleetRegionClaims::ReceiptKey(const std::string& key,
     return Key("rc:" + std::to_string(wall_ms / kHourMs) + ":" + key);
 }
 
+std::string FleetRegionClaims::PlanKey(const std::string& what,
+                                       size_t plan) const {
+    return Key(what + (plan < plans_.size() ? plans_[plan] : ""));
+}
+
 std::string FleetRegionClaims::Key(const std::string& what) const {
     return tag_ + what;
 }
@@ -461,12 +464,11 @@ std::string FleetRegionClaims::AllowanceKey(int64_t wall_ms) const {
 
 void FleetRegionClaims::Claim(const RegionAsk& ask, int64_t ttl_ms,
                               std::function<void(RegionClaim)> done) {
-    std::string plan = ask.plan < plans_.size() ? plans_[ask.plan] : "";
     double rate = std::isfinite(ask.rate) && ask.rate > 0 ? ask.rate : 1;
     int64_t between_ms = std::llround(std::min(1000.0 / rate, 60000.0));
     std::string claim = ClaimKey(ask);
     FleetStore::Words keys = {claim, claim + ":w", AllowanceKey(ask.wall_ms),
-                              Key("pace:" + plan)};
+                              PlanKey("pace:", ask.plan)};
     FleetStore::Words args = {Holder(ask), std::to_string(ttl_ms),
                               std::to_string(between_ms),
                               std::to_string(ask.allowance),

@@ -78,6 +78,8 @@ public:
 
     // The keys, for tests and the README.
     std::string Key(const std::string& what) const;
+    // A plan's key (lead:, intake:, pace:), by the plan's name.
+    std::string PlanKey(const std::string& what, size_t plan) const;
     std::string ClaimKey(const RegionAsk& ask) const;
     std::string AllowanceKey(int64_t wall_ms) const;
     std::string ReceiptKey(const std::string& key, int64_t wall_ms) const;
