@@ -102,27 +102,31 @@ std::optional<Retrieval> LongTermQueues::Next(size_t plan, int64_t now_ms,
                                               int64_t wall_ms,
                                               uint32_t max_in_flight,
                                               int64_t stale_ms) {
-    QueueStore* queue = QueueOf(plan);
-    if (queue == nullptr) {
+    if (plan >= conf_.plans().size()) {
         return std::nullopt;
     }
-    RepeatLookup lookup{this, wall_ms};
-    return queue->Next(now_ms, conf_.plans()[plan].retrieval_rate,
-                       max_in_flight, stale_ms,
-                       RepeatFn{&LongTermQueues::RepeatCountOf, &lookup});
+    return HandOut(plan, now_ms, wall_ms, conf_.plans()[plan].retrieval_rate,
+                   max_in_flight, stale_ms);
 }
 
 std::optional<Retrieval> LongTermQueues::NextToForward(size_t plan,
                                                        int64_t now_ms,
                                                        int64_t wall_ms,
                                                        int64_t stale_ms) {
+    return HandOut(plan, now_ms, wall_ms, kUnpacedRate,
+                   static_cast<uint32_t>(kQueueCapacity), stale_ms);
+}
+
+std::optional<Retrieval> LongTermQueues::HandOut(size_t plan, int64_t now_ms,
+                                                 int64_t wall_ms, double rate,
+                                                 uint32_t max_in_flight,
+                                                 int64_t stale_ms) {
     QueueStore* queue = QueueOf(plan);
     if (queue == nullptr) {
         return std::nullopt;
     }
     RepeatLookup lookup{this, wall_ms};
-    return queue->Next(now_ms, kUnpacedRate,
-                       static_cast<uint32_t>(kQueueCapacity), stale_ms,
+    return queue->Next(now_ms, rate, max_in_flight, stale_ms,
                        RepeatFn{&LongTermQueues::RepeatCountOf, &lookup});
 }
 
@@ -187,19 +191,16 @@ void LongTermQueues::Complete(size_t plan, const Retrieval& retrieval,
     if (!ok || waiters.empty()) {
         return;
     }
+    // (kCountedRegion: the retriever counts the repeats once the region
+    // answers whose receipts it holds, CountRepeatsInRegion)
     BlocksHostCounters& counters = zone_.counters();
     KeyStore& key_store = zone_.keys();
-    std::vector<std::string> keys;
     for (KeyId w : waiters) {
-        std::string key = key_store.Text(w);
-        if (!key.empty()) {
+        if (!key_store.Text(w).empty()) {
             counters.served[kSourceLongTerm].fetch_add(1);
             key_store.CountServed(w, kSourceLongTerm);
-            keys.push_back(std::move(key));
         }
     }
-    // kCountedRegion: the retriever counts the repeats once the region
-    // answers whose receipts it holds (CountRepeatsInRegion)
 }
 
 std::vector<std::string> LongTermQueues::WaiterKeys(

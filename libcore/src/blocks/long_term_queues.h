@@ -130,6 +130,11 @@ public:
     std::optional<QueueStats> Stats(size_t plan, int64_t now_ms) const;
 
 private:
+    // The plan's next hand-out at `rate` (infinite: not paced).
+    std::optional<Retrieval> HandOut(size_t plan, int64_t now_ms,
+                                     int64_t wall_ms, double rate,
+                                     uint32_t max_in_flight,
+                                     int64_t stale_ms);
     // The API keys of key ids (those the key store knows).
     std::vector<std::string> KeysOf(const std::vector<KeyId>& ids) const;
     // Counts a retrieval of `slot` against the waiters' allowances.
