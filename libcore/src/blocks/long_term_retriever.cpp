@@ -61,13 +61,10 @@ void LongTermRetriever::Tick() {
 }
 
 void LongTermRetriever::ReadRegionCounts(int64_t now_ms) {
-    if (reading_counts_ || !region_->Up() ||
-        (counts_read_ms_ != INT64_MIN &&
-         now_ms - counts_read_ms_ < kRegionCountsEveryMs)) {
+    if (!region_->Up() ||
+        !reading_counts_.Start(now_ms, kRegionCountsEveryMs)) {
         return;
     }
-    counts_read_ms_ = now_ms;
-    reading_counts_ = true;
     int64_t wall_ms = clock_.WallMs();
     std::weak_ptr<char> alive = alive_;
     region_->ReadCounts(
@@ -78,7 +75,7 @@ void LongTermRetriever::ReadRegionCounts(int64_t now_ms) {
             if (alive.expired()) {
                 return;
             }
-            reading_counts_ = false;
+            reading_counts_.Done();
             if (used) {
                 // any plan's: the counts are per key
                 queues_.TakeRegionCounts(*used, wall_ms);
@@ -125,13 +122,9 @@ void LongTermRetriever::StartPlan(size_t plan, int64_t now_ms) {
 }
 
 void LongTermRetriever::AskLead(size_t plan, int64_t now_ms) {
-    PlanLead& l = leads_[plan];
-    if (l.asking || (l.asked_ms != INT64_MIN &&
-                     now_ms - l.asked_ms < kRegionLeadEveryMs)) {
+    if (!leads_[plan].asking.Start(now_ms, kRegionLeadEveryMs)) {
         return;
     }
-    l.asking = true;
-    l.asked_ms = now_ms;
     std::weak_ptr<char> alive = alive_;
     region_->Lead(
         plan, kRegionLeadTtlMs,
@@ -140,7 +133,7 @@ void LongTermRetriever::AskLead(size_t plan, int64_t now_ms) {
                 return;
             }
             PlanLead& l = leads_[plan];
-            l.asking = false;
+            l.asking.Done();
             Lead lead = !now ? Lead::kUnknown
                         : now->mine ? Lead::kThis
                                     : Lead::kOther;
@@ -156,13 +149,9 @@ void LongTermRetriever::AskLead(size_t plan, int64_t now_ms) {
 }
 
 void LongTermRetriever::TakeForwarded(size_t plan, int64_t now_ms) {
-    PlanLead& l = leads_[plan];
-    if (l.taking || (l.taken_ms != INT64_MIN &&
-                     now_ms - l.taken_ms < kRegionTakeEveryMs)) {
+    if (!leads_[plan].taking.Start(now_ms, kRegionTakeEveryMs)) {
         return;
     }
-    l.taking = true;
-    l.taken_ms = now_ms;
     std::weak_ptr<char> alive = alive_;
     region_->TakeForwarded(
         plan, kRegionTakeMax,
@@ -170,7 +159,7 @@ void LongTermRetriever::TakeForwarded(size_t plan, int64_t now_ms) {
             if (alive.expired()) {
                 return;
             }
-            leads_[plan].taking = false;
+            leads_[plan].taking.Done();
             if (!asks) {
                 return;
             }
@@ -243,19 +232,22 @@ void LongTermRetriever::PeekForwarded(std::vector<std::shared_ptr<Job>> jobs) {
 
 void LongTermRetriever::OnPeek(std::shared_ptr<Job> job,
                                const std::optional<std::string>& state) {
-    if (state && *state == "done") {
+    if (!state) {
+        AskAgainLater(job, kRegionPeekEveryMs);   // the store did not answer
+        return;
+    }
+    if (*state == "done") {
         DoneElsewhere(job);
         return;
     }
-    if (state && !state->empty()) {
+    if (!state->empty()) {
         // being retrieved: from now on claimed, which counts the keys that
         // joined here and takes the block over should its holder die
         job->forwarded = false;
         AskRegion(job);
         return;
     }
-    if (state &&
-        queues_.AllSpent(job->plan, job->ask.keys, job->ask.wall_ms)) {
+    if (queues_.AllSpent(job->plan, job->ask.keys, job->ask.wall_ms)) {
         // not claimed, and nobody here may have it (the region's counts
         // say so): the clients' next requests are told. (A block claimed
         // for them counted them: it is seen through, above.)
@@ -263,9 +255,9 @@ void LongTermRetriever::OnPeek(std::shared_ptr<Job> job,
         return;
     }
     int64_t now = clock_.MonotonicMs();
-    if (state && (job->ask.keys.size() > job->forwarded_keys ||
-                  job->forwarded_lead != leads_[job->plan].epoch ||
-                  now - job->forwarded_ms >= kRegionForwardAgainMs)) {
+    if (job->ask.keys.size() > job->forwarded_keys ||
+        job->forwarded_lead != leads_[job->plan].epoch ||
+        now - job->forwarded_ms >= kRegionForwardAgainMs) {
         Forward(job, now);
     }
     AskAgainLater(job, kRegionPeekEveryMs);

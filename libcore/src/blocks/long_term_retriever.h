@@ -139,16 +139,31 @@ private:
         int64_t done_elsewhere_ms = 0;
     };
 
+    // Fleet mode: a call to the store made at most every_ms, one at a time.
+    struct StoreCall {
+        bool busy = false;
+        int64_t last_ms = INT64_MIN;
+        // Whether the call may start now; if so it is under way.
+        bool Start(int64_t now_ms, int64_t every_ms) {
+            if (busy ||
+                (last_ms != INT64_MIN && now_ms - last_ms < every_ms)) {
+                return false;
+            }
+            busy = true;
+            last_ms = now_ms;
+            return true;
+        }
+        void Done() { busy = false; }
+    };
+
     // Fleet mode: who leads each plan's region queue, as last heard.
     enum class Lead { kUnknown, kThis, kOther };
     struct PlanLead {
         Lead lead = Lead::kUnknown;
         std::string leader;   // its host
         uint64_t epoch = 0;   // changes with lead and leader
-        int64_t asked_ms = INT64_MIN;
-        bool asking = false;
-        int64_t taken_ms = INT64_MIN;
-        bool taking = false;
+        StoreCall asking;   // the lease
+        StoreCall taking;   // the intake
     };
 
     void Start(size_t plan, Retrieval retrieval, int64_t now_ms,
@@ -206,8 +221,7 @@ private:
     };
     static constexpr size_t kMaxUnfinished = 1024;
     std::vector<Unfinished> unfinished_;
-    int64_t counts_read_ms_ = INT64_MIN;   // when last asked
-    bool reading_counts_ = false;
+    StoreCall reading_counts_;
     std::shared_ptr<char> alive_ = std::make_shared<char>(0);
 };
 
