@@ -245,12 +245,14 @@ qq({"jsonrpc":"2.0","result":$::Mainnet,"id":9})
 
 
 
-=== TEST 20: strings that are no strict UTF-8 (a surrogate, a stray byte) are parse errors
+=== TEST 20: strings that are no strict UTF-8 (a surrogate, a stray byte), and a vertical tab or form feed between tokens (yajl reads them as space, JSON does not), are parse errors
 --- request eval
 ["POST /\n" . qq({"jsonrpc":"2.0","id":"\xed\xa0\x80","method":"getSlot"}),
- "POST /\n" . qq({"jsonrpc":"2.0","id":1,"method":"getSlot","params":["\xff"]})]
+ "POST /\n" . qq({"jsonrpc":"2.0","id":1,"method":"getSlot","params":["\xff"]}),
+ "POST /\n" . qq({"jsonrpc":"2.0","id"\f:"z","method":"getSlot"}),
+ "POST /\n" . qq({"jsonrpc":"2.0","id":1,\x0b"method":"getSlot"})]
 --- response_body eval
-[err(-32700, 'Parse error', 'null'), err(-32700, 'Parse error', 'null')]
+[(err(-32700, 'Parse error', 'null')) x 4]
 
 
 

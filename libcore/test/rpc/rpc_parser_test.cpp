@@ -317,5 +317,25 @@ TEST(RpcParser, StringsMustBeStrictUtf8) {
     EXPECT_EQ(req.calls[0].id_raw, "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"");
 }
 
+TEST(RpcParser, OnlyJsonSpacesSeparateTokens) {
+    // yajl takes a vertical tab or a form feed for space; JSON does not, and
+    // the id after one was echoed with the separator (`"id":: "z"`)
+    for (char c : {'\v', '\f'}) {
+        for (std::string body :
+             {"{\"jsonrpc\":\"2.0\",\"id\"" + std::string(1, c) +
+                  ":\"z\",\"method\":\"getBlock\",\"params\":[5]}",
+              std::string(1, c) + "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getSlot\"}",
+              "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getSlot\"}" +
+                  std::string(1, c) + "]"}) {
+            EXPECT_EQ(Parse(body).error.code, kParseError) << body;
+        }
+    }
+    // space, tab, newline and carriage return are fine anywhere
+    auto req = Parse("\t{ \"jsonrpc\" :\r\n\"2.0\",\"id\"\t:\n7 ,"
+                     "\"method\":\"getSlot\"}\r\n");
+    ASSERT_FALSE(req.error) << req.error.message;
+    EXPECT_EQ(req.calls[0].id_raw, "7");
+}
+
 }  // namespace
 }  // namespace solgate
