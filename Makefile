@@ -240,7 +240,11 @@ $(FUZZ_DIR)/bin/%: fuzz/%.cpp fuzz/fuzz_common.h $(FUZZ_OBJS)
 	@mkdir -p $(dir $@)
 	@echo "link $@"
 	@$(FUZZ_CXX) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) \
-	  -lyajl -luv -lcurl -lcrypto -llmdb -lhiredis -lpthread
+	  $(FUZZ_LIBS) -lyajl -luv -lcurl -lcrypto -llmdb -lhiredis -lpthread
+
+# the decide path's harness sets its region up with the unit tests' rig
+$(FUZZ_DIR)/bin/block_decide_fuzzer: FUZZ_FLAGS += -Ilibcore/test
+$(FUZZ_DIR)/bin/block_decide_fuzzer: FUZZ_LIBS := -lgtest
 
 fuzz: $(FUZZ_BINS)
 	tools/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_DIR) $(FUZZ_BINS)

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -42,7 +43,7 @@ inline std::vector<std::string_view> Words(std::string_view text) {
 
 // A finding: the property named does not hold.
 [[noreturn]] inline void Fail(const char* what) {
-    __builtin_printf("property violated: %s\n", what);
+    std::fprintf(stderr, "property violated: %s\n", what);
     std::abort();
 }
 
