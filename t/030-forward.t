@@ -22,7 +22,8 @@ our $Config = solgate_locations('mainnet', extra => join "\n        ",
         'add_header X-Solgate-Method $solgate_method always;',
         'add_header X-Solgate-Host $solgate_upstream_host always;')
   . "    location /big { solgate_pass big; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
-  . "    location /own { solgate_pass own; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n";
+  . "    location /own { solgate_pass own; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+  . "    location = /metrics { solgate_metrics; }\n";
 
 add_block_preprocessor(sub {
     my $block = shift;
@@ -53,6 +54,17 @@ run_tests();
 
 # Round-robin: consecutive requests rotate over the three nodes.
 nginx_start($HttpConfig, $Config, no_root_location => 1);
+# Strict turns need equal costs: every node polled (a slot seen, a round
+# trip measured) and its poll latency under the 5 ms floor (a sanitized
+# gateway's first polls are slower).
+wait_for('the three nodes are polled and cost the same', sub {
+    my $m = http_get(server_port(), '/metrics')->{body};
+    my @slots = $m =~ /^solgate_upstream_latest_slot\{network="mainnet",[^}]*\} (\d+)$/mg;
+    my @ewma = $m =~
+        /^solgate_upstream_latency_ewma_seconds\{network="mainnet",[^}]*\} (\S+)$/mg;
+    return @slots == 3 && !grep({ $_ == 0 } @slots)
+        && @ewma == 3 && !grep { $_ == 0 || $_ >= 0.005 } @ewma;
+}, 15);
 sim_reset($_) for @Ports;
 for my $i (1 .. 9) {
     my $res = http_post(server_port(), '/', call($i, 'getSlot'));
