@@ -19,6 +19,23 @@ run_tests();
          'the startup line names the networks and upstreams');
 }
 
+# In every shipped example, /metrics and the admin endpoints answer only
+# the addresses the operator allows: they name every upstream, its state
+# and (masked) keys, and the admin location can cordon.
+for my $example (qw(solgate-demo.conf solgate-fleet.conf)) {
+    open my $in, '<', "$ENV{TEST_NGINX_CONF_DIR}/$example" or die "$example: $!";
+    my $conf = do { local $/; <$in> };
+    close $in;
+    my @private = grep { /\bsolgate_(?:metrics|admin)\s*;/ }
+        $conf =~ /^\s*location\s+[^{]*\{([^{}]*)\}/mg;
+    ok(@private >= 2, "$example has its metrics and admin locations");
+    for my $body (@private) {
+        my ($what) = $body =~ /\b(solgate_\w+)\s*;/;
+        like($body, qr/^\s*allow\s+\S+;.*^\s*deny\s+all;/ms,
+             "$example: the $what location allows some addresses, denies the rest");
+    }
+}
+
 # The fleet example passes nginx -t (its paths moved into a directory of
 # the test's own; nothing connects to Redis at -t).
 {
