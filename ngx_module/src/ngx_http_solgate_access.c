@@ -45,6 +45,19 @@ static ngx_int_t ngx_http_solgate_write_not_retried(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 
 
+/*
+ * NGX_AGAIN from routing means a fan-out or a retry delay is under way,
+ * unless the request was answered: then it is the answer's output waiting
+ * for the client to read (a body larger than the socket buffer), and the
+ * request is finalized so that nginx's writer sends the rest.
+ */
+static ngx_inline ngx_uint_t
+ngx_http_solgate_waiting(ngx_http_solgate_ctx_t *ctx, ngx_int_t rc)
+{
+    return rc == NGX_AGAIN && !ctx->answered;
+}
+
+
 ngx_int_t
 ngx_http_solgate_access_handler(ngx_http_request_t *r)
 {
@@ -72,7 +85,7 @@ ngx_http_solgate_access_handler(ngx_http_request_t *r)
         /* back from the retry redirect: the last attempt failed */
         rc = ngx_http_solgate_retry(r, ctx);
 
-        if (rc == NGX_DECLINED || rc == NGX_AGAIN) {
+        if (rc == NGX_DECLINED || ngx_http_solgate_waiting(ctx, rc)) {
             return rc;
         }
 
@@ -148,7 +161,7 @@ ngx_http_solgate_piece_handler(ngx_http_request_t *r)
         /* back from the retry redirect: the last attempt failed */
         rc = ngx_http_solgate_retry(r, ctx);
 
-        if (rc == NGX_DECLINED || rc == NGX_AGAIN) {
+        if (rc == NGX_DECLINED || ngx_http_solgate_waiting(ctx, rc)) {
             return rc;
         }
 
@@ -170,7 +183,7 @@ ngx_http_solgate_piece_handler(ngx_http_request_t *r)
 
     rc = ngx_http_solgate_route(r, ctx);
 
-    if (rc == NGX_AGAIN || rc == NGX_DECLINED) {
+    if (rc == NGX_DECLINED || ngx_http_solgate_waiting(ctx, rc)) {
         /* AGAIN: a fan-out, whose attempts wake this subrequest */
         ctx->status = rc;
         return rc;
@@ -191,7 +204,7 @@ ngx_http_solgate_body_handler(ngx_http_request_t *r)
 
     rc = ngx_http_solgate_route(r, ctx);
 
-    if (rc == NGX_AGAIN) {
+    if (ngx_http_solgate_waiting(ctx, rc)) {
         /* fan-out: the phases run again as its subrequests end */
         ctx->status = NGX_AGAIN;
         r->write_event_handler = ngx_http_core_run_phases;
