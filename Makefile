@@ -84,7 +84,7 @@ GTEST_OBJS := $(patsubst libcore/test/%.cpp,$(BUILD)/test/libcore/%.o,$(GTEST_SR
 CMOCKA_BIN := $(BUILD)/test/module_tests
 CMOCKA_SRCS := $(wildcard ngx_module/test/*.c)
 
-.PHONY: all deps test unit-test sim-test kit-client prove run bench fuzz soak clean
+.PHONY: all deps test test-build unit-test sim-test kit-client prove run bench fuzz soak clean
 
 all: $(MODULE) $(SIM)
 
@@ -195,6 +195,9 @@ kit-client:
 	fi
 
 test: all unit-test sim-test kit-client prove
+
+# everything `make test` runs, built (with -j2) but not run
+test-build: all $(GTEST_BIN) $(CMOCKA_BIN)
 
 # --- running --------------------------------------------------------------
 
