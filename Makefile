@@ -61,7 +61,7 @@ DEB_PACKAGES := build-essential pkg-config nginx nginx-dev \
 	libhiredis-dev redis-server redis-tools \
 	libcmocka-dev googletest libgtest-dev \
 	libtest-base-perl libwww-perl libjson-pp-perl curl wrk libnginx-mod-http-lua lua-cjson \
-	clang libclang-rt-14-dev
+	clang libclang-rt-14-dev valgrind
 
 CORE_SRCS  := $(wildcard libcore/src/*/*.cpp)
 CORE_OBJS  := $(patsubst libcore/src/%.cpp,$(BUILD)/libcore/%.o,$(CORE_SRCS))
@@ -205,11 +205,14 @@ run: all
 	SOLGATE_NGINX=$(NGINX) tools/run-demo.sh
 
 bench: all
+	rm -rf $(BUILD)/bench/targets
 	SOLGATE_NGINX=$(NGINX) tools/bench/run.sh
+	SOLGATE_NGINX=$(NGINX) PROFILE_VARIANTS="baseline lua solgate" tools/bench/profile.sh balance 5
 	SOLGATE_NGINX=$(NGINX) tools/bench/cached_block.sh
 	SOLGATE_NGINX=$(NGINX) tools/bench/region_down.pl
 	tools/bench/core_bench.sh
 	SOLGATE_NGINX=$(NGINX) tools/bench/policy_cost.sh
+	tools/bench/targets.pl $(BUILD)/bench/targets
 
 # --- soak -----------------------------------------------------------------
 

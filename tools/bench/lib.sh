@@ -17,6 +17,16 @@ bench_defaults() {
         *) echo "BENCH_UPSTREAM_CPU must be one CPU number (0-9)" >&2; exit 2 ;;
     esac
     ALL_SCENARIOS="getslot balance genesis guard block batch"
+    # The gateway's worker: unpinned (the headline: its whole CPU time per
+    # request, as a gateway-bound host pays it), or BENCH_PIN=1 on CPU 0
+    # alone (the second view: CPU 0's busy time per request, kernel work
+    # for the worker included).
+    GATEWAY_PIN=${BENCH_PIN:-0}
+    case $GATEWAY_PIN in
+        0) GATEWAY_AFFINITY= ;;
+        1) GATEWAY_AFFINITY='worker_cpu_affinity 01;' ;;
+        *) echo "BENCH_PIN must be 0 or 1" >&2; exit 2 ;;
+    esac
 
     # Ports (all in 19600-19699): the solana-sim behind the poll path and
     # one upstream server block per scenario.
@@ -305,7 +315,7 @@ write_gateway_conf() {
 daemon off;
 master_process on;
 worker_processes 1;
-worker_cpu_affinity 01;
+$GATEWAY_AFFINITY
 error_log $prefix/logs/error.log warn;
 pid $prefix/logs/nginx.pid;
 events { worker_connections 4096; }

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # Instructions per request, baseline vs Solgate (and the lua router), with
 # valgrind's callgrind on a single nginx process (master_process off), in
-# front of the same fixed-answer upstream as tools/bench/run.sh.  Not part
-# of `make bench`: it is the tool for explaining a missed target.
+# front of the same fixed-answer upstream as tools/bench/run.sh.  `make
+# bench` runs it for getBalance; it is also the tool for explaining a
+# missed target.
 #
 #   tools/bench/profile.sh [SCENARIO] [SECONDS]     (default: getslot 10)
 #
-# Prints, per variant, the instructions (Ir) per request and the functions
-# that cost most per request; for Solgate also the part spent in the
-# module and libcore.  PROFILE_VARIANTS picks variants (default "baseline
+# Prints, per variant, the instructions (Ir) and heap allocations (calls to
+# malloc, calloc, realloc and the memalign family) per request of the
+# worker's event-loop thread, the one requests run on, and the process's
+# instructions with the poller thread; the functions that cost most per
+# request; for Solgate also the part spent in the module and libcore.
+# For getBalance (balance) it checks issue 17's targets: Solgate's
+# instructions per request at most baseline's + 3,000, and no allocation
+# per request beyond baseline's (build/bench/targets/profile-balance.tsv;
+# PROFILE_TARGETS=0 leaves them out).  PROFILE_VARIANTS picks variants (default "baseline
 # lua solgate"; also solgate_off, solgate_hedge, solgate_consensus,
 # solgate_broadcast: see solgate_bench_policy in lib.sh).  Output files: build/bench/profile/<scenario>-<variant>.*
 # Needs valgrind (Debian package valgrind).  Ports 19640-19642 and the
@@ -47,7 +54,9 @@ for v in $VARIANTS; do
     # one process, the poller thread included: master_process off
     sed -i 's/^master_process on;/master_process off;/; /^worker_cpu_affinity/d' "$prefix/conf/nginx.conf"
     out=$WORK/$SCENARIO-$v
-    taskset -c 0 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out.callgrind" \
+    # a profile per thread: the event loop's apart from the poller's
+    taskset -c 0 valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes \
+        --callgrind-out-file="$out.callgrind" \
         "$NGINX_BIN" -p "$prefix/" -e "$prefix/logs/error.log" -c conf/nginx.conf > "$out.valgrind.log" 2>&1 &
     pid=$!
     BENCH_PIDS+=("$pid")
@@ -75,8 +84,11 @@ for v in $VARIANTS; do
     requests=$(sed -n 's/^BENCH requests=\([0-9]*\).*/\1/p' "$out.wrk")
     [ -n "$requests" ] && [ "$requests" -gt 0 ] || bench_die "$v: no requests measured"
     grep -q 'err_status=0 err_timeout=0 bad_body=0' "$out.wrk" || { cat "$out.wrk"; bench_die "$v: errors"; }
-    dump=$out.callgrind.1   # the dump of the measured window (the plain one is shutdown)
+    # the dump of the measured window (the plain one is shutdown), thread 1
+    # being the event loop
+    dump=$out.callgrind.1-01
     [ -f "$dump" ] || bench_die "$v: no callgrind dump $dump"
+    cat "$out".callgrind.1-* | sed -n 's/^summary: *//p' | awk '{ n += $1 } END { print n }' > "$out.process_ir"
     callgrind_annotate --auto=no --threshold=100 "$dump" > "$out.self.txt" 2>/dev/null
     callgrind_annotate --auto=no --inclusive=yes --threshold=100 "$dump" > "$out.inclusive.txt" 2>/dev/null
     echo "$requests" > "$out.requests"
@@ -98,21 +110,72 @@ perl -e '
         }
         return ($total, \%f);
     }
+    # calls to the heap allocator in a callgrind dump: the calls= lines
+    # under a cfn= naming one of them (names are given once, then by id)
+    # (and, by caller, in %$by_caller)
+    sub allocs {
+        my ($file, $by_caller) = @_;
+        open my $fh, "<", $file or die "$file: $!";
+        my (%name, $caller, $callee, $n);
+        # operator new counts where it is called from (it calls malloc);
+        # the helpers inside glibc (_mid_memalign) are not callers
+        my $alloc = qr/^(?:malloc|calloc|realloc|posix_memalign|memalign|aligned_alloc|valloc|operator new(?:\[\])?\(.*\))$/;
+        my $inner = qr/^_\w*(?:malloc|memalign|calloc|realloc)/;
+        while (<$fh>) {
+            if (/^(c?)fn=\((\d+)\)(?: (.*))?$/) {
+                my ($is_call, $id) = ($1, $2);
+                $name{$id} = $3 if defined $3;
+                if ($is_call) { $callee = $name{$id} } else { $caller = $name{$id}; $callee = undef }
+            } elsif (/^calls=(\d+)/) {
+                my $calls = $1;
+                if (defined $callee && $callee =~ $alloc && $caller !~ $alloc && $caller !~ $inner) {
+                    $n += $calls;
+                    $by_caller->{$caller} += $calls if $by_caller;
+                }
+                $callee = undef;
+            }
+        }
+        return $n // 0;
+    }
     sub short { my $n = shift; $n =~ s{/work/main/}{}g; $n =~ s{ \[.*\]$}{}; $n =~ s/std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >/std::string/g; substr($n, 0, 120) }
-    my (%per, %self, %incl);
+    my (%per, %self, %incl, %alloc, %alloc_by, %process);
     for my $v (@variants) {
         open my $rq, "<", "$dir/$scenario-$v.requests" or next;
         chomp(my $n = <$rq>);
         my ($t, $s) = load("$dir/$scenario-$v.self.txt");
         my (undef, $i) = load("$dir/$scenario-$v.inclusive.txt");
         $per{$v} = $t / $n;
+        my %callers;
+        $alloc{$v} = allocs("$dir/$scenario-$v.callgrind.1-01", \%callers) / $n;
+        $alloc_by{$v} = { map {; $_ => $callers{$_} / $n } keys %callers };
+        if (open my $pf, "<", "$dir/$scenario-$v.process_ir") { chomp(my $p = <$pf>); $process{$v} = $p / $n }
         $self{$v} = { map {; $_ => $s->{$_} / $n } keys %$s };
         $incl{$v} = { map {; $_ => $i->{$_} / $n } keys %$i };
     }
-    print "\nscenario $scenario: user-space instructions per request (callgrind Ir; the kernel is not counted)\n";
-    printf "  %-9s %8.0f%s\n", $_, $per{$_},
-        ($per{baseline} && $_ ne "baseline") ? sprintf("  (+%.0f vs baseline, %.2fx)", $per{$_} - $per{baseline}, $per{$_} / $per{baseline}) : ""
+    print "\nscenario $scenario: per request, user-space instructions (callgrind Ir; the kernel is not counted)\n",
+          "of the event-loop thread and of the whole process (the poller thread too), and heap allocations\n",
+          "(malloc, calloc, realloc, memalign, operator new) of the event-loop thread\n";
+    printf "  %-9s %8.0f Ir%s  process %8.0f Ir  %6.2f allocations%s\n", $_, $per{$_},
+        ($per{baseline} && $_ ne "baseline") ? sprintf(" (%+6.0f vs baseline, %.2fx)", $per{$_} - $per{baseline}, $per{$_} / $per{baseline}) : " " x 29,
+        $process{$_} // 0, $alloc{$_},
+        ($per{baseline} && $_ ne "baseline") ? sprintf(" (%+.2f vs baseline)", $alloc{$_} - $alloc{baseline}) : ""
         for grep { $per{$_} } @variants;
+    # issue 17: getBalance forwarding costs at most 3,000 instructions and
+    # no heap allocation per request over bare proxy_pass
+    if ($scenario eq "balance" && $per{baseline} && $per{solgate} && ($ENV{PROFILE_TARGETS} // "1") ne "0") {
+        my @t = (["getBalance: Solgate instructions per request <= baseline + 3000",
+                  $per{solgate} - $per{baseline} <= 3000,
+                  sprintf("%+.0f (%.0f vs %.0f)", $per{solgate} - $per{baseline}, $per{solgate}, $per{baseline})],
+                 ["getBalance: no heap allocation per request beyond baseline (<= +0.05)",
+                  $alloc{solgate} - $alloc{baseline} <= 0.05,
+                  sprintf("%+.2f (%.2f vs %.2f)", $alloc{solgate} - $alloc{baseline}, $alloc{solgate}, $alloc{baseline})]);
+        print "\nTargets:\n";
+        printf "  %-6s %-70s %s\n", $_->[1] ? "met" : "MISSED", $_->[0], $_->[2] for @t;
+        my $tdir = "$dir/../targets";
+        mkdir $tdir;
+        open my $tf, ">", "$tdir/profile-$scenario.tsv" or die "$tdir: $!";
+        print $tf join("\t", $_->[1] ? "met" : "missed", $_->[0], $_->[2]), "\n" for @t;
+    }
     if ($incl{solgate}) {
         print "\nSolgate functions, inclusive instructions per request (the access and body handlers also\ninclude the nginx proxy work they start, so they overlap the rest):\n";
         my %i;   # one line per function (callgrind_annotate may list one twice)
@@ -122,6 +185,13 @@ perl -e '
         }
         my @f = sort { $i{$b} <=> $i{$a} } keys %i;
         printf "  %8.0f  %s\n", $i{$_}, $_ for @f[0 .. ($#f < 19 ? $#f : 19)];
+    }
+    for my $v (grep { $alloc_by{$_} && $_ ne "baseline" } @variants) {
+        my $by = $alloc_by{$v};
+        my @f = grep { $by->{$_} >= 0.01 } sort { $by->{$b} <=> $by->{$a} } keys %$by;
+        next unless @f;
+        print "\n$v: heap allocations per request by the function that made them:\n";
+        printf "  %6.2f  %s\n", $by->{$_}, short($_) for @f[0 .. ($#f < 14 ? $#f : 14)];
     }
     if ($self{solgate} && $self{baseline}) {
         print "\nlargest self-cost differences, Solgate minus baseline, instructions per request:\n";

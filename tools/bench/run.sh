@@ -18,9 +18,13 @@
 #                       a run before it is measured again (default 0.10)
 #   BENCH_FORKS_MAX     forks on the machine during a run before it counts as
 #                       disturbed too (default 40; builds fork a lot)
-#   BENCH_KERNEL_MAX    share of CPU 0 busy outside the gateway worker above which
-#                       a run is measured again (default 0.15; the kernel moved
-#                       its network work into interrupt context)
+#   BENCH_KERNEL_MAX    CPU busy outside the benchmark's processes (pinned: CPU 0
+#                       outside the gateway worker) above which a run is measured
+#                       again (default 0.15; the kernel moved its network work
+#                       into interrupt context)
+#   BENCH_PIN           0 (default): the gateway worker is not pinned, and its whole
+#                       CPU time per request is the headline; 1: pinned to CPU 0
+#                       alone, CPU 0's busy time per request is shown beside it
 #   BENCH_RETRIES       re-measurements per run (default 2), BENCH_MAX_RETRIES in all (12)
 #   SOLGATE_NGINX       nginx binary (default /usr/sbin/nginx)
 set -euo pipefail
@@ -93,7 +97,7 @@ for s in $SCENARIOS; do
     esac
 done
 MEM=$WORK/mem.tsv
-printf 'scenario\tvariant\tround\trequests\tduration_us\tbytes\tp50_us\tp99_us\tmax_us\tgw_cpu\tup_cpu\twrk_cpu\tcpu0_busy\tcpu1_busy\tkernel0\tforks\tforeign\trss_before_kb\trss_after_kb\thwm_kb\tdisturbed\tretries\n' > "$RAW"
+printf 'scenario\tvariant\tround\trequests\tduration_us\tbytes\tp50_us\tp99_us\tmax_us\tgw_cpu\tup_cpu\twrk_cpu\tcpu0_busy\tcpu1_busy\tkernel_out\tforks\tforeign\trss_before_kb\trss_after_kb\thwm_kb\tdisturbed\tretries\n' > "$RAW"
 printf 'scenario\tvariant\trss_start_kb\trss_end_kb\thwm_end_kb\n' > "$MEM"
 
 for s in $ALL_SCENARIOS; do printf '%s' "${REQ[$s]}" > "$WORK/req/$s.json"; done
@@ -133,7 +137,8 @@ check_wrk() {
 
 # measure_once SCENARIO VARIANT ROUND: warm-up, then one measured run; sets
 # MEASURED (one raw.tsv line, without the flag columns), FOREIGN (share of a
-# CPU used by processes other than ours), FORKS and KERNEL0 (share of CPU 0
+# CPU used by processes other than ours), FORKS and KERNEL_OUT (CPU busy
+# outside the benchmark's processes, in interrupt context; pinned: CPU 0
 # busy outside the gateway worker).
 measure_once() {
     local s=$1 v=$2 r=$3
@@ -165,22 +170,28 @@ measure_once() {
     wrk_cpu=$(awk -v d="$dur_us" '{ printf "%.3f", ($1 + $2) / (d / 1e6) }' "$out.time")
     gw_cpu=$(share "$gw0" "$gw1"); up_cpu=$(share "$up0" "$up1"); sim_cpu=$(share "$sim0" "$sim1")
     # Busy share of each CPU; "foreign": CPU used by processes that are not
-    # ours (other sessions' builds and tests); "kernel": CPU 0 time outside
-    # the gateway worker, i.e. network work the kernel did in interrupt
-    # context instead of charging it to the worker.
+    # ours (other sessions' builds and tests); "kernel_out": busy time no
+    # process was charged for (pinned: CPU 0 outside the gateway worker),
+    # i.e. network work the kernel did in interrupt context instead of
+    # charging it to the worker.
     local cpu0 cpu1 fticks forks
     read -r cpu0 cpu1 fticks forks < <(cpu_delta "$WORK/snap.before" "$WORK/snap.after" \
         $$ "${GW_MASTER[@]}" "${GW_WORKER[@]}" "$UP_MASTER" "$UP_WORKER" "$SIM_PID" ${REDIS_PID:+"$REDIS_PID"})
     FOREIGN=$(share 0 "$fticks")
     FORKS=$forks
-    KERNEL0=$(awk -v c="$cpu0" -v g="$gw_cpu" 'BEGIN { printf "%.3f", c - g }')
+    if [ "$GATEWAY_PIN" = 1 ]; then
+        KERNEL_OUT=$(awk -v c="$cpu0" -v g="$gw_cpu" 'BEGIN { printf "%.3f", c - g }')
+    else
+        KERNEL_OUT=$(awk -v c0="$cpu0" -v c1="$cpu1" -v g="$gw_cpu" -v u="$up_cpu" -v w="$wrk_cpu" \
+            -v m="$sim_cpu" -v f="$FOREIGN" 'BEGIN { printf "%.3f", c0 + c1 - g - u - w - m - f }')
+    fi
     MEASURED=$(printf '%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s' \
         "$s" "$v" "$r" "$(get requests)" "$dur_us" "$(get bytes)" "$(get p50_us)" "$(get p99_us)" "$(get max_us)" \
-        "$gw_cpu" "$up_cpu" "$wrk_cpu" "$cpu0" "$cpu1" "$KERNEL0" "$FORKS" "$FOREIGN" \
+        "$gw_cpu" "$up_cpu" "$wrk_cpu" "$cpu0" "$cpu1" "$KERNEL_OUT" "$FORKS" "$FOREIGN" \
         "$rss_before" "$(status_kb "$worker" VmRSS)" "$(status_kb "$worker" VmHWM)")
     awk -v r="$(get requests)" -v d="$dur_us" -v p="$(get p99_us)" -v g="$gw_cpu" -v c0="$cpu0" -v u="$up_cpu" -v c1="$cpu1" \
-        -v f="$FOREIGN" -v k="$FORKS" -v tag="$s/$v round $r" 'BEGIN { printf "[bench]   %-22s %9.0f req/s  p99 %7.3f ms  gateway %3.0f%% (cpu0 %3.0f%%) %6.1f us/req  upstream %3.0f%%  cpu1 %3.0f%%  foreign %3.0f%% %d forks\n",
-            tag, r / (d / 1e6), p / 1000, g * 100, c0 * 100, c0 * 1e6 / (r / (d / 1e6)), u * 100, c1 * 100, f * 100, k }' >&2
+        -v f="$FOREIGN" -v k="$FORKS" -v tag="$s/$v round $r" 'BEGIN { printf "[bench]   %-22s %9.0f req/s  p99 %7.3f ms  gateway worker %3.0f%% %6.1f us/req  cpu0 %3.0f%%  upstream %3.0f%%  cpu1 %3.0f%%  foreign %3.0f%% %d forks\n",
+            tag, r / (d / 1e6), p / 1000, g * 100, g * 1e6 / (r / (d / 1e6)), c0 * 100, u * 100, c1 * 100, f * 100, k }' >&2
 }
 
 # measure SCENARIO VARIANT ROUND: measure_once, again when the run was
@@ -196,10 +207,10 @@ measure() {
         # of charging it to the worker (a different, faster data path that
         # makes runs incomparable; seen for minutes at a time)
         disturbed=$(awk -v f="$FOREIGN" -v m="$FOREIGN_MAX" -v k="$FORKS" -v km="$FORKS_MAX" \
-            -v n="$KERNEL0" -v nm="$KERNEL_MAX" 'BEGIN { print (f > m || k > km) ? 1 : (n > nm) ? 2 : 0 }')
+            -v n="$KERNEL_OUT" -v nm="$KERNEL_MAX" 'BEGIN { print (f > m || k > km) ? 1 : (n > nm) ? 2 : 0 }')
         [ "$disturbed" != 0 ] || break
         local why="other processes used $FOREIGN of a CPU and forked $FORKS times"
-        [ "$disturbed" = 2 ] && why="the kernel spent $KERNEL0 of CPU 0 outside the gateway worker (its network path changed)"
+        [ "$disturbed" = 2 ] && why="the kernel spent $KERNEL_OUT of a CPU outside the benchmark's processes (its network path changed)"
         if [ "$attempt" -ge "$RETRIES" ] || [ "$RETRIES_LEFT" -le 0 ]; then
             bench_log "$s/$v round $r: $why; keeping the run, flagged"
             break
@@ -309,4 +320,4 @@ T1=$(date +%s)
 bench_cleanup
 perl "$HERE/report.pl" --work "$WORK" --rounds "$ROUNDS" --seconds "$SECONDS_PER_RUN" \
     --warmup "$WARMUP" --connections "$CONNS" --elapsed $((T1 - T0)) --block-bytes "$BLOCK_BYTES" \
-    --upstream-cpu "$UPSTREAM_CPU"
+    --upstream-cpu "$UPSTREAM_CPU" --pinned "$GATEWAY_PIN"
