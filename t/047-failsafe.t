@@ -465,7 +465,13 @@ rest (it used to stall there until the client gave up).
                                    . length($res->{body}) . " bytes)");
      }
      my $grown = $rss->() - $before;
-     cmp_ok($grown, '<', 32 * 1024, "the worker's RSS grew by $grown kB over three rounds");
+     SKIP: {
+         # ASan keeps freed memory in quarantine (256 MB by default) and
+         # does not give it back: RSS measures nothing there
+         skip('the worker runs under ASan (make test SANITIZE=1)', 1)
+             if ($ENV{TEST_NGINX_BINARY} // '') =~ /asan-nginx\.sh$/;
+         cmp_ok($grown, '<', 32 * 1024, "the worker's RSS grew by $grown kB over three rounds");
+     }
  }]
 --- check
 my $calls = 0;
