@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "capi/c_api_util.h"
@@ -13,7 +14,9 @@
 #include "solgate/solgate.h"
 
 struct sg_response_s {
-    std::unique_ptr<solgate::ResponseHook> hook;
+    explicit sg_response_s(solgate::ResponseHook made) : hook(std::move(made)) {}
+
+    solgate::ResponseHook hook;
     std::string rewritten;  // backs sg_correction_t::body
 };
 
@@ -26,7 +29,7 @@ struct sg_merge_s {
     // The getSlot calls sent, by id as the client wrote it: their answers
     // are corrected as a single getSlot's is, by one hook per commitment.
     std::map<std::string, solgate::ResponseHook*, std::less<>> slot_hooks;
-    std::map<solgate::sg_commitment_t, std::unique_ptr<solgate::ResponseHook>>
+    std::map<solgate::sg_commitment_t, std::optional<solgate::ResponseHook>>
         hooks;
     int64_t now_ms = 0;
 };
@@ -55,7 +58,7 @@ int sg_response_new(const sg_request_t* req, sg_response_t** out) noexcept {
         if (!hook) {
             return SG_NONE;
         }
-        *out = new sg_response_s{std::move(hook), {}};
+        *out = new sg_response_s(std::move(*hook));
         return SG_OK;
     });
 }
@@ -85,11 +88,13 @@ int sg_merge_new(const sg_request_t* req, sg_merge_t** out) noexcept {
                     call, r.network()->settings());
                 auto& hook = merge->hooks[commitment];
                 if (!hook) {
-                    hook = solgate::ResponseHook::ForCall(
-                        *r.network(), call, r.plan(), *r.upstream());
+                    if (auto made = solgate::ResponseHook::ForCall(
+                            *r.network(), call, r.plan(), *r.upstream())) {
+                        hook.emplace(std::move(*made));
+                    }
                 }
                 if (hook) {
-                    merge->slot_hooks.emplace(call.id_raw, hook.get());
+                    merge->slot_hooks.emplace(call.id_raw, &*hook);
                 }
             }
         }
@@ -149,7 +154,7 @@ int sg_response_kind(const sg_response_t* resp) noexcept {
     if (resp == nullptr) {
         return SG_INVALID;
     }
-    return resp->hook->kind() == solgate::ResponseHook::Kind::kRewriteSlot
+    return resp->hook.kind() == solgate::ResponseHook::Kind::kRewriteSlot
                ? SG_RESPONSE_REWRITE
                : SG_RESPONSE_HARVEST;
 }
@@ -160,7 +165,7 @@ int sg_response_feed(sg_response_t* resp, const char* data, size_t len,
         return SG_OK;
     }
     return Guard(SG_OK, [&] {
-        return resp->hook->Feed(data, len, now_ms) ? SG_OK : SG_AGAIN;
+        return resp->hook.Feed(data, len, now_ms) ? SG_OK : SG_AGAIN;
     });
 }
 
@@ -169,7 +174,7 @@ void sg_response_finish(sg_response_t* resp, int64_t now_ms) noexcept {
         return;
     }
     Guard(SG_OK, [&] {
-        resp->hook->Finish(now_ms);
+        resp->hook.Finish(now_ms);
         return SG_OK;
     });
 }
@@ -180,7 +185,7 @@ int sg_response_rewrite(sg_response_t* resp, const char* body, size_t len,
         return SG_NONE;
     }
     return Guard(SG_NONE, [&] {
-        auto correction = resp->hook->Rewrite({body, len}, now_ms);
+        auto correction = resp->hook.Rewrite({body, len}, now_ms);
         if (!correction) {
             return SG_NONE;
         }

@@ -10,36 +10,34 @@ sg_commitment_t EffectiveCommitment(const RpcCall& call,
     return call.commitment ? *call.commitment : settings.default_commitment;
 }
 
-std::unique_ptr<ResponseHook> ResponseHook::For(const Network& network,
-                                                const RpcRequest& request,
-                                                const RoutePlan& plan,
-                                                size_t upstream) {
+std::optional<ResponseHook> ResponseHook::For(const Network& network,
+                                              const RpcRequest& request,
+                                              const RoutePlan& plan,
+                                              size_t upstream) {
     if (request.shape != RpcRequest::Shape::kSingle) {
-        return nullptr;
+        return std::nullopt;
     }
     return ForCall(network, request.calls[0], plan, upstream);
 }
 
-std::unique_ptr<ResponseHook> ResponseHook::ForCall(const Network& network,
-                                                    const RpcCall& call,
-                                                    const RoutePlan& plan,
-                                                    size_t upstream) {
+std::optional<ResponseHook> ResponseHook::ForCall(const Network& network,
+                                                  const RpcCall& call,
+                                                  const RoutePlan& plan,
+                                                  size_t upstream) {
     if (!network.bound() || upstream >= network.size()) {
-        return nullptr;
+        return std::nullopt;
     }
     sg_commitment_t commitment = EffectiveCommitment(call, network.settings());
     // getBlockHeight is a different counter and is never corrected.
     if (call.method == "getSlot") {
-        return std::unique_ptr<ResponseHook>(
-            new ResponseHook(network, plan, upstream, Kind::kRewriteSlot,
-                             commitment));
+        return ResponseHook(network, plan, upstream, Kind::kRewriteSlot,
+                            commitment);
     }
     if (IsEnvelopeMethod(call.method)) {
-        return std::unique_ptr<ResponseHook>(
-            new ResponseHook(network, plan, upstream, Kind::kHarvest,
-                             commitment));
+        return ResponseHook(network, plan, upstream, Kind::kHarvest,
+                            commitment);
     }
-    return nullptr;
+    return std::nullopt;
 }
 
 bool ResponseHook::Feed(const char* data, size_t len, int64_t now_ms) {
@@ -47,7 +45,7 @@ bool ResponseHook::Feed(const char* data, size_t len, int64_t now_ms) {
         return true;
     }
     if (!scanner_) {
-        scanner_ = std::make_unique<ContextSlotScanner>();
+        scanner_.emplace();
     }
     switch (scanner_->Feed(data, len)) {
     case ContextSlotScanner::State::kMore:

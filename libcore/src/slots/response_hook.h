@@ -3,7 +3,7 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -21,17 +21,19 @@ class ResponseHook {
 public:
     enum class Kind { kRewriteSlot, kHarvest };
 
-    // nullptr when the response needs nothing (batches, other methods).
-    static std::unique_ptr<ResponseHook> For(const Network& network,
-                                             const RpcRequest& request,
-                                             const RoutePlan& plan,
-                                             size_t upstream);
+    // nullopt when the response needs nothing (batches, other methods).
+    // By value: the caller keeps it where it keeps the request's other
+    // state, with no allocation of its own.
+    static std::optional<ResponseHook> For(const Network& network,
+                                           const RpcRequest& request,
+                                           const RoutePlan& plan,
+                                           size_t upstream);
     // The same for one call, whose answer the caller has on its own (an
     // element of a batch's answer).
-    static std::unique_ptr<ResponseHook> ForCall(const Network& network,
-                                                 const RpcCall& call,
-                                                 const RoutePlan& plan,
-                                                 size_t upstream);
+    static std::optional<ResponseHook> ForCall(const Network& network,
+                                               const RpcCall& call,
+                                               const RoutePlan& plan,
+                                               size_t upstream);
 
     Kind kind() const { return kind_; }
 
@@ -60,8 +62,8 @@ private:
     size_t upstream_;
     Kind kind_;
     sg_commitment_t commitment_;
-    // Only a harvest needs one (it holds a yajl handle): made on first use.
-    std::unique_ptr<ContextSlotScanner> scanner_;
+    // Only a harvest needs one: made on first use.
+    std::optional<ContextSlotScanner> scanner_;
     // The plan's tips, read once per response (a batch's getSlot answers
     // share them).
     std::optional<Tips> tips_;

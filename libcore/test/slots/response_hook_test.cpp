@@ -27,9 +27,9 @@ std::string Envelope(uint64_t slot) {
 
 class ResponseHooks : public ::testing::Test {
 protected:
-    std::unique_ptr<ResponseHook> Hook(const std::string& body,
-                                       size_t upstream = 0,
-                                       const std::string& selector = "") {
+    std::optional<ResponseHook> Hook(const std::string& body,
+                                     size_t upstream = 0,
+                                     const std::string& selector = "") {
         request_ = ParseRpcRequest(body.data(), body.size());
         plan_ = PlanRoute(net_.network, request_, selector);
         return ResponseHook::For(net_.network, request_, plan_, upstream);
@@ -65,7 +65,7 @@ TEST_F(ResponseHooks, EnvelopeMethodsAreHarvested) {
                                "getLatestBlockhash", "getSignatureStatuses",
                                "isBlockhashValid"}) {
         auto hook = Hook(Call(method));
-        ASSERT_NE(hook, nullptr) << method;
+        ASSERT_TRUE(hook) << method;
         EXPECT_EQ(hook->kind(), ResponseHook::Kind::kHarvest) << method;
     }
 }
@@ -75,7 +75,7 @@ TEST_F(ResponseHooks, GetSlotIsRewrittenWhateverItsCommitment) {
                                R"([{"commitment":"confirmed"}])",
                                R"([{"commitment":"finalized"}])"}) {
         auto hook = Hook(Call("getSlot", params));
-        ASSERT_NE(hook, nullptr) << params;
+        ASSERT_TRUE(hook) << params;
         EXPECT_EQ(hook->kind(), ResponseHook::Kind::kRewriteSlot) << params;
     }
 }
@@ -84,18 +84,17 @@ TEST_F(ResponseHooks, OtherMethodsAndShapesGetNone) {
     for (const char* method : {"getBlock", "getTransaction", "getHealth",
                                "getBlockHeight", "sendTransaction",
                                "getEpochInfo", "getslot"}) {
-        EXPECT_EQ(Hook(Call(method)), nullptr) << method;
+        EXPECT_FALSE(Hook(Call(method))) << method;
     }
-    EXPECT_EQ(Hook("[" + Call("getSlot") + "]"), nullptr);
-    EXPECT_EQ(Hook("[" + Call("getBalance") + "," + Call("getSlot") + "]"),
-              nullptr);
-    EXPECT_EQ(Hook("not json"), nullptr);
+    EXPECT_FALSE(Hook("[" + Call("getSlot") + "]"));
+    EXPECT_FALSE(Hook("[" + Call("getBalance") + "," + Call("getSlot") + "]"));
+    EXPECT_FALSE(Hook("not json"));
 }
 
 TEST_F(ResponseHooks, AnUpstreamOutsideTheNetworkGetsNone) {
-    EXPECT_NE(Hook(Call("getSlot"), 2), nullptr);
-    EXPECT_EQ(Hook(Call("getSlot"), 3), nullptr);
-    EXPECT_EQ(Hook(Call("getBalance"), 99), nullptr);
+    EXPECT_TRUE(Hook(Call("getSlot"), 2));
+    EXPECT_FALSE(Hook(Call("getSlot"), 3));
+    EXPECT_FALSE(Hook(Call("getBalance"), 99));
 }
 
 TEST_F(ResponseHooks, AnUnboundNetworkGetsNone) {
@@ -104,7 +103,7 @@ TEST_F(ResponseHooks, AnUnboundNetworkGetsNone) {
     std::string body = Call("getSlot");
     RpcRequest request = ParseRpcRequest(body.data(), body.size());
     RoutePlan plan;
-    EXPECT_EQ(ResponseHook::For(unbound, request, plan, 0), nullptr);
+    EXPECT_FALSE(ResponseHook::For(unbound, request, plan, 0));
 }
 
 // --- EffectiveCommitment ----------------------------------------------------
@@ -238,7 +237,7 @@ TEST_F(ResponseHooks, TheNetworkDefaultCommitmentChoosesTheCorrection) {
     RpcRequest request = ParseRpcRequest(body.data(), body.size());
     RoutePlan plan = PlanRoute(finalized.network, request, "");
     auto hook = ResponseHook::For(finalized.network, request, plan, 0);
-    ASSERT_NE(hook, nullptr);
+    ASSERT_TRUE(hook);
     auto c = hook->Rewrite(R"({"jsonrpc":"2.0","result":1000,"id":1})", 0);
     ASSERT_TRUE(c);
     EXPECT_EQ(c->to, 968u);
@@ -261,7 +260,7 @@ TEST_F(ResponseHooks, WithASelectorOnlyItsUpstreamsTipCounts) {
     net_.network.record(2).processed = 1100;
     shared().processed_answered = 1050;   // answered from other upstreams
     auto hook = Hook(Call("getSlot"), 0, "up-0");
-    ASSERT_NE(hook, nullptr);
+    ASSERT_TRUE(hook);
     ASSERT_TRUE(plan_.has_selector);
     // Raised to up-0's tip, not to the network-wide memory.
     auto c = Rewrite(*hook, 990);
