@@ -4,6 +4,7 @@
 use Test::Nginx::Socket 'no_plan';
 use Solgate::Sim;
 use Solgate::TestConf;
+use Solgate::Gateway;
 use JSON::PP;
 
 our @Ports = (19821, 19822, 19823);
@@ -57,14 +58,8 @@ nginx_start($HttpConfig, $Config, no_root_location => 1);
 # Strict turns need equal costs: every node polled (a slot seen, a round
 # trip measured) and its poll latency under the 5 ms floor (a sanitized
 # gateway's first polls are slower).
-wait_for('the three nodes are polled and cost the same', sub {
-    my $m = http_get(server_port(), '/metrics')->{body};
-    my @slots = $m =~ /^solgate_upstream_latest_slot\{network="mainnet",[^}]*\} (\d+)$/mg;
-    my @ewma = $m =~
-        /^solgate_upstream_latency_ewma_seconds\{network="mainnet",[^}]*\} (\S+)$/mg;
-    return @slots == 3 && !grep({ $_ == 0 } @slots)
-        && @ewma == 3 && !grep { $_ == 0 || $_ >= 0.005 } @ewma;
-}, 15);
+wait_for('the three nodes are polled and cost the same',
+         sub { equal_costs('mainnet', qr/./, 3) }, 15);
 sim_reset($_) for @Ports;
 for my $i (1 .. 9) {
     my $res = http_post(server_port(), '/', call($i, 'getSlot'));

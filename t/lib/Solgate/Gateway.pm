@@ -23,7 +23,7 @@ use Test::Nginx::Util ();
 our @EXPORT = qw(
     rpc rpc_request rpc_requests get_block_call sans_id
     admin_state network_state upstream_state upstreams
-    metrics_text metric
+    metrics_text metric equal_costs
     process_threads
 );
 
@@ -110,6 +110,25 @@ sub metrics_text {
 sub metric {
     my ($re, $port) = @_;
     return metrics_text($port) =~ $re ? $1 : undef;
+}
+
+# equal_costs($network, $upstreams_re, $count, $port): true when exactly
+# $count upstreams of $network whose id matches $upstreams_re have been
+# polled (a slot seen) and cost the same to the picker: each poll round
+# trip measured and under the 5 ms latency floor.  A picker takes strict
+# turns only then (a loaded or sanitized gateway's first polls are slower).
+sub equal_costs {
+    my ($network, $upstreams_re, $count, $port) = @_;
+    my $m = metrics_text($port);
+    my $of = sub {   # the values of a per-upstream family, for the matching ids
+        my ($family) = @_;
+        my %v = $m =~ /^\Q$family\E\{network="\Q$network\E",upstream="([^"]*)"\} (\S+)$/mg;
+        return map { $v{$_} } grep { $_ =~ $upstreams_re } keys %v;
+    };
+    my @slots = $of->('solgate_upstream_latest_slot');
+    my @ewma = $of->('solgate_upstream_latency_ewma_seconds');
+    return @slots == $count && !grep({ $_ == 0 } @slots)
+        && @ewma == $count && !grep { $_ == 0 || $_ >= 0.005 } @ewma;
 }
 
 # The number of threads of a process (0 when it is gone).
