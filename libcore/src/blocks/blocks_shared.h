@@ -52,7 +52,7 @@ struct BlocksHostCounters {
 
 struct BlocksShared {
     static constexpr uint32_t kMagic = 0x53474243;  // "SGBC"
-    static constexpr uint32_t kLayout = 4;
+    static constexpr uint32_t kLayout = 5;
 
     uint32_t magic;
     uint32_t layout;

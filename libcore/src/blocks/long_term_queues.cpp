@@ -224,6 +224,24 @@ void LongTermQueues::CountedInRegion(size_t plan, size_t keys) {
     }
 }
 
+void LongTermQueues::MarkCountedInRegion(
+    size_t plan, const Retrieval& retrieval,
+    const std::vector<std::string>& keys) {
+    QueueStore* queue = QueueOf(plan);
+    if (queue == nullptr || keys.empty()) {
+        return;
+    }
+    KeyStore& key_store = zone_.keys();
+    std::vector<KeyId> counted;
+    for (KeyId w : queue->Waiters(retrieval)) {
+        if (std::find(keys.begin(), keys.end(), key_store.Text(w)) !=
+            keys.end()) {
+            counted.push_back(w);
+        }
+    }
+    queue->MarkCounted(retrieval, counted);
+}
+
 size_t LongTermQueues::CountRepeatsInRegion(
     size_t plan, const std::vector<std::string>& keys,
     const std::vector<bool>& region_received, uint64_t slot,

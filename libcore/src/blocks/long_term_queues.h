@@ -116,6 +116,11 @@ public:
         int64_t wall_ms);
     // The region counted a retrieval of the plan for `keys` keys.
     void CountedInRegion(size_t plan, size_t keys);
+    // The region's claim holds the count of these waiters of a retrieval
+    // (after their counts were taken): the queue charges them no more for
+    // it, so a key's allowance is not spent twice on one block.
+    void MarkCountedInRegion(size_t plan, const Retrieval& retrieval,
+                             const std::vector<std::string>& keys);
     // A retrieval of `slot` this host made for the region (kCountedRegion)
     // is a repeat for each key that received the block within 24 h, on any
     // host (`region_received`, per key; empty when the region's store did

@@ -294,12 +294,19 @@ void LongTermRetriever::OnClaim(std::shared_ptr<Job> job,
     if (claim.kind != RegionClaim::kWait &&
         claim.kind != RegionClaim::kDown) {
         std::vector<std::pair<std::string, uint64_t>> used;
+        std::vector<std::string> in_claim;
         size_t counted = 0;
         for (size_t i = 0; i < job->ask.keys.size(); i++) {
             used.emplace_back(job->ask.keys[i], claim.used[i]);
             counted += claim.counted[i] ? 1 : 0;
+            if (claim.in_claim[i]) {
+                in_claim.push_back(job->ask.keys[i]);
+            }
         }
+        // the counts first: in between, a key is charged twice (refused
+        // early), never not at all (admitted past its allowance)
         queues_.TakeRegionCounts(used, job->ask.wall_ms);
+        queues_.MarkCountedInRegion(job->plan, job->retrieval, in_claim);
         queues_.CountedInRegion(job->plan, counted);
     }
     switch (claim.kind) {

@@ -134,6 +134,13 @@ public:
     // Complete, so the count lands while the keys still wait for it.
     virtual std::vector<KeyId> Waiters(const Retrieval& retrieval) = 0;
 
+    // Fleet mode: these waiters' allowances count the retrieval already
+    // (the region's claim counted them): from now on it no longer takes a
+    // share of what is left of their allowance (key_limit above), so that
+    // a key is not charged twice for one block.
+    virtual void MarkCounted(const Retrieval& retrieval,
+                             const std::vector<KeyId>& keys) = 0;
+
     // Ends a retrieval: ok frees the block (the caller stored it), not ok
     // remembers it failed. Returns the waiters to count it for; nothing
     // for a retrieval the queue no longer knows (handed out again since).

@@ -68,9 +68,11 @@ struct RegionClaim {
         kDown,       // the store did not answer
     };
     Kind kind = kDown;
-    // Per key of the ask: counted by this claim, and its allowance used
-    // this month in the region after it.
+    // Per key of the ask: counted by this claim; counted for this block by
+    // this claim or an earlier one; and its allowance used this month in
+    // the region after it.
     std::vector<bool> counted;
+    std::vector<bool> in_claim;
     std::vector<uint64_t> used;
     std::string holder;
     int64_t wait_ms = 0;

@@ -503,12 +503,16 @@ uint32_t RetryAfterSeconds(uint32_t position, double rate) noexcept {
 }
 
 // Entries queued or being retrieved that list `key` among their stored
-// waiters: the retrievals that will count for it.
+// waiters and have not counted for it yet: the retrievals that will.
 static uint32_t ChargedWaits(const RetrievalQueueShared* q, uint32_t key) {
     uint32_t n = 0;
     for (uint32_t k = 0; k < q->order_len; k++) {
-        if (HasWaiter(q->entries[q->order[k]], key)) {
-            n++;
+        const QueueEntry& e = q->entries[q->order[k]];
+        for (uint32_t j = 0; j < e.stored; ++j) {
+            if (e.waiters[j] == key) {
+                n += (e.counted >> j & 1u) == 0;
+                break;
+            }
         }
     }
     return n;
@@ -650,6 +654,25 @@ std::vector<uint32_t> RetrievalWaiters(RetrievalQueueShared* q,
         return StoredWaiters(e);
     } catch (...) {
         return {};
+    }
+}
+
+void MarkRetrievalCounted(RetrievalQueueShared* q, uint32_t index,
+                          uint32_t generation,
+                          const std::vector<uint32_t>& keys) noexcept {
+    static_assert(kMaxWaiters <= 32, "a bit per stored waiter");
+    QueueLock lock(q);
+    if (!lock.ok() || index >= q->used) return;
+    QueueEntry& e = q->entries[index];
+    if (e.generation != generation ||
+        (q->state[index] != kEntryRetrieving &&
+         q->state[index] != kEntryQueued)) {
+        return;
+    }
+    for (uint32_t j = 0; j < e.stored; ++j) {
+        if (std::find(keys.begin(), keys.end(), e.waiters[j]) != keys.end()) {
+            e.counted |= 1u << j;
+        }
     }
 }
 

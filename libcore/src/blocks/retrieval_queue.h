@@ -79,6 +79,10 @@ struct QueueEntry {
     uint32_t waiter_count;    // distinct keys waiting (see above)
     uint32_t stored;          // waiters[0, stored) are valid
     uint32_t variant_length;
+    // Bit j: waiters[j]'s allowance already counts this block (fleet mode:
+    // the region's claim counted it), so the entry no longer holds a
+    // share of what is left of it.
+    uint32_t counted;
     uint32_t waiters[kMaxWaiters];
     uint64_t overflow[4];     // filter of waiters past kMaxWaiters
     char variant[kQueueVariantBytes];  // NUL-padded
@@ -89,7 +93,7 @@ struct QueueEntry {
 // by `mutex`; use the functions below rather than the fields.
 struct RetrievalQueueShared {
     static constexpr uint32_t kMagic = 0x52515545;  // "RQUE"
-    static constexpr uint32_t kLayout = 1;
+    static constexpr uint32_t kLayout = 2;
 
     uint32_t magic;
     uint32_t layout;
@@ -150,6 +154,12 @@ QueueAnswer RequestBlock(RetrievalQueueShared* q, uint32_t key_index,
 std::vector<uint32_t> RetrievalWaiters(RetrievalQueueShared* q,
                                        uint32_t index,
                                        uint32_t generation) noexcept;
+
+// Marks the stored waiters `keys` of a retrieval still handed out under
+// its generation as counted for it: they are no longer charged for it.
+void MarkRetrievalCounted(RetrievalQueueShared* q, uint32_t index,
+                          uint32_t generation,
+                          const std::vector<uint32_t>& keys) noexcept;
 
 // The next block to retrieve, now marked as being retrieved; nullopt when
 // nothing is queued, max_in_flight (0 counts as 1) are out, or the rate

@@ -16,6 +16,11 @@ std::vector<KeyId> ShmRetrievalQueue::Waiters(const Retrieval& retrieval) {
     return RetrievalWaiters(queue_, retrieval.index, retrieval.generation);
 }
 
+void ShmRetrievalQueue::MarkCounted(const Retrieval& retrieval,
+                                    const std::vector<KeyId>& keys) {
+    MarkRetrievalCounted(queue_, retrieval.index, retrieval.generation, keys);
+}
+
 std::optional<Retrieval> ShmRetrievalQueue::Next(int64_t now_ms,
                                                  double retrieval_rate,
                                                  uint32_t max_in_flight,

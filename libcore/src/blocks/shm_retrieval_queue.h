@@ -18,6 +18,8 @@ public:
                         double retrieval_rate, const RepeatFn& repeats,
                         const KeyLimitFn& key_limit) override;
     std::vector<KeyId> Waiters(const Retrieval& retrieval) override;
+    void MarkCounted(const Retrieval& retrieval,
+                     const std::vector<KeyId>& keys) override;
     std::optional<Retrieval> Next(int64_t now_ms, double retrieval_rate,
                                   uint32_t max_in_flight, int64_t stale_ms,
                                   const RepeatFn& repeats) override;

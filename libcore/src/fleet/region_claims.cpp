@@ -258,6 +258,7 @@ bool ParseRegionClaim(const FleetStore::Words& words, size_t keys,
             return false;
         }
         claim.counted.push_back(c == 1);
+        claim.in_claim.push_back(c > 0);
         claim.used.push_back(used);
     }
     *out = std::move(claim);

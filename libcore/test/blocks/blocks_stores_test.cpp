@@ -112,7 +112,8 @@ public:
         Block block{slot, std::string(variant)};
         uint32_t waits = 0;
         for (const auto& [b, keys] : waiters) {
-            waits += keys.count(key) != 0 && b != block;
+            waits += keys.count(key) != 0 && b != block &&
+                     counted[b].count(key) == 0;
         }
         bool waiting = waiters.count(block) && waiters[block].count(key);
         if (!waiting && waits >= key_limit) {
@@ -142,6 +143,10 @@ public:
                    ? std::vector<KeyId>()
                    : std::vector<KeyId>(it->second.begin(), it->second.end());
     }
+    void MarkCounted(const Retrieval& r,
+                     const std::vector<KeyId>& keys) override {
+        counted[{r.slot, r.variant}].insert(keys.begin(), keys.end());
+    }
     std::vector<KeyId> Complete(const Retrieval& r, bool ok,
                                 int64_t) override {
         auto it = waiters.find({r.slot, r.variant});
@@ -150,12 +155,14 @@ public:
         }
         std::vector<KeyId> keys(it->second.begin(), it->second.end());
         waiters.erase(it);
+        counted.erase({r.slot, r.variant});
         out.erase({r.slot, r.variant});
         completed.push_back(ok);
         return keys;
     }
     void LetGo(const Retrieval& r, int64_t) override {
         waiters.erase({r.slot, r.variant});
+        counted.erase({r.slot, r.variant});
         out.erase({r.slot, r.variant});
         let_go++;
     }
@@ -168,6 +175,7 @@ public:
 
     QueueAnswer answer{QueueOutcome::kQueued, 7, 3};
     std::map<Block, std::set<KeyId>> waiters;
+    std::map<Block, std::set<KeyId>> counted;
     std::set<Block> out;
     std::vector<bool> completed;
     int let_go = 0;

@@ -88,6 +88,7 @@ public:
             }
             any = any || had || counts;
             c.counted.push_back(counts);
+            c.in_claim.push_back(had || counts);
             c.used.push_back(used[key]);
         }
         if (c.kind == RegionClaim::kMine) {
@@ -823,6 +824,51 @@ TEST_F(RegionLongTermTest, ANewLeaderOrdersAndPacesWhatItHadForwarded) {
     std::sort(order.begin(), order.end());
     EXPECT_EQ(order, (std::vector<uint64_t>{2300, 2301, 2302, 2303}))
         << "each once, in the queue's order";
+}
+
+TEST_F(RegionLongTermTest, AClaimedRetrievalIsNotChargedTwiceToItsKeys) {
+    // k1 (allowance 2): A's claim of 2400 counted it in the region and in
+    // A's copy while 2400 is still being retrieved; a second block for k1
+    // is one more of its two, not past it.
+    a.Ask(2400, "k1");
+    clock.Advance(200);
+    a.Tick();
+    ASSERT_EQ(a.transport.pending.size(), 1u);
+    ASSERT_EQ(a.Allowance("k1"), 1u);
+    BlockDecision d = a.Ask(2401, "k1");
+    EXPECT_NE(d.body.find(R"("queuePosition")"), std::string::npos)
+        << d.body;
+    clock.Advance(200);
+    a.Tick();
+    EXPECT_EQ(a.transport.pending.size(), 2u);
+    EXPECT_EQ(used["k1"], 2u);
+    // and a third is past it
+    d = a.Ask(2402, "k1");
+    EXPECT_NE(d.body.find(R"("reason":"allowance")"), std::string::npos)
+        << d.body;
+}
+
+TEST_F(RegionLongTermTest, AForwardedAskIsAdmittedBesideTheLeadersClaimedOne) {
+    // The leader's queue takes a follower's ask for k1 while its own claim
+    // for k1 is in flight: both are retrieved (t/100 TEST 6 waited 30 s
+    // for the follower's next forward).
+    a.Ask(2500, "k1");
+    clock.Advance(200);
+    a.Tick();
+    ASSERT_EQ(a.transport.pending.size(), 1u);
+    b.Ask(2510, "k1");
+    clock.Advance(200);
+    b.Tick();   // forwarded
+    clock.Advance(kRegionTakeEveryMs);
+    a.Tick();
+    clock.Advance(200);
+    a.Tick();
+    EXPECT_EQ(a.transport.pending.size(), 2u) << "the forwarded ask dropped";
+    EXPECT_EQ(used["k1"], 2u);
+    a.AnswerStorage(TheBlock);
+    clock.Advance(kRegionPeekEveryMs);
+    b.Tick();
+    EXPECT_EQ(b.retriever->waiting(), 0u);
 }
 
 }  // namespace

@@ -568,6 +568,45 @@ TEST(RetrievalQueue, AKeyLimitHoldsAcrossProcessesAndThreads) {
               QueueOutcome::kQueued);
 }
 
+// Fleet mode: a retrieval the region's claim counted for a key no longer
+// takes a share of what is left of its allowance (the count has it).
+TEST(RetrievalQueue, ARetrievalMarkedCountedIsNoLongerChargedToItsKey) {
+    Queue queue;
+    auto* q = queue.get();
+    constexpr uint32_t kKey = 3;
+    const uint32_t one = 1;
+    ASSERT_EQ(RequestBlock(q, kKey, 10, kVariant, 0, kLimit, 1.0, RepeatFn(),
+                           Limit(&one)).outcome,
+              QueueOutcome::kQueued);
+    std::optional<Retrieval> got =
+        NextRetrieval(q, 1, kFast, 1, 120000, RepeatFn());
+    ASSERT_TRUE(got);
+    EXPECT_EQ(RequestBlock(q, kKey, 11, kVariant, 2, kLimit, 1.0, RepeatFn(),
+                           Limit(&one)).outcome,
+              QueueOutcome::kAllowanceSpent) << "10 still holds the one left";
+    MarkRetrievalCounted(q, got->index, got->generation + 1, {kKey});
+    EXPECT_EQ(RequestBlock(q, kKey, 11, kVariant, 2, kLimit, 1.0, RepeatFn(),
+                           Limit(&one)).outcome,
+              QueueOutcome::kAllowanceSpent) << "another generation's mark";
+    MarkRetrievalCounted(q, got->index, got->generation, {kKey + 1});
+    EXPECT_EQ(RequestBlock(q, kKey, 11, kVariant, 2, kLimit, 1.0, RepeatFn(),
+                           Limit(&one)).outcome,
+              QueueOutcome::kAllowanceSpent) << "another key's mark";
+    MarkRetrievalCounted(q, got->index, got->generation, {kKey});
+    EXPECT_EQ(RequestBlock(q, kKey, 11, kVariant, 2, kLimit, 1.0, RepeatFn(),
+                           Limit(&one)).outcome,
+              QueueOutcome::kQueued);
+    // a new block in the same entry starts uncounted
+    CompleteRetrieval(q, got->index, got->generation, true, 3);
+    const uint32_t two = 2;
+    EXPECT_EQ(RequestBlock(q, kKey, 12, kVariant, 4, kLimit, 1.0, RepeatFn(),
+                           Limit(&two)).outcome,
+              QueueOutcome::kQueued);
+    EXPECT_EQ(RequestBlock(q, kKey, 13, kVariant, 4, kLimit, 1.0, RepeatFn(),
+                           Limit(&two)).outcome,
+              QueueOutcome::kAllowanceSpent);
+}
+
 TEST(RetrievalQueue, DeadLockHolderDoesNotWedgeOthers) {
     Queue queue;
     auto* q = queue.get();

@@ -65,6 +65,8 @@ TEST(RegionClaimsTest, ParsesTheClaimScriptsAnswers) {
     EXPECT_EQ(c.kind, RegionClaim::kMine);
     EXPECT_EQ(c.holder, "host-a");
     EXPECT_EQ(c.counted, (std::vector<bool>{true, false, false}));
+    EXPECT_EQ(c.in_claim, (std::vector<bool>{true, true, false}))
+        << "2: counted for this block before";
     EXPECT_EQ(c.used, (std::vector<uint64_t>{1, 2, 3}));
 
     ASSERT_TRUE(ParseRegionClaim({"wait", "", "40"}, 2, &c));
