@@ -141,11 +141,25 @@ uint64_t TurnWeight(uint32_t repeat_count) {
     return 1 + std::min<uint64_t>(repeat_count, kMaxTurnWeight - 1);
 }
 
-bool HasWaiter(const QueueEntry& e, uint32_t key) {
+// Where `key` is among e's stored waiters; e.stored when it is not.
+uint32_t WaiterIndex(const QueueEntry& e, uint32_t key) {
     for (uint32_t j = 0; j < e.stored; ++j) {
-        if (e.waiters[j] == key) return true;
+        if (e.waiters[j] == key) return j;
     }
-    return false;
+    return e.stored;
+}
+
+bool HasWaiter(const QueueEntry& e, uint32_t key) {
+    return WaiterIndex(e, key) < e.stored;
+}
+
+// Entry `index` is still the retrieval handed out under `generation` (or
+// queued again since).
+bool StillHandedOut(const RetrievalQueueShared* q, uint32_t index,
+                    uint32_t generation) {
+    return index < q->used && q->entries[index].generation == generation &&
+           (q->state[index] == kEntryRetrieving ||
+            q->state[index] == kEntryQueued);
 }
 
 // The key has one more queued entry; a key coming back from idle starts
@@ -508,12 +522,8 @@ static uint32_t ChargedWaits(const RetrievalQueueShared* q, uint32_t key) {
     uint32_t n = 0;
     for (uint32_t k = 0; k < q->order_len; k++) {
         const QueueEntry& e = q->entries[q->order[k]];
-        for (uint32_t j = 0; j < e.stored; ++j) {
-            if (e.waiters[j] == key) {
-                n += (e.counted >> j & 1u) == 0;
-                break;
-            }
-        }
+        uint32_t j = WaiterIndex(e, key);
+        n += j < e.stored && (e.counted >> j & 1u) == 0;
     }
     return n;
 }
@@ -644,14 +654,8 @@ std::vector<uint32_t> RetrievalWaiters(RetrievalQueueShared* q,
                                        uint32_t generation) noexcept {
     try {
         QueueLock lock(q);
-        if (!lock.ok() || index >= q->used) return {};
-        const QueueEntry& e = q->entries[index];
-        if (e.generation != generation ||
-            (q->state[index] != kEntryRetrieving &&
-             q->state[index] != kEntryQueued)) {
-            return {};
-        }
-        return StoredWaiters(e);
+        if (!lock.ok() || !StillHandedOut(q, index, generation)) return {};
+        return StoredWaiters(q->entries[index]);
     } catch (...) {
         return {};
     }
@@ -662,13 +666,8 @@ void MarkRetrievalCounted(RetrievalQueueShared* q, uint32_t index,
                           const std::vector<uint32_t>& keys) noexcept {
     static_assert(kMaxWaiters <= 32, "a bit per stored waiter");
     QueueLock lock(q);
-    if (!lock.ok() || index >= q->used) return;
+    if (!lock.ok() || !StillHandedOut(q, index, generation)) return;
     QueueEntry& e = q->entries[index];
-    if (e.generation != generation ||
-        (q->state[index] != kEntryRetrieving &&
-         q->state[index] != kEntryQueued)) {
-        return;
-    }
     for (uint32_t j = 0; j < e.stored; ++j) {
         if (std::find(keys.begin(), keys.end(), e.waiters[j]) != keys.end()) {
             e.counted |= 1u << j;
@@ -719,12 +718,7 @@ bool LetGoRetrieval(RetrievalQueueShared* q, uint32_t index,
         QueueLock lock(q);
         if (!lock.ok()) return false;
         Sweep(q, now_ms);
-        if (index >= q->used) return false;
-        uint8_t state = q->state[index];
-        if (q->entries[index].generation != generation ||
-            (state != kEntryRetrieving && state != kEntryQueued)) {
-            return false;
-        }
+        if (!StillHandedOut(q, index, generation)) return false;
         Retire(q, index, kEntryFree);
         TrimUsed(q);
         return true;
