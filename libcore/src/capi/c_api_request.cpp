@@ -4,6 +4,7 @@
 #include <new>
 #include <string>
 
+#include "base/recycled.h"
 #include "capi/c_api_util.h"
 #include "capi/c_handles.h"
 #include "routing/router.h"
@@ -32,6 +33,9 @@ solgate::RoutedRequest::AttemptEnd AttemptEndOf(const sg_attempt_end_t& end) {
     return e;
 }
 
+// The storage of the requests this thread finished, for its next ones.
+using RoomSpares = solgate::ThreadSpares<solgate::RequestRoom>;
+
 // Said when even the answer could not be built.
 constexpr std::string_view kInternalErrorBody =
     R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":null})";
@@ -47,12 +51,25 @@ int sg_request_parse(const char* body, size_t len,
     }
     *out = nullptr;
     return Guard(SG_ERROR, [&] {
-        *out = new sg_request_s(solgate::ParseRpcRequest(body, len));
+        solgate::RequestRoom room = RoomSpares::Take();
+        *out = new sg_request_s(
+            solgate::ParseRpcRequest(body, len, std::move(room.calls)),
+            std::move(room.plan));
         return SG_OK;
     });
 }
 
-void sg_request_free(sg_request_t* req) noexcept { delete req; }
+void sg_request_free(sg_request_t* req) noexcept {
+    if (req == nullptr) {
+        return;
+    }
+    try {
+        RoomSpares::Give(req->request.TakeRoom());
+    } catch (...) {
+        // nothing kept: the next request allocates its own
+    }
+    delete req;
+}
 
 int sg_request_route(sg_request_t* req, const sg_network_t* net,
                      const sg_selector_sources_t* sources, int64_t now_ms,

@@ -7,13 +7,15 @@
 #include <optional>
 #include <string>
 
+#include "base/recycled.h"
 #include "capi/c_api_util.h"
 #include "capi/c_handles.h"
 #include "routing/router.h"
 #include "slots/response_hook.h"
 #include "solgate/solgate.h"
 
-struct sg_response_s {
+// Made and freed once per forwarded request: recycled storage.
+struct sg_response_s : solgate::Recycled<sg_response_s> {
     explicit sg_response_s(solgate::ResponseHook made) : hook(std::move(made)) {}
 
     solgate::ResponseHook hook;

@@ -3,12 +3,14 @@
 
 #include <string>
 
+#include "base/recycled.h"
 #include "routing/network.h"
 #include "routing/routed_request.h"
 
-struct sg_request_s {
-    explicit sg_request_s(solgate::RpcRequest parsed)
-        : request(std::move(parsed)) {}
+// Made and freed once per request: its storage is recycled per thread.
+struct sg_request_s : solgate::Recycled<sg_request_s> {
+    sg_request_s(solgate::RpcRequest parsed, solgate::RoutePlan plan_room)
+        : request(std::move(parsed), std::move(plan_room)) {}
 
     solgate::RoutedRequest request;
     std::string answer;  // backs sg_route_t::body

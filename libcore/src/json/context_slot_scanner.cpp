@@ -16,6 +16,7 @@
 #include <new>
 #include <string_view>
 
+#include "base/recycled.h"
 #include "json/json_events.h"
 #include "json/plain_json.h"
 #include "json/slot_answer.h"
@@ -54,8 +55,10 @@ bool EndsMemberValue(char c) {
 
 // Nesting deeper than kMaxScanDepth stops the read (JsonValueEvents)
 // undecided, which answers kNotFound.
+// One per harvested response: its storage is recycled per thread.
 struct ContextSlotScanner::Impl
-    : JsonValueEvents<ContextSlotScanner::Impl, kMaxScanDepth> {
+    : JsonValueEvents<ContextSlotScanner::Impl, kMaxScanDepth>,
+      Recycled<ContextSlotScanner::Impl> {
     Impl() noexcept;
     Impl(const Impl&) = delete;
     Impl& operator=(const Impl&) = delete;

@@ -94,9 +94,23 @@ std::string MethodList(const std::vector<std::string_view>& methods) {
 
 }  // namespace
 
-RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
-                    std::string_view selector, bool from_client) {
+RoutePlan EmptyPlanIn(RoutePlan room) {
+    room.matched.clear();
+    room.serving.clear();
+    room.allowed.clear();
+    room.fallback.clear();
     RoutePlan plan;
+    plan.matched = std::move(room.matched);
+    plan.serving = std::move(room.serving);
+    plan.allowed = std::move(room.allowed);
+    plan.fallback = std::move(room.fallback);
+    return plan;
+}
+
+RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
+                    std::string_view selector, bool from_client,
+                    RoutePlan room) {
+    RoutePlan plan = EmptyPlanIn(std::move(room));
     plan.has_selector = !selector.empty();
     plan.client_selector = plan.has_selector && from_client;
     plan.allowed.assign(network.size(), 0);

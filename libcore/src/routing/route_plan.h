@@ -29,8 +29,14 @@ struct RoutePlan {
 
 // `selector` is the request's use-upstream selector ("" for none);
 // from_client false when it is the network's use_upstream_default.
+// `room`: an earlier plan, whose vectors' capacity the new plan takes
+// (their content is dropped), so a warm thread allocates none.
 RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
-                    std::string_view selector, bool from_client = true);
+                    std::string_view selector, bool from_client = true,
+                    RoutePlan room = {});
+
+// A plan as RoutePlan{} is, with the storage of room's vectors.
+RoutePlan EmptyPlanIn(RoutePlan room);
 
 // The tips for the request's subset: its lane's view (or the stateless
 // pick), capped at the serving upstreams' majority when only some of the

@@ -19,12 +19,24 @@ RouteDecision RoutedRequest::Route(const Network& network,
     ChosenSelector selector =
         ChooseSelector(sources, network.settings().default_selector,
                        network.settings().use_upstream_from_client);
-    plan_ = PlanRoute(network, parsed_, selector.text, selector.from_client);
+    plan_ = PlanRoute(network, parsed_, selector.text, selector.from_client,
+                      std::move(plan_));
     RouteDecision decision =
         RouteRequest(parsed_, network, plan_, now_ms, RouteOptions{run_});
     merge_ = std::move(decision.merge);
     pieces_ = std::move(decision.pieces);
     return decision;
+}
+
+RequestRoom RoutedRequest::TakeRoom() {
+    constexpr size_t kCallsKept = 64;
+    RequestRoom room;
+    if (parsed_.calls.capacity() <= kCallsKept) {
+        room.calls = std::move(parsed_.calls);
+        room.calls.clear();
+    }
+    room.plan = std::move(plan_);   // emptied by the next request's plan
+    return room;
 }
 
 Network::PickRequest RoutedRequest::NextPick(int64_t now_ms) const {

@@ -19,9 +19,22 @@
 
 namespace solgate {
 
+// What a finished request's containers leave for the next request on the
+// thread: ParseRpcRequest's and PlanRoute's `room` (both drop the content).
+struct RequestRoom {
+    std::vector<RpcCall> calls;
+    RoutePlan plan;
+};
+
 class RoutedRequest {
 public:
-    explicit RoutedRequest(RpcRequest parsed) : parsed_(std::move(parsed)) {}
+    explicit RoutedRequest(RpcRequest parsed, RoutePlan plan_room = {})
+        : parsed_(std::move(parsed)),
+          plan_(EmptyPlanIn(std::move(plan_room))) {}
+
+    // At the end: the storage worth handing on (a large batch's calls are
+    // let go, so one huge request is not kept for the thread's life).
+    RequestRoom TakeRoom();
 
     const RpcRequest& parsed() const { return parsed_; }
     // nullptr before Route.

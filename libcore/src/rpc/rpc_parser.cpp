@@ -121,17 +121,29 @@ bool HasByteYajlTakesForSpace(std::string_view text) {
     return text.find_first_of("\v\f") != std::string_view::npos;
 }
 
+// The open containers of a parse. One per thread, reused (a parse runs to
+// its end before the next starts), so a parse allocates no frames once
+// the thread has parsed a request as deep; at most kMaxNestingDepth + 1.
+std::vector<Frame>& ThreadFrameStack() {
+    static thread_local std::vector<Frame> stack;
+    stack.clear();
+    return stack;
+}
+
 class Parser : public JsonValueEvents<Parser, kMaxNestingDepth> {
 public:
-    // Room for a call's frames at once (the request, the call, params and
-    // a config object): one allocation per parse instead of one per level.
-    Parser(const char* body, size_t len) : text_(body, len) {
-        stack_.reserve(kUsualDepth);
+    // `room`: its capacity is used for the calls (its content is not).
+    Parser(const char* body, size_t len, std::vector<RpcCall> room)
+        : text_(body, len), stack_(ThreadFrameStack()) {
+        room.clear();
+        request_.calls = std::move(room);
     }
 
     // nullopt when the body is not plain JSON: parse it with RunYajl.
     std::optional<RpcRequest> RunPlain();
     RpcRequest RunYajl();
+    // After RunPlain gave up: the calls' storage, for the yajl parse.
+    std::vector<RpcCall> TakeRoom() { return std::move(request_.calls); }
 
     bool OnValue(Kind kind, std::string_view text);
     bool OnKey(std::string_view key);
@@ -155,8 +167,7 @@ private:
     // yajl reads bytes >= 0x80 (the plain lexer gives them up): strings
     // are checked as strict UTF-8 then.
     bool check_utf8_ = false;
-    static constexpr size_t kUsualDepth = 8;
-    std::vector<Frame> stack_;
+    std::vector<Frame>& stack_;
     RpcRequest request_;
     bool opening_second_param_ = false;
 };
@@ -447,18 +458,20 @@ void Parser::FailCall(int code, std::string message) {
 
 }  // namespace
 
-RpcRequest ParseRpcRequest(const char* body, size_t len) {
+RpcRequest ParseRpcRequest(const char* body, size_t len,
+                           std::vector<RpcCall> room) {
     {
-        Parser plain(body, len);
+        Parser plain(body, len, std::move(room));
         if (std::optional<RpcRequest> request = plain.RunPlain()) {
             return std::move(*request);
         }
+        room = plain.TakeRoom();
     }
-    return Parser(body, len).RunYajl();
+    return Parser(body, len, std::move(room)).RunYajl();
 }
 
 RpcRequest ParseRpcRequestWithYajl(const char* body, size_t len) {
-    return Parser(body, len).RunYajl();
+    return Parser(body, len, {}).RunYajl();
 }
 
 }  // namespace solgate

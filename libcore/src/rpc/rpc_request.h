@@ -98,7 +98,10 @@ struct RpcRequest {
 // without bound; real Solana params nest a handful of levels.
 constexpr size_t kMaxNestingDepth = 64;
 
-RpcRequest ParseRpcRequest(const char* body, size_t len);
+// `room`: an earlier request's calls, whose capacity the new calls take
+// (their content is dropped), so a warm thread allocates none.
+RpcRequest ParseRpcRequest(const char* body, size_t len,
+                           std::vector<RpcCall> room = {});
 // The same through yajl alone (the reference the plain lexer is checked
 // against in tests).
 RpcRequest ParseRpcRequestWithYajl(const char* body, size_t len);

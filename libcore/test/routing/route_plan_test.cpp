@@ -32,6 +32,32 @@ TEST(RoutePlan, WithoutASelectorEveryUpstreamOnTheNetworkWideLane) {
     EXPECT_FALSE(plan.error);
 }
 
+// An earlier plan lends its vectors' storage, never their content: a plan
+// made in it is the plan made from nothing.
+TEST(RoutePlan, ThePlanMadeInAnEarlierPlansRoomIsTheSame) {
+    TestNetwork t(3);
+    RpcRequest req = Parse("getSlot");
+    RoutePlan earlier = PlanRoute(t.network, req, "up-1");
+    earlier.fallback.assign(3, 1);
+    earlier.error = RpcError{kInvalidParams, "left over"};
+    RoutePlan fresh = PlanRoute(t.network, req, "");
+    RoutePlan plan = PlanRoute(t.network, req, "", true, std::move(earlier));
+    EXPECT_EQ(plan.has_selector, fresh.has_selector);
+    EXPECT_EQ(plan.client_selector, fresh.client_selector);
+    EXPECT_EQ(plan.matched, fresh.matched);
+    EXPECT_EQ(plan.serving, fresh.serving);
+    EXPECT_EQ(plan.allowed, fresh.allowed);
+    EXPECT_EQ(plan.fallback, fresh.fallback);
+    EXPECT_EQ(plan.lane, fresh.lane);
+    EXPECT_EQ(plan.lane_name, fresh.lane_name);
+    EXPECT_FALSE(plan.error);
+    RoutePlan empty = EmptyPlanIn(std::move(plan));
+    EXPECT_TRUE(empty.matched.empty() && empty.serving.empty() &&
+                empty.allowed.empty() && empty.fallback.empty());
+    EXPECT_FALSE(empty.lane);
+    EXPECT_TRUE(empty.lane_name.empty());
+}
+
 TEST(RoutePlan, SelectorErrorsAreTheClientsInvalidParams) {
     TestNetwork t(2);
     RpcRequest req = Parse("getSlot");

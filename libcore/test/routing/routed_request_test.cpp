@@ -51,6 +51,34 @@ TEST(RoutedRequest, TheNetworkDefaultSelectorApplies) {
     EXPECT_EQ(req.attempts(), 1u);
 }
 
+// What a finished request hands on: a small request's calls and its plan;
+// a large batch's calls are let go.
+TEST(RoutedRequest, TheRoomKeepsASmallRequestsStorageOnly) {
+    TestNetwork t(3);
+    RoutedRequest small(Parse(kGetSlot));
+    ASSERT_TRUE(small.Route(t.network, {}, 0).forward);
+    RequestRoom room = small.TakeRoom();
+    EXPECT_TRUE(room.calls.empty());
+    EXPECT_GE(room.calls.capacity(), 1u);
+    EXPECT_GE(room.plan.allowed.capacity(), 3u);
+
+    std::string batch = "[";
+    for (int i = 0; i < 100; i++) {
+        batch += (i ? "," : "") + kGetSlot;
+    }
+    batch += "]";
+    RoutedRequest large(Parse(batch));
+    EXPECT_EQ(large.TakeRoom().calls.capacity(), 0u);
+
+    // the next request in that room routes as one made from nothing
+    RoutedRequest next(ParseRpcRequest(kGetSlot.data(), kGetSlot.size(),
+                                       std::move(room.calls)),
+                       std::move(room.plan));
+    ASSERT_TRUE(next.Route(t.network, {}, 0).forward);
+    EXPECT_EQ(next.plan().matched, (std::vector<size_t>{0, 1, 2}));
+    EXPECT_TRUE(next.NextAttempt(0));
+}
+
 TEST(RoutedRequest, EachUpstreamAtMostOnceThenTheAllFailedAnswer) {
     TestNetwork t(3);
     RoutedRequest req(Parse(kGetSlot));

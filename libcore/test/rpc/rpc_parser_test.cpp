@@ -25,6 +25,29 @@ TEST(RpcParser, SingleCallReadsMethodIdAndConfig) {
     EXPECT_EQ(call.min_context_slot, 123u);
 }
 
+// An earlier request's calls lend their storage, never their content,
+// whichever reader (plain, or yajl for the escape) reads the new body.
+TEST(RpcParser, TheRoomOfEarlierCallsKeepsNoneOfThem) {
+    for (const std::string& body :
+         {std::string(R"({"jsonrpc":"2.0","id":2,"method":"getSlot"})"),
+          std::string(R"({"jsonrpc":"2.0","id":"\u0032","method":"getSlot"})")}) {
+        RpcRequest earlier =
+            Parse(R"([{"jsonrpc":"2.0","id":1,"method":"getBalance"},)"
+                  R"({"jsonrpc":"2.0","id":3,"method":"getBlock","params":[5]}])");
+        ASSERT_EQ(earlier.calls.size(), 2u);
+        const RpcCall* storage = earlier.calls.data();
+        RpcRequest req =
+            ParseRpcRequest(body.data(), body.size(), std::move(earlier.calls));
+        ASSERT_EQ(req.shape, RpcRequest::Shape::kSingle) << body;
+        ASSERT_EQ(req.calls.size(), 1u);
+        EXPECT_EQ(req.calls.data(), storage) << "the room's storage is used";
+        EXPECT_EQ(req.calls[0].method, "getSlot");
+        EXPECT_FALSE(req.calls[0].first_param_u64);
+        EXPECT_FALSE(req.calls[0].has_params);
+        EXPECT_TRUE(req.batch_text.empty());
+    }
+}
+
 // Each batch element's text, as the client wrote it, whichever reader
 // (the plain lexer, or yajl for escapes and UTF-8) read the body.
 TEST(RpcParser, BatchElementsKeepTheirSpans) {

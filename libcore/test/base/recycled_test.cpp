@@ -1,0 +1,127 @@
+#include "base/recycled.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace solgate {
+namespace {
+
+struct Counted : Recycled<Counted, 2> {
+    explicit Counted(int v) : value(v) {}
+    int value;
+    char room[200] = {};
+};
+
+struct Bigger : Counted {
+    Bigger() : Counted(0) {}
+    char more[300] = {};
+};
+
+void Drain() {
+    // a thread's spares from earlier tests are taken, then freed for real
+    while (Counted::SparesKept() > 0) {
+        ::operator delete(Counted::operator new(sizeof(Counted)));
+    }
+}
+
+TEST(Recycled, TheNextObjectTakesTheStorageTheLastOneFreed) {
+    if (!kRecycling) {
+        GTEST_SKIP() << "nothing is recycled under ASan";
+    }
+    Drain();
+    auto* first = new Counted(1);
+    void* block = first;
+    delete first;
+    EXPECT_EQ(Counted::SparesKept(), 1u);
+    auto* second = new Counted(2);
+    EXPECT_EQ(static_cast<void*>(second), block);
+    EXPECT_EQ(second->value, 2);  // constructed anew
+    EXPECT_EQ(Counted::SparesKept(), 0u);
+    delete second;
+    Drain();
+}
+
+TEST(Recycled, AThreadKeepsAtMostItsLimitAndFreesTheRest) {
+    if (!kRecycling) {
+        GTEST_SKIP() << "nothing is recycled under ASan";
+    }
+    Drain();
+    auto* a = new Counted(1);
+    auto* b = new Counted(2);
+    auto* c = new Counted(3);
+    delete a;
+    delete b;
+    delete c;  // the limit is 2: this one goes back to the heap
+    EXPECT_EQ(Counted::SparesKept(), 2u);
+    Drain();
+}
+
+TEST(Recycled, ADerivedClassOfAnotherSizeUsesTheHeap) {
+    if (!kRecycling) {
+        GTEST_SKIP() << "nothing is recycled under ASan";
+    }
+    Drain();
+    std::unique_ptr<Bigger> big = std::make_unique<Bigger>();
+    big.reset();
+    EXPECT_EQ(Counted::SparesKept(), 0u);
+    auto* small = new Counted(1);
+    delete small;
+    EXPECT_EQ(Counted::SparesKept(), 1u);
+    Drain();
+}
+
+TEST(Recycled, EachThreadHasItsOwnSpares) {
+    if (!kRecycling) {
+        GTEST_SKIP() << "nothing is recycled under ASan";
+    }
+    Drain();
+    delete new Counted(1);
+    size_t kept_there = 99;
+    std::thread other([&] {
+        kept_there = Counted::SparesKept();
+        delete new Counted(2);  // freed with the thread's spares at its end
+    });
+    other.join();
+    EXPECT_EQ(kept_there, 0u);
+    EXPECT_EQ(Counted::SparesKept(), 1u);
+    Drain();
+}
+
+TEST(Recycled, NothrowNewTakesASpareToo) {
+    if (!kRecycling) {
+        GTEST_SKIP() << "nothing is recycled under ASan";
+    }
+    Drain();
+    auto* first = new Counted(1);
+    void* block = first;
+    delete first;
+    auto* second = new (std::nothrow) Counted(2);
+    EXPECT_EQ(static_cast<void*>(second), block);
+    delete second;
+    Drain();
+}
+
+TEST(ThreadSpares, AGivenValueComesBackWithItsCapacityNewestFirst) {
+    if (!kRecycling) {
+        GTEST_SKIP() << "nothing is recycled under ASan";
+    }
+    using Spares = ThreadSpares<std::vector<int>, 2>;
+    while (Spares::Kept() > 0) {
+        Spares::Take();
+    }
+    EXPECT_TRUE(Spares::Take().capacity() == 0);  // none kept: a new one
+    std::vector<int> a(10), b(20), c(30);
+    Spares::Give(std::move(a));
+    Spares::Give(std::move(b));
+    Spares::Give(std::move(c));  // over the limit of 2: dropped
+    EXPECT_EQ(Spares::Kept(), 2u);
+    EXPECT_EQ(Spares::Take().size(), 20u);
+    EXPECT_EQ(Spares::Take().size(), 10u);
+    EXPECT_EQ(Spares::Kept(), 0u);
+}
+
+}  // namespace
+}  // namespace solgate
