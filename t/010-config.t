@@ -13,10 +13,17 @@ run_tests();
     my $root = "$ENV{TEST_NGINX_CONF_DIR}/..";
     my $nginx = $ENV{TEST_NGINX_BINARY} || '/usr/sbin/nginx';
     mkdir "$root/build/demo";
-    my $out = `$nginx -t -p $root/ -c conf/solgate-demo.conf 2>&1`;
+    my $log = "$root/build/demo/error.log";
+    my $before = -s $log || 0;
+    my $out = `$nginx -t -q -p $root/ -c conf/solgate-demo.conf 2>&1`;
     is($?, 0, 'nginx -t accepts conf/solgate-demo.conf') or diag($out);
-    like($out, qr/solgate 0\.1\.0: 1 network\(s\), 3 upstream\(s\)/,
-         'the startup line names the networks and upstreams');
+    is($out, '', 'nginx -t -q prints nothing for a good configuration');
+    open my $in, '<', $log or die "$log: $!";
+    seek $in, $before, 0;
+    my $logged = do { local $/; <$in> };
+    close $in;
+    like($logged, qr/\[notice\].*solgate 0\.1\.0: 1 network\(s\), 3 upstream\(s\)/,
+         'the startup line, in the error log, names the networks and upstreams');
 }
 
 # In every shipped example, /metrics and the admin endpoints answer only

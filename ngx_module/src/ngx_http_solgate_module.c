@@ -12,7 +12,6 @@ static ngx_int_t ngx_http_solgate_init_module(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_solgate_init_process(ngx_cycle_t *cycle);
 static void ngx_http_solgate_exit_process(ngx_cycle_t *cycle);
 static void *ngx_http_solgate_create_main_conf(ngx_conf_t *cf);
-static char *ngx_http_solgate_init_main_conf(ngx_conf_t *cf, void *conf);
 static void *ngx_http_solgate_create_loc_conf(ngx_conf_t *cf);
 static char *ngx_http_solgate_merge_loc_conf(ngx_conf_t *cf, void *parent,
     void *child);
@@ -100,7 +99,7 @@ static ngx_http_module_t  ngx_http_solgate_module_ctx = {
     ngx_http_solgate_init,                 /* postconfiguration */
 
     ngx_http_solgate_create_main_conf,     /* create main configuration */
-    ngx_http_solgate_init_main_conf,       /* init main configuration */
+    NULL,                                  /* init main configuration */
 
     NULL,                                  /* create server configuration */
     NULL,                                  /* merge server configuration */
@@ -226,6 +225,12 @@ ngx_http_solgate_create_main_conf(ngx_conf_t *cf)
         return NULL;
     }
 
+    if (ngx_array_init(&smcf->notices, cf->pool, 2, sizeof(ngx_str_t))
+        != NGX_OK)
+    {
+        return NULL;
+    }
+
     ngx_http_solgate_init_settings(&smcf->defaults);
 
     /*
@@ -236,33 +241,6 @@ ngx_http_solgate_create_main_conf(ngx_conf_t *cf)
      */
 
     return smcf;
-}
-
-
-static char *
-ngx_http_solgate_init_main_conf(ngx_conf_t *cf, void *conf)
-{
-    ngx_http_solgate_main_conf_t *smcf = conf;
-
-    ngx_uint_t                    i, upstreams;
-    ngx_http_solgate_network_t  **network;
-
-    if (smcf->networks.nelts == 0) {
-        return NGX_CONF_OK;
-    }
-
-    network = smcf->networks.elts;
-    upstreams = 0;
-
-    for (i = 0; i < smcf->networks.nelts; i++) {
-        upstreams += network[i]->upstreams.nelts;
-    }
-
-    ngx_log_error(NGX_LOG_NOTICE, cf->log, 0,
-                  "solgate %s: %ui network(s), %ui upstream(s)",
-                  sg_version(), smcf->networks.nelts, upstreams);
-
-    return NGX_CONF_OK;
 }
 
 
@@ -457,10 +435,79 @@ ngx_http_solgate_check_resolvers(ngx_conf_t *cf,
 }
 
 
+/*
+ * The startup line goes to the error log of the configuration just read
+ * (init_module runs once it is open), not to the terminal of `nginx -t`
+ * or `nginx -s reload`, where a notice reads like a problem.
+ */
 static ngx_int_t
 ngx_http_solgate_init_module(ngx_cycle_t *cycle)
 {
+    ngx_uint_t                     i, upstreams;
+    ngx_str_t                     *notice;
+    ngx_http_solgate_network_t   **network;
+    ngx_http_solgate_main_conf_t  *smcf;
+
+    smcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_solgate_module);
+
+    if (smcf != NULL && smcf->networks.nelts > 0) {
+        network = smcf->networks.elts;
+        upstreams = 0;
+
+        for (i = 0; i < smcf->networks.nelts; i++) {
+            upstreams += network[i]->upstreams.nelts;
+        }
+
+        ngx_log_error(NGX_LOG_NOTICE, cycle->log, 0,
+                      "solgate %s: %ui network(s), %ui upstream(s)",
+                      sg_version(), smcf->networks.nelts, upstreams);
+    }
+
+    if (smcf != NULL) {
+        notice = smcf->notices.elts;
+
+        for (i = 0; i < smcf->notices.nelts; i++) {
+            ngx_log_error(NGX_LOG_NOTICE, cycle->log, 0, "solgate: %V",
+                          &notice[i]);
+        }
+    }
+
     return ngx_http_solgate_poller_reload(cycle);
+}
+
+
+/*
+ * A notice about the configuration being read, kept for init_module to
+ * log with the startup line (see there).
+ */
+ngx_int_t
+ngx_http_solgate_conf_notice(ngx_conf_t *cf, const char *fmt, ...)
+{
+    u_char                        *p, buf[NGX_MAX_CONF_ERRSTR];
+    va_list                        args;
+    ngx_str_t                     *notice;
+    ngx_http_solgate_main_conf_t  *smcf;
+
+    smcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_solgate_module);
+
+    va_start(args, fmt);
+    p = ngx_vslprintf(buf, buf + sizeof(buf), fmt, args);
+    va_end(args);
+
+    notice = ngx_array_push(&smcf->notices);
+    if (notice == NULL) {
+        return NGX_ERROR;
+    }
+
+    notice->len = p - buf;
+    notice->data = ngx_pnalloc(cf->pool, notice->len);
+    if (notice->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(notice->data, buf, notice->len);
+
+    return NGX_OK;
 }
 
 

@@ -130,6 +130,7 @@ typedef struct {
     sg_str_t                    *shared_state; /* its words, or NULL */
     ngx_uint_t                   shared_state_n;
     ngx_str_t                    host_id;   /* solgate_host_id */
+    ngx_array_t                  notices;   /* ngx_str_t, for the log */
     sg_fleet_t                  *fleet;     /* built from the two */
     unsigned                     defaults_set:1;
 } ngx_http_solgate_main_conf_t;
@@ -215,6 +216,8 @@ extern ngx_module_t  ngx_http_solgate_module;
 
 
 /* ngx_http_solgate_conf.c */
+ngx_int_t ngx_http_solgate_conf_notice(ngx_conf_t *cf, const char *fmt,
+    ...);
 char *ngx_http_solgate_conf_block(ngx_conf_t *cf, ngx_command_t *cmds,
     const char *block, void *conf);
 char *ngx_http_solgate_conf_failed(ngx_conf_t *cf, int rc, const char *err);

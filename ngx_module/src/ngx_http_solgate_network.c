@@ -817,11 +817,10 @@ ngx_http_solgate_split_block(ngx_conf_t *cf,
     }
 
     if (*nodes > 1 || n > 1) {
-        ngx_log_error(NGX_LOG_NOTICE, cf->log, 0,
-                      "solgate: upstream \"%V\" of network \"%V\" is %uz "
-                      "node(s), one per server of upstream block \"%V\" not "
-                      "marked down", &upstream->id, &network->name, *nodes,
-                      &uscf->host);
+        return ngx_http_solgate_conf_notice(cf,
+                   "upstream \"%V\" of network \"%V\" is %uz node(s), one "
+                   "per server of upstream block \"%V\" not marked down",
+                   &upstream->id, &network->name, *nodes, &uscf->host);
     }
 
     return NGX_OK;

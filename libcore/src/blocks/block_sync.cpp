@@ -169,7 +169,7 @@ void BlockSync::OnSummary(size_t peer, const HttpResult& reply) {
         parts_.peers.MarkFailed(peer);
         if (!state.failing) {
             state.failing = true;
-            log_(kLogWarn, "solgate blocks: region \"" + name +
+            log_(kLogWarn, "blocks: region \"" + name +
                                "\" summary failed: " + why);
         }
         return;
@@ -177,7 +177,7 @@ void BlockSync::OnSummary(size_t peer, const HttpResult& reply) {
     parts_.peers.Store(peer, clock_.MonotonicMs(), std::move(summary));
     if (state.failing) {
         state.failing = false;
-        log_(kLogInfo, "solgate blocks: region \"" + name +
+        log_(kLogInfo, "blocks: region \"" + name +
                            "\" summary recovered");
     }
 }
@@ -363,7 +363,7 @@ void BlockSync::OnCopy(const Candidate& candidate, const HttpResult& reply) {
     copies_failed_++;
     failed_[{candidate.peer, candidate.variant}][candidate.slot] =
         clock_.MonotonicMs() + kCopyRetryMs;
-    log_(kLogDebug, "solgate blocks: copying slot " +
+    log_(kLogDebug, "blocks: copying slot " +
                         std::to_string(candidate.slot) + " " +
                         candidate.variant + " from region \"" +
                         parts_.conf.peers()[candidate.peer].name +

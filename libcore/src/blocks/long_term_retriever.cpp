@@ -514,7 +514,7 @@ void LongTermRetriever::OnReply(std::shared_ptr<Job> job,
     }
     const auto& urls = queues_.conf().long_term_urls();
     std::string url = job->endpoint < urls.size() ? urls[job->endpoint] : "";
-    log_(kLogWarn, "solgate blocks: long-term storage " + url +
+    log_(kLogWarn, "blocks: long-term storage " + url +
                        " did not return slot " + std::to_string(r.slot) +
                        " (" + r.variant + "): " + why);
     if (++job->endpoint < urls.size()) {

@@ -287,7 +287,7 @@ TEST_F(BlockSyncTest, FailingPeerIsMarkedFailedAndLoggedOnce) {
         EXPECT_TRUE(service_->peer_summaries().Holds(
             1, kJson, 150, clock_.MonotonicMs()));
     }
-    EXPECT_EQ(CountLogs(kLogWarn, "solgate blocks: region \"eu\" summary "
+    EXPECT_EQ(CountLogs(kLogWarn, "blocks: region \"eu\" summary "
                                   "failed: transport error 7: connection "
                                   "refused"),
               1);
