@@ -37,13 +37,17 @@ ngx_http_solgate_response_header(ngx_http_request_t *r,
 {
     ngx_pool_cleanup_t  *cln;
 
-    cln = ngx_pool_cleanup_add(r->pool, 0);
-    if (cln == NULL) {
-        return NGX_ERROR;
+    if (sg_response_new(ctx->rpc, (int64_t) ngx_current_msec, &ctx->response)
+        != SG_OK)
+    {
+        return ngx_http_solgate_next_header_filter(r);
     }
 
-    if (sg_response_new(ctx->rpc, &ctx->response) != SG_OK) {
-        return ngx_http_solgate_next_header_filter(r);
+    cln = ngx_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL) {
+        sg_response_free(ctx->response);
+        ctx->response = NULL;
+        return NGX_ERROR;
     }
 
     cln->handler = ngx_http_solgate_free_response;

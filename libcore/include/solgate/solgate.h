@@ -451,10 +451,12 @@ SG_API int sg_merge_feed(sg_merge_t *merge, const char *data, size_t len,
 
 /*
  * What the response of the request's current attempt needs: SG_OK with
- * *out, SG_NONE when nothing (batches, other methods).  Fails open.
+ * *out, SG_NONE when nothing (batches, other methods, an envelope while
+ * another response of the upstream was harvested less than 20 ms ago).
+ * Fails open.
  */
-SG_API int sg_response_new(const sg_request_t *req, sg_response_t **out)
-    SG_NOEXCEPT;
+SG_API int sg_response_new(const sg_request_t *req, int64_t now_ms,
+    sg_response_t **out) SG_NOEXCEPT;
 SG_API void sg_response_free(sg_response_t *resp) SG_NOEXCEPT;
 SG_API int sg_response_kind(const sg_response_t *resp) SG_NOEXCEPT;
 /* HARVEST: SG_OK once nothing more is needed, SG_AGAIN for more.  Fails

@@ -45,7 +45,8 @@ using solgate::capi::ToStr;
 
 extern "C" {
 
-int sg_response_new(const sg_request_t* req, sg_response_t** out) noexcept {
+int sg_response_new(const sg_request_t* req, int64_t now_ms,
+                    sg_response_t** out) noexcept {
     if (req == nullptr || out == nullptr) {
         return SG_INVALID;
     }
@@ -56,7 +57,8 @@ int sg_response_new(const sg_request_t* req, sg_response_t** out) noexcept {
             return SG_NONE;
         }
         auto hook = solgate::ResponseHook::For(*r.network(), r.parsed(),
-                                               r.plan(), *r.upstream());
+                                               r.plan(), *r.upstream(),
+                                               now_ms);
         if (!hook) {
             return SG_NONE;
         }

@@ -404,6 +404,21 @@ bool Network::TakeAllCordonedWarning(int64_t now_ms) const {
     return true;
 }
 
+bool Network::TakeHarvestTurn(size_t i, int64_t now_ms) const {
+    if (harvested_ms_.size() != upstreams_.size()) {
+        harvested_ms_.assign(upstreams_.size(), 0);
+    }
+    if (i >= harvested_ms_.size()) {
+        return false;
+    }
+    int64_t& last = harvested_ms_[i];
+    if (last != 0 && now_ms >= last && now_ms - last < kHarvestGapMs) {
+        return false;
+    }
+    last = now_ms == 0 ? 1 : now_ms;
+    return true;
+}
+
 void Network::OperatorCordon(size_t i, std::string_view reason,
                              int64_t wall_ms) const {
     // Operators type reasons into URLs: keep printable ASCII only, so the

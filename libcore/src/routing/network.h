@@ -289,6 +289,13 @@ public:
     // at most once per kAllCordonedWarnMs.
     bool TakeAllCordonedWarning(int64_t now_ms) const;
 
+    // Whether this process reads context.slot from a response of upstream
+    // i now: at most one response per kHarvestGapMs and upstream. A node's
+    // slot moves every ~400 ms, so more would tell nothing new, and each
+    // scan costs about as much as the request's own parse.
+    static constexpr int64_t kHarvestGapMs = 20;
+    bool TakeHarvestTurn(size_t i, int64_t now_ms) const;
+
     // The operator's cordon replaces the poller's and is never lifted by
     // the poller; the reason is kept as printable ASCII.
     void OperatorCordon(size_t i, std::string_view reason,
@@ -316,6 +323,7 @@ private:
     mutable std::unordered_map<std::string, std::vector<unsigned char>>
         serving_sets_;
     mutable std::unordered_map<std::string, SelectorGroup> selector_groups_;
+    mutable std::vector<int64_t> harvested_ms_;  // by upstream; 0: never
 };
 
 }  // namespace solgate

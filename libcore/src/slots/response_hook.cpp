@@ -13,11 +13,18 @@ sg_commitment_t EffectiveCommitment(const RpcCall& call,
 std::optional<ResponseHook> ResponseHook::For(const Network& network,
                                               const RpcRequest& request,
                                               const RoutePlan& plan,
-                                              size_t upstream) {
+                                              size_t upstream,
+                                              int64_t now_ms) {
     if (request.shape != RpcRequest::Shape::kSingle) {
         return std::nullopt;
     }
-    return ForCall(network, request.calls[0], plan, upstream);
+    std::optional<ResponseHook> hook =
+        ForCall(network, request.calls[0], plan, upstream);
+    if (hook && hook->kind() == Kind::kHarvest &&
+        !network.TakeHarvestTurn(upstream, now_ms)) {
+        return std::nullopt;
+    }
+    return hook;
 }
 
 std::optional<ResponseHook> ResponseHook::ForCall(const Network& network,

@@ -21,13 +21,14 @@ class ResponseHook {
 public:
     enum class Kind { kRewriteSlot, kHarvest };
 
-    // nullopt when the response needs nothing (batches, other methods).
-    // By value: the caller keeps it where it keeps the request's other
-    // state, with no allocation of its own.
+    // nullopt when the response needs nothing (batches, other methods,
+    // an envelope when it is not the upstream's harvest turn: see
+    // Network::TakeHarvestTurn). By value: the caller keeps it where it
+    // keeps the request's other state, with no allocation of its own.
     static std::optional<ResponseHook> For(const Network& network,
                                            const RpcRequest& request,
                                            const RoutePlan& plan,
-                                           size_t upstream);
+                                           size_t upstream, int64_t now_ms);
     // The same for one call, whose answer the caller has on its own (an
     // element of a batch's answer).
     static std::optional<ResponseHook> ForCall(const Network& network,

@@ -195,10 +195,10 @@ TEST(CApi, ResponseHooksForTheCurrentAttempt) {
     sg_response_t* resp = nullptr;
     sg_route_t route;
     ASSERT_EQ(sg_request_route(req, net.get(), &kNoSelector, 0, &route), SG_OK);
-    EXPECT_EQ(sg_response_new(req, &resp), SG_NONE);   // nothing picked yet
+    EXPECT_EQ(sg_response_new(req, 0, &resp), SG_NONE);   // nothing picked yet
     sg_pick_t pick;
     ASSERT_EQ(sg_request_pick(req, 0, &pick), SG_OK);
-    ASSERT_EQ(sg_response_new(req, &resp), SG_OK);
+    ASSERT_EQ(sg_response_new(req, 0, &resp), SG_OK);
     EXPECT_EQ(sg_response_kind(resp), SG_RESPONSE_REWRITE);
     sg_correction_t fixed;
     const char answer[] = R"({"jsonrpc":"2.0","result":5,"id":1})";
@@ -211,7 +211,7 @@ TEST(CApi, ResponseHooksForTheCurrentAttempt) {
     req = Parse(R"({"jsonrpc":"2.0","id":1,"method":"getBalance","params":["x"]})");
     ASSERT_EQ(sg_request_route(req, net.get(), &kNoSelector, 0, &route), SG_OK);
     ASSERT_EQ(sg_request_pick(req, 0, &pick), SG_OK);
-    ASSERT_EQ(sg_response_new(req, &resp), SG_OK);
+    ASSERT_EQ(sg_response_new(req, 0, &resp), SG_OK);
     EXPECT_EQ(sg_response_kind(resp), SG_RESPONSE_HARVEST);
     const char part1[] = R"({"jsonrpc":"2.0","result":{"con)";
     const char part2[] = R"(text":{"slot":77},"value":1},"id":1})";
@@ -224,7 +224,7 @@ TEST(CApi, ResponseHooksForTheCurrentAttempt) {
     req = Parse(R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"}])");
     ASSERT_EQ(sg_request_route(req, net.get(), &kNoSelector, 0, &route), SG_OK);
     ASSERT_EQ(sg_request_pick(req, 0, &pick), SG_OK);
-    EXPECT_EQ(sg_response_new(req, &resp), SG_NONE);   // batches: nothing
+    EXPECT_EQ(sg_response_new(req, 0, &resp), SG_NONE);   // batches: nothing
     EXPECT_EQ(resp, nullptr);
     sg_request_free(req);
 }
@@ -440,7 +440,7 @@ TEST(CApi, NullArgumentsAreRefusedNotFollowed) {
     EXPECT_EQ(Text(sg_request_method(nullptr)), "");
     EXPECT_EQ(Text(sg_request_lane(nullptr)), "");
 
-    EXPECT_EQ(sg_response_new(nullptr, &resp), SG_INVALID);
+    EXPECT_EQ(sg_response_new(nullptr, 0, &resp), SG_INVALID);
     EXPECT_EQ(sg_response_kind(nullptr), SG_INVALID);
     EXPECT_EQ(sg_response_feed(nullptr, "x", 1, 0), SG_OK);   // stop feeding
     sg_response_finish(nullptr, 0);

@@ -32,7 +32,11 @@ protected:
                                      const std::string& selector = "") {
         request_ = ParseRpcRequest(body.data(), body.size());
         plan_ = PlanRoute(net_.network, request_, selector);
-        return ResponseHook::For(net_.network, request_, plan_, upstream);
+        // each a harvest turn apart, as a test's hooks stand for responses
+        // far apart in time
+        now_ms_ += Network::kHarvestGapMs;
+        return ResponseHook::For(net_.network, request_, plan_, upstream,
+                                 now_ms_);
     }
 
     void Tips(uint64_t processed, uint64_t finalized, uint64_t shred) {
@@ -55,6 +59,7 @@ protected:
     TestNetwork net_{3};
     RpcRequest request_;
     RoutePlan plan_;
+    int64_t now_ms_ = 0;
 };
 
 // --- which responses get a hook -------------------------------------------
@@ -67,6 +72,34 @@ TEST_F(ResponseHooks, EnvelopeMethodsAreHarvested) {
         auto hook = Hook(Call(method));
         ASSERT_TRUE(hook) << method;
         EXPECT_EQ(hook->kind(), ResponseHook::Kind::kHarvest) << method;
+    }
+}
+
+// One response per upstream and harvest turn is read for context.slot:
+// the others of those 20 ms go through untouched; getSlot is always read.
+TEST_F(ResponseHooks, AnUpstreamsEnvelopesAreHarvestedOncePerTurn) {
+    std::string balance = Call("getBalance", R"(["x"])");
+    std::string slot = Call("getSlot");
+    request_ = ParseRpcRequest(balance.data(), balance.size());
+    plan_ = PlanRoute(net_.network, request_, "");
+    auto at = [&](size_t upstream, int64_t now_ms) {
+        return ResponseHook::For(net_.network, request_, plan_, upstream,
+                                 now_ms).has_value();
+    };
+    EXPECT_TRUE(at(0, 1000));
+    EXPECT_FALSE(at(0, 1000));
+    EXPECT_FALSE(at(0, 1000 + Network::kHarvestGapMs - 1));
+    EXPECT_TRUE(at(1, 1005)) << "each upstream has its own turn";
+    EXPECT_TRUE(at(0, 1000 + Network::kHarvestGapMs));
+    EXPECT_FALSE(at(0, 1000 + Network::kHarvestGapMs));
+
+    RpcRequest get_slot = ParseRpcRequest(slot.data(), slot.size());
+    RoutePlan slot_plan = PlanRoute(net_.network, get_slot, "");
+    for (int i = 0; i < 3; i++) {
+        auto hook = ResponseHook::For(net_.network, get_slot, slot_plan, 0,
+                                      1000 + Network::kHarvestGapMs);
+        ASSERT_TRUE(hook);
+        EXPECT_EQ(hook->kind(), ResponseHook::Kind::kRewriteSlot);
     }
 }
 
@@ -103,7 +136,7 @@ TEST_F(ResponseHooks, AnUnboundNetworkGetsNone) {
     std::string body = Call("getSlot");
     RpcRequest request = ParseRpcRequest(body.data(), body.size());
     RoutePlan plan;
-    EXPECT_FALSE(ResponseHook::For(unbound, request, plan, 0));
+    EXPECT_FALSE(ResponseHook::For(unbound, request, plan, 0, 0));
 }
 
 // --- EffectiveCommitment ----------------------------------------------------
@@ -236,7 +269,7 @@ TEST_F(ResponseHooks, TheNetworkDefaultCommitmentChoosesTheCorrection) {
     std::string body = Call("getSlot");
     RpcRequest request = ParseRpcRequest(body.data(), body.size());
     RoutePlan plan = PlanRoute(finalized.network, request, "");
-    auto hook = ResponseHook::For(finalized.network, request, plan, 0);
+    auto hook = ResponseHook::For(finalized.network, request, plan, 0, 0);
     ASSERT_TRUE(hook);
     auto c = hook->Rewrite(R"({"jsonrpc":"2.0","result":1000,"id":1})", 0);
     ASSERT_TRUE(c);

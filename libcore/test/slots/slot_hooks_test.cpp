@@ -89,12 +89,14 @@ protected:
     std::optional<ResponseHook> Hook(const std::string& body) {
         request = ParseRpcRequest(body.data(), body.size());
         plan = PlanRoute(net.network, request, "");
-        return ResponseHook::For(net.network, request, plan, 0);
+        now_ms += Network::kHarvestGapMs;   // a harvest turn apart
+        return ResponseHook::For(net.network, request, plan, 0, now_ms);
     }
 
     testing::TestNetwork net{3};
     RpcRequest request;
     RoutePlan plan;
+    int64_t now_ms = 0;
 };
 
 TEST_F(ResponseHookTest, OnlyGetSlotAndEnvelopesOfSingleCalls) {
@@ -159,7 +161,7 @@ TEST_F(ResponseHookTest, DefaultCommitmentRoutesTheHarvest) {
     std::string body = R"({"jsonrpc":"2.0","id":1,"method":"getBalance"})";
     request = ParseRpcRequest(body.data(), body.size());
     plan = PlanRoute(fin.network, request, "");
-    auto hook = ResponseHook::For(fin.network, request, plan, 0);
+    auto hook = ResponseHook::For(fin.network, request, plan, 0, 0);
     std::string reply = R"({"jsonrpc":"2.0","result":{"context":{"slot":7},)"
                         R"("value":1},"id":1})";
     hook->Feed(reply.data(), reply.size(), 1);
