@@ -9,6 +9,7 @@ namespace solsim {
 struct SimConfig {
     std::string host = "127.0.0.1";
     int port = 0;
+    int ws_port = 0;  // pubsub (WebSocket) port; 0: none
     std::string cluster = "mainnet-beta";
     uint64_t slot_ms = 400;
     double skip_rate = 0.05;

@@ -1,5 +1,7 @@
 #include "http_server.h"
 
+#include "websocket.h"
+
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -61,6 +63,7 @@ struct WriteReq {
 const char* http_reason(int status) {
     switch (status) {
         case 100: return "Continue";
+        case 101: return "Switching Protocols";
         case 200: return "OK";
         case 204: return "No Content";
         case 400: return "Bad Request";
@@ -80,8 +83,9 @@ const char* http_reason(int status) {
 }
 
 // One accepted TCP connection. Owns a tcp handle and a timer handle and is
-// freed when both have been closed.
-class HttpConnection {
+// freed when both have been closed. After a WebSocket handshake it carries
+// frames for the server's WsHandler instead of requests.
+class HttpConnection : public WsSession {
   public:
     explicit HttpConnection(HttpServer* server) : server_(server) {
         tcp_.data = this;
@@ -97,9 +101,15 @@ class HttpConnection {
     void close() {
         if (closing_) return;
         closing_ = true;
+        if (websocket_) server_->ws_handler_->on_close(this);
         uv_timer_stop(&timer_);
         uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), on_close);
         uv_close(reinterpret_cast<uv_handle_t*>(&timer_), on_close);
+    }
+
+    void send_text(std::string_view text) override {
+        if (closing_ || shutting_down_) return;
+        write_raw(ws_frame(kWsText, text), std::string());
     }
 
   private:
@@ -235,6 +245,10 @@ class HttpConnection {
     }
 
     void process_input() {
+        if (websocket_) {
+            process_frames();
+            return;
+        }
         while (!busy_ && !closing_ && !shutting_down_) {
             if (write_backlogged()) {
                 if (!read_paused_) {
@@ -269,6 +283,10 @@ class HttpConnection {
             resp.body = "{\"error\":\"internal error\"}";
             if (!server_->quiet_) std::fprintf(stderr, "solana-sim: handler failed: %s\n", e.what());
         }
+        if (req.websocket && resp.accept_websocket && !resp.drop_connection) {
+            start_websocket(req.websocket_key);
+            return;
+        }
         if (resp.delay_ms > 0) {
             busy_ = true;
             pending_ = std::move(resp);
@@ -277,6 +295,53 @@ class HttpConnection {
             return;
         }
         finish(std::move(resp), req.keep_alive);
+    }
+
+    void start_websocket(const std::string& key) {
+        write_raw("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                  "Sec-WebSocket-Accept: " + ws_accept_key(key) + "\r\n\r\n",
+                  std::string());
+        websocket_ = true;
+        server_->ws_handler_->on_open(this);
+        process_frames();  // bytes that came with the handshake
+    }
+
+    // Hands whole messages to the WsHandler; answers pings and closes.
+    void process_frames() {
+        if (closing_ || shutting_down_) return;
+        frames_.Feed(in_.data(), in_.size());
+        in_.clear();
+        WsMessage msg;
+        while (!closing_ && !shutting_down_ && frames_.Next(msg)) {
+            switch (msg.opcode) {
+                case kWsText:
+                    server_->ws_handler_->on_text(this, msg.payload);
+                    break;
+                case kWsPing:
+                    write_raw(ws_frame(kWsPong, msg.payload), std::string());
+                    break;
+                case kWsClose: {
+                    // Echo the client's code, then close (RFC 6455 5.5.1).
+                    const uint16_t code = msg.payload.size() >= 2
+                        ? static_cast<uint16_t>((static_cast<uint8_t>(msg.payload[0]) << 8) |
+                                                static_cast<uint8_t>(msg.payload[1]))
+                        : 1000;
+                    write_raw(ws_close_frame(code, ""), std::string());
+                    shutdown_then_close();
+                    return;
+                }
+                case kWsBinary:
+                    write_raw(ws_close_frame(1003, "binary messages are not supported"), std::string());
+                    shutdown_then_close();
+                    return;
+                default:
+                    break;  // pong
+            }
+        }
+        if (frames_.error() != nullptr) {
+            write_raw(ws_close_frame(frames_.error_code(), frames_.error()), std::string());
+            shutdown_then_close();
+        }
     }
 
     // Advances the request parser over in_. Consumed bytes are erased once a
@@ -412,6 +477,9 @@ class HttpConnection {
         chunked_ = false;
         expect_continue_ = false;
         req_.user_agent.clear();
+        bool upgrade_websocket = false;
+        bool connection_upgrade = false;
+        bool version_13 = false;
 
         size_t eol = text.find("\r\n");
         std::string_view line = text.substr(0, eol);
@@ -482,11 +550,20 @@ class HttpConnection {
             } else if (iequals(name, "connection")) {
                 if (has_token(value, "close")) req_.keep_alive = false;
                 else if (has_token(value, "keep-alive")) req_.keep_alive = true;
+                connection_upgrade = has_token(value, "upgrade");
             } else if (iequals(name, "expect")) {
                 expect_continue_ = iequals(value, "100-continue");
+            } else if (iequals(name, "upgrade")) {
+                upgrade_websocket = has_token(value, "websocket");
+            } else if (iequals(name, "sec-websocket-version")) {
+                version_13 = value == "13";
+            } else if (iequals(name, "sec-websocket-key")) {
+                req_.websocket_key = std::string(value);
             }
         }
         if (chunked_) content_length_ = 0;  // Transfer-Encoding wins (RFC 9112)
+        req_.websocket = server_->ws_handler_ != nullptr && req_.method == "GET" && upgrade_websocket &&
+                         connection_upgrade && version_13 && !req_.websocket_key.empty();
         if (content_length_ > kMaxBodyBytes) {
             fail(413, "request body too large");
             return false;
@@ -519,6 +596,8 @@ class HttpConnection {
     bool shutting_down_ = false;
     bool read_paused_ = false;
     bool peer_eof_ = false;
+    bool websocket_ = false;
+    WsReader frames_;
 };
 
 HttpServer::HttpServer(uv_loop_t* loop, HttpHandler handler, bool quiet)

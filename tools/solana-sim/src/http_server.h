@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 
 namespace solsim {
@@ -24,6 +25,10 @@ struct HttpRequest {
     // The connection's first request (tests count new connections by it,
     // to see that keep-alive is used).
     bool first_on_connection = false;
+    // A WebSocket handshake (GET with Upgrade: websocket, Connection:
+    // upgrade, version 13 and a key) on a server that takes them.
+    bool websocket = false;
+    std::string websocket_key;
 };
 
 struct HttpResponse {
@@ -34,6 +39,25 @@ struct HttpResponse {
     uint64_t delay_ms = 0;
     // Close the connection without writing anything.
     bool drop_connection = false;
+    // For a websocket request: answer 101 and hand the connection to the
+    // server's WsHandler (status and body are then unused).
+    bool accept_websocket = false;
+};
+
+// One client connection in WebSocket mode.
+class WsSession {
+  public:
+    virtual ~WsSession() = default;
+    virtual void send_text(std::string_view text) = 0;
+};
+
+// What the HTTP server calls for a connection it upgraded.
+class WsHandler {
+  public:
+    virtual ~WsHandler() = default;
+    virtual void on_open(WsSession* session) = 0;
+    virtual void on_text(WsSession* session, std::string_view text) = 0;
+    virtual void on_close(WsSession* session) = 0;
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
@@ -51,6 +75,9 @@ class HttpServer {
 
     // Binds and listens. Returns 0 or a libuv error code.
     int listen(const std::string& host, int port);
+    // Upgrade requests go to the handler, which the server must outlive;
+    // without one they are plain requests.
+    void set_websocket_handler(WsHandler* handler) { ws_handler_ = handler; }
     // Stops accepting and closes every connection (for shutdown).
     void close_all();
 
@@ -61,6 +88,7 @@ class HttpServer {
 
     uv_loop_t* loop_;
     HttpHandler handler_;
+    WsHandler* ws_handler_ = nullptr;
     bool quiet_;
     uv_tcp_t listener_;
     bool listener_open_ = false;

@@ -21,6 +21,8 @@ using solsim::SimConfig;
 const char kUsage[] =
     "usage: solana-sim --port N [options]\n"
     "  --port N                     TCP port to listen on (required)\n"
+    "  --ws-port N                  also serve WebSocket subscriptions (slotSubscribe,\n"
+    "                               rootSubscribe) on this port, as agave does on port+1\n"
     "  --host ADDR                  listen address (default 127.0.0.1)\n"
     "  --cluster NAME               mainnet-beta | devnet | testnet (default mainnet-beta)\n"
     "  --slot-ms N                  slot duration in ms (default 400)\n"
@@ -113,6 +115,11 @@ SimConfig parse_args(int argc, char** argv) {
             if (port == 0 || port > 65535) usage_error("--port must be 1..65535");
             cfg.port = static_cast<int>(port);
             have_port = true;
+        } else if (arg == "--ws-port") {
+            uint64_t port = 0;
+            need_u64(port);
+            if (port == 0 || port > 65535) usage_error("--ws-port must be 1..65535");
+            cfg.ws_port = static_cast<int>(port);
         } else if (arg == "--host") {
             if (value.empty()) usage_error("--host must not be empty");
             cfg.host = value;
@@ -159,12 +166,15 @@ SimConfig parse_args(int argc, char** argv) {
         }
     }
     if (!have_port) usage_error("--port is required");
+    if (cfg.ws_port == cfg.port) usage_error("--ws-port must differ from --port");
     if (cfg.name.empty()) cfg.name = "sim-" + std::to_string(cfg.port);
     return cfg;
 }
 
 struct App {
     solsim::HttpServer* server = nullptr;
+    solsim::HttpServer* ws_server = nullptr;
+    solsim::SimNode* node = nullptr;
     uv_signal_t sigint;
     uv_signal_t sigterm;
     bool stopping = false;
@@ -179,6 +189,8 @@ void on_signal(uv_signal_t* handle, int signum) {
     if (!app->quiet) std::fprintf(stderr, "solana-sim %s: signal %d, shutting down\n", app->name.c_str(), signum);
     // Closing every handle lets uv_run return, so teardown is orderly.
     app->server->close_all();
+    if (app->ws_server != nullptr) app->ws_server->close_all();
+    app->node->stop_pubsub();
     uv_close(reinterpret_cast<uv_handle_t*>(&app->sigint), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&app->sigterm), nullptr);
 }
@@ -193,11 +205,18 @@ int run(int argc, char** argv) {
     solsim::SimNode node(cfg);
     solsim::HttpServer server(&loop, [&node](const solsim::HttpRequest& r) { return node.handle(r); }, cfg.quiet);
 
-    int rc = server.listen(cfg.host, cfg.port);
+    solsim::HttpServer ws_server(&loop, [&node](const solsim::HttpRequest& r) { return node.handle(r); }, cfg.quiet);
+    if (cfg.ws_port != 0) ws_server.set_websocket_handler(&node.start_pubsub(&loop));
+
+    int port = cfg.port;
+    int rc = server.listen(cfg.host, port);
+    if (rc == 0 && cfg.ws_port != 0) rc = ws_server.listen(cfg.host, port = cfg.ws_port);
     if (rc != 0) {
         std::fprintf(stderr, "solana-sim %s: cannot listen on %s:%d: %s\n", cfg.name.c_str(), cfg.host.c_str(),
-                     cfg.port, uv_strerror(rc));
+                     port, uv_strerror(rc));
         server.close_all();
+        ws_server.close_all();
+        node.stop_pubsub();
         uv_run(&loop, UV_RUN_DEFAULT);
         uv_loop_close(&loop);
         return 1;
@@ -205,6 +224,8 @@ int run(int argc, char** argv) {
 
     App app;
     app.server = &server;
+    app.ws_server = cfg.ws_port != 0 ? &ws_server : nullptr;
+    app.node = &node;
     app.quiet = cfg.quiet;
     app.name = cfg.name;
     uv_signal_init(&loop, &app.sigint);
@@ -214,9 +235,10 @@ int run(int argc, char** argv) {
     uv_signal_start(&app.sigint, on_signal, SIGINT);
     uv_signal_start(&app.sigterm, on_signal, SIGTERM);
 
-    std::fprintf(stderr, "solana-sim %s listening on %s:%d cluster=%s slot-ms=%llu%s\n", cfg.name.c_str(),
+    const std::string pubsub = cfg.ws_port != 0 ? " pubsub=" + std::to_string(cfg.ws_port) : "";
+    std::fprintf(stderr, "solana-sim %s listening on %s:%d cluster=%s slot-ms=%llu%s%s\n", cfg.name.c_str(),
                  cfg.host.c_str(), cfg.port, cfg.cluster.c_str(), static_cast<unsigned long long>(cfg.slot_ms),
-                 cfg.archive ? " archive" : "");
+                 cfg.archive ? " archive" : "", pubsub.c_str());
     std::fflush(stderr);
 
     uv_run(&loop, UV_RUN_DEFAULT);

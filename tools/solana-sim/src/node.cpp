@@ -76,7 +76,34 @@ void SimNode::log(const std::string& line) const {
     if (!cfg_.quiet) std::fprintf(stderr, "solana-sim %s: %s\n", cfg_.name.c_str(), line.c_str());
 }
 
+PubSub& SimNode::start_pubsub(uv_loop_t* loop) {
+    pubsub_ = std::make_unique<PubSub>(loop, cfg_, chain_);
+    return *pubsub_;
+}
+
+void SimNode::stop_pubsub() {
+    if (pubsub_) pubsub_->stop();
+}
+
+// The HTTP faults apply to the handshake too: a node answering 503 or
+// dropping connections refuses subscribers the same way.
+HttpResponse SimNode::handle_websocket(const HttpRequest& req) {
+    HttpResponse r;
+    const Faults& f = chain_.faults();
+    if (f.close) {
+        r.drop_connection = true;
+    } else if (f.http_status != 0) {
+        r.status = f.http_status;
+        r.body = "{\"error\":\"injected HTTP status\"}";
+    } else {
+        r.accept_websocket = true;
+        log("websocket " + req.target + " opened");
+    }
+    return r;
+}
+
 HttpResponse SimNode::handle(const HttpRequest& req) {
+    if (req.websocket) return handle_websocket(req);
     if (req.path == "/_sim" || req.path.compare(0, 6, "/_sim/") == 0) return handle_control(req);
     // Solana's plain-HTTP health endpoint; handy for load balancers.
     if (req.method == "GET" && req.path == "/health") return handle_health_get();
@@ -188,6 +215,13 @@ std::string SimNode::stats_json() const {
     json_append_u64(o, stats_.client_connections);
     o += ",\"slots\":" + slots_json();
     o += ",\"faults\":" + chain_.faults().to_json();
+    const PubSubStats ws = pubsub_ ? pubsub_->stats() : PubSubStats();
+    o += ",\"ws_sessions\":";
+    json_append_u64(o, ws.sessions);
+    o += ",\"ws_opened\":";
+    json_append_u64(o, ws.opened);
+    o += ",\"ws_notifications\":";
+    json_append_u64(o, ws.notifications);
     o += ",\"archive\":";
     o += cfg_.archive ? "true" : "false";
     o += ",\"getblock_failures\":";

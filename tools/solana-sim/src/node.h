@@ -2,12 +2,14 @@
 // /_sim control API, and applies the HTTP-level faults.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "block.h"
 #include "chain.h"
 #include "config.h"
 #include "http_server.h"
+#include "pubsub.h"
 #include "rpc.h"
 
 namespace solsim {
@@ -17,11 +19,15 @@ class SimNode {
     explicit SimNode(const SimConfig& cfg);
 
     HttpResponse handle(const HttpRequest& req);
+    // Serves WebSocket subscriptions (the pubsub port) on this loop.
+    PubSub& start_pubsub(uv_loop_t* loop);
+    void stop_pubsub();
 
   private:
     HttpResponse handle_rpc(const HttpRequest& req);
     HttpResponse handle_control(const HttpRequest& req);
     HttpResponse handle_health_get();
+    HttpResponse handle_websocket(const HttpRequest& req);
     std::string slots_json() const;
     std::string stats_json() const;
     void log(const std::string& line) const;
@@ -31,6 +37,7 @@ class SimNode {
     BlockGenerator blocks_;
     CallStats stats_;
     RpcEngine rpc_;
+    std::unique_ptr<PubSub> pubsub_;
 };
 
 }  // namespace solsim

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Smoke test for tools/solana-sim: starts three simulated nodes on loopback
 # and checks slots, envelopes, getBlock determinism and size, faults, stats
-# and batches with curl. Needs only bash, curl, grep and sed.
+# and batches with curl, and the pubsub port with pubsub_check.pl (Perl).
+# Needs bash, curl, grep, sed and perl.
 #
 #   tools/solana-sim/test/sim_smoke.sh            # uses build/bin/solana-sim (builds it if missing)
 #   SOLANA_SIM=/path/to/solana-sim sim_smoke.sh   # use a specific binary
-#   SIM_PORT_BASE=19540 sim_smoke.sh              # ports BASE..BASE+3 (default 19520)
+#   SIM_PORT_BASE=19540 sim_smoke.sh              # ports BASE..BASE+5 (default 19520)
 set -u
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -430,6 +431,22 @@ ctl "$PORT_SPARE" '/_sim/fault/clear' >/dev/null
 "$SIM" --port "$PORT_SPARE" --getblock-failure-rate 1.5 2>/dev/null
 rc=$?
 check "bad --getblock-failure-rate exits 2" test "$rc" -eq 2
+
+# --- pubsub (WebSocket) port ------------------------------------------------------
+PORT_WS_RPC=$((BASE + 4))
+PORT_WS=$((BASE + 5))
+start_sim W "$PORT_WS_RPC" --slot-ms 100 --ws-port "$PORT_WS"
+check "start line names the pubsub port" grep -q "pubsub=$PORT_WS" "$TMP/W.log"
+"$SIM" --port "$PORT_SPARE" --ws-port "$PORT_SPARE" 2>/dev/null
+rc=$?
+check "--ws-port equal to --port exits 2" test "$rc" -eq 2
+while IFS= read -r line; do
+    case $line in
+        "ok   - "*) ok "${line#ok   - }" ;;
+        "FAIL - "*) not_ok "${line#FAIL - }" ;;
+        *) echo "$line" ;;
+    esac
+done < <(perl -I "$REPO_ROOT/t/lib" "$SCRIPT_DIR/pubsub_check.pl" "$PORT_WS_RPC" "$PORT_WS" 2>&1)
 
 # --- clean shutdown ----------------------------------------------------------------
 kill -TERM "${PIDS[1]}"
