@@ -10,6 +10,7 @@ unset NGINX   # nginx reads $NGINX as a list of inherited sockets
 sim=$root/build/bin/solana-sim
 demo=$root/build/demo
 ports=(18901 18902 18903)
+ws_ports=(18911 18912 18913)   # their pubsub ports
 names=(node-a node-b node-c)
 pids=()
 nginx_pid=
@@ -36,7 +37,7 @@ mkdir -p "$demo"
 rm -f "$demo/nginx.pid"
 
 for i in "${!ports[@]}"; do
-    "$sim" --port "${ports[$i]}" --name "${names[$i]}" --quiet \
+    "$sim" --port "${ports[$i]}" --ws-port "${ws_ports[$i]}" --name "${names[$i]}" --quiet \
         > "$demo/${names[$i]}.log" 2>&1 &
     pids+=($!)
 done
@@ -51,7 +52,8 @@ done
 "$nginx" -p "$root/" -c conf/solgate-demo.conf -t -q
 
 cat <<'EOM'
-solgate demo: nginx on 127.0.0.1:8899 over simulated nodes on 18901-18903
+solgate demo: nginx on 127.0.0.1:8899 (RPC) and 8900 (subscriptions) over
+simulated nodes on 18901-18903 (pubsub 18911-18913)
   curl -s 127.0.0.1:8899 -d '{"jsonrpc":"2.0","id":1,"method":"getSlot"}'
   curl -s 127.0.0.1:8899 -d '{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}'
   fault a node:  curl -s '127.0.0.1:18902/_sim/fault/http_status?code=502'

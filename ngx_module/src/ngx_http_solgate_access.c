@@ -15,6 +15,8 @@
 
 
 static void ngx_http_solgate_body_handler(ngx_http_request_t *r);
+static ngx_int_t ngx_http_solgate_ws_route(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
 static ngx_int_t ngx_http_solgate_wait_to_retry(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 static void ngx_http_solgate_retry_after_wait(ngx_http_request_t *r);
@@ -107,6 +109,10 @@ ngx_http_solgate_access_handler(ngx_http_request_t *r)
         r->log_handler = ngx_http_solgate_log_error;
     }
 
+    if (ngx_http_solgate_ws_requested(r)) {
+        return ngx_http_solgate_ws_route(r, ctx);
+    }
+
     if (!(r->method & NGX_HTTP_POST)) {
         ngx_http_finalize_request(r, ngx_http_solgate_reject_method(r, ctx));
         return NGX_DONE;
@@ -187,6 +193,26 @@ ngx_http_solgate_piece_handler(ngx_http_request_t *r)
         /* AGAIN: a fan-out, whose attempts wake this subrequest */
         ctx->status = rc;
         return rc;
+    }
+
+    ngx_http_finalize_request(r, rc);
+    return NGX_DONE;
+}
+
+
+/* A WebSocket upgrade has no body: it is routed at once. */
+static ngx_int_t
+ngx_http_solgate_ws_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
+{
+    ngx_int_t  rc;
+
+    ctx->websocket = 1;
+
+    rc = ngx_http_solgate_route(r, ctx);
+
+    if (rc == NGX_DECLINED) {
+        ctx->status = NGX_DECLINED;
+        return NGX_DECLINED;
     }
 
     ngx_http_finalize_request(r, rc);
@@ -377,13 +403,21 @@ ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
     sg_route_t             route;
     sg_selector_sources_t  sources;
 
-    if (ngx_http_solgate_body_bytes(r, &data, &len) != NGX_OK
-        || ngx_http_solgate_selector_sources(r, &sources) != NGX_OK)
-    {
+    if (ngx_http_solgate_selector_sources(r, &sources) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (sg_request_parse((char *) data, len, &ctx->rpc) != SG_OK) {
+    if (ctx->websocket) {
+        rc = sg_request_subscription(&ctx->rpc);
+
+    } else if (ngx_http_solgate_body_bytes(r, &data, &len) == NGX_OK) {
+        rc = sg_request_parse((char *) data, len, &ctx->rpc);
+
+    } else {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (rc != SG_OK) {
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
                       "solgate: could not parse the request (out of memory)");
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -393,7 +427,7 @@ ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         sg_request_set_run(ctx->rpc);
     }
 
-    if (ctx->network->blocks != NULL) {
+    if (ctx->network->blocks != NULL && !ctx->websocket) {
         rc = ngx_http_solgate_blocks_route(r, ctx);
 
         if (rc != NGX_DECLINED || ctx->peer_attempt) {
@@ -784,7 +818,10 @@ ngx_http_solgate_log_handler(ngx_http_request_t *r)
 
     ctx = ngx_http_solgate_get_ctx(r);
 
-    if (ctx == NULL || ctx->rpc == NULL || ctx->peer_attempt) {
+    /* a WebSocket's life is no request's duration: its own counters */
+    if (ctx == NULL || ctx->rpc == NULL || ctx->peer_attempt
+        || ctx->websocket)
+    {
         return NGX_OK;
     }
 

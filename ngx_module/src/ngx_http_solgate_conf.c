@@ -199,8 +199,8 @@ ngx_http_solgate_copy_info(ngx_conf_t *cf,
     ngx_http_solgate_upstream_t *upstream, sg_upstream_info_t *info)
 {
     ngx_uint_t   i;
-    ngx_str_t   *dst[4];
-    sg_str_t    *src[4];
+    ngx_str_t   *dst[7];
+    sg_str_t    *src[7];
 
     ngx_memzero(upstream, sizeof(ngx_http_solgate_upstream_t));
 
@@ -208,12 +208,18 @@ ngx_http_solgate_copy_info(ngx_conf_t *cf,
     dst[1] = &upstream->url;
     dst[2] = &upstream->host;
     dst[3] = &upstream->authority;
+    dst[4] = &upstream->ws_url;
+    dst[5] = &upstream->ws_host;
+    dst[6] = &upstream->ws_authority;
     src[0] = &info->id;
     src[1] = &info->url;
     src[2] = &info->host;
     src[3] = &info->authority;
+    src[4] = &info->ws_url;
+    src[5] = &info->ws_host;
+    src[6] = &info->ws_authority;
 
-    for (i = 0; i < 4; i++) {
+    for (i = 0; i < 7; i++) {
         dst[i]->len = src[i]->len;
         dst[i]->data = ngx_pnalloc(cf->pool, src[i]->len + 1);
         if (dst[i]->data == NULL) {

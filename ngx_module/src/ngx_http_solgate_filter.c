@@ -93,6 +93,16 @@ ngx_http_solgate_header_filter(ngx_http_request_t *r)
         return ngx_http_solgate_fail_over(r);
     }
 
+    if (ctx != NULL && ctx->websocket
+        && r->headers_out.status == NGX_HTTP_SWITCHING_PROTOCOLS)
+    {
+        if (ngx_http_solgate_ws_switched(r, ctx) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        return ngx_http_next_header_filter(r);
+    }
+
     /* a piece's answer that is no 200 has no place in the client's array:
      * its calls get errors there instead */
     if (r != r->main && r->headers_out.status != NGX_HTTP_OK) {

@@ -412,7 +412,7 @@ ngx_http_solgate_check_resolvers(ngx_conf_t *cf,
         upstream = network->upstreams.elts;
 
         for (u = 0; u < network->upstreams.nelts; u++) {
-            if (!upstream[u].by_name) {
+            if (!upstream[u].by_name && !upstream[u].ws_by_name) {
                 continue;
             }
 
@@ -424,7 +424,9 @@ ngx_http_solgate_check_resolvers(ngx_conf_t *cf,
                           "request would fail); define an upstream {} "
                           "block named so, or set \"resolver\" in %V:%ui",
                           &upstream[u].id, &network->name,
-                          &upstream[u].authority, &ref[i].at.file,
+                          upstream[u].by_name ? &upstream[u].authority
+                                              : &upstream[u].ws_authority,
+                          &ref[i].at.file,
                           ref[i].at.line, &upstream[u].at.file,
                           upstream[u].at.line);
             return NGX_ERROR;

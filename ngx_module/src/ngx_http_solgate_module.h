@@ -29,6 +29,10 @@ typedef struct {
 } ngx_http_solgate_conf_at_t;
 
 
+/* ws_idle_timeout's default: a subscription may go quiet for long */
+#define NGX_HTTP_SOLGATE_WS_IDLE_TIMEOUT  3600000
+
+
 /* An error answer longer than this is never judged whole (-32005 is ~100) */
 #define NGX_HTTP_SOLGATE_WHOLE_ANSWER_MAX  4096
 
@@ -44,11 +48,15 @@ typedef struct {
     ngx_str_t                      url;       /* with a path */
     ngx_str_t                      host;      /* the Host header to send */
     ngx_str_t                      authority; /* an upstream {} or address */
+    ngx_str_t                      ws_url;    /* ws= for proxy_pass, or "" */
+    ngx_str_t                      ws_host;
+    ngx_str_t                      ws_authority;
     ngx_http_solgate_conf_at_t     at;
     ngx_http_upstream_srv_conf_t  *block;     /* pinned in it; else NULL */
     ngx_uint_t                     peer;
     unsigned                       backup_peer:1;
     unsigned                       by_name:1; /* its host must be resolved */
+    unsigned                       ws_by_name:1;  /* ... and its ws= host */
 } ngx_http_solgate_upstream_t;
 
 
@@ -75,6 +83,7 @@ typedef struct {
     ngx_uint_t                   retry_attempts;
     ngx_msec_t                   retry_delay;
     ngx_int_t                    max_batch_size;
+    ngx_msec_t                   ws_idle_timeout;
     ngx_http_solgate_policy_args_t  policies[NGX_HTTP_SOLGATE_POLICIES];
 } ngx_http_solgate_settings_t;
 
@@ -90,6 +99,7 @@ typedef struct {
     ngx_shm_zone_t              *shm_zone;
     ngx_http_solgate_blocks_t   *blocks;    /* its solgate_blocks, if any */
     ngx_http_solgate_conf_at_t   at;
+    u_char                      *ws_moves;  /* a worker's, per upstream */
 } ngx_http_solgate_network_t;
 
 
@@ -152,6 +162,7 @@ typedef struct ngx_http_solgate_attempt_s  ngx_http_solgate_attempt_t;
  * upstreams were tried) are kept by libcore in the request.
  */
 typedef struct ngx_http_solgate_pieces_s  ngx_http_solgate_pieces_t;
+typedef struct ngx_http_solgate_ws_s  ngx_http_solgate_ws_t;
 
 typedef struct {
     ngx_http_request_t          *owner;     /* the request it belongs to */
@@ -177,6 +188,7 @@ typedef struct {
 
     sg_block_call_t             *block_call;     /* Cube Runner's call */
     sg_capture_t                *capture;        /* copy into the cache */
+    ngx_http_solgate_ws_t       *ws;             /* an upgraded connection */
 
     unsigned                     answered:1;     /* we wrote the response */
     unsigned                     data_retry:1;   /* the last one lacked data */
@@ -192,6 +204,7 @@ typedef struct {
     unsigned                     is_piece:1;     /* a subrequest for a piece */
     unsigned                     run:1;          /* ... that is a run */
     unsigned                     started:1;      /* ... routed */
+    unsigned                     websocket:1;    /* an upgrade request */
 } ngx_http_solgate_ctx_t;
 
 
@@ -321,6 +334,11 @@ void ngx_http_solgate_blocks_body(ngx_http_request_t *r,
 /* ngx_http_solgate_filter.c */
 ngx_int_t ngx_http_solgate_filter_init(ngx_conf_t *cf);
 ngx_int_t ngx_http_solgate_next_header_filter(ngx_http_request_t *r);
+
+/* ngx_http_solgate_ws.c */
+ngx_uint_t ngx_http_solgate_ws_requested(ngx_http_request_t *r);
+ngx_int_t ngx_http_solgate_ws_switched(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
 ngx_int_t ngx_http_solgate_next_body_filter(ngx_http_request_t *r,
     ngx_chain_t *in);
 

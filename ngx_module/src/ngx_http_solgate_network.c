@@ -119,6 +119,13 @@ static ngx_http_solgate_core_set_pt  ngx_http_solgate_set_default_selector =
       (base) + offsetof(ngx_http_solgate_settings_t, max_batch_size),        \
       &ngx_http_solgate_count_bounds },                                        \
                                                                              \
+    { ngx_string("ws_idle_timeout"),                                         \
+      NGX_CONF_TAKE1,                                                        \
+      ngx_conf_set_msec_slot,                                                \
+      0,                                                                     \
+      (base) + offsetof(ngx_http_solgate_settings_t, ws_idle_timeout),       \
+      NULL },                                                                \
+                                                                             \
     { ngx_string("retry_missing_data"),                                      \
       NGX_CONF_1MORE,                                                        \
       ngx_http_solgate_set_retry,                                            \
@@ -212,6 +219,7 @@ ngx_http_solgate_init_settings(ngx_http_solgate_settings_t *settings)
     settings->retry_attempts = NGX_CONF_UNSET_UINT;
     settings->retry_delay = NGX_CONF_UNSET_MSEC;
     settings->max_batch_size = NGX_CONF_UNSET;
+    settings->ws_idle_timeout = NGX_CONF_UNSET_MSEC;
     ngx_memzero(settings->policies, sizeof(settings->policies));
 }
 
@@ -667,6 +675,8 @@ ngx_http_solgate_build_core(ngx_conf_t *cf,
                               SG_DEFAULT_RETRY_DELAY_MS);
     ngx_conf_merge_value(s->max_batch_size, d->max_batch_size,
                          SG_DEFAULT_MAX_BATCH_SIZE);
+    ngx_conf_merge_msec_value(s->ws_idle_timeout, d->ws_idle_timeout,
+                              NGX_HTTP_SOLGATE_WS_IDLE_TIMEOUT);
 
     sg_network_settings_default(&merged);
     merged.debounce_ms = (uint32_t) ngx_min(s->debounce,
@@ -729,6 +739,12 @@ ngx_http_solgate_reach_blocks(ngx_conf_t *cf,
         upstream[i].by_name = uscf == NULL
                               && !ngx_http_solgate_is_address(
                                      cf, &upstream[i].authority);
+        upstream[i].ws_by_name = upstream[i].ws_authority.len > 0
+                                 && ngx_http_solgate_find_block(
+                                        cf, &upstream[i].ws_authority)
+                                    == NULL
+                                 && !ngx_http_solgate_is_address(
+                                        cf, &upstream[i].ws_authority);
 
         if (uscf != NULL
             && ngx_http_solgate_split_block(cf, smcf, network, &upstream[i],

@@ -1,9 +1,12 @@
 /*
  * The module's variables: $solgate_upstream_url, $solgate_upstream_host
- * and $solgate_upstream (the current attempt's upstream, for proxy_pass),
- * $solgate_method and $solgate_lane (from libcore's request), and
- * $solgate_peer_token (X-Solgate-Peer when asking another region).  None
- * is cacheable: a retry picks another upstream.
+ * and $solgate_upstream (the current attempt's upstream, for proxy_pass;
+ * for a WebSocket the URL and Host of its ws=), $solgate_method and
+ * $solgate_lane (from libcore's request), $solgate_peer_token
+ * (X-Solgate-Peer when asking another region), and $solgate_upgrade and
+ * $solgate_connection (the Upgrade and Connection headers to send: the
+ * upgrade for a WebSocket, else none and keep-alive).  None is cacheable:
+ * a retry picks another upstream.
  */
 
 #include "ngx_http_solgate_module.h"
@@ -21,6 +24,8 @@ static ngx_int_t ngx_http_solgate_upstream_variable(ngx_http_request_t *r,
 static ngx_int_t ngx_http_solgate_request_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
 static ngx_int_t ngx_http_solgate_peer_token_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data);
+static ngx_int_t ngx_http_solgate_upgrade_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
 static void ngx_http_solgate_set_value(ngx_http_variable_value_t *v,
     u_char *data, size_t len);
@@ -45,6 +50,12 @@ static ngx_http_solgate_var_t  ngx_http_solgate_vars[] = {
 
     { ngx_string("solgate_peer_token"), ngx_http_solgate_peer_token_variable,
       0 },
+
+    { ngx_string("solgate_upgrade"), ngx_http_solgate_upgrade_variable,
+      (uintptr_t) "websocket" },
+
+    { ngx_string("solgate_connection"), ngx_http_solgate_upgrade_variable,
+      (uintptr_t) "upgrade" },
 
     { ngx_null_string, NULL, 0 }
 };
@@ -84,8 +95,39 @@ ngx_http_solgate_upstream_variable(ngx_http_request_t *r,
         return NGX_OK;
     }
 
+    if (ctx->websocket) {
+        if (data == offsetof(ngx_http_solgate_upstream_t, url)) {
+            data = offsetof(ngx_http_solgate_upstream_t, ws_url);
+
+        } else if (data == offsetof(ngx_http_solgate_upstream_t, host)) {
+            data = offsetof(ngx_http_solgate_upstream_t, ws_host);
+        }
+    }
+
     field = (ngx_str_t *) ((u_char *) ctx->upstream + data);
     ngx_http_solgate_set_value(v, field->data, field->len);
+
+    return NGX_OK;
+}
+
+
+/* data is the value for a WebSocket; other requests get "". */
+static ngx_int_t
+ngx_http_solgate_upgrade_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data)
+{
+    u_char                  *value;
+    ngx_http_solgate_ctx_t  *ctx;
+
+    ctx = ngx_http_solgate_get_ctx(r);
+    value = (u_char *) data;
+
+    if (ctx != NULL && ctx->websocket) {
+        ngx_http_solgate_set_value(v, value, ngx_strlen(value));
+
+    } else {
+        ngx_http_solgate_set_value(v, (u_char *) "", 0);
+    }
 
     return NGX_OK;
 }

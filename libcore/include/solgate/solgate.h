@@ -101,6 +101,10 @@ typedef struct {
     sg_str_t     url;        /* the configured URL, "/" added without path */
     sg_str_t     host;       /* the Host header to send */
     sg_str_t     authority;  /* host[:port] of the URL */
+    sg_str_t     ws_url;     /* its ws= as proxy_pass takes it (http:// or
+                                https://), empty: none */
+    sg_str_t     ws_host;    /* the Host header for it */
+    sg_str_t     ws_authority; /* host[:port] of ws= */
     size_t       block_server; /* a node's server in its upstream {} block,
                                   from 1; 0: the upstream is one node */
     sg_str_t     warning;    /* sg_network_add_upstream: what `nginx -t`
@@ -286,6 +290,39 @@ typedef struct {
  * (SG_ERROR: out of memory).
  */
 SG_API int sg_request_parse(const char *body, size_t len, sg_request_t **out)
+    SG_NOEXCEPT;
+/*
+ * A WebSocket upgrade (a subscription connection): no body, no calls.  It
+ * is routed and picked as a call is, among the upstreams with a pubsub
+ * endpoint (ws=, sg_upstream_info_t ws_url); a route that answers (no
+ * such upstream, a bad selector) has an HTTP error status.  Fails closed.
+ */
+SG_API int sg_request_subscription(sg_request_t **out) SG_NOEXCEPT;
+
+/*
+ * Moving subscribers off bad nodes.  sg_network_ws_moves writes one byte
+ * per upstream (n at least the network's upstreams): 0 when its WebSocket
+ * subscribers stay, else why they move to another node (cordoned,
+ * lagging; never while no other upstream with ws= is fit), named by
+ * sg_ws_move_cause (static memory, "" for 0).
+ */
+SG_API int sg_network_ws_moves(const sg_network_t *net, unsigned char *out,
+    size_t n) SG_NOEXCEPT;
+SG_API sg_str_t sg_ws_move_cause(unsigned move) SG_NOEXCEPT;
+
+/*
+ * Where an upstream's stream of WebSocket frames, piped to the client, is
+ * between two frames: feed every byte read; sg_ws_frames_to_boundary is
+ * how many more may be read at most before the next boundary (0: at one),
+ * so the gateway can stop there and send its own close frame.
+ */
+typedef struct sg_ws_frames_s  sg_ws_frames_t;
+
+SG_API int sg_ws_frames_new(sg_ws_frames_t **out) SG_NOEXCEPT;
+SG_API void sg_ws_frames_free(sg_ws_frames_t *frames) SG_NOEXCEPT;
+SG_API void sg_ws_frames_feed(sg_ws_frames_t *frames,
+    const unsigned char *data, size_t n) SG_NOEXCEPT;
+SG_API uint64_t sg_ws_frames_to_boundary(const sg_ws_frames_t *frames)
     SG_NOEXCEPT;
 SG_API void sg_request_free(sg_request_t *req) SG_NOEXCEPT;
 

@@ -36,6 +36,9 @@ void Describe(const solgate::UpstreamConf& u, sg_upstream_info_t* info) {
     info->url = ToStr(u.proxy.url);
     info->host = ToStr(u.proxy.host);
     info->authority = ToStr(u.proxy.authority);
+    info->ws_url = ToStr(u.pubsub.url);
+    info->ws_host = ToStr(u.pubsub.host);
+    info->ws_authority = ToStr(u.pubsub.authority);
     info->block_server = u.block_server;
     info->warning = ToStr("");
 }

@@ -59,6 +59,20 @@ int sg_request_parse(const char* body, size_t len,
     });
 }
 
+int sg_request_subscription(sg_request_t** out) noexcept {
+    if (out == nullptr) {
+        return SG_INVALID;
+    }
+    *out = nullptr;
+    return Guard(SG_ERROR, [&] {
+        solgate::RpcRequest subscription;
+        subscription.shape = solgate::RpcRequest::Shape::kSubscription;
+        *out = new sg_request_s(std::move(subscription),
+                                RoomSpares::Take().plan);
+        return SG_OK;
+    });
+}
+
 void sg_request_free(sg_request_t* req) noexcept {
     if (req == nullptr) {
         return;

@@ -81,6 +81,12 @@ std::optional<std::string> ParseOption(std::string_view option,
         out->routing.fail_timeout_ms = static_cast<uint32_t>(*ms);
         return std::nullopt;
     }
+    if (auto ws = OptionValue(option, "ws=")) {
+        if (auto bad = ParsePubsubTarget(*ws, &out->pubsub)) {
+            return "invalid \"ws=\" " + Quoted(*ws) + in + ": " + *bad;
+        }
+        return std::nullopt;
+    }
     if (auto debounce = OptionValue(option, "debounce=")) {
         auto ms = ParseDurationMs(*debounce, SG_MAX_DEBOUNCE_MS);
         if (!ms || *ms == 0) {
@@ -94,7 +100,7 @@ std::optional<std::string> ParseOption(std::string_view option,
     return "invalid parameter " + Quoted(option) + in +
            ", expected \"host=\", \"tags=\", \"methods=\", "
            "\"ignore_methods=\", \"weight=\", \"backup\", "
-           "\"max_fails=\", \"fail_timeout=\" or \"debounce=\"";
+           "\"max_fails=\", \"fail_timeout=\", \"debounce=\" or \"ws=\"";
 }
 
 }  // namespace
@@ -110,6 +116,26 @@ ProxyTarget MakeProxyTarget(std::string_view url, const HttpUrl& parsed) {
     target.path = parsed.path.empty() ? "/" : std::string(parsed.path);
     target.https = parsed.https;
     return target;
+}
+
+std::optional<std::string> ParsePubsubTarget(std::string_view url,
+                                             ProxyTarget* out) {
+    constexpr std::string_view kWss = "wss://";
+    constexpr std::string_view kWs = "ws://";
+    std::string http;
+    if (url.substr(0, kWss.size()) == kWss) {
+        http = "https://" + std::string(url.substr(kWss.size()));
+    } else if (url.substr(0, kWs.size()) == kWs) {
+        http = "http://" + std::string(url.substr(kWs.size()));
+    } else {
+        return std::string("must start with \"ws://\" or \"wss://\"");
+    }
+    HttpUrl parsed;
+    if (auto bad = ParseHttpUrl(http, &parsed)) {
+        return std::string(*bad);
+    }
+    *out = MakeProxyTarget(http, parsed);
+    return std::nullopt;
 }
 
 std::optional<std::string> ParseUpstreamArgs(
@@ -142,6 +168,10 @@ std::optional<std::string> ParseUpstreamArgs(
         if (auto bad = ParseOption(args[i], out)) {
             return bad;
         }
+    }
+    if (!out->pubsub.url.empty() &&
+        out->target.host != out->target.authority) {
+        out->pubsub.host = out->target.host;  // host= names both endpoints
     }
     return std::nullopt;
 }

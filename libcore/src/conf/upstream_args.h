@@ -1,6 +1,6 @@
 // The arguments of `upstream ID URL [host=NAME] [tags=K:V,...]
 // [methods=M|...] [ignore_methods=M|...] [weight=N] [backup]
-// [max_fails=N] [fail_timeout=TIME] [debounce=TIME]` in a solgate_network
+// [max_fails=N] [fail_timeout=TIME] [debounce=TIME] [ws=URL]` in a solgate_network
 // block, parsed
 // and checked once, with the messages `nginx -t` prints.
 #pragma once
@@ -28,6 +28,12 @@ struct ProxyTarget {
 
 ProxyTarget MakeProxyTarget(std::string_view url, const HttpUrl& parsed);
 
+// ws=URL: the upstream's pubsub (WebSocket) endpoint, "ws://" or "wss://",
+// as proxy_pass takes it ("http://" or "https://"; "/" added without a
+// path). nullopt on success with *out filled, else what is wrong.
+std::optional<std::string> ParsePubsubTarget(std::string_view url,
+                                             ProxyTarget* out);
+
 // How routing treats one upstream beside its health and lag.
 struct UpstreamRouting {
     static constexpr uint32_t kMaxWeight = 1000;
@@ -48,9 +54,10 @@ struct UpstreamArgs {
     std::vector<std::string> methods;         // served only these (globs)
     std::vector<std::string> ignore_methods;  // never these (globs)
     UpstreamRouting routing;
+    ProxyTarget pubsub;  // ws=: url empty when the upstream has none
 };
 
-constexpr size_t kMaxUpstreamOptions = 8;
+constexpr size_t kMaxUpstreamOptions = 10;
 
 // Checks a new id against what is already configured (duplicates, the
 // count limit): nullopt when it may be added, else the message.

@@ -144,6 +144,7 @@ std::optional<std::string> Network::AddUpstreamArgs(
     upstream.methods = std::move(parsed.methods);
     upstream.ignore_methods = std::move(parsed.ignore_methods);
     upstream.routing = parsed.routing;
+    upstream.pubsub = std::move(parsed.pubsub);
     *index = upstreams_.size();
     AddUpstream(std::move(upstream));
     return std::nullopt;
@@ -177,6 +178,12 @@ std::optional<std::string> Network::ReachThroughBlock(
             node.routing.backup = u.routing.backup || server.backup;
         }
         split.push_back(std::move(node));
+    }
+    if (split.size() > 1 && !u.pubsub.url.empty()) {
+        // The pubsub port is not the block's: which server's would it be?
+        return "upstream " + Quoted(u.id) + ": \"ws=\" cannot be used with "
+               "upstream block " + block + " of several servers; give each "
+               "server its own \"upstream\" line with its \"ws=\"";
     }
     if (split.empty()) {
         return "upstream " + Quoted(u.id) + ": every server of upstream block " +

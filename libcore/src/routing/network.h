@@ -72,6 +72,7 @@ struct UpstreamConf {
     std::string id;
     HttpTarget poll;
     conf::ProxyTarget proxy;                  // where proxy_pass sends it
+    conf::ProxyTarget pubsub;                 // its ws=, url empty: none
     std::vector<std::string> tags;            // "key:value"
     std::vector<std::string> methods;         // served only these (globs)
     std::vector<std::string> ignore_methods;  // never these (globs)

@@ -136,7 +136,15 @@ RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
     }
 
     std::vector<std::string_view> methods;
-    if (!network.has_method_filters()) {
+    if (request.shape == RpcRequest::Shape::kSubscription) {
+        // whatever it subscribes to: only upstreams with a pubsub endpoint
+        for (size_t i : plan.matched) {
+            if (!network.upstream(i).pubsub.url.empty()) {
+                plan.serving.push_back(i);
+                plan.allowed[i] = 1;
+            }
+        }
+    } else if (!network.has_method_filters()) {
         // every upstream serves every method: no per-method sets to build
         plan.serving = plan.matched;
         for (size_t i : plan.matched) {
@@ -154,7 +162,8 @@ RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
     }
 
     KeepLedgerHolders(network, request, plan);
-    if (plan.has_selector && !plan.client_selector) {
+    if (plan.has_selector && !plan.client_selector &&
+        request.shape != RpcRequest::Shape::kSubscription) {
         KeepFallbackBackups(network, methods, plan);
     }
 
@@ -164,6 +173,17 @@ RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
                                   Quoted(selector) +
                                   " matches no upstream of network " +
                                   Quoted(network.name())};
+        return plan;
+    }
+    if (plan.serving.empty() &&
+        request.shape == RpcRequest::Shape::kSubscription) {
+        plan.error = RpcError{
+            kMethodNotFound,
+            "Method not found: no upstream " +
+                (plan.has_selector
+                     ? "matching use-upstream selector " + Quoted(selector)
+                     : "of network " + Quoted(network.name())) +
+                " has a WebSocket endpoint (\"ws=\")"};
         return plan;
     }
     if (plan.serving.empty()) {

@@ -313,6 +313,17 @@ RouteDecision RouteRequest(const RpcRequest& request, const Network& network,
         return decision;
     case RpcRequest::Shape::kBatch:
         return RouteBatch(request, ctx, options);
+    case RpcRequest::Shape::kSubscription:
+        if (plan.error) {
+            // a handshake's answer: an HTTP error the client library shows
+            decision.http_status =
+                plan.error->code == kInvalidParams ? 400 : 503;
+            AppendErrorEnvelope(decision.answer, {}, plan.error->code,
+                                plan.error->message);
+            return decision;
+        }
+        decision.forward = true;
+        return decision;
     }
     return decision;
 }
@@ -323,6 +334,8 @@ std::string_view RequestMethodName(const RpcRequest& request) {
         return request.calls[0].method;
     case RpcRequest::Shape::kBatch:
         return "batch";
+    case RpcRequest::Shape::kSubscription:
+        return "websocket";
     case RpcRequest::Shape::kUnreadable:
         break;
     }

@@ -72,7 +72,9 @@ inline bool IsWriteMethod(std::string_view method) {
 }
 
 struct RpcRequest {
-    enum class Shape { kUnreadable, kSingle, kBatch };
+    // kSubscription: a WebSocket upgrade, no calls: it goes whole to an
+    // upstream with a pubsub endpoint (ws=), whatever it subscribes to.
+    enum class Shape { kUnreadable, kSingle, kBatch, kSubscription };
 
     Shape shape = Shape::kUnreadable;
     // Set when the body as a whole is not a request (code -32700/-32600).

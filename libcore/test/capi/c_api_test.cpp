@@ -100,6 +100,32 @@ TEST(CApi, AttemptsNeverRepeatAnUpstreamThenFailAll) {
     sg_request_free(req);
 }
 
+TEST(CApi, ASubscriptionIsPickedAmongUpstreamsWithWs) {
+    CNetwork net({{"a", "http://10.0.0.1:8899"},
+                  {"b", "http://10.0.0.2:8899", "ws=ws://10.0.0.2:8900"}});
+    sg_upstream_info_t info;
+    ASSERT_EQ(sg_network_upstream(net.get(), 0, &info), SG_OK);
+    EXPECT_EQ(info.ws_url.len, 0u);
+    ASSERT_EQ(sg_network_upstream(net.get(), 1, &info), SG_OK);
+    EXPECT_EQ(Text(info.ws_url), "http://10.0.0.2:8900/");
+    EXPECT_EQ(Text(info.ws_host), "10.0.0.2:8900");
+    EXPECT_EQ(Text(info.ws_authority), "10.0.0.2:8900");
+
+    sg_request_t* req = nullptr;
+    ASSERT_EQ(sg_request_subscription(&req), SG_OK);
+    sg_route_t route;
+    ASSERT_EQ(sg_request_route(req, net.get(), &kNoSelector, 0, &route), SG_OK);
+    ASSERT_EQ(route.kind, SG_ROUTE_FORWARD);
+    EXPECT_EQ(route.body.len, 0u);
+    EXPECT_EQ(Text(sg_request_method(req)), "websocket");
+    sg_pick_t pick;
+    ASSERT_EQ(sg_request_pick(req, 0, &pick), SG_OK);
+    EXPECT_EQ(pick.upstream, 1u);
+    EXPECT_EQ(sg_request_pick(req, 0, &pick), SG_NONE);  // never "a"
+    sg_request_free(req);
+    EXPECT_EQ(sg_request_subscription(nullptr), SG_INVALID);
+}
+
 // POST .../cordon or .../uncordon for upstream `id`, as the module asks.
 sg_admin_answer_t Admin(sg_network_t* net, const char* uri, const char* id,
                         bool post = true) {
@@ -346,8 +372,8 @@ TEST(CApi, ConfigurationMessages) {
     EXPECT_STREQ(err, "invalid parameter \"priority=2\" in upstream \"a\", "
                       "expected \"host=\", \"tags=\", \"methods=\", "
                       "\"ignore_methods=\", \"weight=\", \"backup\", "
-                      "\"max_fails=\", \"fail_timeout=\" or "
-                      "\"debounce=\"");
+                      "\"max_fails=\", \"fail_timeout=\", "
+                      "\"debounce=\" or \"ws=\"");
     ASSERT_EQ(sg_network_add_upstream(net, args, 2, &info, err, sizeof(err)),
               SG_OK);
     EXPECT_EQ(Text(info.id), "a");

@@ -73,7 +73,7 @@ TEST(UpstreamArgs, MessagesNameTheUpstreamAndQuoteTheToken) {
               "invalid parameter \"priority=2\" in upstream \"a\", expected "
               "\"host=\", \"tags=\", \"methods=\", \"ignore_methods=\", "
               "\"weight=\", \"backup\", \"max_fails=\", "
-              "\"fail_timeout=\" or \"debounce=\"");
+              "\"fail_timeout=\", \"debounce=\" or \"ws=\"");
     EXPECT_EQ(Parse({"a", "http://x", "weight=0"}, &u),
               "invalid \"weight=\" \"0\" in upstream \"a\": must be a number "
               "from 1 to 1000");
@@ -84,8 +84,9 @@ TEST(UpstreamArgs, MessagesNameTheUpstreamAndQuoteTheToken) {
               "invalid \"fail_timeout=\" \"10q\" in upstream \"a\": must be "
               "a time from 1ms to 1h, such as 10s");
     EXPECT_EQ(Parse({"a", "http://x", "backup", "backup", "backup", "backup",
-                     "backup", "backup", "backup", "backup", "backup"}, &u),
-              "too many parameters in \"upstream\" \"a\": at most 8 options");
+                     "backup", "backup", "backup", "backup", "backup",
+                     "backup", "backup"}, &u),
+              "too many parameters in \"upstream\" \"a\": at most 10 options");
     EXPECT_TRUE(Parse({"a"}, &u));
 }
 
@@ -111,6 +112,28 @@ TEST(UpstreamArgs, RoutingOptions) {
     EXPECT_EQ(Parse({"a", "http://x", "debounce=61s"}, &u),
               "invalid \"debounce=\" \"61s\" in upstream \"a\": must be a "
               "time from 1ms to 60s");
+}
+
+TEST(UpstreamArgs, WsNamesThePubsubEndpointAsProxyPassTakesIt) {
+    UpstreamArgs u;
+    ASSERT_FALSE(Parse({"a", "http://10.0.0.1:8899"}, &u));
+    EXPECT_TRUE(u.pubsub.url.empty());  // none: no subscriptions go to it
+    ASSERT_FALSE(Parse({"a", "http://10.0.0.1:8899", "ws=ws://10.0.0.1:8900"},
+                       &u));
+    EXPECT_EQ(u.pubsub.url, "http://10.0.0.1:8900/");
+    EXPECT_EQ(u.pubsub.host, "10.0.0.1:8900");
+    EXPECT_FALSE(u.pubsub.https);
+    ASSERT_FALSE(Parse({"v", "https://rpc.example/KEY",
+                        "ws=wss://ws.example/KEY", "host=edge.example"},
+                       &u));
+    EXPECT_EQ(u.pubsub.url, "https://ws.example/KEY");
+    EXPECT_EQ(u.pubsub.host, "edge.example");  // host= names both
+    EXPECT_TRUE(u.pubsub.https);
+    EXPECT_EQ(Parse({"a", "http://x", "ws=http://x:8900"}, &u),
+              "invalid \"ws=\" \"http://x:8900\" in upstream \"a\": must "
+              "start with \"ws://\" or \"wss://\"");
+    EXPECT_EQ(Parse({"a", "http://x", "ws=ws://"}, &u),
+              "invalid \"ws=\" \"ws://\" in upstream \"a\": has no host");
 }
 
 TEST(ConfWords, DurationsAsNginxWritesThem) {

@@ -2,6 +2,7 @@
 // the ledger window of Cube Runner's networks, and the errors a plan makes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,58 @@ TEST(RoutePlan, NoUpstreamServingTheMethodIsMethodNotFound) {
     EXPECT_EQ(plan.error->message,
               "Method not found: no upstream of network \"mainnet\" serves "
               "getSlot");
+}
+
+RpcRequest Subscription() {
+    RpcRequest req;
+    req.shape = RpcRequest::Shape::kSubscription;
+    return req;
+}
+
+// Network "mainnet" of up-0, up-1, up-2; those in `with_ws` have a ws=.
+struct PubsubNetwork {
+    explicit PubsubNetwork(std::vector<size_t> with_ws)
+        : shared(std::make_unique<NetworkShared>()), network("mainnet", {}) {
+        for (size_t i = 0; i < 3; i++) {
+            UpstreamConf u(std::string("up-") + std::to_string(i));
+            if (std::find(with_ws.begin(), with_ws.end(), i) != with_ws.end()) {
+                u.pubsub.url = "http://10.0.0." + std::to_string(i) + ":8900/";
+            }
+            network.AddUpstream(u);
+        }
+        std::string error;
+        network.Bind(shared.get(), true, 0, &error);
+    }
+    std::unique_ptr<NetworkShared> shared;
+    Network network;
+};
+
+TEST(RoutePlan, ASubscriptionGoesOnlyToUpstreamsWithAPubsubEndpoint) {
+    PubsubNetwork t({0, 2});
+    RoutePlan plan = PlanRoute(t.network, Subscription(), "");
+    EXPECT_FALSE(plan.error);
+    EXPECT_EQ(plan.matched, (std::vector<size_t>{0, 1, 2}));
+    EXPECT_EQ(plan.serving, (std::vector<size_t>{0, 2}));
+    EXPECT_EQ(plan.allowed, (std::vector<unsigned char>{1, 0, 1}));
+    EXPECT_EQ(plan.lane_name, "all");
+    RoutePlan one = PlanRoute(t.network, Subscription(), "up-2");
+    EXPECT_EQ(one.allowed, (std::vector<unsigned char>{0, 0, 1}));
+}
+
+TEST(RoutePlan, NoPubsubEndpointIsMethodNotFoundNamingWs) {
+    PubsubNetwork t({0});
+    RoutePlan plan = PlanRoute(t.network, Subscription(), "up-1");
+    ASSERT_TRUE(plan.error);
+    EXPECT_EQ(plan.error->code, kMethodNotFound);
+    EXPECT_EQ(plan.error->message,
+              "Method not found: no upstream matching use-upstream selector "
+              "\"up-1\" has a WebSocket endpoint (\"ws=\")");
+    PubsubNetwork none({});
+    RoutePlan all = PlanRoute(none.network, Subscription(), "");
+    ASSERT_TRUE(all.error);
+    EXPECT_EQ(all.error->message,
+              "Method not found: no upstream of network \"mainnet\" has a "
+              "WebSocket endpoint (\"ws=\")");
 }
 
 TEST(RoutePlan, GetBlockGoesToLedgersHoldingTheSlotWhenAnyDoes) {

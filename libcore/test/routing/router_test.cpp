@@ -35,6 +35,35 @@ TEST(Router, ForwardsOrdinaryCalls) {
     EXPECT_TRUE(d.forward);
 }
 
+TEST(Router, ASubscriptionIsForwardedWholeOrRefusedWithAnHttpError) {
+    RpcRequest subscription;
+    subscription.shape = RpcRequest::Shape::kSubscription;
+    EXPECT_EQ(RequestMethodName(subscription), "websocket");
+    Network n("mainnet", {});
+    UpstreamConf ws(std::string("ws-node"));
+    ws.pubsub.url = "http://10.0.0.1:8900/";
+    n.AddUpstream(ws);
+    n.AddUpstream(UpstreamConf(std::string("rpc-only")));
+    auto shared = std::make_unique<NetworkShared>();
+    std::string error;
+    ASSERT_TRUE(n.Bind(shared.get(), true, 0, &error));
+
+    RouteDecision d =
+        RouteRequest(subscription, n, PlanRoute(n, subscription, ""), 0);
+    EXPECT_TRUE(d.forward);
+    EXPECT_TRUE(d.forward_body.empty() && d.pieces.empty());
+
+    RouteDecision none =
+        RouteRequest(subscription, n, PlanRoute(n, subscription, "rpc-only"), 0);
+    EXPECT_FALSE(none.forward);
+    EXPECT_EQ(none.http_status, 503u);
+    EXPECT_NE(none.answer.find("\"code\":-32601"), std::string::npos);
+    RouteDecision bad =
+        RouteRequest(subscription, n, PlanRoute(n, subscription, "a |"), 0);
+    EXPECT_EQ(bad.http_status, 400u);
+    EXPECT_NE(bad.answer.find("\"code\":-32602"), std::string::npos);
+}
+
 TEST(Router, AnswersGenesisHashForKnownClusters) {
     auto d = Route(R"({"jsonrpc":"2.0","id":"g","method":"getGenesisHash"})");
     ASSERT_FALSE(d.forward);

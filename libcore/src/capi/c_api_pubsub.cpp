@@ -1,0 +1,68 @@
+// The extern "C" shims of WebSocket subscriptions: which upstreams'
+// subscribers move, and where a piped stream is between two frames.
+#include <new>
+
+#include "capi/c_api_util.h"
+#include "capi/c_handles.h"
+#include "pubsub/subscriber_moves.h"
+#include "pubsub/ws_frames.h"
+#include "solgate/solgate.h"
+
+struct sg_ws_frames_s {
+    solgate::WsFrameBoundary boundary;
+};
+
+namespace {
+
+using solgate::capi::Guard;
+using solgate::capi::ToStr;
+
+}  // namespace
+
+extern "C" {
+
+int sg_ws_frames_new(sg_ws_frames_t** out) noexcept {
+    if (out == nullptr) {
+        return SG_INVALID;
+    }
+    *out = new (std::nothrow) sg_ws_frames_s();
+    return *out != nullptr ? SG_OK : SG_ERROR;
+}
+
+void sg_ws_frames_free(sg_ws_frames_t* frames) noexcept { delete frames; }
+
+void sg_ws_frames_feed(sg_ws_frames_t* frames, const unsigned char* data,
+                       size_t n) noexcept {
+    if (frames != nullptr && data != nullptr) {
+        frames->boundary.Feed(data, n);
+    }
+}
+
+uint64_t sg_ws_frames_to_boundary(const sg_ws_frames_t* frames) noexcept {
+    return frames != nullptr ? frames->boundary.ToBoundary() : 0;
+}
+
+int sg_network_ws_moves(const sg_network_t* net, unsigned char* out,
+                        size_t n) noexcept {
+    if (net == nullptr || out == nullptr || n < net->network.size()) {
+        return SG_INVALID;
+    }
+    return Guard(SG_ERROR, [&] {
+        std::vector<solgate::SubscriberMove> moves =
+            solgate::SubscriberMoves(net->network);
+        for (size_t i = 0; i < moves.size(); i++) {
+            out[i] = static_cast<unsigned char>(moves[i]);
+        }
+        return SG_OK;
+    });
+}
+
+sg_str_t sg_ws_move_cause(unsigned move) noexcept {
+    if (move > static_cast<unsigned>(solgate::SubscriberMove::kLagging)) {
+        return ToStr("");
+    }
+    return ToStr(solgate::SubscriberMoveCause(
+        static_cast<solgate::SubscriberMove>(move)));
+}
+
+}  // extern "C"

@@ -1,0 +1,29 @@
+// Which upstreams' WebSocket subscribers should move to another node now:
+// those of an upstream that is cordoned (by the poller or the operator) or
+// lagging, while another upstream with a pubsub endpoint is fit to take
+// them. Closing them when none is would only make every client reconnect
+// to a node as bad.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "routing/network.h"
+
+namespace solgate {
+
+enum class SubscriberMove : unsigned char {
+    kStay = 0,
+    kCordoned,   // cordoned by the poller or the operator
+    kLagging,    // its processed slot trails the network's by > max_slot_lag
+};
+
+// The label of solgate_ws_closed_total's cause for a move.
+std::string_view SubscriberMoveCause(SubscriberMove move);
+
+// One verdict per upstream of the network, in configuration order.
+std::vector<SubscriberMove> SubscriberMoves(const Network& network);
+
+}  // namespace solgate

@@ -1,0 +1,273 @@
+# WebSocket subscriptions through a solgate_pass location: an upgrade goes
+# to a current node with a ws= endpoint, never to one that is lagging or
+# has none, fails over when a node refuses it, and is refused with a
+# JSON-RPC body when no node can take it; a quiet connection is closed
+# after the network's ws_idle_timeout; the subscribers of a node that is
+# cordoned or falls behind are closed with 1012 and reconnect elsewhere.  The nodes' pubsub ports are
+# solana-sim's --ws-port; the client is t/lib's Solgate::WebSocket.
+
+use Test::Nginx::Socket 'no_plan';
+use Solgate::Sim;
+use Solgate::TestConf;
+use Solgate::Gateway;
+use Solgate::WebSocket;
+use File::Spec;
+
+our @Ports = (19971, 19972, 19973);
+our @WsPorts = (19974, 19975);     # sim-a's and sim-b's; sim-c has none
+our $DeadWs = 19976;               # nothing listens there
+sim_start(port => $Ports[0], args => ['--skip-rate', 0, '--quiet', '--ws-port', $WsPorts[0]]);
+sim_start(port => $Ports[1], args => ['--skip-rate', 0, '--quiet', '--ws-port', $WsPorts[1]]);
+sim_start(port => $Ports[2], args => ['--skip-rate', 0, '--quiet']);
+
+our $HttpConfig = network_conf('mainnet', upstreams => [
+        ['sim-a', "http://127.0.0.1:$Ports[0]", "ws=ws://127.0.0.1:$WsPorts[0]"],
+        ['sim-b', "http://127.0.0.1:$Ports[1]", "ws=ws://127.0.0.1:$WsPorts[1]"],
+        ['sim-c', "http://127.0.0.1:$Ports[2]"]])
+  . network_conf('deadws', upstreams => [
+        ['sim-a', "http://127.0.0.1:$Ports[0]", "ws=ws://127.0.0.1:$DeadWs"],
+        ['sim-b', "http://127.0.0.1:$Ports[1]", "ws=ws://127.0.0.1:$WsPorts[1]"]])
+  . network_conf('quiet', settings => 'ws_idle_timeout 1s;', upstreams => [
+        ['sim-a', "http://127.0.0.1:$Ports[0]", "ws=ws://127.0.0.1:$WsPorts[0]"]]);
+
+our $Config = solgate_locations('mainnet')
+  . "    location /deadws { solgate_pass deadws; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+  . "    location /quiet { solgate_pass quiet; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+  . "    location /solgate/ { solgate_admin; }\n";
+
+our $Bad = "[error]\n[alert]\n[crit]\n[emerg]\n";
+our $Subscribe = '{"jsonrpc":"2.0","id":1,"method":"slotSubscribe"}';
+
+sub clean { for my $p (@Ports) { sim_fault($p, 'clear'); sim_reset($p) } }
+sub admin { http_post(server_port(), $_[0], '') }
+sub cordon { admin("/solgate/cordon?network=$_[1]&upstream=$_[0]&reason=test") }
+sub uncordon { admin("/solgate/uncordon?network=$_[1]&upstream=$_[0]") }
+
+# Waits up to $timeout s for each connection's close frame (or end);
+# returns their close codes, undef for a connection still open.
+sub close_codes {
+    my ($timeout, @conns) = @_;
+    my $deadline = Time::HiRes::time() + $timeout;
+    my @codes;
+    for my $ws (@conns) {
+        my $end = $ws->wait_json($deadline - Time::HiRes::time(), sub { 0 });
+        push @codes, $end ? ($end->{opcode} == 8 ? $end->{code} : 'eof') : undef;
+    }
+    return @codes;
+}
+sub state_of { upstream_state($_[0], $_[1]) || {} }
+sub ws_sessions { sim_stats($_[0])->{ws_sessions} || 0 }
+sub gateway_ws { Solgate::WebSocket->connect(port => server_port(), path => $_[0] || '/') }
+sub is_slot_notification { ($_[0]{method} || '') eq 'slotNotification' }
+
+# A subscribed connection through the gateway, with its first notification.
+sub subscribed {
+    my ($path) = @_;
+    my $ws = gateway_ws($path) or die "no WebSocket: $Solgate::WebSocket::Error\n";
+    $ws->send_text($Subscribe);
+    my $ack = $ws->wait_json(5, sub { defined $_[0]{id} && $_[0]{id} == 1 });
+    die "no subscription id\n" unless $ack && defined $ack->{result};
+    return $ws;
+}
+
+add_block_preprocessor(sub {
+    my $block = shift;
+    $block->set_value(http_config => $HttpConfig) unless defined $block->http_config;
+    $block->set_value(config => $Config) unless defined $block->config;
+    $block->set_value(setup => 'clean();') unless defined $block->setup;
+    $block->set_value(no_error_log => $Bad)
+        unless defined $block->no_error_log || defined $block->must_die;
+});
+
+no_shuffle();
+no_root_location();
+run_tests();
+
+__DATA__
+
+=== TEST 1: a client subscribes through the gateway and receives slot notifications from a node with ws=
+--- wait_for eval
+['the nodes are polled', sub { (state_of('sim-b')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+[step {
+     my $ws = gateway_ws();
+     ok($ws, 'the upgrade is answered 101 with the right accept key')
+         or diag($Solgate::WebSocket::Error);
+     $ws->send_text($Subscribe);
+     my $ack = $ws->wait_json(5, sub { defined $_[0]{id} && $_[0]{id} == 1 });
+     like($ack && $ack->{result}, qr/^\d+$/, 'slotSubscribe answered with a subscription id');
+     my @n;
+     while (@n < 3) {
+         my $m = $ws->wait_json(5, \&is_slot_notification) or last;
+         last unless is_slot_notification($m);
+         push @n, $m->{params}{result}{slot};
+     }
+     is(scalar(@n), 3, "three slot notifications (@n)");
+     ok($n[0] < $n[1] && $n[1] < $n[2], 'their slots rise');
+     is(ws_sessions($Ports[0]) + ws_sessions($Ports[1]), 1,
+        'the connection is held by one of the nodes with ws=');
+     $ws->close(1000);
+     wait_for('the node sees it closed',
+              sub { ws_sessions($Ports[0]) + ws_sessions($Ports[1]) == 0 }, 5);
+ },
+ "POST /\n" . '{"jsonrpc":"2.0","id":2,"method":"getHealth"}']
+--- response_body chomp
+{"jsonrpc":"2.0","result":"ok","id":2}
+--- error_log eval
+qr/\[info\] .*solgate: websocket of network "mainnet" on upstream "sim-[ab]"/
+
+
+
+=== TEST 2: a lagging node gets no subscriber while another node with ws= is current
+--- setup
+clean();
+sim_fault($Ports[0], 'lag', slots => 80);
+--- wait_for eval
+['sim-a is seen lagging', sub { state_of('sim-a')->{lagging} }, 5]
+--- request eval
+[step {
+     my @conns = map { subscribed() } 1 .. 6;
+     is(ws_sessions($Ports[0]), 0, 'the lagging node holds none of 6 connections');
+     is(ws_sessions($Ports[1]), 6, 'the current node holds all 6');
+     $_->close(1000) for @conns;
+ }]
+
+
+
+=== TEST 3: a node whose pubsub port is down is failed over: the client lands on the other
+--- wait_for eval
+['the nodes are polled', sub { (state_of('sim-b', 'deadws')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+[step {
+     my @conns = map { subscribed('/deadws') } 1 .. 4;
+     is(scalar(@conns), 4, 'every client got a subscription');
+     is(ws_sessions($Ports[1]), 4, 'all on sim-b');
+     $_->close(1000) for @conns;
+ }]
+--- error_log eval
+qr/solgate: upstream "sim-a" failed \(transport, status 502\), retrying on "sim-b"/
+--- no_error_log
+[alert]
+[crit]
+[emerg]
+
+
+
+=== TEST 4: no node with ws= for the request is a 503 with a JSON-RPC error, and no upstream sees it
+--- request eval
+[step {
+     my $ws = gateway_ws('/?use-upstream=sim-c');
+     ok(!$ws, 'refused');
+     is(Solgate::WebSocket::refused_status(), 503, 'HTTP 503');
+     like(Solgate::WebSocket::refused_body(),
+          qr/^\{"jsonrpc":"2.0","error":\{"code":-32601,"message":"Method not found: no upstream matching use-upstream selector \\"sim-c\\" has a WebSocket endpoint \(\\"ws=\\"\)"\},"id":null\}$/,
+          'the body names the reason');
+     is(sim_client_calls($Ports[2]), 0, 'sim-c saw nothing');
+     my $bad = gateway_ws('/?use-upstream=' . 'a%20%7C');
+     is(Solgate::WebSocket::refused_status(), 400, 'a bad selector is a 400');
+ }]
+
+
+
+=== TEST 5: a quiet connection is closed after ws_idle_timeout, a subscribed one is kept
+--- request eval
+[step {
+     my $idle = gateway_ws('/quiet') or die $Solgate::WebSocket::Error;
+     my $busy = subscribed('/quiet');
+     my $end = $idle->next_message(4);
+     ok($end && $end->{opcode} == -1, 'the quiet connection is closed within 4 s');
+     my $last;
+     for (1 .. 8) {
+         $last = $busy->wait_json(2, \&is_slot_notification) or last;
+     }
+     ok($last && is_slot_notification($last),
+        'the subscribed one still receives notifications after 2 s');
+     $busy->close(1000);
+ }]
+
+
+
+=== TEST 6: ws= must be a ws:// or wss:// URL
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1 ws=http://127.0.0.1:2; }
+--- config
+--- must_die
+--- error_log
+invalid "ws=" "http://127.0.0.1:2" in upstream "a": must start with "ws://" or "wss://"
+
+
+
+=== TEST 7: an operator-cordoned node's subscribers are closed with 1012 within 2 s and reconnect to the other node
+--- wait_for eval
+['the nodes are polled', sub { (state_of('sim-a')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+[step {
+     cordon('sim-b', 'mainnet');
+     my @conns = map { subscribed() } 1 .. 5;
+     is(ws_sessions($Ports[0]), 5, 'with sim-b cordoned all 5 land on sim-a');
+     uncordon('sim-b', 'mainnet');
+     my $t0 = Time::HiRes::time();
+     cordon('sim-a', 'mainnet');
+     my @codes = close_codes(3, @conns);
+     my $took = Time::HiRes::time() - $t0;
+     is_deeply(\@codes, [(1012) x 5], 'each got close 1012 ("service restart")');
+     cmp_ok($took, '<', 2.5, sprintf('all within %.2f s of the cordon', $took));
+     my @again = map { subscribed() } 1 .. 5;
+     is(ws_sessions($Ports[1]), 5, 'reconnected, all 5 are on sim-b');
+     wait_for('sim-a holds none', sub { ws_sessions($Ports[0]) == 0 }, 5);
+     $_->close(1000) for @again;
+     uncordon('sim-a', 'mainnet');
+ }]
+--- error_log eval
+qr/\[info\] .*solgate: closing websocket on upstream "sim-a" of network "mainnet" \(cordoned\) with 1012, so its client reconnects to another node/
+
+
+
+=== TEST 8: a node that falls behind has its subscribers moved
+--- wait_for eval
+['the nodes are polled', sub { (state_of('sim-a')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+[step {
+     cordon('sim-b', 'mainnet');
+     my @conns = map { subscribed() } 1 .. 3;
+     uncordon('sim-b', 'mainnet');
+     is(ws_sessions($Ports[0]), 3, 'all 3 on sim-a');
+     sim_fault($Ports[0], 'lag', slots => 80);
+     wait_for('sim-a is seen lagging', sub { state_of('sim-a')->{lagging} }, 5);
+     is_deeply([close_codes(3, @conns)], [(1012) x 3], 'each closed with 1012');
+ }]
+--- error_log eval
+qr/solgate: closing websocket on upstream "sim-a" of network "mainnet" \(lagging\) with 1012/
+
+
+
+=== TEST 9: with nowhere better to go, subscribers stay on a cordoned node
+--- request eval
+[step {
+     my $ws = subscribed('/quiet');
+     cordon('sim-a', 'quiet');
+     my ($code) = close_codes(1.5, $ws);
+     ok(!defined $code, 'still open 1.5 s after the cordon');
+     my $n = $ws->wait_json(2, \&is_slot_notification);
+     ok($n && is_slot_notification($n), 'and still receiving notifications');
+     uncordon('sim-a', 'quiet');
+     $ws->close(1000);
+ }]
+
+
+
+=== TEST 10: @solana/kit's createSolanaRpcSubscriptions receives slotNotifications through the gateway
+--- request eval
+[step {
+     SKIP: {
+         my $kit = File::Spec->catfile(Test::Nginx::Util::repo_root(), 'tools', 'kit-client');
+         skip 'node or tools/kit-client/node_modules missing', 2
+             unless -d "$kit/node_modules/\@solana/kit" && `node --version 2>/dev/null` =~ /^v/;
+         my $out = `timeout 30 node $kit/slot-notifications.mjs --url ws://127.0.0.1:@{[server_port()]}/ --count 3 --timeout-s 15 2>&1`;
+         is($?, 0, 'kit got 3 slot notifications') or diag($out);
+         my @slots = $out =~ /^slot (\d+) parent \d+ root \d+$/mg;
+         ok(@slots == 3 && $slots[0] < $slots[1] && $slots[1] < $slots[2], "rising slots: @slots");
+     }
+ }]
+--- error_log eval
+qr/solgate: websocket of network "mainnet" on upstream "sim-[ab]"/
