@@ -27,13 +27,17 @@ our $HttpConfig = network_conf('mainnet', upstreams => [
   . network_conf('deadws', upstreams => [
         ['sim-a', "http://127.0.0.1:$Ports[0]", "ws=ws://127.0.0.1:$DeadWs"],
         ['sim-b', "http://127.0.0.1:$Ports[1]", "ws=ws://127.0.0.1:$WsPorts[1]"]])
+  . network_conf('limited', settings => 'ws_max_connections 2;', upstreams => [
+        ['sim-b', "http://127.0.0.1:$Ports[1]", "ws=ws://127.0.0.1:$WsPorts[1]"]])
   . network_conf('quiet', settings => 'ws_idle_timeout 1s;', upstreams => [
         ['sim-a', "http://127.0.0.1:$Ports[0]", "ws=ws://127.0.0.1:$WsPorts[0]"]]);
 
 our $Config = solgate_locations('mainnet')
   . "    location /deadws { solgate_pass deadws; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /quiet { solgate_pass quiet; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
-  . "    location /solgate/ { solgate_admin; }\n";
+  . "    location /limited { solgate_pass limited; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+  . "    location /solgate/ { solgate_admin; }\n"
+  . "    location = /metrics { solgate_metrics; }\n";
 
 our $Bad = "[error]\n[alert]\n[crit]\n[emerg]\n";
 our $Subscribe = '{"jsonrpc":"2.0","id":1,"method":"slotSubscribe"}';
@@ -68,6 +72,16 @@ sub subscribed {
     my $ack = $ws->wait_json(5, sub { defined $_[0]{id} && $_[0]{id} == 1 });
     die "no subscription id\n" unless $ack && defined $ack->{result};
     return $ws;
+}
+
+# $n subscribers all on sim-a (sim-b cordoned while they connect).
+sub all_on_sim_a {
+    my ($n) = @_;
+    cordon('sim-b', 'mainnet');
+    my @conns = map { subscribed() } 1 .. $n;
+    uncordon('sim-b', 'mainnet');
+    is(ws_sessions($Ports[0]), $n, "all $n on sim-a");
+    return @conns;
 }
 
 add_block_preprocessor(sub {
@@ -202,10 +216,7 @@ invalid "ws=" "http://127.0.0.1:2" in upstream "a": must start with "ws://" or "
 ['the nodes are polled', sub { (state_of('sim-a')->{processed_slot} || 0) > 0 }, 5]
 --- request eval
 [step {
-     cordon('sim-b', 'mainnet');
-     my @conns = map { subscribed() } 1 .. 5;
-     is(ws_sessions($Ports[0]), 5, 'with sim-b cordoned all 5 land on sim-a');
-     uncordon('sim-b', 'mainnet');
+     my @conns = all_on_sim_a(5);
      my $t0 = Time::HiRes::time();
      cordon('sim-a', 'mainnet');
      my @codes = close_codes(3, @conns);
@@ -215,6 +226,15 @@ invalid "ws=" "http://127.0.0.1:2" in upstream "a": must start with "ws://" or "
      my @again = map { subscribed() } 1 .. 5;
      is(ws_sessions($Ports[1]), 5, 'reconnected, all 5 are on sim-b');
      wait_for('sim-a holds none', sub { ws_sessions($Ports[0]) == 0 }, 5);
+     my $m = metrics_text();
+     like($m, qr/^solgate_ws_closed_total\{network="mainnet",upstream="sim-a",cause="cordoned"\} 5$/m,
+          'metric: 5 closed off sim-a as cordoned');
+     like($m, qr/^solgate_ws_connections\{network="mainnet",upstream="sim-b"\} 5$/m,
+          'metric: 5 open on sim-b');
+     like($m, qr/^solgate_ws_connections_total\{network="mainnet",upstream="sim-a"\} 5$/m,
+          'metric: sim-a had accepted 5');
+     my ($bytes) = $m =~ /^solgate_ws_bytes_total\{network="mainnet",upstream="sim-a",direction="to_client"\} (\d+)$/m;
+     cmp_ok($bytes || 0, '>', 5 * 40, "metric: bytes sim-a sent its clients ($bytes)");
      $_->close(1000) for @again;
      uncordon('sim-a', 'mainnet');
  }]
@@ -228,10 +248,7 @@ qr/\[info\] .*solgate: closing websocket on upstream "sim-a" of network "mainnet
 ['the nodes are polled', sub { (state_of('sim-a')->{processed_slot} || 0) > 0 }, 5]
 --- request eval
 [step {
-     cordon('sim-b', 'mainnet');
-     my @conns = map { subscribed() } 1 .. 3;
-     uncordon('sim-b', 'mainnet');
-     is(ws_sessions($Ports[0]), 3, 'all 3 on sim-a');
+     my @conns = all_on_sim_a(3);
      sim_fault($Ports[0], 'lag', slots => 80);
      wait_for('sim-a is seen lagging', sub { state_of('sim-a')->{lagging} }, 5);
      is_deeply([close_codes(3, @conns)], [(1012) x 3], 'each closed with 1012');
@@ -271,3 +288,49 @@ qr/solgate: closing websocket on upstream "sim-a" of network "mainnet" \(lagging
  }]
 --- error_log eval
 qr/solgate: websocket of network "mainnet" on upstream "sim-[ab]"/
+
+
+
+=== TEST 11: ws_max_connections: past the limit an upgrade is a 503 with a JSON-RPC body, and a slot frees again
+--- wait_for eval
+['sim-b is polled', sub { (state_of('sim-b', 'limited')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+[step {
+     my @conns = map { subscribed('/limited') } 1 .. 2;
+     my $third = gateway_ws('/limited');
+     ok(!$third, 'the third is refused');
+     is(Solgate::WebSocket::refused_status(), 503, 'HTTP 503');
+     like(Solgate::WebSocket::refused_body(),
+          qr/^\{"jsonrpc":"2.0","error":\{"code":-32091,"message":"WebSocket connections full: network limited holds its 2 \(ws_max_connections\); try again later"\},"id":null\}$/,
+          'the body says why');
+     is(ws_sessions($Ports[1]), 2, 'the node holds only the 2');
+     $conns[0]->close(1000);
+     my $again;
+     wait_for('a slot is free again', sub { $again = gateway_ws('/limited') }, 5);
+     $_->close(1000) for $conns[1], $again;
+ }]
+
+
+
+=== TEST 12: an operator drain moves a node's subscribers with 1012, and new ones go to the other node
+--- wait_for eval
+['the nodes are polled', sub { (state_of('sim-a')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+[step {
+     my @conns = all_on_sim_a(3);
+     my $res = admin('/solgate/drain?network=mainnet&upstream=sim-a');
+     is($res->{status}, 200, 'drain answered 200');
+     like($res->{body}, qr/draining the WebSocket subscribers of upstream \\"sim-a\\" of network \\"mainnet\\" for 30s/,
+          'and says what it does');
+     is_deeply([close_codes(3, @conns)], [(1012) x 3], 'each closed with 1012');
+     my @again = map { subscribed() } 1 .. 4;
+     is(ws_sessions($Ports[1]), 4, 'new subscriptions go to sim-b');
+     like(metrics_text(), qr/^solgate_ws_closed_total\{network="mainnet",upstream="sim-a",cause="drained"\} 3$/m,
+          'metric: 3 drained');
+     $_->close(1000) for @again;
+     my $bad = admin('/solgate/drain?network=mainnet&upstream=sim-c');
+     is($bad->{status}, 400, 'an upstream without ws= cannot be drained');
+ }]
+--- error_log eval
+[qr/operator draining the WebSocket subscribers of upstream "sim-a" of network "mainnet" for 30s/,
+ qr/solgate: closing websocket on upstream "sim-a" of network "mainnet" \(drained\) with 1012/]

@@ -1,8 +1,8 @@
 /*
- * solgate_admin: libcore answers GET .../state, POST .../cordon and POST
- * .../uncordon (sg_admin_handle); this handler hands it the path, the
- * method and the query arguments, logs what it says to log, and sends the
- * answer.  solgate_metrics: libcore's Prometheus text.
+ * solgate_admin: libcore answers GET .../state, POST .../cordon,
+ * .../uncordon and .../drain (sg_admin_handle); this handler hands it the
+ * path, the method and the query arguments, logs what it says to log, and
+ * sends the answer.  solgate_metrics: libcore's Prometheus text.
  */
 
 #include "ngx_http_solgate_module.h"

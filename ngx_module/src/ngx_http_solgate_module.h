@@ -84,6 +84,7 @@ typedef struct {
     ngx_msec_t                   retry_delay;
     ngx_int_t                    max_batch_size;
     ngx_msec_t                   ws_idle_timeout;
+    ngx_int_t                    ws_max_connections;
     ngx_http_solgate_policy_args_t  policies[NGX_HTTP_SOLGATE_POLICIES];
 } ngx_http_solgate_settings_t;
 

@@ -119,6 +119,13 @@ static ngx_http_solgate_core_set_pt  ngx_http_solgate_set_default_selector =
       (base) + offsetof(ngx_http_solgate_settings_t, max_batch_size),        \
       &ngx_http_solgate_count_bounds },                                        \
                                                                              \
+    { ngx_string("ws_max_connections"),                                      \
+      NGX_CONF_TAKE1,                                                        \
+      ngx_conf_set_num_slot,                                                 \
+      0,                                                                     \
+      (base) + offsetof(ngx_http_solgate_settings_t, ws_max_connections),    \
+      &ngx_http_solgate_count_bounds },                                        \
+                                                                             \
     { ngx_string("ws_idle_timeout"),                                         \
       NGX_CONF_TAKE1,                                                        \
       ngx_conf_set_msec_slot,                                                \
@@ -220,6 +227,7 @@ ngx_http_solgate_init_settings(ngx_http_solgate_settings_t *settings)
     settings->retry_delay = NGX_CONF_UNSET_MSEC;
     settings->max_batch_size = NGX_CONF_UNSET;
     settings->ws_idle_timeout = NGX_CONF_UNSET_MSEC;
+    settings->ws_max_connections = NGX_CONF_UNSET;
     ngx_memzero(settings->policies, sizeof(settings->policies));
 }
 
@@ -677,6 +685,7 @@ ngx_http_solgate_build_core(ngx_conf_t *cf,
                          SG_DEFAULT_MAX_BATCH_SIZE);
     ngx_conf_merge_msec_value(s->ws_idle_timeout, d->ws_idle_timeout,
                               NGX_HTTP_SOLGATE_WS_IDLE_TIMEOUT);
+    ngx_conf_merge_value(s->ws_max_connections, d->ws_max_connections, 0);
 
     sg_network_settings_default(&merged);
     merged.debounce_ms = (uint32_t) ngx_min(s->debounce,
@@ -689,6 +698,7 @@ ngx_http_solgate_build_core(ngx_conf_t *cf,
     merged.retry_attempts = (uint32_t) s->retry_attempts;
     merged.retry_delay_ms = (uint32_t) s->retry_delay;
     merged.max_batch_size = s->max_batch_size;
+    merged.ws_max_connections = s->ws_max_connections;
 
     if (ngx_http_solgate_apply_policies(cf, network, s, d) != NGX_OK) {
         return NGX_ERROR;

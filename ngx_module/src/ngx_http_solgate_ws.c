@@ -26,6 +26,9 @@ struct ngx_http_solgate_ws_s {
     ngx_uint_t                   upstream;    /* its index in the network */
     sg_ws_frames_t              *frames;      /* of the upstream's stream */
     ngx_recv_pt                  recv;        /* the upstream connection's */
+    ngx_recv_pt                  client_recv; /* the client connection's */
+    uint64_t                     to_client;   /* bytes, read from the node */
+    uint64_t                     from_client; /* bytes, read from the client */
     ngx_msec_t                   move_at;     /* 0: it stays */
     ngx_msec_t                   give_up_at;  /* draining: no frame's end */
     unsigned                     move:8;      /* why, sg_ws_move_cause */
@@ -39,6 +42,8 @@ static ngx_int_t ngx_http_solgate_ws_track(ngx_http_request_t *r,
 static void ngx_http_solgate_ws_untrack(void *data);
 static ssize_t ngx_http_solgate_ws_recv(ngx_connection_t *c, u_char *buf,
     size_t size);
+static ssize_t ngx_http_solgate_ws_client_recv(ngx_connection_t *c,
+    u_char *buf, size_t size);
 static void ngx_http_solgate_ws_tick(ngx_event_t *ev);
 static void ngx_http_solgate_ws_look(ngx_http_solgate_main_conf_t *smcf);
 static void ngx_http_solgate_ws_step(ngx_http_solgate_ws_t *ws,
@@ -140,7 +145,11 @@ ngx_http_solgate_ws_track(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
     /* every byte the upstream sends passes here, so its frames are known */
     ws->recv = peer->recv;
     peer->recv = ngx_http_solgate_ws_recv;
+    ws->client_recv = r->connection->recv;
+    r->connection->recv = ngx_http_solgate_ws_client_recv;
     ctx->ws = ws;
+
+    sg_network_ws_opened(ws->network->core, ws->upstream);
 
     cln->handler = ngx_http_solgate_ws_untrack;
     cln->data = ws;
@@ -169,6 +178,13 @@ static void
 ngx_http_solgate_ws_untrack(void *data)
 {
     ngx_http_solgate_ws_t *ws = data;
+
+    sg_network_ws_closed(ws->network->core, ws->upstream,
+                         ws->ended ? ws->move : 0, ws->to_client,
+                         ws->from_client);
+
+    /* the client connection outlives the request only to be closed */
+    ws->request->connection->recv = ws->client_recv;
 
     ngx_queue_remove(&ws->queue);
     sg_ws_frames_free(ws->frames);
@@ -213,6 +229,29 @@ ngx_http_solgate_ws_recv(ngx_connection_t *c, u_char *buf, size_t size)
 
     if (n > 0) {
         sg_ws_frames_feed(ws->frames, buf, (size_t) n);
+        ws->to_client += (uint64_t) n;
+    }
+
+    return n;
+}
+
+
+/* The client connection's recv, counting what the client sends. */
+static ssize_t
+ngx_http_solgate_ws_client_recv(ngx_connection_t *c, u_char *buf,
+    size_t size)
+{
+    ssize_t                  n;
+    ngx_http_solgate_ws_t   *ws;
+    ngx_http_solgate_ctx_t  *ctx;
+
+    ctx = ngx_http_solgate_get_ctx(c->data);
+    ws = ctx->ws;
+
+    n = ws->client_recv(c, buf, size);
+
+    if (n > 0) {
+        ws->from_client += (uint64_t) n;
     }
 
     return n;
@@ -264,7 +303,8 @@ ngx_http_solgate_ws_look(ngx_http_solgate_main_conf_t *smcf)
             }
         }
 
-        if (sg_network_ws_moves(network[i]->core, network[i]->ws_moves, n)
+        if (sg_network_ws_moves(network[i]->core, (int64_t) ngx_current_msec,
+                                network[i]->ws_moves, n)
             != SG_OK)
         {
             ngx_memzero(network[i]->ws_moves, n);

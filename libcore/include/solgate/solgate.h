@@ -130,6 +130,7 @@ typedef struct {
     uint32_t     retry_attempts;          /*   attempts= */
     uint32_t     retry_delay_ms;          /*   delay= */
     int64_t      max_batch_size;          /* 0: no limit */
+    int64_t      ws_max_connections;      /* 0: no limit */
 } sg_network_settings_t;
 
 /* Every setting at its default (the SG_DEFAULT_* values). */
@@ -303,12 +304,21 @@ SG_API int sg_request_subscription(sg_request_t **out) SG_NOEXCEPT;
  * Moving subscribers off bad nodes.  sg_network_ws_moves writes one byte
  * per upstream (n at least the network's upstreams): 0 when its WebSocket
  * subscribers stay, else why they move to another node (cordoned,
- * lagging; never while no other upstream with ws= is fit), named by
- * sg_ws_move_cause (static memory, "" for 0).
+ * lagging, drained by the operator; never while no other upstream with
+ * ws= is fit), named by sg_ws_move_cause (static memory, "" for 0).
  */
-SG_API int sg_network_ws_moves(const sg_network_t *net, unsigned char *out,
-    size_t n) SG_NOEXCEPT;
+SG_API int sg_network_ws_moves(const sg_network_t *net, int64_t now_ms,
+    unsigned char *out, size_t n) SG_NOEXCEPT;
 SG_API sg_str_t sg_ws_move_cause(unsigned move) SG_NOEXCEPT;
+
+/* A subscription connection on upstream i was upgraded, or ended: move is
+ * what ended it (0: its client, its node or the idle timeout; else the
+ * move of sg_network_ws_moves), with the bytes it carried each way.  For
+ * the solgate_ws_* metrics and ws_max_connections.  Fail open. */
+SG_API void sg_network_ws_opened(const sg_network_t *net, size_t i)
+    SG_NOEXCEPT;
+SG_API void sg_network_ws_closed(const sg_network_t *net, size_t i,
+    unsigned move, uint64_t to_client, uint64_t from_client) SG_NOEXCEPT;
 
 /*
  * Where an upstream's stream of WebSocket frames, piped to the client, is

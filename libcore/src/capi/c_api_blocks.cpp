@@ -168,6 +168,7 @@ int sg_blocks_add_peer(sg_blocks_t* blocks, const sg_str_t* args,
                              return bad;
                          }
                          const solgate::BlockPeer& peer = b.last_peer();
+                         *info = sg_upstream_info_t{};   // no ws=, no block
                          info->id = ToStr(peer.name);
                          info->url = ToStr(peer.target.url);
                          info->host = ToStr(peer.target.host);

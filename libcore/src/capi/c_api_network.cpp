@@ -213,6 +213,7 @@ int sg_network_configure(sg_network_t* net,
         tuning.retry_missing_data.attempts = settings->retry_attempts;
         tuning.retry_missing_data.delay_ms = settings->retry_delay_ms;
         tuning.max_batch_size = settings->max_batch_size;
+        tuning.ws_max_connections = settings->ws_max_connections;
         return net->network.Configure(tuning);
     });
 }

@@ -5,6 +5,7 @@
 #include "capi/c_api_util.h"
 #include "capi/c_handles.h"
 #include "pubsub/subscriber_moves.h"
+#include "pubsub/ws_counts.h"
 #include "pubsub/ws_frames.h"
 #include "solgate/solgate.h"
 
@@ -42,14 +43,14 @@ uint64_t sg_ws_frames_to_boundary(const sg_ws_frames_t* frames) noexcept {
     return frames != nullptr ? frames->boundary.ToBoundary() : 0;
 }
 
-int sg_network_ws_moves(const sg_network_t* net, unsigned char* out,
-                        size_t n) noexcept {
+int sg_network_ws_moves(const sg_network_t* net, int64_t now_ms,
+                        unsigned char* out, size_t n) noexcept {
     if (net == nullptr || out == nullptr || n < net->network.size()) {
         return SG_INVALID;
     }
     return Guard(SG_ERROR, [&] {
         std::vector<solgate::SubscriberMove> moves =
-            solgate::SubscriberMoves(net->network);
+            solgate::SubscriberMoves(net->network, now_ms);
         for (size_t i = 0; i < moves.size(); i++) {
             out[i] = static_cast<unsigned char>(moves[i]);
         }
@@ -57,8 +58,21 @@ int sg_network_ws_moves(const sg_network_t* net, unsigned char* out,
     });
 }
 
+void sg_network_ws_opened(const sg_network_t* net, size_t i) noexcept {
+    if (net != nullptr && net->network.bound() && i < net->network.size()) {
+        solgate::CountWsOpened(net->network, i);
+    }
+}
+
+void sg_network_ws_closed(const sg_network_t* net, size_t i, unsigned move,
+                          uint64_t to_client, uint64_t from_client) noexcept {
+    if (net != nullptr && net->network.bound() && i < net->network.size()) {
+        solgate::CountWsClosed(net->network, i, move, to_client, from_client);
+    }
+}
+
 sg_str_t sg_ws_move_cause(unsigned move) noexcept {
-    if (move > static_cast<unsigned>(solgate::SubscriberMove::kLagging)) {
+    if (move > static_cast<unsigned>(solgate::SubscriberMove::kDrained)) {
         return ToStr("");
     }
     return ToStr(solgate::SubscriberMoveCause(

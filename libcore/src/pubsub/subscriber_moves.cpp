@@ -10,13 +10,16 @@ std::string_view SubscriberMoveCause(SubscriberMove move) {
         return "cordoned";
     case SubscriberMove::kLagging:
         return "lagging";
+    case SubscriberMove::kDrained:
+        return "drained";
     case SubscriberMove::kStay:
         break;
     }
     return "";
 }
 
-std::vector<SubscriberMove> SubscriberMoves(const Network& network) {
+std::vector<SubscriberMove> SubscriberMoves(const Network& network,
+                                            int64_t now_ms) {
     std::vector<SubscriberMove> moves(network.size(), SubscriberMove::kStay);
     const uint64_t max_lag = network.settings().max_slot_lag;
     bool somewhere_to_go = false;
@@ -26,6 +29,8 @@ std::vector<SubscriberMove> SubscriberMoves(const Network& network) {
         }
         if (network.Cordoned(i)) {
             moves[i] = SubscriberMove::kCordoned;
+        } else if (network.Draining(i, now_ms)) {
+            moves[i] = SubscriberMove::kDrained;
         } else if (Lagging(network.SlotLagInNetwork(i), max_lag)) {
             moves[i] = SubscriberMove::kLagging;
         } else {

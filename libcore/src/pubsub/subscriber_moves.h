@@ -18,12 +18,15 @@ enum class SubscriberMove : unsigned char {
     kStay = 0,
     kCordoned,   // cordoned by the poller or the operator
     kLagging,    // its processed slot trails the network's by > max_slot_lag
+    kDrained,    // the operator drains it (admin .../drain)
 };
 
 // The label of solgate_ws_closed_total's cause for a move.
 std::string_view SubscriberMoveCause(SubscriberMove move);
 
-// One verdict per upstream of the network, in configuration order.
-std::vector<SubscriberMove> SubscriberMoves(const Network& network);
+// One verdict per upstream of the network, in configuration order, at
+// now_ms (monotonic).
+std::vector<SubscriberMove> SubscriberMoves(const Network& network,
+                                            int64_t now_ms);
 
 }  // namespace solgate

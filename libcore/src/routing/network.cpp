@@ -223,7 +223,8 @@ std::optional<std::string> Network::Configure(const NetworkTuning& tuning) {
     for (auto [name, lag] :
          {std::pair{"max_finalized_slot_lag", tuning.max_finalized_slot_lag},
           std::pair{"max_slot_lag", tuning.max_slot_lag},
-          std::pair{"max_batch_size", tuning.max_batch_size}}) {
+          std::pair{"max_batch_size", tuning.max_batch_size},
+          std::pair{"ws_max_connections", tuning.ws_max_connections}}) {
         if (lag < 0) {
             return std::string(name) + " of network " + Quoted(name_) +
                    " must not be negative";
@@ -252,6 +253,8 @@ std::optional<std::string> Network::Configure(const NetworkTuning& tuning) {
     settings_.use_upstream_from_client = tuning.use_upstream_from_client;
     settings_.retry_missing_data = tuning.retry_missing_data;
     settings_.max_batch_size = static_cast<uint64_t>(tuning.max_batch_size);
+    settings_.ws_max_connections =
+        static_cast<uint64_t>(tuning.ws_max_connections);
     return std::nullopt;
 }
 
@@ -411,6 +414,24 @@ bool Network::TakeAllCordonedWarning(int64_t now_ms) const {
     return true;
 }
 
+uint64_t Network::WsOpen() const {
+    int64_t open = 0;
+    for (size_t i = 0; bound() && i < upstreams_.size(); i++) {
+        open += host(i).ws_open.load(std::memory_order_relaxed);
+    }
+    return open > 0 ? static_cast<uint64_t>(open) : 0;
+}
+
+void Network::DrainSubscribers(size_t i, int64_t now_ms) const {
+    host(i).ws_drain_until_ms.store(now_ms + kWsDrainMs,
+                                    std::memory_order_relaxed);
+}
+
+bool Network::Draining(size_t i, int64_t now_ms) const {
+    int64_t until = host(i).ws_drain_until_ms.load(std::memory_order_relaxed);
+    return until != 0 && now_ms < until;
+}
+
 bool Network::TakeHarvestTurn(size_t i, int64_t now_ms) const {
     if (harvested_ms_.size() != upstreams_.size()) {
         harvested_ms_.assign(upstreams_.size(), 0);
@@ -520,7 +541,8 @@ std::optional<Network::PickResult> Network::Pick(
         Candidate c{i, CandidateTier::kEligible, true, 1};
         if (is_cordoned) {
             c.tier = CandidateTier::kCordoned;
-        } else if (ejected) {
+        } else if (ejected ||
+                   (request.subscription && Draining(i, request.now_ms))) {
             c.tier = CandidateTier::kEjected;
         } else if (lagging) {
             c.tier = CandidateTier::kLagging;

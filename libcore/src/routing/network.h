@@ -44,6 +44,8 @@ struct NetworkSettings {
     conf::RetryMissingData retry_missing_data;
     // A batch of more calls is refused here (0: no limit).
     uint64_t max_batch_size = SG_DEFAULT_MAX_BATCH_SIZE;
+    // Subscription connections this host takes at most (0: no limit).
+    uint64_t ws_max_connections = 0;
     // Calls sent to several upstreams at once (broadcast), compared
     // (consensus), or sent again when slow (hedge).
     conf::Broadcast broadcast;
@@ -102,6 +104,7 @@ struct NetworkTuning {
     bool use_upstream_from_client = true;
     conf::RetryMissingData retry_missing_data;
     int64_t max_batch_size = SG_DEFAULT_MAX_BATCH_SIZE;
+    int64_t ws_max_connections = 0;
 };
 
 // What a use-upstream selector resolves to on this configuration.
@@ -268,6 +271,8 @@ public:
         int64_t now_ms = 0;
         // Only whether there is one: the shared turn does not move.
         bool probe = false;
+        // A subscription connection: a drained upstream is a last resort.
+        bool subscription = false;
     };
     struct PickResult {
         size_t upstream = 0;
@@ -295,6 +300,13 @@ public:
     // slot moves every ~400 ms, so more would tell nothing new, and each
     // scan costs about as much as the request's own parse.
     static constexpr int64_t kHarvestGapMs = 20;
+    // This host's open subscription connections, all upstreams together.
+    uint64_t WsOpen() const;
+    // The operator's drain of upstream i's subscribers (admin .../drain):
+    // for kWsDrainMs they move and new ones go elsewhere when they can.
+    static constexpr int64_t kWsDrainMs = 30000;
+    void DrainSubscribers(size_t i, int64_t now_ms) const;
+    bool Draining(size_t i, int64_t now_ms) const;
     bool TakeHarvestTurn(size_t i, int64_t now_ms) const;
 
     // The operator's cordon replaces the poller's and is never lifted by

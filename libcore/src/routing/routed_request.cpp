@@ -57,6 +57,7 @@ Network::PickRequest RoutedRequest::NextPick(int64_t now_ms) const {
                              ? network_->LagReferenceOf(plan_.matched)
                              : 0;
     pick.now_ms = now_ms;
+    pick.subscription = parsed_.shape == RpcRequest::Shape::kSubscription;
     return pick;
 }
 

@@ -314,6 +314,17 @@ RouteDecision RouteRequest(const RpcRequest& request, const Network& network,
     case RpcRequest::Shape::kBatch:
         return RouteBatch(request, ctx, options);
     case RpcRequest::Shape::kSubscription:
+        if (!plan.error && network.settings().ws_max_connections > 0 &&
+            network.WsOpen() >= network.settings().ws_max_connections) {
+            decision.http_status = 503;
+            AppendErrorEnvelope(
+                decision.answer, {}, kWsConnectionsFull,
+                "WebSocket connections full: network " +
+                    std::string(network.name()) + " holds its " +
+                    std::to_string(network.settings().ws_max_connections) +
+                    " (ws_max_connections); try again later");
+            return decision;
+        }
         if (plan.error) {
             // a handshake's answer: an HTTP error the client library shows
             decision.http_status =

@@ -25,6 +25,8 @@ constexpr int kBlockNotAvailable = -32004;
 // Solgate's: a consensus found too few matching answers (a server error,
 // in the range JSON-RPC leaves to implementations).
 constexpr int kConsensusDispute = -32090;
+// Solgate's: a network holds ws_max_connections subscription connections.
+constexpr int kWsConnectionsFull = -32091;
 
 struct RpcError {
     int code = 0;

@@ -24,6 +24,7 @@ constexpr size_t kReasonCapacity = 192;
 constexpr size_t kMethodClasses = 3;     // MethodClass (rpc/solana_methods.h)
 constexpr size_t kLatencyBuckets = 11;   // kLatencyBucketMs (request_metrics)
 constexpr size_t kAttemptCauses = 6;      // AttemptCause (upstream_health.h)
+constexpr size_t kWsEnds = 4;  // closed, then SubscriberMove's (pubsub/)
 constexpr size_t kRetryReasons = 3;       // RoutedRequest::Retry
 constexpr size_t kConsensusOutcomes = 4;  // ConsensusOutcome (fan_out.h)
 
@@ -88,6 +89,16 @@ struct UpstreamHostRecord {
     std::atomic<uint64_t> failovers[kAttemptCauses];
     // broadcast attempts sent to it: [0] answered a result, [1] did not.
     std::atomic<uint64_t> broadcasts[2];
+    // WebSocket subscription connections on it: open now, ever opened,
+    // ended by what ended them, and the bytes they carried.
+    std::atomic<int64_t> ws_open;
+    std::atomic<uint64_t> ws_opened;
+    std::atomic<uint64_t> ws_closed[kWsEnds];
+    std::atomic<uint64_t> ws_bytes_to_client;
+    std::atomic<uint64_t> ws_bytes_from_client;
+    // An operator's drain (monotonic ms): until then its subscribers move
+    // and new ones go elsewhere when they can. 0: none.
+    std::atomic<int64_t> ws_drain_until_ms;
 };
 
 // One upstream in the network's zone: the shared state the stores of

@@ -38,30 +38,44 @@ const Network* NamedNetwork(const std::vector<const Network*>& networks,
     return networks.size() == 1 ? networks[0] : nullptr;
 }
 
-AdminAnswer CordonAction(const std::vector<const Network*>& networks,
-                         const AdminRequest& request, bool cordon,
-                         int64_t wall_ms) {
+// The upstream an action names (POST, ?upstream=, ?network= unless there
+// is one network): nullopt with *network and *index set, else the refusal.
+std::optional<AdminAnswer> ActionTarget(
+    const std::vector<const Network*>& networks, const AdminRequest& request,
+    const Network** network, size_t* index) {
     if (!request.post) {
         return Reply(405, "use POST");
     }
-    const Network* network = NamedNetwork(networks, request);
-    if (network == nullptr || !network->bound()) {
+    *network = NamedNetwork(networks, request);
+    if (*network == nullptr || !(*network)->bound()) {
         return Reply(400, "name the network: network=NAME");
     }
     if (!request.upstream || request.upstream->empty()) {
         return Reply(400, "missing upstream=ID");
     }
-    std::string_view id = *request.upstream;
-    auto index = network->FindUpstream(id);
-    if (!index) {
-        return Reply(404, "no upstream " + Quoted(id) + " in network " +
-                              Quoted(network->name()));
+    auto found = (*network)->FindUpstream(*request.upstream);
+    if (!found) {
+        return Reply(404, "no upstream " + Quoted(*request.upstream) +
+                              " in network " + Quoted((*network)->name()));
     }
+    *index = *found;
+    return std::nullopt;
+}
+
+AdminAnswer CordonAction(const std::vector<const Network*>& networks,
+                         const AdminRequest& request, bool cordon,
+                         int64_t wall_ms) {
+    const Network* network = nullptr;
+    size_t index = 0;
+    if (auto refused = ActionTarget(networks, request, &network, &index)) {
+        return *refused;
+    }
+    std::string_view id = *request.upstream;
     std::string_view reason = request.reason.value_or("");
     if (cordon) {
-        network->OperatorCordon(*index, reason, wall_ms);
+        network->OperatorCordon(index, reason, wall_ms);
     } else {
-        network->OperatorUncordon(*index);
+        network->OperatorUncordon(index);
     }
     std::string done = std::string(cordon ? "cordoned" : "uncordoned") +
                        " upstream " + Quoted(id) + " of network " +
@@ -69,6 +83,29 @@ AdminAnswer CordonAction(const std::vector<const Network*>& networks,
     AdminAnswer answer = Reply(200, done);
     answer.log = "operator " + done +
                  (reason.empty() ? "" : ": " + std::string(reason));
+    return answer;
+}
+
+// Its subscribers move now (close 1012) and new ones go elsewhere for
+// Network::kWsDrainMs, for maintenance of its pubsub service.
+AdminAnswer DrainAction(const std::vector<const Network*>& networks,
+                        const AdminRequest& request, int64_t now_ms) {
+    const Network* network = nullptr;
+    size_t index = 0;
+    if (auto refused = ActionTarget(networks, request, &network, &index)) {
+        return *refused;
+    }
+    std::string what = "upstream " + Quoted(*request.upstream) +
+                       " of network " + Quoted(network->name());
+    if (network->upstream(index).pubsub.url.empty()) {
+        return Reply(400, what + " has no ws=: no subscriber to drain");
+    }
+    network->DrainSubscribers(index, now_ms);
+    std::string done = "draining the WebSocket subscribers of " + what +
+                       " for " +
+                       std::to_string(Network::kWsDrainMs / 1000) + "s";
+    AdminAnswer answer = Reply(200, done);
+    answer.log = "operator " + done;
     return answer;
 }
 
@@ -91,7 +128,10 @@ AdminAnswer HandleAdmin(const std::vector<const Network*>& networks,
     if (EndsWith(request.uri, "/uncordon")) {
         return CordonAction(networks, request, false, wall_ms);
     }
-    return Reply(404, "unknown endpoint, use state, cordon or uncordon");
+    if (EndsWith(request.uri, "/drain")) {
+        return DrainAction(networks, request, now_ms);
+    }
+    return Reply(404, "unknown endpoint, use state, cordon, uncordon or drain");
 }
 
 }  // namespace solgate

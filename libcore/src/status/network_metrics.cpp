@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 
+#include "pubsub/ws_counts.h"
 #include "routing/request_metrics.h"
 #include "routing/routed_request.h"
 #include "slots/state_poller.h"
@@ -162,6 +163,68 @@ void AppendBroadcastSamples(std::string& out, std::string_view name,
                           {"upstream", network.upstream(i).id},
                           {"outcome", k == 0 ? "ok" : "failed"}},
                          ReadCounter(network.host(i).broadcasts[k]));
+        }
+    }
+}
+
+// The solgate_ws_* families: only upstreams with ws= take subscriptions.
+void AppendWsOpenSamples(std::string& out, std::string_view name,
+                         const Network& network, int64_t) {
+    for (size_t i = 0; i < network.size(); i++) {
+        if (network.upstream(i).pubsub.url.empty()) {
+            continue;
+        }
+        int64_t open = network.host(i).ws_open.load(std::memory_order_relaxed);
+        AppendSample(out, name,
+                     {{"network", network.name()},
+                      {"upstream", network.upstream(i).id}},
+                     open > 0 ? static_cast<uint64_t>(open) : 0);
+    }
+}
+
+void AppendWsOpenedSamples(std::string& out, std::string_view name,
+                           const Network& network, int64_t) {
+    for (size_t i = 0; i < network.size(); i++) {
+        if (!network.upstream(i).pubsub.url.empty()) {
+            AppendSample(out, name,
+                         {{"network", network.name()},
+                          {"upstream", network.upstream(i).id}},
+                         ReadCounter(network.host(i).ws_opened));
+        }
+    }
+}
+
+void AppendWsClosedSamples(std::string& out, std::string_view name,
+                           const Network& network, int64_t) {
+    for (size_t i = 0; i < network.size(); i++) {
+        if (network.upstream(i).pubsub.url.empty()) {
+            continue;
+        }
+        for (size_t end = 0; end < kWsEnds; end++) {
+            AppendSample(out, name,
+                         {{"network", network.name()},
+                          {"upstream", network.upstream(i).id},
+                          {"cause", WsEndName(end)}},
+                         ReadCounter(network.host(i).ws_closed[end]));
+        }
+    }
+}
+
+void AppendWsBytesSamples(std::string& out, std::string_view name,
+                          const Network& network, int64_t) {
+    for (size_t i = 0; i < network.size(); i++) {
+        if (network.upstream(i).pubsub.url.empty()) {
+            continue;
+        }
+        const UpstreamHostRecord& record = network.host(i);
+        for (auto [direction, counter] :
+             {std::pair{"to_client", &record.ws_bytes_to_client},
+              std::pair{"from_client", &record.ws_bytes_from_client}}) {
+            AppendSample(out, name,
+                         {{"network", network.name()},
+                          {"upstream", network.upstream(i).id},
+                          {"direction", direction}},
+                         ReadCounter(*counter));
         }
     }
 }
@@ -414,6 +477,22 @@ const std::vector<MetricFamily>& NetworkFamilies() {
          "broadcast attempts sent to the upstream, by outcome (ok: a "
          "result; failed: an error, an HTTP failure or no answer).",
          AppendBroadcastSamples},
+        {"solgate_ws_connections", "gauge",
+         "WebSocket subscription connections open on the upstream (ws=), "
+         "this host.",
+         AppendWsOpenSamples},
+        {"solgate_ws_connections_total", "counter",
+         "WebSocket subscription connections the upstream accepted.",
+         AppendWsOpenedSamples},
+        {"solgate_ws_closed_total", "counter",
+         "WebSocket subscription connections that ended, by cause (closed: "
+         "by the client, the node or ws_idle_timeout; cordoned, lagging, "
+         "drained: moved off the node with close 1012).",
+         AppendWsClosedSamples},
+        {"solgate_ws_bytes_total", "counter",
+         "Bytes WebSocket subscription connections carried, by direction "
+         "(to_client, from_client), counted as each connection ends.",
+         AppendWsBytesSamples},
         {"solgate_retries_total", "counter",
          "Calls asked of another upstream because one lacked the data, by "
          "reason (missing_data, skipped_slot): retry_missing_data.",

@@ -72,8 +72,13 @@ TEST(CApiBlocks, RefusalsCarryLibcoresMessage) {
     sg_str_t peer[] = {Str("eu"), Str("http://eu/")};
     sg_str_t again[] = {Str("eu"), Str("http://eu2/")};
     sg_upstream_info_t info;
+    std::memset(&info, 0x5a, sizeof(info));   // what the module's stack held
     EXPECT_EQ(sg_blocks_add_peer(blocks, peer, 2, &info, err, sizeof(err)),
               SG_OK);
+    // every field is written: a peer has no ws= and is no block's server
+    EXPECT_EQ(info.ws_url.len, 0u);
+    EXPECT_EQ(info.ws_authority.len, 0u);
+    EXPECT_EQ(info.block_server, 0u);
     EXPECT_EQ(sg_blocks_add_peer(blocks, again, 2, &info, err, sizeof(err)),
               SG_INVALID);
     EXPECT_STREQ(err, "duplicate peer \"eu\"");

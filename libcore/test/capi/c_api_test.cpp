@@ -274,10 +274,15 @@ TEST(CApi, AdminEndpointsAndTheirRefusals) {
     EXPECT_EQ(post_state.http_status, 405u);
     EXPECT_EQ(Take(&post_state.body), R"({"ok":false,"message":"use GET"})");
     Take(&post_state.log);
-    sg_admin_answer_t other = Admin(net.get(), "/solgate/drain", "a");
+    sg_admin_answer_t no_ws = Admin(net.get(), "/solgate/drain", "a");
+    EXPECT_EQ(no_ws.http_status, 400u);
+    EXPECT_EQ(Take(&no_ws.body),
+              R"({"ok":false,"message":"upstream \"a\" of network \"mainnet\" has no ws=: no subscriber to drain"})");
+    Take(&no_ws.log);
+    sg_admin_answer_t other = Admin(net.get(), "/solgate/restart", "a");
     EXPECT_EQ(other.http_status, 404u);
     EXPECT_EQ(Take(&other.body),
-              R"({"ok":false,"message":"unknown endpoint, use state, cordon or uncordon"})");
+              R"({"ok":false,"message":"unknown endpoint, use state, cordon, uncordon or drain"})");
     Take(&other.log);
 
     // Two networks: the admin must be told which one.

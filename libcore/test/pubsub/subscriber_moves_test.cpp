@@ -6,22 +6,14 @@
 #include <string>
 
 #include "pubsub/subscriber_moves.h"
+#include "support/fakes.h"
 
 namespace solgate {
 namespace {
 
 // up-0, up-1 and up-2 with ws=, up-3 without; every one at slot 1000.
-struct FourUpstreams {
-    FourUpstreams() : shared(std::make_unique<NetworkShared>()), network("mainnet", {}) {
-        for (size_t i = 0; i < 4; i++) {
-            UpstreamConf u(std::string("up-") + std::to_string(i));
-            if (i < 3) {
-                u.pubsub.url = "http://10.0.0." + std::to_string(i) + ":8900/";
-            }
-            network.AddUpstream(u);
-        }
-        std::string error;
-        network.Bind(shared.get(), true, 0, &error);
+struct FourUpstreams : testing::PubsubTestNetwork {
+    FourUpstreams() : PubsubTestNetwork(4, {0, 1, 2}) {
         for (size_t i = 0; i < 4; i++) {
             network.slots().Suggest(i, kSlotProcessed, 1000);
             network.slots().Observe(i, 1000);
@@ -31,8 +23,6 @@ struct FourUpstreams {
         network.cordons().SwapCordon(
             i, CordonOwner::kNone, {CordonOwner::kPoller, CordonCause::kUnhealthy, 1});
     }
-    std::unique_ptr<NetworkShared> shared;
-    Network network;
 };
 
 using Moves = std::vector<SubscriberMove>;
@@ -40,14 +30,14 @@ constexpr SubscriberMove kStay = SubscriberMove::kStay;
 
 TEST(SubscriberMoves, HealthyCurrentNodesKeepTheirSubscribers) {
     FourUpstreams t;
-    EXPECT_EQ(SubscriberMoves(t.network), Moves(4, kStay));
+    EXPECT_EQ(SubscriberMoves(t.network, 0), Moves(4, kStay));
 }
 
 TEST(SubscriberMoves, ACordonedOrLaggingNodesSubscribersMove) {
     FourUpstreams t;   // max_slot_lag 20
     t.Cordon(0);
     t.network.slots().Observe(1, 900);   // 100 behind
-    EXPECT_EQ(SubscriberMoves(t.network),
+    EXPECT_EQ(SubscriberMoves(t.network, 0),
               (Moves{SubscriberMove::kCordoned, SubscriberMove::kLagging, kStay,
                      kStay}));
     EXPECT_EQ(SubscriberMoveCause(SubscriberMove::kCordoned), "cordoned");
@@ -61,7 +51,39 @@ TEST(SubscriberMoves, NobodyMovesWhenNoOtherNodeWithWsIsFit) {
     t.Cordon(0);
     t.Cordon(1);
     t.network.slots().Observe(2, 900);
-    EXPECT_EQ(SubscriberMoves(t.network), Moves(4, kStay));
+    EXPECT_EQ(SubscriberMoves(t.network, 0), Moves(4, kStay));
+}
+
+// An operator's drain moves its subscribers for Network::kWsDrainMs, and
+// makes it a last resort for new ones.
+TEST(SubscriberMoves, ADrainedNodesSubscribersMoveForTheDrainWindow) {
+    FourUpstreams t;
+    t.network.DrainSubscribers(2, 1000);
+    EXPECT_EQ(SubscriberMoves(t.network, 1000),
+              (Moves{kStay, kStay, SubscriberMove::kDrained, kStay}));
+    EXPECT_EQ(SubscriberMoveCause(SubscriberMove::kDrained), "drained");
+    EXPECT_EQ(SubscriberMoves(t.network, 1000 + Network::kWsDrainMs),
+              Moves(4, kStay));
+
+    std::vector<unsigned char> only_drained = {0, 0, 1, 0};
+    Network::PickRequest pick;
+    pick.allowed = &only_drained;
+    pick.now_ms = 2000;
+    pick.subscription = true;
+    auto last_resort = t.network.Pick(pick);
+    ASSERT_TRUE(last_resort);   // drained, but the only one
+    EXPECT_EQ(last_resort->upstream, 2u);
+    std::vector<unsigned char> with_ws = {1, 1, 1, 0};
+    pick.allowed = &with_ws;
+    for (int i = 0; i < 20; i++) {
+        EXPECT_NE(t.network.Pick(pick)->upstream, 2u);
+    }
+    pick.subscription = false;   // calls still go to it
+    bool seen = false;
+    for (int i = 0; i < 30 && !seen; i++) {
+        seen = t.network.Pick(pick)->upstream == 2u;
+    }
+    EXPECT_TRUE(seen);
 }
 
 }  // namespace

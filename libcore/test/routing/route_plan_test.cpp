@@ -2,7 +2,6 @@
 // the ledger window of Cube Runner's networks, and the errors a plan makes.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -111,22 +110,10 @@ RpcRequest Subscription() {
     return req;
 }
 
-// Network "mainnet" of up-0, up-1, up-2; those in `with_ws` have a ws=.
-struct PubsubNetwork {
+// up-0, up-1, up-2, with ws= on those listed.
+struct PubsubNetwork : testing::PubsubTestNetwork {
     explicit PubsubNetwork(std::vector<size_t> with_ws)
-        : shared(std::make_unique<NetworkShared>()), network("mainnet", {}) {
-        for (size_t i = 0; i < 3; i++) {
-            UpstreamConf u(std::string("up-") + std::to_string(i));
-            if (std::find(with_ws.begin(), with_ws.end(), i) != with_ws.end()) {
-                u.pubsub.url = "http://10.0.0." + std::to_string(i) + ":8900/";
-            }
-            network.AddUpstream(u);
-        }
-        std::string error;
-        network.Bind(shared.get(), true, 0, &error);
-    }
-    std::unique_ptr<NetworkShared> shared;
-    Network network;
+        : PubsubTestNetwork(3, std::move(with_ws)) {}
 };
 
 TEST(RoutePlan, ASubscriptionGoesOnlyToUpstreamsWithAPubsubEndpoint) {

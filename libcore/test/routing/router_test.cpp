@@ -39,14 +39,8 @@ TEST(Router, ASubscriptionIsForwardedWholeOrRefusedWithAnHttpError) {
     RpcRequest subscription;
     subscription.shape = RpcRequest::Shape::kSubscription;
     EXPECT_EQ(RequestMethodName(subscription), "websocket");
-    Network n("mainnet", {});
-    UpstreamConf ws(std::string("ws-node"));
-    ws.pubsub.url = "http://10.0.0.1:8900/";
-    n.AddUpstream(ws);
-    n.AddUpstream(UpstreamConf(std::string("rpc-only")));
-    auto shared = std::make_unique<NetworkShared>();
-    std::string error;
-    ASSERT_TRUE(n.Bind(shared.get(), true, 0, &error));
+    testing::PubsubTestNetwork t(2, {0});   // up-1 has no ws=
+    const Network& n = t.network;
 
     RouteDecision d =
         RouteRequest(subscription, n, PlanRoute(n, subscription, ""), 0);
@@ -54,7 +48,7 @@ TEST(Router, ASubscriptionIsForwardedWholeOrRefusedWithAnHttpError) {
     EXPECT_TRUE(d.forward_body.empty() && d.pieces.empty());
 
     RouteDecision none =
-        RouteRequest(subscription, n, PlanRoute(n, subscription, "rpc-only"), 0);
+        RouteRequest(subscription, n, PlanRoute(n, subscription, "up-1"), 0);
     EXPECT_FALSE(none.forward);
     EXPECT_EQ(none.http_status, 503u);
     EXPECT_NE(none.answer.find("\"code\":-32601"), std::string::npos);
@@ -62,6 +56,28 @@ TEST(Router, ASubscriptionIsForwardedWholeOrRefusedWithAnHttpError) {
         RouteRequest(subscription, n, PlanRoute(n, subscription, "a |"), 0);
     EXPECT_EQ(bad.http_status, 400u);
     EXPECT_NE(bad.answer.find("\"code\":-32602"), std::string::npos);
+}
+
+TEST(Router, ASubscriptionOverWsMaxConnectionsIsA503) {
+    RpcRequest subscription;
+    subscription.shape = RpcRequest::Shape::kSubscription;
+    NetworkSettings settings;
+    settings.ws_max_connections = 2;
+    testing::PubsubTestNetwork t(1, {0}, settings);
+    Network& n = t.network;
+    auto route = [&] {
+        return RouteRequest(subscription, n, PlanRoute(n, subscription, ""), 0);
+    };
+    n.host(0).ws_open = 1;
+    EXPECT_TRUE(route().forward);
+    n.host(0).ws_open = 2;
+    RouteDecision full = route();
+    EXPECT_FALSE(full.forward);
+    EXPECT_EQ(full.http_status, 503u);
+    EXPECT_EQ(full.answer,
+              R"({"jsonrpc":"2.0","error":{"code":-32091,"message":"WebSocket )"
+              R"(connections full: network mainnet holds its 2 )"
+              R"((ws_max_connections); try again later"},"id":null})");
 }
 
 TEST(Router, AnswersGenesisHashForKnownClusters) {

@@ -188,7 +188,7 @@ TEST(StatusRenderMetrics, OneHelpAndTypePerFamilyWithTwoNetworks) {
             EXPECT_EQ(closed.count(MetricName(line)), 0u) << line;
         }
     }
-    EXPECT_EQ(helped.size(), 58u);  // 36 + Cube Runner's 22
+    EXPECT_EQ(helped.size(), 62u);  // 40 + Cube Runner's 22
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot"
                            "{network=\"devnet\",upstream=\"up-0\"} 0"));
     EXPECT_TRUE(HasLine(m, "solgate_network_indexed_tip_slot"
@@ -227,6 +227,10 @@ TEST(StatusRenderMetrics, FamiliesInFixedOrder) {
                          "solgate_request_duration_seconds histogram",
                          "solgate_failovers_total counter",
                          "solgate_broadcast_attempts_total counter",
+                         "solgate_ws_connections gauge",
+                         "solgate_ws_connections_total counter",
+                         "solgate_ws_closed_total counter",
+                         "solgate_ws_bytes_total counter",
                          "solgate_retries_total counter",
                          "solgate_consensus_total counter",
                          "solgate_hedges_sent_total counter",

@@ -409,6 +409,14 @@ solgate_broadcast_attempts_total{network="mainnet",upstream="up-1",outcome="ok"}
 solgate_broadcast_attempts_total{network="mainnet",upstream="up-1",outcome="failed"} 0
 solgate_broadcast_attempts_total{network="devnet",upstream="up-0",outcome="ok"} 0
 solgate_broadcast_attempts_total{network="devnet",upstream="up-0",outcome="failed"} 0
+# HELP solgate_ws_connections WebSocket subscription connections open on the upstream (ws=), this host.
+# TYPE solgate_ws_connections gauge
+# HELP solgate_ws_connections_total WebSocket subscription connections the upstream accepted.
+# TYPE solgate_ws_connections_total counter
+# HELP solgate_ws_closed_total WebSocket subscription connections that ended, by cause (closed: by the client, the node or ws_idle_timeout; cordoned, lagging, drained: moved off the node with close 1012).
+# TYPE solgate_ws_closed_total counter
+# HELP solgate_ws_bytes_total Bytes WebSocket subscription connections carried, by direction (to_client, from_client), counted as each connection ends.
+# TYPE solgate_ws_bytes_total counter
 # HELP solgate_retries_total Calls asked of another upstream because one lacked the data, by reason (missing_data, skipped_slot): retry_missing_data.
 # TYPE solgate_retries_total counter
 solgate_retries_total{network="mainnet",reason="missing_data"} 0

@@ -127,4 +127,29 @@ struct TestNetwork {
     Network network;
 };
 
+// A bound network "mainnet" of up-0 .. up-(n-1); those in `with_ws` have
+// a pubsub endpoint (ws=, as http://10.0.0.I:8900/).
+struct PubsubTestNetwork {
+    PubsubTestNetwork(size_t n, std::vector<size_t> with_ws,
+                      NetworkSettings settings = {})
+        : shared(std::make_unique<NetworkShared>()),
+          network("mainnet", settings) {
+        for (size_t i = 0; i < n; i++) {
+            UpstreamConf u("up-" + std::to_string(i));
+            for (size_t w : with_ws) {
+                if (w == i) {
+                    u.pubsub.url =
+                        "http://10.0.0." + std::to_string(i) + ":8900/";
+                }
+            }
+            network.AddUpstream(u);
+        }
+        std::string error;
+        network.Bind(shared.get(), true, 0, &error);
+    }
+
+    std::unique_ptr<NetworkShared> shared;
+    Network network;
+};
+
 }  // namespace solgate::testing

@@ -1,0 +1,31 @@
+#include "pubsub/ws_counts.h"
+
+#include "pubsub/subscriber_moves.h"
+
+namespace solgate {
+
+void CountWsOpened(const Network& network, size_t i) {
+    UpstreamHostRecord& record = network.host(i);
+    record.ws_open.fetch_add(1, std::memory_order_relaxed);
+    record.ws_opened.fetch_add(1, std::memory_order_relaxed);
+}
+
+void CountWsClosed(const Network& network, size_t i, unsigned end,
+                   uint64_t to_client, uint64_t from_client) {
+    UpstreamHostRecord& record = network.host(i);
+    record.ws_open.fetch_sub(1, std::memory_order_relaxed);
+    record.ws_closed[end < kWsEnds ? end : 0].fetch_add(
+        1, std::memory_order_relaxed);
+    record.ws_bytes_to_client.fetch_add(to_client, std::memory_order_relaxed);
+    record.ws_bytes_from_client.fetch_add(from_client,
+                                          std::memory_order_relaxed);
+}
+
+std::string_view WsEndName(size_t end) {
+    if (end == 0 || end >= kWsEnds) {
+        return "closed";
+    }
+    return SubscriberMoveCause(static_cast<SubscriberMove>(end));
+}
+
+}  // namespace solgate

@@ -1,0 +1,22 @@
+// The counts of a host's WebSocket subscription connections, per upstream
+// in the network's zone: the solgate_ws_* metrics and ws_max_connections.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "routing/network.h"
+
+namespace solgate {
+
+void CountWsOpened(const Network& network, size_t i);
+// `end`: 0 closed (by its client, its node or the idle timeout), else the
+// SubscriberMove that closed it.
+void CountWsClosed(const Network& network, size_t i, unsigned end,
+                   uint64_t to_client, uint64_t from_client);
+// solgate_ws_closed_total's cause label of an end: "closed", "cordoned",
+// "lagging".
+std::string_view WsEndName(size_t end);
+
+}  // namespace solgate
