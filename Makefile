@@ -212,6 +212,7 @@ bench: all
 	SOLGATE_NGINX=$(NGINX) tools/bench/region_down.pl
 	tools/bench/core_bench.sh
 	SOLGATE_NGINX=$(NGINX) tools/bench/policy_cost.sh
+	SOLGATE_NGINX=$(NGINX) tools/bench/ws_subscribers.pl
 	tools/bench/targets.pl $(BUILD)/bench/targets
 
 # --- soak -----------------------------------------------------------------

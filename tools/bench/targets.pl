@@ -6,7 +6,7 @@ use strict;
 use warnings;
 
 my $dir = shift // 'build/bench/targets';
-my @order = qw(run profile-balance cached_block);
+my @order = qw(run profile-balance cached_block ws_subscribers);
 my %rank = map { $order[$_] => $_ } 0 .. $#order;
 my @files = sort { ($rank{$a =~ s{.*/|\.tsv$}{}gr} // 99) <=> ($rank{$b =~ s{.*/|\.tsv$}{}gr} // 99) }
             glob "$dir/*.tsv";
