@@ -226,7 +226,11 @@ ngx_http_solgate_copy_info(ngx_conf_t *cf,
             return NGX_ERROR;
         }
 
-        ngx_memcpy(dst[i]->data, src[i]->data, src[i]->len);
+        /* an empty field (a peer's ws_url) may have no data at all */
+        if (src[i]->len > 0) {
+            ngx_memcpy(dst[i]->data, src[i]->data, src[i]->len);
+        }
+
         dst[i]->data[src[i]->len] = '\0';
     }
 
