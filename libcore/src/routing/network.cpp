@@ -415,8 +415,11 @@ bool Network::TakeAllCordonedWarning(int64_t now_ms) const {
 }
 
 uint64_t Network::WsOpen() const {
+    if (!bound()) {
+        return 0;
+    }
     int64_t open = 0;
-    for (size_t i = 0; bound() && i < upstreams_.size(); i++) {
+    for (size_t i = 0; i < upstreams_.size(); i++) {
         open += host(i).ws_open.load(std::memory_order_relaxed);
     }
     return open > 0 ? static_cast<uint64_t>(open) : 0;

@@ -175,17 +175,6 @@ RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
                                   Quoted(network.name())};
         return plan;
     }
-    if (plan.serving.empty() &&
-        request.shape == RpcRequest::Shape::kSubscription) {
-        plan.error = RpcError{
-            kMethodNotFound,
-            "Method not found: no upstream " +
-                (plan.has_selector
-                     ? "matching use-upstream selector " + Quoted(selector)
-                     : "of network " + Quoted(network.name())) +
-                " has a WebSocket endpoint (\"ws=\")"};
-        return plan;
-    }
     if (plan.serving.empty()) {
         plan.error = RpcError{
             kMethodNotFound,
@@ -193,7 +182,9 @@ RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
                 (plan.has_selector
                      ? "matching use-upstream selector " + Quoted(selector)
                      : "of network " + Quoted(network.name())) +
-                " serves " + MethodList(methods)};
+                (request.shape == RpcRequest::Shape::kSubscription
+                     ? std::string(" has a WebSocket endpoint (\"ws=\")")
+                     : " serves " + MethodList(methods))};
         return plan;
     }
     bool fallback_ready = std::any_of(
