@@ -50,6 +50,14 @@ sub redis_start {
     Test::Nginx::Util::wait_port_accepts($port, 5,
         sub { Test::Nginx::Util::process_alive($pid) })
         or die "redis_start: redis-server on $port did not come up\n";
+    # it accepts (and answers PING) while it loads its append-only file,
+    # but answers every data command LOADING until it is done
+    my $deadline = Time::HiRes::time() + 10;
+    until ((eval { redis_cmd($port, 'INFO', 'persistence') } // '') =~ /^loading:0\r?$/m) {
+        die "redis_start: redis-server on $port still loading after 10 s\n"
+            if Time::HiRes::time() > $deadline;
+        Time::HiRes::sleep(0.02);
+    }
     return $pid;
 }
 
