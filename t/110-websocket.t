@@ -334,3 +334,30 @@ qr/solgate: websocket of network "mainnet" on upstream "sim-[ab]"/
 --- error_log eval
 [qr/operator draining the WebSocket subscribers of upstream "sim-a" of network "mainnet" for 30s/,
  qr/solgate: closing websocket on upstream "sim-a" of network "mainnet" \(drained\) with 1012/]
+
+
+
+=== TEST 13: a reload closes the old worker's subscribers with 1012; they reconnect to a new worker and the old one exits
+--- workers: 1
+--- wait_for eval
+['the nodes are polled', sub { (state_of('sim-b')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+[step {
+     my @conns = map { subscribed() } 1 .. 3;
+     my %old = map { ($_ => 1) } nginx_workers();
+     nginx_reload();
+     is_deeply([close_codes(5, @conns)], [(1012) x 3], 'each closed with 1012 by the old worker');
+     wait_for('the old worker exited', sub {
+         my @w = nginx_workers();
+         return @w && !grep { $old{$_} } @w;
+     }, 10);
+     my $again = subscribed();
+     ok($again->wait_json(5, \&is_slot_notification), 'a new subscription gets notifications from a new worker');
+     my $m = metrics_text();
+     my $shutdown = 0;
+     $shutdown += $1 while $m =~ /^solgate_ws_closed_total\{network="mainnet",upstream="[^"]+",cause="shutdown"\} (\d+)$/mg;
+     is($shutdown, 3, 'metric: 3 closed as shutdown');
+     $again->close(1000);
+ }]
+--- error_log eval
+qr/solgate: closing websocket on upstream "sim-[ab]" of network "mainnet" \(shutdown\) with 1012, so its client reconnects to a worker of the current configuration/

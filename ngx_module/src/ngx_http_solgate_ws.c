@@ -8,7 +8,9 @@
  * move (a cordoned or lagging node's), and each of those connections is
  * ended between two of the node's frames with a close frame 1012
  * ("service restart"), so its client reconnects and lands on a good node.
- * The closes of one node are spread over NGX_HTTP_SOLGATE_WS_SPREAD.
+ * A worker that is shutting down (an old worker after a reload) moves all
+ * of its subscribers that way, to the new workers.  The closes of one
+ * node are spread over NGX_HTTP_SOLGATE_WS_SPREAD.
  */
 
 #include "ngx_http_solgate_module.h"
@@ -304,7 +306,7 @@ ngx_http_solgate_ws_look(ngx_http_solgate_main_conf_t *smcf)
         }
 
         if (sg_network_ws_moves(network[i]->core, (int64_t) ngx_current_msec,
-                                network[i]->ws_moves, n)
+                                ngx_exiting, network[i]->ws_moves, n)
             != SG_OK)
         {
             ngx_memzero(network[i]->ws_moves, n);
@@ -386,11 +388,13 @@ ngx_http_solgate_ws_end(ngx_http_solgate_ws_t *ws, ngx_uint_t say_why)
 
     ngx_log_error(NGX_LOG_INFO, c->log, 0,
                   "solgate: closing websocket on upstream \"%V\" of network "
-                  "\"%V\" (%V)%s, so its client reconnects to another node",
+                  "\"%V\" (%V)%s, so its client reconnects to %s",
                   &((ngx_http_solgate_upstream_t *)
                     ws->network->upstreams.elts)[ws->upstream].id,
                   &ws->network->name, &cause,
-                  say_why ? " with 1012" : " mid-frame");
+                  say_why ? " with 1012" : " mid-frame",
+                  ngx_exiting ? "a worker of the current configuration"
+                              : "another node");
 
     ws->ended = 1;
     peer->read->ready = 1;

@@ -305,10 +305,11 @@ SG_API int sg_request_subscription(sg_request_t **out) SG_NOEXCEPT;
  * per upstream (n at least the network's upstreams): 0 when its WebSocket
  * subscribers stay, else why they move to another node (cordoned,
  * lagging, drained by the operator; never while no other upstream with
- * ws= is fit), named by sg_ws_move_cause (static memory, "" for 0).
+ * ws= is fit; every one while the worker is shutting_down), named by
+ * sg_ws_move_cause (static memory, "" for 0).
  */
 SG_API int sg_network_ws_moves(const sg_network_t *net, int64_t now_ms,
-    unsigned char *out, size_t n) SG_NOEXCEPT;
+    int shutting_down, unsigned char *out, size_t n) SG_NOEXCEPT;
 SG_API sg_str_t sg_ws_move_cause(unsigned move) SG_NOEXCEPT;
 
 /* A subscription connection on upstream i was upgraded, or ended: move is

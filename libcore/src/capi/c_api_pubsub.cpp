@@ -44,13 +44,17 @@ uint64_t sg_ws_frames_to_boundary(const sg_ws_frames_t* frames) noexcept {
 }
 
 int sg_network_ws_moves(const sg_network_t* net, int64_t now_ms,
-                        unsigned char* out, size_t n) noexcept {
+                        int shutting_down, unsigned char* out,
+                        size_t n) noexcept {
     if (net == nullptr || out == nullptr || n < net->network.size()) {
         return SG_INVALID;
     }
     return Guard(SG_ERROR, [&] {
         std::vector<solgate::SubscriberMove> moves =
-            solgate::SubscriberMoves(net->network, now_ms);
+            solgate::SubscriberMoves(net->network, now_ms,
+                                     shutting_down
+                                         ? solgate::WorkerPhase::kShuttingDown
+                                         : solgate::WorkerPhase::kServing);
         for (size_t i = 0; i < moves.size(); i++) {
             out[i] = static_cast<unsigned char>(moves[i]);
         }
@@ -72,7 +76,7 @@ void sg_network_ws_closed(const sg_network_t* net, size_t i, unsigned move,
 }
 
 sg_str_t sg_ws_move_cause(unsigned move) noexcept {
-    if (move > static_cast<unsigned>(solgate::SubscriberMove::kDrained)) {
+    if (move > static_cast<unsigned>(solgate::SubscriberMove::kShutdown)) {
         return ToStr("");
     }
     return ToStr(solgate::SubscriberMoveCause(

@@ -12,6 +12,8 @@ std::string_view SubscriberMoveCause(SubscriberMove move) {
         return "lagging";
     case SubscriberMove::kDrained:
         return "drained";
+    case SubscriberMove::kShutdown:
+        return "shutdown";
     case SubscriberMove::kStay:
         break;
     }
@@ -19,8 +21,17 @@ std::string_view SubscriberMoveCause(SubscriberMove move) {
 }
 
 std::vector<SubscriberMove> SubscriberMoves(const Network& network,
-                                            int64_t now_ms) {
+                                            int64_t now_ms,
+                                            WorkerPhase phase) {
     std::vector<SubscriberMove> moves(network.size(), SubscriberMove::kStay);
+    if (phase == WorkerPhase::kShuttingDown) {
+        for (size_t i = 0; i < network.size(); i++) {
+            if (!network.upstream(i).pubsub.url.empty()) {
+                moves[i] = SubscriberMove::kShutdown;
+            }
+        }
+        return moves;
+    }
     const uint64_t max_lag = network.settings().max_slot_lag;
     bool somewhere_to_go = false;
     for (size_t i = 0; i < network.size(); i++) {

@@ -4,6 +4,9 @@
 
 namespace solgate {
 
+static_assert(kWsEnds == static_cast<size_t>(SubscriberMove::kShutdown) + 1,
+              "a count per SubscriberMove, and one for 'closed'");
+
 void CountWsOpened(const Network& network, size_t i) {
     UpstreamHostRecord& record = network.host(i);
     record.ws_open.fetch_add(1, std::memory_order_relaxed);

@@ -15,8 +15,8 @@ void CountWsOpened(const Network& network, size_t i);
 // SubscriberMove that closed it.
 void CountWsClosed(const Network& network, size_t i, unsigned end,
                    uint64_t to_client, uint64_t from_client);
-// solgate_ws_closed_total's cause label of an end: "closed", "cordoned",
-// "lagging".
+// solgate_ws_closed_total's cause label of an end: "closed", then
+// SubscriberMoveCause's ("cordoned", "lagging", "drained", "shutdown").
 std::string_view WsEndName(size_t end);
 
 }  // namespace solgate

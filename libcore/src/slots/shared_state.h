@@ -24,7 +24,7 @@ constexpr size_t kReasonCapacity = 192;
 constexpr size_t kMethodClasses = 3;     // MethodClass (rpc/solana_methods.h)
 constexpr size_t kLatencyBuckets = 11;   // kLatencyBucketMs (request_metrics)
 constexpr size_t kAttemptCauses = 6;      // AttemptCause (upstream_health.h)
-constexpr size_t kWsEnds = 4;  // closed, then SubscriberMove's (pubsub/)
+constexpr size_t kWsEnds = 5;  // closed, then SubscriberMove's (pubsub/)
 constexpr size_t kRetryReasons = 3;       // RoutedRequest::Retry
 constexpr size_t kConsensusOutcomes = 4;  // ConsensusOutcome (fan_out.h)
 
@@ -225,7 +225,7 @@ struct NetworkHostCounters {
 
 struct NetworkShared {
     static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
-    static constexpr uint32_t kLayout = 13;
+    static constexpr uint32_t kLayout = 14;
 
     uint32_t magic;
     uint32_t layout;

@@ -86,5 +86,18 @@ TEST(SubscriberMoves, ADrainedNodesSubscribersMoveForTheDrainWindow) {
     EXPECT_TRUE(seen);
 }
 
+// A reload's old worker hands every subscriber to the new workers, even
+// those of a node with nowhere better to go (the new workers choose).
+TEST(SubscriberMoves, AShuttingDownWorkerMovesEverySubscriber) {
+    FourUpstreams t;
+    t.Cordon(0);
+    t.Cordon(1);
+    t.network.slots().Observe(2, 900);
+    constexpr SubscriberMove kShutdown = SubscriberMove::kShutdown;
+    EXPECT_EQ(SubscriberMoves(t.network, 0, WorkerPhase::kShuttingDown),
+              (Moves{kShutdown, kShutdown, kShutdown, kStay}));   // up-3: no ws=
+    EXPECT_EQ(SubscriberMoveCause(kShutdown), "shutdown");
+}
+
 }  // namespace
 }  // namespace solgate
