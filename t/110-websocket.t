@@ -361,3 +361,40 @@ qr/solgate: websocket of network "mainnet" on upstream "sim-[ab]"/
  }]
 --- error_log eval
 qr/solgate: closing websocket on upstream "sim-[ab]" of network "mainnet" \(shutdown\) with 1012, so its client reconnects to a worker of the current configuration/
+
+
+
+=== TEST 14: a subscription outlives its request: logged as 101 while open, an early frame reaches the node, the node's close ends it, bytes counted both ways
+--- wait_for eval
+['the nodes are polled', sub { (state_of('sim-b')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+[step {
+     cordon('sim-b', 'mainnet');
+     my $ws = Solgate::WebSocket->connect(port => server_port(), path => '/early', early => $Subscribe)
+         or die $Solgate::WebSocket::Error;
+     my $ack = $ws->wait_json(5, sub { defined $_[0]{id} && $_[0]{id} == 1 });
+     like($ack && $ack->{result}, qr/^\d+$/, 'the frame sent with the upgrade was answered');
+     ok($ws->wait_json(5, \&is_slot_notification), 'notifications follow');
+     my $log = File::Spec->catfile(Test::Nginx::Util::servroot(), 'logs', 'access.log');
+     wait_for('the access log has the upgrade', sub {
+         open my $fh, '<', $log or return 0;
+         return scalar grep { m{"GET /early HTTP/1.1" 101 } } <$fh>;
+     }, 5);
+     sim_kill($Ports[0]);
+     my $end = $ws->wait_json(5, sub { 0 });
+     ok($end && $end->{opcode} == -1, "the node's end ends the client's connection");
+     sim_start(port => $Ports[0], args => ['--skip-rate', 0, '--quiet', '--ws-port', $WsPorts[0]]);
+     uncordon('sim-b', 'mainnet');
+     my %bytes;
+     wait_for('the bytes are counted', sub {
+         my $m = metrics_text();
+         %bytes = $m =~ /^solgate_ws_bytes_total\{network="mainnet",upstream="sim-a",direction="(\w+)"\} (\d+)$/mg;
+         return ($bytes{from_client} || 0) > 0;
+     }, 5);
+     # the frame is 6 bytes of header and mask and the call; the node's
+     # answer and at least one notification came back
+     is($bytes{from_client}, 6 + length($Subscribe), 'from the client: the one frame');
+     cmp_ok($bytes{to_client}, '>', 100, 'to the client: the answer and notifications');
+ }]
+--- config eval
+$Config . "    location /early { solgate_pass mainnet; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"

@@ -336,10 +336,55 @@ void ngx_http_solgate_blocks_body(ngx_http_request_t *r,
 ngx_int_t ngx_http_solgate_filter_init(ngx_conf_t *cf);
 ngx_int_t ngx_http_solgate_next_header_filter(ngx_http_request_t *r);
 
+/*
+ * A subscription connection (an upgraded request).  Right after the
+ * upstream switched protocols nginx pipes it (the request attached); then
+ * Solgate takes both connections over and frees the request, whose memory
+ * (three or four pool blocks, the buffers of both directions) would
+ * otherwise be kept for the connection's life: a detached subscription
+ * holds only this and what is still unsent.
+ */
+typedef struct {
+    u_char                      *start;     /* ngx_alloc'd, or NULL */
+    u_char                      *pos;
+    u_char                      *last;
+} ngx_http_solgate_ws_unsent_t;
+
+struct ngx_http_solgate_ws_s {
+    ngx_queue_t                  queue;
+    ngx_http_request_t          *request;     /* while attached */
+    ngx_pool_cleanup_t          *cleanup;     /* ... on its pool */
+    ngx_connection_t            *client;      /* once detached */
+    ngx_connection_t            *node;
+    ngx_http_solgate_network_t  *network;
+    ngx_uint_t                   upstream;    /* its index in the network */
+    sg_ws_frames_t              *frames;      /* of the node's stream */
+    ngx_recv_pt                  recv;        /* the node connection's */
+    ngx_recv_pt                  client_recv; /* the client connection's */
+    ngx_event_t                  detach;      /* posted at the upgrade */
+    ngx_uint_t                   detach_tries;
+    ngx_msec_t                   idle_timeout;
+    ngx_http_solgate_ws_unsent_t to_client;   /* read from the node */
+    ngx_http_solgate_ws_unsent_t to_node;     /* read from the client */
+    uint64_t                     to_client_bytes;
+    uint64_t                     from_client_bytes;
+    ngx_msec_t                   move_at;     /* 0: it stays */
+    ngx_msec_t                   give_up_at;  /* draining: no frame's end */
+    unsigned                     move:8;      /* why, sg_ws_move_cause */
+    unsigned                     draining:1;  /* read up to a frame's end */
+    unsigned                     detached:1;
+};
+
 /* ngx_http_solgate_ws.c */
 ngx_uint_t ngx_http_solgate_ws_requested(ngx_http_request_t *r);
 ngx_int_t ngx_http_solgate_ws_switched(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
+void ngx_http_solgate_ws_untrack(ngx_http_solgate_ws_t *ws, unsigned move);
+
+/* ngx_http_solgate_ws_relay.c */
+void ngx_http_solgate_ws_detach(ngx_event_t *ev);
+void ngx_http_solgate_ws_move_off(ngx_http_solgate_ws_t *ws,
+    ngx_uint_t say_why);
 ngx_int_t ngx_http_solgate_next_body_filter(ngx_http_request_t *r,
     ngx_chain_t *in);
 

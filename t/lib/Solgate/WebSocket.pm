@@ -28,7 +28,9 @@ our $Error = '';
 my $Guid = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 
 # connect(port => N, path => '/', host => 'localhost', timeout => 5,
-#         headers => { Name => value })
+#         headers => { Name => value }, early => TEXT)
+# early: a text frame sent in the same write as the handshake, before the
+# answer (a pipelining client's).
 sub connect {
     my ($class, %o) = @_;
     my $timeout = $o{timeout} || 5;
@@ -47,7 +49,7 @@ sub connect {
              . "Sec-WebSocket-Key: $key\r\nSec-WebSocket-Version: 13\r\n";
     my $extra = $o{headers} || {};
     $head .= "$_: $extra->{$_}\r\n" for sort keys %$extra;
-    print {$sock} "$head\r\n";
+    print {$sock} "$head\r\n" . (defined $o{early} ? _frame(1, $o{early}) : '');
 
     my $self = bless { sock => $sock, in => '' }, $class;
     my $deadline = Time::HiRes::time() + $timeout;
