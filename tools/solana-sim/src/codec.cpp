@@ -103,6 +103,12 @@ bool base58_decode(std::string_view text, std::vector<uint8_t>& out) {
     return true;
 }
 
+bool base58_decodes_to(std::string_view text, size_t bytes) {
+    if (text.empty() || text.size() > 100) return false;
+    std::vector<uint8_t> raw;
+    return base58_decode(text, raw) && raw.size() == bytes;
+}
+
 void base64_append(std::string& out, const uint8_t* data, size_t len) {
     out.reserve(out.size() + (len + 2) / 3 * 4);
     size_t i = 0;

@@ -22,7 +22,8 @@ const char kUsage[] =
     "usage: solana-sim --port N [options]\n"
     "  --port N                     TCP port to listen on (required)\n"
     "  --ws-port N                  also serve WebSocket subscriptions (slotSubscribe,\n"
-    "                               rootSubscribe) on this port, as agave does on port+1\n"
+    "                               rootSubscribe, accountSubscribe) on this port, as\n"
+    "                               agave does on port+1\n"
     "  --host ADDR                  listen address (default 127.0.0.1)\n"
     "  --cluster NAME               mainnet-beta | devnet | testnet (default mainnet-beta)\n"
     "  --slot-ms N                  slot duration in ms (default 400)\n"
@@ -40,7 +41,13 @@ const char kUsage[] =
     "                               -32019, 0..1 (default 0)\n"
     "  --name NAME                  node name for logs/stats (default sim-PORT)\n"
     "  --quiet                      no log lines except the start line and errors\n"
-    "  --help                       this text\n";
+    "  --help                       this text\n"
+    "control API on the RPC port (GET or POST; see tools/solana-sim/README.md):\n"
+    "  /_sim/fault/NAME?...         inject or clear a fault (stall, lag, rollback, ...)\n"
+    "  /_sim/account?pubkey=K&lamports=N\n"
+    "                               K holds N lamports from the processed tip on: reads\n"
+    "                               at that slot or later and accountSubscribe see it\n"
+    "  /_sim/stats, /_sim/reset     counters, slots and faults; zero the counters\n";
 
 [[noreturn]] void usage_error(const std::string& message) {
     std::fprintf(stderr, "solana-sim: %s\n%s", message.c_str(), kUsage);

@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
+#include "codec.h"
 #include "json.h"
 
 namespace solsim {
@@ -70,14 +72,18 @@ HttpResponse control_error(int status, const std::string& message) {
 }  // namespace
 
 SimNode::SimNode(const SimConfig& cfg)
-    : cfg_(cfg), chain_(cfg), blocks_(cfg, chain_), rpc_(cfg, chain_, blocks_, stats_) {}
+    : cfg_(cfg),
+      chain_(cfg),
+      blocks_(cfg, chain_),
+      accounts_(cfg.seed),
+      rpc_(cfg, chain_, blocks_, stats_, accounts_) {}
 
 void SimNode::log(const std::string& line) const {
     if (!cfg_.quiet) std::fprintf(stderr, "solana-sim %s: %s\n", cfg_.name.c_str(), line.c_str());
 }
 
 PubSub& SimNode::start_pubsub(uv_loop_t* loop) {
-    pubsub_ = std::make_unique<PubSub>(loop, cfg_, chain_);
+    pubsub_ = std::make_unique<PubSub>(loop, cfg_, chain_, accounts_);
     return *pubsub_;
 }
 
@@ -237,9 +243,43 @@ std::string SimNode::stats_json() const {
     return o;
 }
 
+// /_sim/account?pubkey=K&lamports=N: K holds N lamports from the processed
+// tip on, so reads and subscriptions at each commitment see it when their
+// slot reaches it, as they would a transfer landing in that slot.
+HttpResponse SimNode::handle_account_change(const HttpRequest& req) {
+    const auto params = parse_query(req.query);
+    const auto pubkey = params.find("pubkey");
+    if (pubkey == params.end() || pubkey->second.empty()) return control_error(400, "missing pubkey=BASE58");
+    if (!base58_decodes_to(pubkey->second, 32)) {
+        return control_error(400, "invalid pubkey '" + pubkey->second + "': not base58 of 32 bytes");
+    }
+    const auto lamports_text = params.find("lamports");
+    uint64_t lamports = 0;
+    if (lamports_text == params.end() || !parse_u64_text(lamports_text->second, lamports)) {
+        return control_error(400, "expected lamports=N, a whole number of at most 19 digits");
+    }
+    const uint64_t slot = chain_.tips_now().processed;
+    const std::optional<AccountChange> change = accounts_.record(pubkey->second, slot, lamports);
+    if (!change) {
+        return control_error(400, "too many accounts changed (at most " +
+                                      std::to_string(AccountChanges::kMaxAccounts) + ")");
+    }
+    log("account " + pubkey->second + " lamports=" + std::to_string(lamports) + " from slot " +
+        std::to_string(slot));
+    // Processed subscribers hear of it now, not at the next tick.
+    if (pubsub_) pubsub_->notify_accounts();
+    std::string body = "{\"pubkey\":" + json_quote(pubkey->second) + ",\"lamports\":";
+    json_append_u64(body, lamports);
+    body += ",\"slot\":";
+    json_append_u64(body, slot);
+    body += "}";
+    return json_response(200, body);
+}
+
 HttpResponse SimNode::handle_control(const HttpRequest& req) {
     const std::string& path = req.path;
     if (path == "/_sim/stats") return json_response(200, stats_json());
+    if (path == "/_sim/account") return handle_account_change(req);
     if (path == "/_sim/reset") {
         stats_.reset();
         rpc_.reset_attempts();

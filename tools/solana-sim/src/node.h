@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "accounts.h"
 #include "block.h"
 #include "chain.h"
 #include "config.h"
@@ -26,6 +27,7 @@ class SimNode {
   private:
     HttpResponse handle_rpc(const HttpRequest& req);
     HttpResponse handle_control(const HttpRequest& req);
+    HttpResponse handle_account_change(const HttpRequest& req);
     HttpResponse handle_health_get();
     HttpResponse handle_websocket(const HttpRequest& req);
     std::string slots_json() const;
@@ -36,6 +38,7 @@ class SimNode {
     Chain chain_;
     BlockGenerator blocks_;
     CallStats stats_;
+    AccountChanges accounts_;
     RpcEngine rpc_;
     std::unique_ptr<PubSub> pubsub_;
 };

@@ -71,11 +71,7 @@ bool min_context_unmet(const CommonConfig& cfg, uint64_t slot, RpcResult& err) {
 }
 
 bool valid_pubkey(yajl_val v, size_t expected_bytes) {
-    if (!YAJL_IS_STRING(v)) return false;
-    size_t len = std::strlen(v->u.string);
-    if (len == 0 || len > 100) return false;
-    std::vector<uint8_t> raw;
-    return base58_decode(v->u.string, raw) && raw.size() == expected_bytes;
+    return YAJL_IS_STRING(v) && base58_decodes_to(v->u.string, expected_bytes);
 }
 
 std::string error_envelope(const RpcError& err, const std::string& id_json) {
@@ -123,8 +119,9 @@ void CallStats::count(const std::string& method, bool from_poller) {
     }
 }
 
-RpcEngine::RpcEngine(const SimConfig& cfg, Chain& chain, BlockGenerator& blocks, CallStats& stats)
-    : cfg_(cfg), chain_(chain), blocks_(blocks), stats_(stats) {
+RpcEngine::RpcEngine(const SimConfig& cfg, Chain& chain, BlockGenerator& blocks, CallStats& stats,
+                     const AccountChanges& accounts)
+    : cfg_(cfg), chain_(chain), blocks_(blocks), stats_(stats), accounts_(accounts) {
     // The identity is the one thing that is per node, hence from the name.
     Rng r(hash2(hash_bytes(cfg.name), kTagIdentity));
     uint8_t raw[32];
@@ -492,44 +489,36 @@ RpcResult RpcEngine::get_identity(yajl_val params) {
 // ---------------------------------------------------------------------------
 // Context-envelope methods
 
-namespace {
-
-// Deterministic per (seed, pubkey) account; about one in sixteen keys does
-// not exist so clients see null values too.
-struct SimAccount {
-    bool exists;
-    uint64_t lamports;
-};
-
-SimAccount account_for(uint64_t seed, const char* pubkey) {
-    uint64_t h = hash3(seed, kTagAccount, hash_bytes(pubkey));
-    SimAccount a;
-    a.exists = (h & 15) != 0;
-    a.lamports = a.exists ? 890880 + (h >> 8) % 250000000000ULL : 0;
-    return a;
+const char* account_data_json(std::string_view encoding) {
+    if (encoding.empty() || encoding == "binary") return "\"\"";  // legacy bare base58 string
+    if (encoding == "base58") return "[\"\",\"base58\"]";
+    // jsonParsed has no parser for plain system accounts and falls back to base64.
+    if (encoding == "base64" || encoding == "jsonParsed") return "[\"\",\"base64\"]";
+    if (encoding == "base64+zstd") return "[\"KLUv/SAAAQAA\",\"base64+zstd\"]";  // empty zstd frame
+    return nullptr;
 }
 
-}  // namespace
+void append_account_object(std::string& out, const char* data_json, uint64_t lamports, uint64_t rent_epoch) {
+    out += "{\"data\":";
+    out += data_json;
+    out += ",\"executable\":false,\"lamports\":";
+    json_append_u64(out, lamports);
+    out += ",\"owner\":\"11111111111111111111111111111111\",\"rentEpoch\":";
+    json_append_u64(out, rent_epoch);
+    out += ",\"space\":0}";
+}
 
-bool RpcEngine::render_account(const char* pubkey, const std::string& encoding, std::string& out) const {
-    const char* data = nullptr;
-    if (encoding.empty() || encoding == "binary") data = "\"\"";  // legacy bare base58 string
-    else if (encoding == "base58") data = "[\"\",\"base58\"]";
-    // jsonParsed has no parser for plain system accounts and falls back to base64.
-    else if (encoding == "base64" || encoding == "jsonParsed") data = "[\"\",\"base64\"]";
-    else if (encoding == "base64+zstd") data = "[\"KLUv/SAAAQAA\",\"base64+zstd\"]";  // empty zstd frame
-    else return false;
-
-    const SimAccount a = account_for(cfg_.seed, pubkey);
+bool RpcEngine::render_account(const char* pubkey, uint64_t slot, const std::string& encoding,
+                               std::string& out) const {
+    const char* data = account_data_json(encoding);
+    if (data == nullptr) return false;
+    const SimAccount a = accounts_.account_at(pubkey, slot);
     if (!a.exists) {
         out += "null";
         return true;
     }
-    out += "{\"data\":";
-    out += data;
-    out += ",\"executable\":false,\"lamports\":";
-    json_append_u64(out, a.lamports + (chain_.faults().wrong_value_method == "getAccountInfo" ? 1 : 0));
-    out += ",\"owner\":\"11111111111111111111111111111111\",\"rentEpoch\":18446744073709551615,\"space\":0}";
+    const uint64_t wrong = chain_.faults().wrong_value_method == "getAccountInfo" ? 1 : 0;
+    append_account_object(out, data, a.lamports + wrong, kRentExemptEpoch);
     return true;
 }
 
@@ -559,7 +548,7 @@ RpcResult RpcEngine::get_balance(yajl_val params) {
     RpcResult err;
     if (min_context_unmet(cfg, slot, err)) return err;
     std::string v;
-    uint64_t lamports = account_for(cfg_.seed, p[0]->u.string).lamports;
+    uint64_t lamports = accounts_.account_at(p[0]->u.string, slot).lamports;
     if (chain_.faults().wrong_value_method == "getBalance") lamports++;
     json_append_u64(v, lamports);
     return RpcResult::value(with_context(slot, v));
@@ -577,7 +566,7 @@ RpcResult RpcEngine::get_account_info(yajl_val params) {
     RpcResult err;
     if (min_context_unmet(cfg, slot, err)) return err;
     std::string v;
-    if (!render_account(p[0]->u.string, encoding, v)) return invalid_params();
+    if (!render_account(p[0]->u.string, slot, encoding, v)) return invalid_params();
     return RpcResult::value(with_context(slot, v));
 }
 
@@ -602,7 +591,7 @@ RpcResult RpcEngine::get_multiple_accounts(yajl_val params) {
     std::string v = "[";
     for (size_t i = 0; i < keys->u.array.len; ++i) {
         if (i != 0) v += ",";
-        if (!render_account(keys->u.array.values[i]->u.string, encoding, v)) return invalid_params();
+        if (!render_account(keys->u.array.values[i]->u.string, slot, encoding, v)) return invalid_params();
     }
     v += "]";
     return RpcResult::value(with_context(slot, v));
@@ -842,7 +831,7 @@ RpcResult RpcEngine::get_program_accounts(yajl_val params) {
         std::string key = base58_encode(raw, sizeof(raw));
         if (i != 0) v += ",";
         v += "{\"account\":";
-        if (!render_account(key.c_str(), encoding, v)) return invalid_params();
+        if (!render_account(key.c_str(), slot, encoding, v)) return invalid_params();
         v += ",\"pubkey\":" + json_quote(key) + "}";
     }
     v += "]";

@@ -8,8 +8,10 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
+#include "accounts.h"
 #include "block.h"
 #include "chain.h"
 #include "config.h"
@@ -74,9 +76,21 @@ struct CallStats {
     }
 };
 
+// rentEpoch of a rent-exempt account, as Solana reports it.
+constexpr uint64_t kRentExemptEpoch = UINT64_MAX;
+
+// The JSON of a system account's (empty) data in a getAccountInfo or
+// accountSubscribe encoding; empty means binary, the default of both.
+// nullptr for an encoding the simulator does not serve.
+const char* account_data_json(std::string_view encoding);
+// Appends one system account object as getAccountInfo shows it:
+// {"data":..,"executable":false,"lamports":N,"owner":"111..","rentEpoch":R,"space":0}
+void append_account_object(std::string& out, const char* data_json, uint64_t lamports, uint64_t rent_epoch);
+
 class RpcEngine {
   public:
-    RpcEngine(const SimConfig& cfg, Chain& chain, BlockGenerator& blocks, CallStats& stats);
+    RpcEngine(const SimConfig& cfg, Chain& chain, BlockGenerator& blocks, CallStats& stats,
+              const AccountChanges& accounts);
 
     // Counts every call in a parsed body (each batch element is one call).
     // Done separately from answering because faults may reject the request
@@ -136,13 +150,15 @@ class RpcEngine {
 
     // {"context":{"apiVersion":..,"slot":S},"value":V}
     static std::string with_context(uint64_t slot, const std::string& value);
-    // Renders one account object (or null) for getAccountInfo-style methods.
-    bool render_account(const char* pubkey, const std::string& encoding, std::string& out) const;
+    // Renders one account object (or null) as of a context slot for
+    // getAccountInfo-style methods; false for an unknown encoding.
+    bool render_account(const char* pubkey, uint64_t slot, const std::string& encoding, std::string& out) const;
 
     const SimConfig& cfg_;
     Chain& chain_;
     BlockGenerator& blocks_;
     CallStats& stats_;
+    const AccountChanges& accounts_;
     std::string identity_;
     std::unordered_map<std::string, Handler> handlers_;
     // getBlock calls per slot while the failure rate is above 0; the n-th
