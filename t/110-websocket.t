@@ -398,3 +398,28 @@ qr/solgate: closing websocket on upstream "sim-[ab]" of network "mainnet" \(shut
  }]
 --- config eval
 $Config . "    location /early { solgate_pass mainnet; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+
+
+
+=== TEST 15: accountSubscribe through the gateway: a change to the account on the node arrives as one accountNotification with its lamports
+--- wait_for eval
+['the nodes are polled', sub { (state_of('sim-b')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+[step {
+     my $key = '7xLk17EQQ5KLDLDe44wCmupJKJjTGd8hs3eSVVhCx932';
+     cordon('sim-b', 'mainnet');
+     my $ws = gateway_ws() or die $Solgate::WebSocket::Error;
+     $ws->send_json({jsonrpc => '2.0', id => 7, method => 'accountSubscribe',
+                     params => [$key, {commitment => 'processed', encoding => 'base64'}]});
+     my $ack = $ws->wait_json(5, sub { defined $_[0]{id} && $_[0]{id} == 7 });
+     like($ack && $ack->{result}, qr/^\d+$/, 'accountSubscribe answered with a subscription id');
+     my $res = http_post($Ports[0], "/_sim/account?pubkey=$key&lamports=4200000", '');
+     is($res->{status}, 200, 'the node records the change');
+     my $n = $ws->wait_json(5, sub { ($_[0]{method} || '') eq 'accountNotification' });
+     is($n && $n->{params}{result}{value}{lamports}, 4200000, 'the notification carries the new lamports');
+     is($n && $n->{params}{subscription}, $ack->{result}, 'for the subscription');
+     my $again = $ws->wait_json(1, sub { ($_[0]{method} || '') eq 'accountNotification' });
+     ok(!$again, 'one notification for one change');
+     $ws->close(1000);
+     uncordon('sim-b', 'mainnet');
+ }]
