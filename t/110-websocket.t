@@ -423,3 +423,28 @@ $Config . "    location /early { solgate_pass mainnet; include \$TEST_NGINX_CONF
      $ws->close(1000);
      uncordon('sim-b', 'mainnet');
  }]
+
+
+
+=== TEST 16: a worker killed with SIGKILL leaves no subscription counted: the gauge drops and ws_max_connections frees again
+--- workers: 1
+--- wait_for eval
+['sim-b is polled', sub { (state_of('sim-b', 'limited')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+[step {
+     my @conns = map { subscribed('/limited') } 1 .. 2;
+     ok(!gateway_ws('/limited'), 'the network is full');
+     my ($worker) = nginx_workers();
+     kill 'KILL', $worker;
+     is_deeply([close_codes(5, @conns)], ['eof', 'eof'], 'the clients lose their connections');
+     wait_for('a new worker', sub { my @w = nginx_workers(); @w && $w[0] != $worker }, 10);
+     my $open = qr/^solgate_ws_connections\{network="limited",upstream="sim-b"\} (\d+)$/m;
+     wait_for('the gauge shows none open', sub { (metrics_text() =~ $open)[0] eq '0' }, 5);
+     my @again = map { subscribed('/limited') } 1 .. 2;
+     is(scalar(@again), 2, 'two new subscriptions fit');
+     $_->close(1000) for @again;
+ }]
+--- no_error_log
+[error]
+[crit]
+[emerg]

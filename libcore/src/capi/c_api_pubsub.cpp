@@ -7,6 +7,7 @@
 #include "pubsub/subscriber_moves.h"
 #include "pubsub/ws_counts.h"
 #include "pubsub/ws_frames.h"
+#include "pubsub/ws_holders.h"
 #include "solgate/solgate.h"
 
 struct sg_ws_frames_s {
@@ -50,6 +51,8 @@ int sg_network_ws_moves(const sg_network_t* net, int64_t now_ms,
         return SG_INVALID;
     }
     return Guard(SG_ERROR, [&] {
+        // a killed worker's subscriptions leave the counts here at the latest
+        solgate::ReapWsHolders(net->network);
         std::vector<solgate::SubscriberMove> moves =
             solgate::SubscriberMoves(net->network, now_ms,
                                      shutting_down

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "capi/c_api_util.h"
+#include "pubsub/ws_holders.h"
 #include "capi/c_handles.h"
 #include "fleet/fleet_conf.h"
 #include "runtime/poller_job.h"
@@ -141,7 +142,12 @@ int sg_status_render_metrics(sg_network_t* const* nets, size_t n,
         return SG_INVALID;
     }
     return Guard(SG_ERROR, [&] {
-        return ToText(solgate::RenderMetrics(Networks(nets, n), now_ms), out);
+        std::vector<const solgate::Network*> networks = Networks(nets, n);
+        // a killed worker's subscriptions are not shown open
+        for (const solgate::Network* network : networks) {
+            solgate::ReapWsHolders(*network);
+        }
+        return ToText(solgate::RenderMetrics(networks, now_ms), out);
     });
 }
 

@@ -7,15 +7,18 @@ namespace solgate {
 static_assert(kWsEnds == static_cast<size_t>(SubscriberMove::kShutdown) + 1,
               "a count per SubscriberMove, and one for 'closed'");
 
-void CountWsOpened(const Network& network, size_t i) {
+void CountWsOpened(const Network& network, size_t i, ProcessIdentity self) {
     UpstreamHostRecord& record = network.host(i);
+    WsHolders(network.table(), self).Opened(network.RecordIndex(i));
     record.ws_open.fetch_add(1, std::memory_order_relaxed);
     record.ws_opened.fetch_add(1, std::memory_order_relaxed);
 }
 
 void CountWsClosed(const Network& network, size_t i, unsigned end,
-                   uint64_t to_client, uint64_t from_client) {
+                   uint64_t to_client, uint64_t from_client,
+                   ProcessIdentity self) {
     UpstreamHostRecord& record = network.host(i);
+    WsHolders(network.table(), self).Closed(network.RecordIndex(i));
     record.ws_open.fetch_sub(1, std::memory_order_relaxed);
     record.ws_closed[end < kWsEnds ? end : 0].fetch_add(
         1, std::memory_order_relaxed);

@@ -6,15 +6,20 @@
 #include <cstdint>
 #include <string_view>
 
+#include "pubsub/ws_holders.h"
 #include "routing/network.h"
 
 namespace solgate {
 
-void CountWsOpened(const Network& network, size_t i);
-// `end`: 0 closed (by its client, its node or the idle timeout), else the
-// SubscriberMove that closed it.
+// A connection on upstream i opened, or ended, in process `self` (which
+// counts it in its holder too, pubsub/ws_holders.h). `end`: 0 closed (by
+// its client, its node or the idle timeout), else the SubscriberMove that
+// closed it.
+void CountWsOpened(const Network& network, size_t i,
+                   ProcessIdentity self = ThisProcess());
 void CountWsClosed(const Network& network, size_t i, unsigned end,
-                   uint64_t to_client, uint64_t from_client);
+                   uint64_t to_client, uint64_t from_client,
+                   ProcessIdentity self = ThisProcess());
 // solgate_ws_closed_total's cause label of an end: "closed", then
 // SubscriberMoveCause's ("cordoned", "lagging", "drained", "shutdown").
 std::string_view WsEndName(size_t end);

@@ -199,6 +199,7 @@ public:
     // the counters the metrics read.
     UpstreamHostRecord& host(size_t i) const { return state_->host(i); }
     NetworkHostCounters& counters() const { return state_->counters(); }
+    NetworkShared& table() const { return state_->table(); }
     // The zone's whole record of upstream i: for tests that set the zone
     // up. The rest of libcore goes through the stores and host().
     UpstreamRecord& record(size_t i) const { return state_->record(i); }

@@ -4,6 +4,7 @@
 
 #include "blocks/block_call.h"
 #include "json/json_writer.h"
+#include "pubsub/ws_holders.h"
 #include "routing/fan_out.h"
 #include "rpc/cluster.h"
 #include "rpc/rpc_errors.h"
@@ -273,6 +274,14 @@ RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx,
     return decision;
 }
 
+// Whether ws_max_connections is reached, once what killed workers still
+// counted is taken off (pubsub/ws_holders.h).
+bool WsConnectionsFull(const Network& network) {
+    uint64_t max = network.settings().ws_max_connections;
+    return max > 0 && network.WsOpen() >= max &&
+           (ReapWsHolders(network) == 0 || network.WsOpen() >= max);
+}
+
 }  // namespace
 
 std::string MissingBatchAnswer(std::string_view id_raw) {
@@ -314,8 +323,7 @@ RouteDecision RouteRequest(const RpcRequest& request, const Network& network,
     case RpcRequest::Shape::kBatch:
         return RouteBatch(request, ctx, options);
     case RpcRequest::Shape::kSubscription:
-        if (!plan.error && network.settings().ws_max_connections > 0 &&
-            network.WsOpen() >= network.settings().ws_max_connections) {
+        if (!plan.error && WsConnectionsFull(network)) {
             decision.http_status = 503;
             AppendErrorEnvelope(
                 decision.answer, {}, kWsConnectionsFull,

@@ -101,6 +101,18 @@ struct UpstreamHostRecord {
     std::atomic<int64_t> ws_drain_until_ms;
 };
 
+// A process holding subscription connections of the network, with how
+// many it holds on each zone slot (pubsub/ws_holders.h). owner: 0 free,
+// else the process's packed ProcessIdentity (or kWsHolderReaping while a
+// dead one's counts are taken off).
+constexpr size_t kWsHolders = 64;
+constexpr uint64_t kWsHolderReaping = ~uint64_t{0};
+
+struct WsHolder {
+    std::atomic<uint64_t> owner;
+    std::atomic<int32_t> open[kMaxUpstreams];
+};
+
 // One upstream in the network's zone: the shared state the stores of
 // shm_network_state.h hand out, and this host's own record.
 struct UpstreamRecord {
@@ -225,7 +237,7 @@ struct NetworkHostCounters {
 
 struct NetworkShared {
     static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
-    static constexpr uint32_t kLayout = 14;
+    static constexpr uint32_t kLayout = 15;
 
     uint32_t magic;
     uint32_t layout;
@@ -236,6 +248,7 @@ struct NetworkShared {
     LaneShared lanes[kMaxLanes];
     UpstreamRecord records[kMaxUpstreams];
     NetworkHostCounters counters;
+    WsHolder ws_holders[kWsHolders];
 };
 
 // Renews the lease when `pid` holds it, or takes it when it has expired.

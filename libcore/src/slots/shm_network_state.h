@@ -114,6 +114,9 @@ public:
         return record(upstream).host;
     }
     NetworkHostCounters& counters() const { return table_->counters; }
+    // The whole table, for what is kept per zone slot or per process
+    // rather than per upstream (pubsub/ws_holders.h).
+    NetworkShared& table() const { return *table_; }
     // Whether upstream i's record is still its own (an old worker draining
     // after a reload must not poll into a record given to another id).
     bool Owns(size_t upstream, std::string_view id) const;
