@@ -448,3 +448,22 @@ $Config . "    location /early { solgate_pass mainnet; include \$TEST_NGINX_CONF
 [error]
 [crit]
 [emerg]
+
+
+
+=== TEST 17: ws= names an upstream {} block: the subscription goes to the block's server
+--- http_config eval
+"    upstream pubsub_a { server 127.0.0.1:$WsPorts[0]; }\n" . $HttpConfig
+  . network_conf('byblock', upstreams => [
+        ['sim-a', "http://127.0.0.1:$Ports[0]", "ws=ws://pubsub_a"]])
+--- config eval
+$Config . "    location /byblock { solgate_pass byblock; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+--- wait_for eval
+['sim-a is polled', sub { (state_of('sim-a', 'byblock')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+[step {
+     my $ws = subscribed('/byblock');
+     ok($ws->wait_json(5, \&is_slot_notification), 'notifications through the block');
+     is(ws_sessions($Ports[0]), 1, "sim-a's pubsub port holds it");
+     $ws->close(1000);
+ }]
