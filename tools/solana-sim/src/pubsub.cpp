@@ -114,13 +114,20 @@ void PubSub::stop() {
 void PubSub::on_timer(uv_timer_t* timer) { static_cast<PubSub*>(timer->data)->tick(); }
 
 void PubSub::on_open(WsSession* session) {
-    sessions_[session];
+    sessions_.insert(session);
     ++opened_;
 }
 
-void PubSub::on_close(WsSession* session) { sessions_.erase(session); }
+void PubSub::on_close(WsSession* session) {
+    sessions_.erase(session);
+    subscribed_.erase(session);
+}
 
-void PubSub::on_text(WsSession* session, std::string_view text) { session->send_text(answer(text, session)); }
+void PubSub::on_text(WsSession* session, std::string_view text) {
+    session->send_text(answer(text, session));
+    auto it = subscribed_.find(session);
+    if (it != subscribed_.end() && it->second.empty()) subscribed_.erase(it);
+}
 
 std::string PubSub::answer(std::string_view text, WsSession* session) {
     JsonDoc doc;
@@ -132,7 +139,7 @@ std::string PubSub::answer(std::string_view text, WsSession* session) {
     }
     const std::string name = method->u.string;
     const yajl_val params = json_get(doc.root(), "params");
-    std::vector<Subscription>& subs = sessions_[session];
+    std::vector<Subscription>& subs = subscribed_[session];
 
     if (name == "slotSubscribe" || name == "rootSubscribe") {
         const uint64_t sub = next_id_++;
@@ -177,7 +184,7 @@ std::string PubSub::unsubscribe(Kind kind, yajl_val params, yajl_val id, std::ve
 }
 
 // Sent after the walk that built them: a failed write closes its session,
-// and closing takes it out of sessions_.
+// and closing takes it out of subscribed_.
 void PubSub::send_all(const Outbox& out) {
     for (const auto& [session, text] : out) {
         session->send_text(text);
@@ -187,7 +194,7 @@ void PubSub::send_all(const Outbox& out) {
 
 void PubSub::notify(Kind kind, const std::string& method, const std::string& result) {
     Outbox out;
-    for (auto& [session, subs] : sessions_) {
+    for (auto& [session, subs] : subscribed_) {
         for (const Subscription& s : subs) {
             if (s.kind == kind) out.emplace_back(session, notification_text(method.c_str(), result, s.id));
         }
@@ -203,7 +210,7 @@ void PubSub::notify_accounts() {
     if (accounts_.accounts_changed() == 0) return;
     const Tips tips = chain_.tips_now();
     Outbox out;
-    for (auto& [session, subs] : sessions_) {
+    for (auto& [session, subs] : subscribed_) {
         for (Subscription& s : subs) {
             if (s.kind != Kind::kAccount) continue;
             AccountWatch& watch = s.account;

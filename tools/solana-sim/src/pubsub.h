@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "accounts.h"
@@ -84,7 +85,10 @@ class PubSub : public WsHandler {
     const AccountChanges& accounts_;
     uv_timer_t timer_;
     bool timer_open_ = false;
-    std::unordered_map<WsSession*, std::vector<Subscription>> sessions_;
+    // the sessions open, and those with subscriptions, which are all a
+    // tick walks: thousands of idle sessions cost a notification nothing
+    std::unordered_set<WsSession*> sessions_;
+    std::unordered_map<WsSession*, std::vector<Subscription>> subscribed_;
     uint64_t next_id_ = 0;
     uint64_t last_slot_ = 0;
     uint64_t last_root_ = 0;
