@@ -60,7 +60,8 @@ DEB_PACKAGES := build-essential pkg-config nginx nginx-dev \
 	libyajl-dev libuv1-dev libcurl4-openssl-dev libssl-dev liblmdb-dev \
 	libhiredis-dev redis-server redis-tools \
 	libcmocka-dev googletest libgtest-dev \
-	libtest-base-perl libwww-perl libjson-pp-perl curl wrk libnginx-mod-http-lua lua-cjson \
+	libtest-base-perl libwww-perl libjson-pp-perl libio-socket-ssl-perl openssl \
+	curl wrk libnginx-mod-http-lua lua-cjson \
 	clang libclang-rt-14-dev valgrind
 
 CORE_SRCS  := $(wildcard libcore/src/*/*.cpp)

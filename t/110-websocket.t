@@ -12,6 +12,7 @@ use Solgate::TestConf;
 use Solgate::Gateway;
 use Solgate::WebSocket;
 use File::Spec;
+use File::Temp ();
 
 our @Ports = (19971, 19972, 19973);
 our @WsPorts = (19974, 19975);     # sim-a's and sim-b's; sim-c has none
@@ -40,6 +41,16 @@ our $Config = solgate_locations('mainnet')
   . "    location = /metrics { solgate_metrics; }\n";
 
 our $Bad = "[error]\n[alert]\n[crit]\n[emerg]\n";
+
+# wss on both sides (TEST 18): a fast node behind a TLS front, and a TLS
+# listener of the gateway whose send buffer is small, so a client that
+# stops reading makes the relay keep what it could not send
+our ($FastPort, $FastWs, $FastWss, $GatewayWss) = (19977, 19978, 19979, 19980);
+our $Tls = File::Temp::tempdir(CLEANUP => 1);
+system("openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -days 1 "
+       . "-keyout $Tls/key.pem -out $Tls/cert.pem >/dev/null 2>&1") == 0
+    or die "openssl could not make a test certificate\n";
+sim_start(port => $FastPort, args => ['--skip-rate', 0, '--quiet', '--slot-ms', 1, '--ws-port', $FastWs]);
 our $Subscribe = '{"jsonrpc":"2.0","id":1,"method":"slotSubscribe"}';
 
 sub clean { for my $p (@Ports) { sim_fault($p, 'clear'); sim_reset($p) } }
@@ -467,3 +478,61 @@ $Config . "    location /byblock { solgate_pass byblock; include \$TEST_NGINX_CO
      is(ws_sessions($Ports[0]), 1, "sim-a's pubsub port holds it");
      $ws->close(1000);
  }]
+
+
+
+=== TEST 18: wss on both sides: a client over TLS that stops reading for 3 s while notifications pour in misses none
+--- http_config eval
+$HttpConfig
+  . network_conf('fast', upstreams => [
+        ['sim-f', "http://127.0.0.1:$FastPort", "ws=wss://127.0.0.1:$FastWss"]])
+  . <<"_EOC_"
+    server {
+        listen 127.0.0.1:$FastWss ssl;
+        ssl_certificate $Tls/cert.pem;
+        ssl_certificate_key $Tls/key.pem;
+        location / {
+            proxy_pass http://127.0.0.1:$FastWs;
+            proxy_http_version 1.1;
+            proxy_set_header Upgrade \$http_upgrade;
+            proxy_set_header Connection upgrade;
+            proxy_read_timeout 1h;
+        }
+    }
+    server {
+        listen 127.0.0.1:$GatewayWss ssl sndbuf=4k;
+        ssl_certificate $Tls/cert.pem;
+        ssl_certificate_key $Tls/key.pem;
+        location / { solgate_pass fast; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+        location \@solgate_retry { solgate_pass fast; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+    }
+_EOC_
+--- wait_for eval
+['sim-f is polled', sub { (state_of('sim-f', 'fast')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+[step {
+     my $ws = Solgate::WebSocket->connect(port => $GatewayWss, tls => 1)
+         or die $Solgate::WebSocket::Error;
+     $ws->send_text($Subscribe);
+     ok($ws->wait_json(5, \&is_slot_notification), 'notifications over wss');
+     Time::HiRes::sleep(3);      # the slow client's pause, not a wait
+     my @slots;
+     while (@slots < 2000) {
+         my $m = $ws->next_message(5) or last;
+         last unless $m->{opcode} == 1;
+         push @slots, $1 if $m->{text} =~ /"slot":(\d+)\}/;
+     }
+     cmp_ok(scalar(@slots), '>=', 2000, 'it reads on after the pause');
+     my @gaps = grep { $slots[$_] != $slots[$_ - 1] + 1 } 1 .. $#slots;
+     is(scalar(@gaps), 0, 'every slot in order, none lost or torn')
+         or diag("first gap at $slots[$gaps[0] - 1] -> $slots[$gaps[0]]");
+     $ws->close(1000);
+ }]
+
+
+
+=== TEST 19: an upgrade over HTTP/1.0 is no subscription: the node never sees it, the client gets the GET refusal
+--- raw_request eval
+"GET / HTTP/1.0\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+--- error_code: 405
+--- response_body_like: must be sent with POST

@@ -373,6 +373,8 @@ struct ngx_http_solgate_ws_s {
     unsigned                     move:8;      /* why, sg_ws_move_cause */
     unsigned                     draining:1;  /* read up to a frame's end */
     unsigned                     detached:1;
+    unsigned                     pinned:1;    /* kept with nginx's pipe */
+    unsigned                     ended:1;     /* ... and ended by a move */
 };
 
 /* ngx_http_solgate_ws.c */

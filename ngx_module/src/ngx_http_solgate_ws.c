@@ -35,6 +35,8 @@ static ngx_uint_t ngx_http_solgate_ws_look(
     ngx_http_solgate_main_conf_t *smcf);
 static void ngx_http_solgate_ws_step(ngx_http_solgate_ws_t *ws,
     ngx_msec_t now);
+static void ngx_http_solgate_ws_end_pinned(ngx_http_solgate_ws_t *ws,
+    ngx_uint_t move);
 
 
 /* this worker's upgraded connections, and the tick that looks at them */
@@ -55,7 +57,10 @@ ngx_http_solgate_ws_requested(ngx_http_request_t *r)
 
     upgrade = r->headers_in.upgrade;
 
+    /* an upgrade is HTTP/1.1's (an HTTP/2 stream has no connection of
+     * its own to hand over) */
     return (r->method & NGX_HTTP_GET)
+           && r->http_version == NGX_HTTP_VERSION_11
            && upgrade != NULL
            && ngx_strlcasestrn(upgrade->value.data,
                                upgrade->value.data + upgrade->value.len,
@@ -110,6 +115,7 @@ ngx_http_solgate_ws_track(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 {
     ngx_connection_t       *peer;
     ngx_pool_cleanup_t     *cln;
+    ngx_http_upstream_t    *u;
     ngx_http_solgate_ws_t  *ws;
 
     peer = r->upstream->peer.connection;
@@ -140,7 +146,15 @@ ngx_http_solgate_ws_track(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
     /* what the client sent with its upgrade request, read with it */
     ws->from_client_bytes = r->header_in->last - r->header_in->pos;
 
-    /* every byte the upstream sends passes here, so its frames are known */
+    /* what the node sent right behind its 101 came with it, and every
+     * later byte passes the hook: its frames are known from the first */
+    u = r->upstream;
+    if (u->buffer.pos != NULL && u->buffer.last > u->buffer.pos) {
+        sg_ws_frames_feed(ws->frames, u->buffer.pos,
+                          u->buffer.last - u->buffer.pos);
+        ws->to_client_bytes = u->buffer.last - u->buffer.pos;
+    }
+
     ws->recv = peer->recv;
     peer->recv = ngx_http_solgate_ws_recv;
     ws->client_recv = r->connection->recv;
@@ -188,7 +202,7 @@ ngx_http_solgate_ws_request_done(void *data)
     /* the client connection outlives the request only to be closed */
     ws->request->connection->recv = ws->client_recv;
 
-    ngx_http_solgate_ws_untrack(ws, 0);
+    ngx_http_solgate_ws_untrack(ws, ws->ended ? ws->move : 0);
 }
 
 
@@ -243,6 +257,14 @@ ngx_http_solgate_ws_recv(ngx_connection_t *c, u_char *buf, size_t size)
 
     ctx = ngx_http_solgate_get_ctx(c->data);
     ws = ctx->ws;
+
+    /* one kept with nginx's pipe and moved: end of stream, which nginx
+     * answers by closing both sides */
+    if (ws->ended) {
+        c->read->ready = 0;
+        c->read->eof = 1;
+        return 0;
+    }
 
     n = ws->recv(c, buf, size);
 
@@ -362,6 +384,16 @@ ngx_http_solgate_ws_step(ngx_http_solgate_ws_t *ws, ngx_msec_t now)
     move = ws->network->ws_moves != NULL
            ? ws->network->ws_moves[ws->upstream] : 0;
 
+    if (!ws->detached) {
+        /* one about to be taken over waits for it; one kept with
+         * nginx's pipe is ended, without a close frame */
+        if (move != 0 && ws->pinned && !ws->ended) {
+            ngx_http_solgate_ws_end_pinned(ws, move);
+        }
+
+        return;
+    }
+
     if (!ws->draining) {
         if (move == 0) {
             if (ws->move_at != 0) {
@@ -380,7 +412,7 @@ ngx_http_solgate_ws_step(ngx_http_solgate_ws_t *ws, ngx_msec_t now)
             return;
         }
 
-        if ((ngx_msec_int_t) (now - ws->move_at) < 0 || !ws->detached) {
+        if ((ngx_msec_int_t) (now - ws->move_at) < 0) {
             return;
         }
 
@@ -396,4 +428,40 @@ ngx_http_solgate_ws_step(ngx_http_solgate_ws_t *ws, ngx_msec_t now)
     } else if ((ngx_msec_int_t) (now - ws->give_up_at) >= 0) {
         ngx_http_solgate_ws_move_off(ws, 0);    /* a frame that never ends */
     }
+}
+
+
+/*
+ * A connection kept with nginx's pipe (never taken over) whose node's
+ * subscribers move: its node's stream ends (the recv hook says so), and
+ * nginx closes both sides.
+ */
+static void
+ngx_http_solgate_ws_end_pinned(ngx_http_solgate_ws_t *ws, ngx_uint_t move)
+{
+    sg_str_t           why;
+    ngx_str_t          cause;
+    ngx_connection_t  *peer;
+
+    peer = ws->request->upstream->peer.connection;
+
+    if (peer == NULL) {
+        return;
+    }
+
+    ws->move = move;
+    ws->ended = 1;
+    why = sg_ws_move_cause(move);
+    cause.len = why.len;
+    cause.data = (u_char *) why.data;
+
+    ngx_http_solgate_log_by_id(NGX_LOG_INFO, ws->request,
+                  "solgate: closing websocket on upstream \"%V\" of "
+                  "network \"%V\" (%V) without a close frame",
+                  &((ngx_http_solgate_upstream_t *)
+                    ws->network->upstreams.elts)[ws->upstream].id,
+                  &ws->network->name, &cause);
+
+    peer->read->ready = 1;
+    ngx_post_event(peer->read, &ngx_posted_events);
 }

@@ -26,6 +26,9 @@
 
 
 static ngx_int_t ngx_http_solgate_ws_detachable(ngx_http_request_t *r);
+static void ngx_http_solgate_ws_pin(ngx_http_solgate_ws_t *ws);
+static void ngx_http_solgate_ws_forget_unsent(
+    ngx_http_solgate_ws_unsent_t *unsent);
 static ngx_int_t ngx_http_solgate_ws_keep(ngx_http_solgate_ws_unsent_t *unsent,
     u_char *data, size_t len);
 static ngx_int_t ngx_http_solgate_ws_take_unsent(ngx_http_solgate_ws_t *ws,
@@ -77,21 +80,29 @@ ngx_http_solgate_ws_detach(ngx_event_t *ev)
             return;
         }
 
-        ngx_http_solgate_log_by_id(NGX_LOG_WARN, r,
-                      "solgate: websocket on upstream \"%V\" stays with "
-                      "nginx's pipe (its request is still in use): it is "
-                      "not moved off a bad node",
-                      &((ngx_http_solgate_upstream_t *)
-                        ws->network->upstreams.elts)[ws->upstream].id);
+        ngx_http_solgate_ws_pin(ws);
         return;
-    }
-
-    if (ngx_http_solgate_ws_take_unsent(ws, r) != NGX_OK) {
-        return;                     /* no memory: nginx keeps piping it */
     }
 
     node = r->upstream->peer.connection;
     hc = r->http_connection;
+
+#if (NGX_SSL)
+    /* what a side could not take is sent again from another buffer */
+    if (c->ssl) {
+        SSL_set_mode(c->ssl->connection, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    }
+
+    if (node->ssl) {
+        SSL_set_mode(node->ssl->connection,
+                     SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    }
+#endif
+
+    if (ngx_http_solgate_ws_take_unsent(ws, r) != NGX_OK) {
+        ngx_http_solgate_ws_pin(ws);    /* no memory */
+        return;
+    }
 
     /* the hooks count and follow frames from here on */
     node->recv = ws->recv;
@@ -119,6 +130,13 @@ ngx_http_solgate_ws_detach(ngx_event_t *ev)
 
     ngx_http_solgate_ws_release_header_buffers(hc, c);
 
+#if (NGX_SSL)
+    /* the upgrade request's buffer; the relay writes without one */
+    if (node->ssl) {
+        ngx_ssl_free_buffer(node);
+    }
+#endif
+
     ngx_add_timer(node->read, ws->idle_timeout);
 
     /* both directions' turn: the client's posted, as ending the node's
@@ -128,20 +146,34 @@ ngx_http_solgate_ws_detach(ngx_event_t *ev)
 }
 
 
-/* Whether nothing but the pipe holds the request and its 101 is out. */
+/*
+ * Whether nothing but the pipe holds the request, nothing of the 101 is
+ * held but in the write filter's chain (taken over), and neither TLS
+ * connection waits on the other direction (its saved handler would be
+ * put back over the relay's).
+ */
 static ngx_int_t
 ngx_http_solgate_ws_detachable(ngx_http_request_t *r)
 {
+    ngx_chain_t          *cl;
+    ngx_connection_t     *c;
     ngx_http_upstream_t  *u;
 
     u = r->upstream;
+    c = r->connection;
 
     if (r != r->main || r->count != 1 || r->blocked || r->postponed
-        || r->posted_requests != NULL || r->out != NULL
-        || r->connection->buffered)
+        || r->posted_requests != NULL
+        || (c->buffered & ~NGX_HTTP_WRITE_BUFFERED))
     {
         return NGX_DECLINED;
     }
+
+#if (NGX_HTTP_V2)
+    if (r->stream) {
+        return NGX_DECLINED;
+    }
+#endif
 
     if (u == NULL || !u->upgrade || u->cleanup == NULL
         || u->peer.connection == NULL)
@@ -149,20 +181,70 @@ ngx_http_solgate_ws_detachable(ngx_http_request_t *r)
         return NGX_DECLINED;
     }
 
+    for (cl = r->out; cl; cl = cl->next) {
+        if (!ngx_buf_in_memory(cl->buf) || cl->buf->in_file) {
+            return NGX_DECLINED;
+        }
+    }
+
+#if (NGX_SSL)
+    if ((c->ssl && (c->ssl->saved_read_handler
+                    || c->ssl->saved_write_handler))
+        || (u->peer.connection->ssl
+            && (u->peer.connection->ssl->saved_read_handler
+                || u->peer.connection->ssl->saved_write_handler)))
+    {
+        return NGX_DECLINED;
+    }
+#endif
+
     return NGX_OK;
 }
 
 
-/* What nginx read from either side and could not pass on yet. */
+/*
+ * One that cannot be taken over stays with nginx's pipe, as it would
+ * without Solgate; a move ends it without a close frame.
+ */
+static void
+ngx_http_solgate_ws_pin(ngx_http_solgate_ws_t *ws)
+{
+    ngx_http_solgate_ws_forget_unsent(&ws->to_client);
+    ngx_http_solgate_ws_forget_unsent(&ws->to_node);
+    ws->pinned = 1;
+
+    ngx_http_solgate_log_by_id(NGX_LOG_WARN, ws->request,
+                  "solgate: websocket on upstream \"%V\" stays with "
+                  "nginx's pipe (its request is still in use): a move "
+                  "closes it without a close frame",
+                  &((ngx_http_solgate_upstream_t *)
+                    ws->network->upstreams.elts)[ws->upstream].id);
+}
+
+
+/*
+ * What nginx holds and has not sent yet: the rest of the 101 first, then
+ * what it read from either side and could not pass on.
+ */
 static ngx_int_t
 ngx_http_solgate_ws_take_unsent(ngx_http_solgate_ws_t *ws,
     ngx_http_request_t *r)
 {
     ngx_buf_t            *b;
+    ngx_chain_t          *cl;
     ngx_http_upstream_t  *u;
 
     u = r->upstream;
     b = r->header_in;
+
+    for (cl = r->out; cl; cl = cl->next) {
+        if (ngx_http_solgate_ws_keep(&ws->to_client, cl->buf->pos,
+                                     cl->buf->last - cl->buf->pos)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
 
     /* nginx passes the client's early bytes (after the request's headers)
      * from header_in before anything it reads into from_client */
@@ -177,9 +259,24 @@ ngx_http_solgate_ws_take_unsent(ngx_http_solgate_ws_t *ws,
         return NGX_ERROR;
     }
 
+    r->out = NULL;
+    r->connection->buffered &= ~NGX_HTTP_WRITE_BUFFERED;
     b->pos = b->last;
 
     return NGX_OK;
+}
+
+
+static void
+ngx_http_solgate_ws_forget_unsent(ngx_http_solgate_ws_unsent_t *unsent)
+{
+    if (unsent->start != NULL) {
+        ngx_free(unsent->start);
+    }
+
+    unsent->start = NULL;
+    unsent->pos = NULL;
+    unsent->last = NULL;
 }
 
 
@@ -318,12 +415,23 @@ ngx_http_solgate_ws_release_header_buffers(ngx_http_connection_t *hc,
 }
 
 
+/*
+ * The relay's four event handlers.  A connection nginx wants closed (its
+ * worker_shutdown_timeout has passed) ends; a write that timed out ends
+ * quietly (no TLS goodbye to a side that takes nothing).
+ */
 static void
 ngx_http_solgate_ws_client_read(ngx_event_t *ev)
 {
-    ngx_connection_t *c = ev->data;
+    ngx_connection_t       *c = ev->data;
+    ngx_http_solgate_ws_t  *ws = c->data;
 
-    ngx_http_solgate_ws_relay(c->data, 0);
+    if (c->close) {
+        ngx_http_solgate_ws_end(ws, 0);
+        return;
+    }
+
+    ngx_http_solgate_ws_relay(ws, 0);
 }
 
 
@@ -334,6 +442,7 @@ ngx_http_solgate_ws_client_write(ngx_event_t *ev)
     ngx_http_solgate_ws_t  *ws = c->data;
 
     if (ev->timedout) {
+        c->timedout = 1;
         ngx_log_error(NGX_LOG_INFO, c->log, NGX_ETIMEDOUT,
                       "solgate: websocket client took nothing for %M ms",
                       ws->idle_timeout);
@@ -351,6 +460,11 @@ ngx_http_solgate_ws_node_read(ngx_event_t *ev)
 {
     ngx_connection_t       *c = ev->data;
     ngx_http_solgate_ws_t  *ws = c->data;
+
+    if (c->close) {
+        ngx_http_solgate_ws_end(ws, 0);
+        return;
+    }
 
     if (ev->timedout) {
         ev->timedout = 0;
@@ -379,6 +493,7 @@ ngx_http_solgate_ws_node_write(ngx_event_t *ev)
     ngx_http_solgate_ws_t  *ws = c->data;
 
     if (ev->timedout) {
+        c->timedout = 1;
         ngx_log_error(NGX_LOG_INFO, c->log, NGX_ETIMEDOUT,
                       "solgate: websocket node took nothing for %M ms",
                       ws->idle_timeout);
@@ -523,10 +638,7 @@ ngx_http_solgate_ws_flush(ngx_connection_t *dst,
     }
 
     if (unsent->pos == unsent->last) {
-        ngx_free(unsent->start);
-        unsent->start = NULL;
-        unsent->pos = NULL;
-        unsent->last = NULL;
+        ngx_http_solgate_ws_forget_unsent(unsent);
     }
 
     return NGX_OK;

@@ -9,9 +9,11 @@ static_assert(kWsEnds == static_cast<size_t>(SubscriberMove::kShutdown) + 1,
 
 void CountWsOpened(const Network& network, size_t i, ProcessIdentity self) {
     UpstreamHostRecord& record = network.host(i);
-    WsHolders(network.table(), self).Opened(network.RecordIndex(i));
+    // counted open before its holder has it: a kill in between leaves one
+    // too many open, never one too few
     record.ws_open.fetch_add(1, std::memory_order_relaxed);
     record.ws_opened.fetch_add(1, std::memory_order_relaxed);
+    WsHolders(network.table(), self).Opened(network.RecordIndex(i));
 }
 
 void CountWsClosed(const Network& network, size_t i, unsigned end,

@@ -28,7 +28,8 @@ uint32_t DrawIncarnation(uint32_t pid) {
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
     x ^= x >> 31;
-    uint32_t v = static_cast<uint32_t>(x);
+    // 31 bits: an owner never has kWsHolderReaping set
+    uint32_t v = static_cast<uint32_t>(x) & 0x7fffffffu;
     return v != 0 ? v : 1;
 }
 
@@ -102,11 +103,13 @@ void WsHolders::Closed(size_t slot) {
     }
 }
 
+// A holder's owner (or, while it is reaped, its reaper) that is gone.
 bool WsHolders::Dead(uint64_t owner) const {
-    if (owner == 0 || owner == kWsHolderReaping || owner == self_.Packed()) {
+    uint64_t process = owner & ~kWsHolderReaping;
+    if (owner == 0 || process == self_.Packed()) {
         return false;
     }
-    uint32_t pid = static_cast<uint32_t>(owner);
+    uint32_t pid = static_cast<uint32_t>(process);
     // our pid with another incarnation: a process before us that died
     return pid == self_.pid || !exists_(pid);
 }
@@ -129,8 +132,9 @@ uint64_t WsHolders::Reap() {
     for (WsHolder& h : table_.ws_holders) {
         uint64_t owner = h.owner.load(std::memory_order_acquire);
         if (!Dead(owner) ||
-            !h.owner.compare_exchange_strong(owner, kWsHolderReaping,
-                                             std::memory_order_acq_rel)) {
+            !h.owner.compare_exchange_strong(
+                owner, kWsHolderReaping | self_.Packed(),
+                std::memory_order_acq_rel)) {
             continue;
         }
         taken += TakeOff(h);

@@ -9,7 +9,9 @@
 //
 // A process that finds no free holder (more than kWsHolders processes
 // with subscriptions at once) still counts its connections in ws_open,
-// where a kill leaves them, as before holders.
+// where a kill leaves them, as before holders. So does a dead worker
+// whose pid another program took before the holder was looked at (the pid
+// exists): it is reaped once that program ends.
 #pragma once
 
 #include <cstddef>
@@ -22,7 +24,8 @@ namespace solgate {
 class Network;
 
 // A process as a holder's owner: its pid, and a value drawn once per
-// process, so a new process that got a dead one's pid is told from it.
+// process (31 bits, never 0), so a new process that got a dead one's pid
+// is told from it.
 struct ProcessIdentity {
     uint32_t pid = 0;
     uint32_t incarnation = 0;

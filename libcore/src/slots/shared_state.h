@@ -103,10 +103,11 @@ struct UpstreamHostRecord {
 
 // A process holding subscription connections of the network, with how
 // many it holds on each zone slot (pubsub/ws_holders.h). owner: 0 free,
-// else the process's packed ProcessIdentity (or kWsHolderReaping while a
-// dead one's counts are taken off).
+// else the process's packed ProcessIdentity, or, while a dead one's counts
+// are taken off, the reaper's with kWsHolderReaping set (a reaper that
+// dies meanwhile is reaped in turn).
 constexpr size_t kWsHolders = 64;
-constexpr uint64_t kWsHolderReaping = ~uint64_t{0};
+constexpr uint64_t kWsHolderReaping = uint64_t{1} << 63;
 
 struct WsHolder {
     std::atomic<uint64_t> owner;

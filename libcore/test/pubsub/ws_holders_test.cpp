@@ -175,3 +175,28 @@ TEST(WsHolders, AFullNetworkIsNotFullOnceADeadWorkersConnectionsAreOff) {
 
 }  // namespace
 }  // namespace solgate
+
+namespace solgate {
+namespace {
+
+TEST(WsHolders, AReaperThatDiesMidWayIsReapedInTurn) {
+    testing::PubsubTestNetwork t(1, {0});
+    Network& n = t.network;
+    CountWsOpened(n, 0, kA);
+    CountWsOpened(n, 0, kA);
+    // a process (pid 300) took A's holder to reap it and was killed
+    WsHolder* held = const_cast<WsHolder*>(HolderOf(n, kA));
+    ASSERT_NE(held, nullptr);
+    held->owner = kWsHolderReaping | ProcessIdentity{300, 4}.Packed();
+    EXPECT_EQ(ReapWsHolders(n, kB, EveryoneExists), 0u) << "its reaper lives";
+    EXPECT_EQ(ReapWsHolders(n, kB, OnlyBExists), 2u);
+    EXPECT_EQ(n.WsOpen(), 0u);
+    EXPECT_EQ(held->owner.load(), 0u);
+}
+
+TEST(WsHolders, IncarnationsNeverCarryTheReapingBit) {
+    EXPECT_EQ(ThisProcess().Packed() & kWsHolderReaping, 0u);
+}
+
+}  // namespace
+}  // namespace solgate

@@ -28,9 +28,10 @@ our $Error = '';
 my $Guid = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 
 # connect(port => N, path => '/', host => 'localhost', timeout => 5,
-#         headers => { Name => value }, early => TEXT)
+#         headers => { Name => value }, early => TEXT, tls => 1)
 # early: a text frame sent in the same write as the handshake, before the
-# answer (a pipelining client's).
+# answer (a pipelining client's); tls: wss:// (the server's certificate
+# is not checked).
 sub connect {
     my ($class, %o) = @_;
     my $timeout = $o{timeout} || 5;
@@ -39,6 +40,14 @@ sub connect {
     unless ($sock) {
         $Error = "connect to 127.0.0.1:$o{port}: $!";
         return undef;
+    }
+    if ($o{tls}) {
+        require IO::Socket::SSL;
+        unless (IO::Socket::SSL->start_SSL($sock, SSL_verify_mode => 0,
+                                           Timeout => $timeout)) {
+            $Error = "TLS handshake with 127.0.0.1:$o{port}: $IO::Socket::SSL::SSL_ERROR";
+            return undef;
+        }
     }
     $sock->autoflush(1);
     binmode $sock;
@@ -94,7 +103,9 @@ sub _fill {
     my $left = $deadline - Time::HiRes::time();
     return 0 if $left <= 0 || $self->{eof};
     my $sel = IO::Select->new($self->{sock});
-    return 0 unless $sel->can_read($left);
+    # TLS may hold decrypted bytes the socket no longer shows
+    my $pending = $self->{sock}->can('pending') && $self->{sock}->pending;
+    return 0 unless $pending || $sel->can_read($left);
     my $n = sysread($self->{sock}, my $buf, 65536);
     unless ($n) {
         $self->{eof} = 1;
