@@ -536,3 +536,76 @@ _EOC_
 "GET / HTTP/1.0\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
 --- error_code: 405
 --- response_body_like: must be sent with POST
+
+
+
+=== TEST 20: a client that takes nothing is closed once its writes stall for ws_idle_timeout, though the node keeps sending
+--- http_config eval
+$HttpConfig
+  . network_conf('stuck', settings => 'ws_idle_timeout 1s;', upstreams => [
+        ['sim-f', "http://127.0.0.1:$FastPort", "ws=ws://127.0.0.1:$FastWs"]])
+  . <<"_EOC_"
+    server {
+        listen 127.0.0.1:$GatewayWss sndbuf=4k;
+        location / { solgate_pass stuck; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+        location \@solgate_retry { solgate_pass stuck; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+    }
+_EOC_
+--- wait_for eval
+['sim-f is polled', sub { (state_of('sim-f', 'stuck')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+[step {
+     my $ws = Solgate::WebSocket->connect(port => $GatewayWss) or die $Solgate::WebSocket::Error;
+     $ws->send_text($Subscribe) for 1 .. 20;    # a fast stream
+     wait_for('the gateway gives up on it', sub {
+         open my $fh, '<', Test::Nginx::Util::error_log_path() or return 0;
+         return scalar grep { /websocket client took nothing for 1000 ms/ } <$fh>;
+     }, 15);
+     wait_for('the node sees it gone', sub { ws_sessions($FastPort) == 0 }, 5);
+ }]
+--- no_error_log
+[error]
+[crit]
+[alert]
+
+
+
+=== TEST 21: a move while the client is behind: it gets what the node sent, whole, then its 1012
+--- http_config eval
+# sim-f's 1 ms slots leave sim-b's far behind: max_slot_lag off, so sim-b
+# is fit to take sim-f's subscribers
+$HttpConfig
+  . network_conf('fastmove', settings => 'max_slot_lag 0;', upstreams => [
+        ['sim-f', "http://127.0.0.1:$FastPort", "ws=ws://127.0.0.1:$FastWs"],
+        ['sim-b', "http://127.0.0.1:$Ports[1]", "ws=ws://127.0.0.1:$WsPorts[1]"]])
+  . <<"_EOC_"
+    server {
+        listen 127.0.0.1:$GatewayWss sndbuf=4k;
+        location / { solgate_pass fastmove; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+        location \@solgate_retry { solgate_pass fastmove; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+    }
+_EOC_
+--- wait_for eval
+['both are polled', sub { (state_of('sim-f', 'fastmove')->{processed_slot} || 0) > 0
+                          && (state_of('sim-b', 'fastmove')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+[step {
+     cordon('sim-b', 'fastmove');
+     my $ws = Solgate::WebSocket->connect(port => $GatewayWss) or die $Solgate::WebSocket::Error;
+     $ws->send_text($Subscribe) for 1 .. 20;    # a fast stream
+     uncordon('sim-b', 'fastmove');
+     cordon('sim-f', 'fastmove');
+     Time::HiRes::sleep(1.5);    # the client's pause, not a wait
+     my ($texts, $end) = (0, undef);
+     my $deadline = Time::HiRes::time() + 10;
+     while (Time::HiRes::time() < $deadline) {
+         my $m = $ws->next_message(5) or last;
+         if ($m->{opcode} == 1) { $texts++; next }
+         if ($m->{opcode} == 8 || $m->{opcode} == -1) { $end = $m; last }
+     }
+     cmp_ok($texts, '>', 100, "the backlog came first ($texts messages)");
+     is($end && $end->{opcode}, 8, 'then a close frame, not a cut');
+     is($end && $end->{code}, 1012, 'with code 1012');
+ }]
+--- error_log eval
+qr/closing websocket on upstream "sim-f" of network "fastmove" \(cordoned\) with 1012/

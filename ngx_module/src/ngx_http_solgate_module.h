@@ -372,6 +372,8 @@ struct ngx_http_solgate_ws_s {
     ngx_msec_t                   give_up_at;  /* draining: no frame's end */
     unsigned                     move:8;      /* why, sg_ws_move_cause */
     unsigned                     draining:1;  /* read up to a frame's end */
+    unsigned                     closing:1;   /* its 1012 is queued */
+    unsigned                     node_gone:1; /* takes no more bytes */
     unsigned                     detached:1;
     unsigned                     pinned:1;    /* kept with nginx's pipe */
     unsigned                     ended:1;     /* ... and ended by a move */
@@ -385,8 +387,7 @@ void ngx_http_solgate_ws_untrack(ngx_http_solgate_ws_t *ws, unsigned move);
 
 /* ngx_http_solgate_ws_relay.c */
 void ngx_http_solgate_ws_detach(ngx_event_t *ev);
-void ngx_http_solgate_ws_move_off(ngx_http_solgate_ws_t *ws,
-    ngx_uint_t say_why);
+void ngx_http_solgate_ws_drain(ngx_http_solgate_ws_t *ws, ngx_msec_t now);
 ngx_int_t ngx_http_solgate_next_body_filter(ngx_http_request_t *r,
     ngx_chain_t *in);
 

@@ -20,7 +20,6 @@
 
 #define NGX_HTTP_SOLGATE_WS_TICK    200     /* ms between two looks */
 #define NGX_HTTP_SOLGATE_WS_SPREAD  1000    /* ms over which closes spread */
-#define NGX_HTTP_SOLGATE_WS_DRAIN   1000    /* ms to reach a frame's end */
 
 
 static ngx_int_t ngx_http_solgate_ws_track(ngx_http_request_t *r,
@@ -415,19 +414,9 @@ ngx_http_solgate_ws_step(ngx_http_solgate_ws_t *ws, ngx_msec_t now)
         if ((ngx_msec_int_t) (now - ws->move_at) < 0) {
             return;
         }
-
-        ws->draining = 1;
-        ws->give_up_at = now + NGX_HTTP_SOLGATE_WS_DRAIN;
     }
 
-    if (sg_ws_frames_to_boundary(ws->frames) == 0
-        && ws->to_client.pos == ws->to_client.last)
-    {
-        ngx_http_solgate_ws_move_off(ws, 1);    /* between two frames */
-
-    } else if ((ngx_msec_int_t) (now - ws->give_up_at) >= 0) {
-        ngx_http_solgate_ws_move_off(ws, 0);    /* a frame that never ends */
-    }
+    ngx_http_solgate_ws_drain(ws, now);
 }
 
 

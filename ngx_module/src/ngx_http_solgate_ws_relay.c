@@ -20,6 +20,13 @@
 
 /* a read from either side, passed on before the next */
 #define NGX_HTTP_SOLGATE_WS_READ  16384
+/* ms for a move to reach the end of the node's frame, and for a client
+ * that is behind to take the rest and the close frame */
+#define NGX_HTTP_SOLGATE_WS_DRAIN    1000
+#define NGX_HTTP_SOLGATE_WS_CLOSING  5000
+/* a move reads the rest of the node's frame for a client that is behind
+ * when it is no longer than this */
+#define NGX_HTTP_SOLGATE_WS_FRAME_REST  (1024 * 1024)
 /* the 101 not yet sent whole: look again this often, this many times */
 #define NGX_HTTP_SOLGATE_WS_DETACH_RETRY  100
 #define NGX_HTTP_SOLGATE_WS_DETACH_TRIES  50
@@ -40,13 +47,16 @@ static void ngx_http_solgate_ws_client_read(ngx_event_t *ev);
 static void ngx_http_solgate_ws_client_write(ngx_event_t *ev);
 static void ngx_http_solgate_ws_node_read(ngx_event_t *ev);
 static void ngx_http_solgate_ws_node_write(ngx_event_t *ev);
-static void ngx_http_solgate_ws_relay(ngx_http_solgate_ws_t *ws,
+static ngx_int_t ngx_http_solgate_ws_relay(ngx_http_solgate_ws_t *ws,
     ngx_uint_t from_node);
 static ngx_int_t ngx_http_solgate_ws_pass(ngx_http_solgate_ws_t *ws,
     ngx_uint_t from_node);
 static ngx_int_t ngx_http_solgate_ws_flush(ngx_connection_t *dst,
     ngx_http_solgate_ws_unsent_t *unsent);
 static ngx_int_t ngx_http_solgate_ws_wait(ngx_http_solgate_ws_t *ws);
+static ngx_int_t ngx_http_solgate_ws_node_gone(ngx_http_solgate_ws_t *ws);
+static void ngx_http_solgate_ws_moved(ngx_http_solgate_ws_t *ws,
+    ngx_uint_t with_frame);
 static void ngx_http_solgate_ws_end(ngx_http_solgate_ws_t *ws,
     unsigned move);
 
@@ -142,7 +152,7 @@ ngx_http_solgate_ws_detach(ngx_event_t *ev)
     /* both directions' turn: the client's posted, as ending the node's
      * turn would close the client (and take the posted event away) */
     ngx_post_event(c->read, &ngx_posted_events);
-    ngx_http_solgate_ws_relay(ws, 1);
+    (void) ngx_http_solgate_ws_relay(ws, 1);
 }
 
 
@@ -431,7 +441,7 @@ ngx_http_solgate_ws_client_read(ngx_event_t *ev)
         return;
     }
 
-    ngx_http_solgate_ws_relay(ws, 0);
+    (void) ngx_http_solgate_ws_relay(ws, 0);
 }
 
 
@@ -450,7 +460,7 @@ ngx_http_solgate_ws_client_write(ngx_event_t *ev)
         return;
     }
 
-    ngx_http_solgate_ws_relay(ws, 1);
+    (void) ngx_http_solgate_ws_relay(ws, 1);
 }
 
 
@@ -482,7 +492,7 @@ ngx_http_solgate_ws_node_read(ngx_event_t *ev)
         ngx_add_timer(ev, ws->idle_timeout);
     }
 
-    ngx_http_solgate_ws_relay(ws, 1);
+    (void) ngx_http_solgate_ws_relay(ws, 1);
 }
 
 
@@ -501,27 +511,36 @@ ngx_http_solgate_ws_node_write(ngx_event_t *ev)
         return;
     }
 
-    ngx_http_solgate_ws_relay(ws, 0);
+    (void) ngx_http_solgate_ws_relay(ws, 0);
 }
 
 
 /*
  * One direction's turn, as nginx's ngx_http_upstream_process_upgraded:
  * what waits goes first, then what can be read is passed on; then whether
- * the connection is over, else the events and timers to wait on.
+ * the connection is over (NGX_DONE: it is closed), else the events and
+ * timers to wait on.
  */
-static void
+static ngx_int_t
 ngx_http_solgate_ws_relay(ngx_http_solgate_ws_t *ws, ngx_uint_t from_node)
 {
     ngx_connection_t  *node, *client;
 
-    if (ngx_http_solgate_ws_pass(ws, from_node) != NGX_OK) {
+    if (ngx_http_solgate_ws_pass(ws, from_node) != NGX_OK
+        || (!from_node && ws->node_gone
+            && ngx_http_solgate_ws_pass(ws, 1) != NGX_OK))
+    {
         ngx_http_solgate_ws_end(ws, 0);
-        return;
+        return NGX_DONE;
     }
 
     node = ws->node;
     client = ws->client;
+
+    if (ws->closing && ws->to_client.pos == ws->to_client.last) {
+        ngx_http_solgate_ws_moved(ws, 1);   /* its close frame is out */
+        return NGX_DONE;
+    }
 
     if ((node->read->eof && ws->to_client.pos == ws->to_client.last)
         || (client->read->eof && ws->to_node.pos == ws->to_node.last)
@@ -530,12 +549,15 @@ ngx_http_solgate_ws_relay(ngx_http_solgate_ws_t *ws, ngx_uint_t from_node)
         ngx_log_debug0(NGX_LOG_DEBUG_HTTP, client->log, 0,
                        "solgate websocket relay done");
         ngx_http_solgate_ws_end(ws, 0);
-        return;
+        return NGX_DONE;
     }
 
     if (ngx_http_solgate_ws_wait(ws) != NGX_OK) {
         ngx_http_solgate_ws_end(ws, 0);
+        return NGX_DONE;
     }
+
+    return NGX_OK;
 }
 
 
@@ -554,24 +576,36 @@ ngx_http_solgate_ws_pass(ngx_http_solgate_ws_t *ws, ngx_uint_t from_node)
     unsent = from_node ? &ws->to_client : &ws->to_node;
     buf = ngx_http_solgate_ws_read_buf;
 
-    if (ngx_http_solgate_ws_flush(dst, unsent) != NGX_OK) {
-        return NGX_ERROR;
+    /* a node that stopped taking the client's bytes may still say why
+     * (a close frame): its side goes on until it closes */
+    if (!from_node && ws->node_gone) {
+        return NGX_OK;
     }
 
-    while (unsent->pos == unsent->last && src->read->ready
-           && !src->read->eof)
-    {
+    if (ngx_http_solgate_ws_flush(dst, unsent) != NGX_OK) {
+        return from_node ? NGX_ERROR : ngx_http_solgate_ws_node_gone(ws);
+    }
+
+    while (src->read->ready && !src->read->eof) {
         size = NGX_HTTP_SOLGATE_WS_READ;
 
-        /* a move reads no further than the end of the node's frame */
         if (from_node && ws->draining) {
+            /* a move reads no further than the end of the node's frame,
+             * and reads that far even for a client that is behind, so
+             * its close frame can follow */
             left = sg_ws_frames_to_boundary(ws->frames);
 
-            if (left == 0) {
+            if (left == 0 || ws->closing
+                || (unsent->pos != unsent->last
+                    && left > NGX_HTTP_SOLGATE_WS_FRAME_REST))
+            {
                 break;
             }
 
             size = (size_t) ngx_min((uint64_t) size, left);
+
+        } else if (unsent->pos != unsent->last) {
+            break;                  /* the other side is behind */
         }
 
         n = src->recv(src, buf, size);
@@ -594,10 +628,12 @@ ngx_http_solgate_ws_pass(ngx_http_solgate_ws_t *ws, ngx_uint_t from_node)
             ws->from_client_bytes += (uint64_t) n;
         }
 
-        sent = dst->write->ready ? dst->send(dst, buf, (size_t) n) : 0;
+        /* never ahead of what already waits */
+        sent = unsent->pos == unsent->last && dst->write->ready
+               ? dst->send(dst, buf, (size_t) n) : 0;
 
         if (sent == NGX_ERROR) {
-            return NGX_ERROR;
+            return from_node ? NGX_ERROR : ngx_http_solgate_ws_node_gone(ws);
         }
 
         if (sent == NGX_AGAIN) {
@@ -616,7 +652,21 @@ ngx_http_solgate_ws_pass(ngx_http_solgate_ws_t *ws, ngx_uint_t from_node)
 }
 
 
-/* Sends what waits for dst; freed once sent. */
+/* The client's bytes go nowhere any more; the node's still come. */
+static ngx_int_t
+ngx_http_solgate_ws_node_gone(ngx_http_solgate_ws_t *ws)
+{
+    ws->node_gone = 1;
+    ngx_http_solgate_ws_forget_unsent(&ws->to_node);
+
+    return NGX_OK;
+}
+
+
+/*
+ * Sends what waits for dst; freed once sent.  Progress restarts the
+ * stall timer (ngx_http_solgate_ws_wait arms it again).
+ */
 static ngx_int_t
 ngx_http_solgate_ws_flush(ngx_connection_t *dst,
     ngx_http_solgate_ws_unsent_t *unsent)
@@ -635,6 +685,10 @@ ngx_http_solgate_ws_flush(ngx_connection_t *dst,
 
     if (n > 0) {
         unsent->pos += n;
+
+        if (dst->write->timer_set) {
+            ngx_del_timer(dst->write);
+        }
     }
 
     if (unsent->pos == unsent->last) {
@@ -669,8 +723,12 @@ ngx_http_solgate_ws_wait(ngx_http_solgate_ws_t *ws)
             return NGX_ERROR;
         }
 
+        /* armed when a side stops taking bytes, not pushed back by the
+         * other side's traffic */
         if (unsent[i]->pos != unsent[i]->last && !c[i]->write->ready) {
-            ngx_add_timer(c[i]->write, ws->idle_timeout);
+            if (!c[i]->write->timer_set) {
+                ngx_add_timer(c[i]->write, ws->idle_timeout);
+            }
 
         } else if (c[i]->write->timer_set) {
             ngx_del_timer(c[i]->write);
@@ -682,16 +740,50 @@ ngx_http_solgate_ws_wait(ngx_http_solgate_ws_t *ws)
 
 
 /*
- * A move: the client first gets a close frame, 1012 "service restart"
- * (19 bytes, which an idle socket takes whole; a client that stopped
- * reading gets none), when the node's stream is between two frames
- * (say_why).
+ * A move's turn, every tick once its moment in the spread came: the
+ * node's stream is read up to the end of its current frame (even for a
+ * client that is behind, when the rest is short), then the client gets a
+ * close frame, 1012 "service restart", behind whatever it has not taken,
+ * and the connection ends once it took that.  A frame that does not end
+ * within NGX_HTTP_SOLGATE_WS_DRAIN, or a client that does not take the
+ * rest within NGX_HTTP_SOLGATE_WS_CLOSING, ends it without.
  */
 void
-ngx_http_solgate_ws_move_off(ngx_http_solgate_ws_t *ws, ngx_uint_t say_why)
+ngx_http_solgate_ws_drain(ngx_http_solgate_ws_t *ws, ngx_msec_t now)
 {
-    static u_char     close_frame[] = "\x88\x11\x03\xf4" "service restart";
+    static u_char  close_frame[] = "\x88\x11\x03\xf4" "service restart";
 
+    if (!ws->draining) {
+        ws->draining = 1;
+        ws->give_up_at = now + NGX_HTTP_SOLGATE_WS_DRAIN;
+    }
+
+    if (!ws->closing && sg_ws_frames_to_boundary(ws->frames) > 0
+        && ngx_http_solgate_ws_relay(ws, 1) == NGX_DONE)
+    {
+        return;
+    }
+
+    if (!ws->closing && sg_ws_frames_to_boundary(ws->frames) == 0
+        && ngx_http_solgate_ws_keep(&ws->to_client, close_frame,
+                                    sizeof(close_frame) - 1) == NGX_OK)
+    {
+        ws->closing = 1;
+        ws->give_up_at = now + NGX_HTTP_SOLGATE_WS_CLOSING;
+        (void) ngx_http_solgate_ws_relay(ws, 1);
+        return;
+    }
+
+    if ((ngx_msec_int_t) (now - ws->give_up_at) >= 0) {
+        ngx_http_solgate_ws_moved(ws, 0);
+    }
+}
+
+
+/* The move's end, logged; with_frame: the client took the close frame. */
+static void
+ngx_http_solgate_ws_moved(ngx_http_solgate_ws_t *ws, ngx_uint_t with_frame)
+{
     sg_str_t          why;
     ngx_str_t         cause;
     ngx_connection_t *c;
@@ -701,17 +793,13 @@ ngx_http_solgate_ws_move_off(ngx_http_solgate_ws_t *ws, ngx_uint_t say_why)
     cause.len = why.len;
     cause.data = (u_char *) why.data;
 
-    if (say_why && c->write->ready) {
-        (void) c->send(c, close_frame, sizeof(close_frame) - 1);
-    }
-
     ngx_log_error(NGX_LOG_INFO, c->log, 0,
                   "solgate: closing websocket on upstream \"%V\" of network "
                   "\"%V\" (%V)%s, so its client reconnects to %s",
                   &((ngx_http_solgate_upstream_t *)
                     ws->network->upstreams.elts)[ws->upstream].id,
                   &ws->network->name, &cause,
-                  say_why ? " with 1012" : " mid-frame",
+                  with_frame ? " with 1012" : " mid-frame",
                   ngx_exiting ? "a worker of the current configuration"
                               : "another node");
 

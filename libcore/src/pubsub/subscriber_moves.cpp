@@ -33,23 +33,33 @@ std::vector<SubscriberMove> SubscriberMoves(const Network& network,
         return moves;
     }
     const uint64_t max_lag = network.settings().max_slot_lag;
-    bool somewhere_to_go = false;
+    bool fit_elsewhere = false;   // a node neither cordoned, drained nor lagging
+    bool drained_but_fit = false;
     for (size_t i = 0; i < network.size(); i++) {
         if (network.upstream(i).pubsub.url.empty()) {
             continue;
         }
+        bool lagging = Lagging(network.SlotLagInNetwork(i), max_lag);
         if (network.Cordoned(i)) {
             moves[i] = SubscriberMove::kCordoned;
         } else if (network.Draining(i, now_ms)) {
             moves[i] = SubscriberMove::kDrained;
-        } else if (Lagging(network.SlotLagInNetwork(i), max_lag)) {
+            drained_but_fit |= !lagging;
+        } else if (lagging) {
             moves[i] = SubscriberMove::kLagging;
         } else {
-            somewhere_to_go = true;
+            fit_elsewhere = true;
         }
     }
-    if (!somewhere_to_go) {
-        moves.assign(network.size(), SubscriberMove::kStay);
+    if (fit_elsewhere) {
+        return moves;
+    }
+    // A drained node is where new subscribers go when nothing better is
+    // left: a cordoned or lagging node's go there too, its own stay.
+    for (SubscriberMove& move : moves) {
+        if (!drained_but_fit || move == SubscriberMove::kDrained) {
+            move = SubscriberMove::kStay;
+        }
     }
     return moves;
 }

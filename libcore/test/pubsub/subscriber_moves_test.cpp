@@ -86,6 +86,21 @@ TEST(SubscriberMoves, ADrainedNodesSubscribersMoveForTheDrainWindow) {
     EXPECT_TRUE(seen);
 }
 
+// With the only other node drained, new subscribers go to it (a last
+// resort): so do a cordoned or lagging node's, while the drained node's
+// own stay.
+TEST(SubscriberMoves, ACordonedNodesSubscribersGoToADrainedOneWhenNoneIsBetter) {
+    FourUpstreams t;
+    t.Cordon(0);
+    t.network.slots().Observe(1, 900);   // lagging
+    t.network.DrainSubscribers(2, 1000);
+    EXPECT_EQ(SubscriberMoves(t.network, 1000),
+              (Moves{SubscriberMove::kCordoned, SubscriberMove::kLagging, kStay,
+                     kStay}));
+    t.network.slots().Observe(2, 900);   // the drained node lags too
+    EXPECT_EQ(SubscriberMoves(t.network, 1000), Moves(4, kStay));
+}
+
 // A reload's old worker hands every subscriber to the new workers, even
 // those of a node with nowhere better to go (the new workers choose).
 TEST(SubscriberMoves, AShuttingDownWorkerMovesEverySubscriber) {
