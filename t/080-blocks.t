@@ -412,3 +412,22 @@ is($canonical->encode($answers->[0]{result}), $canonical->encode(decode_json($ma
    'the cached block, as the ledger answered it');
 like(metric(qr/^solgate_blocks_rate_limited_total\{network="mainnet",plan="tiny"\} (\d+)$/m) // '',
      qr/^[1-9]\d*$/, 'the refused call is counted');
+
+
+
+=== TEST 14: a peer names an upstream {} block: proxy_pass uses the block, the poller asks its server for the summaries
+eu-west, stopped by TEST 9, runs again.
+--- setup
+gateway_start('eu', $EuHttp, $Config, port => $EuPort, no_root_location => 1);
+--- http_config eval
+"    upstream eu_gw { server 127.0.0.1:$EuPort; }\n"
+  . region_conf('mainnet', 'us-east', $UsSim, 'eu-west http://eu_gw copy=off')
+--- request eval
+[step {
+     my ($peer) = @{ blocks_state()->{peers} };
+     is($peer->{url}, 'http://eu_gw/', 'the peer as written');
+     is($peer->{server}, "127.0.0.1:$EuPort", "polled at the block's server");
+     my $before = eu_asked_by_us();
+     wait_for("eu-west is asked for its summary", sub { eu_asked_by_us() > $before }, 10);
+     gateway_stop($EuPort);
+ }]

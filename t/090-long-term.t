@@ -205,3 +205,21 @@ SKIP: {
 X-Api-Key: burst
 --- error_code: 429
 --- response_body_like: "reason":"allowance"
+
+
+
+=== TEST 5: long_term_storage names an upstream {} block: blocks come from the block's server, the state says which
+--- http_config eval
+my $c = $HttpConfig;
+$c =~ s{long_term_storage http://127\.0\.0\.1:$Archive/;}{long_term_storage http://archive_pool/;};
+"    upstream archive_pool { server 127.0.0.1:1 down; server 127.0.0.1:$Archive; }\n" . $c
+--- request eval
+[step {
+     my $slot = old_slot($Slot - 2000);
+     my $before = archive_calls();
+     my ($got) = fetch('k1', $slot);
+     is($got->{status}, 200, 'the old block is served');
+     cmp_ok(archive_calls() - $before, '>=', 1, 'retrieved from the archive, the block\'s server');
+     is_deeply(blocks_state()->{long_term_storage}, ["http://archive_pool/ (server 127.0.0.1:$Archive)"],
+               'the state names the URL and the server');
+ }]

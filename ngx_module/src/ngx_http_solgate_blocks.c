@@ -28,6 +28,8 @@ static ngx_int_t ngx_http_solgate_blocks_zone(ngx_conf_t *cf,
     ngx_http_solgate_blocks_t *blocks);
 static ngx_int_t ngx_http_solgate_bind_blocks(void *owner, void *shared,
     ngx_uint_t fresh, char *err, size_t err_size);
+static ngx_int_t ngx_http_solgate_blocks_reach(ngx_conf_t *cf,
+    ngx_http_solgate_blocks_t *b);
 static ngx_int_t ngx_http_solgate_blocks_path(ngx_conf_t *cf,
     ngx_http_solgate_blocks_t *b, ngx_str_t *dir);
 static void ngx_http_solgate_blocks_free_core(void *data);
@@ -353,7 +355,8 @@ ngx_http_solgate_blocks_peer(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 /*
  * long_term_storage URL [URL ...]: JSON-RPC endpoints that answer getBlock
  * for every slot since genesis, asked in order by the poller thread (not
- * through nginx: URLs name reachable hosts, not upstream blocks).
+ * through nginx: a URL naming an upstream {} block is reached at the
+ * block's servers, ngx_http_solgate_blocks_reach).
  */
 static char *
 ngx_http_solgate_blocks_long_term(ngx_conf_t *cf, ngx_command_t *cmd,
@@ -375,6 +378,8 @@ ngx_http_solgate_blocks_long_term(ngx_conf_t *cf, ngx_command_t *cmd,
         if (rc != SG_OK) {
             return ngx_http_solgate_conf_failed(cf, rc, err);
         }
+
+        blocks->long_terms++;
     }
 
     return NGX_CONF_OK;
@@ -435,6 +440,10 @@ ngx_http_solgate_blocks_build(ngx_conf_t *cf,
 
         b->network->blocks = b;
 
+        if (ngx_http_solgate_blocks_reach(cf, b) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
         rc = sg_blocks_attach(b->core, b->network->core, err, sizeof(err));
         if (rc != SG_OK) {
             ngx_log_error(NGX_LOG_EMERG, cf->log, 0,
@@ -452,6 +461,78 @@ ngx_http_solgate_blocks_build(ngx_conf_t *cf,
     }
 
     return NGX_OK;
+}
+
+
+/*
+ * A long_term_storage URL or a peer naming an upstream {} block, as
+ * `upstream` may: the poller thread, which does not go through nginx,
+ * reaches the block's servers (libcore decides which).
+ */
+static ngx_int_t
+ngx_http_solgate_blocks_reach(ngx_conf_t *cf, ngx_http_solgate_blocks_t *b)
+{
+    int                            rc;
+    char                           err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    sg_str_t                       written;
+    ngx_str_t                      authority;
+    ngx_uint_t                     i;
+    sg_block_server_t             *servers;
+    ngx_http_solgate_upstream_t   *peer;
+    ngx_http_upstream_srv_conf_t  *uscf;
+
+    /* last to first: a URL made into several endpoints moves the later */
+    for (i = b->long_terms; i-- > 0; /* void */) {
+        written = sg_blocks_long_term_authority(b->core, i);
+        authority.len = written.len;
+        authority.data = (u_char *) written.data;
+
+        uscf = ngx_http_solgate_find_block(cf, &authority);
+        if (uscf == NULL) {
+            continue;
+        }
+
+        servers = ngx_http_solgate_block_servers(cf, uscf);
+        if (servers == NULL) {
+            return NGX_ERROR;
+        }
+
+        rc = sg_blocks_long_term_through_block(b->core, i, servers,
+                                               uscf->servers->nelts, err,
+                                               sizeof(err));
+        if (rc != SG_OK) {
+            goto failed;
+        }
+    }
+
+    peer = b->peers.elts;
+
+    for (i = 0; i < b->peers.nelts; i++) {
+        uscf = ngx_http_solgate_find_block(cf, &peer[i].authority);
+        if (uscf == NULL) {
+            continue;
+        }
+
+        servers = ngx_http_solgate_block_servers(cf, uscf);
+        if (servers == NULL) {
+            return NGX_ERROR;
+        }
+
+        rc = sg_blocks_peer_through_block(b->core, i, servers,
+                                          uscf->servers->nelts, err,
+                                          sizeof(err));
+        if (rc != SG_OK) {
+            goto failed;
+        }
+    }
+
+    return NGX_OK;
+
+failed:
+
+    ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "solgate_blocks \"%V\" %s in %V:%ui",
+                  &b->network_name, err, &b->at.file, b->at.line);
+    return NGX_ERROR;
 }
 
 

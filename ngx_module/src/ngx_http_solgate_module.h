@@ -114,6 +114,7 @@ struct ngx_http_solgate_blocks_s {
     ngx_http_complex_value_t    *api_key;
     ngx_http_complex_value_t    *plan;
     ngx_array_t                  peers;     /* ngx_http_solgate_upstream_t */
+    ngx_uint_t                   long_terms; /* long_term_storage URLs */
     sg_blocks_t                 *core;
     ngx_shm_zone_t              *shm_zone;
     ngx_http_solgate_conf_at_t   at;
@@ -257,6 +258,10 @@ ngx_http_solgate_network_t *ngx_http_solgate_find_network(
     ngx_http_solgate_main_conf_t *smcf, ngx_str_t *name);
 ngx_int_t ngx_http_solgate_build_cores(ngx_conf_t *cf,
     ngx_http_solgate_main_conf_t *smcf);
+ngx_http_upstream_srv_conf_t *ngx_http_solgate_find_block(ngx_conf_t *cf,
+    ngx_str_t *authority);
+sg_block_server_t *ngx_http_solgate_block_servers(ngx_conf_t *cf,
+    ngx_http_upstream_srv_conf_t *uscf);
 
 /* ngx_http_solgate_balancer.c */
 char *ngx_http_solgate_balancer(ngx_conf_t *cf, ngx_command_t *cmd,

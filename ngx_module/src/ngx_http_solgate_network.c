@@ -45,8 +45,6 @@ static ngx_int_t ngx_http_solgate_name_nodes(ngx_conf_t *cf,
     ngx_http_solgate_network_t *network, ngx_http_solgate_upstream_t *upstream,
     ngx_http_upstream_srv_conf_t *uscf, size_t at,
     ngx_http_solgate_upstream_t *node, size_t nodes);
-static ngx_http_upstream_srv_conf_t *ngx_http_solgate_find_block(
-    ngx_conf_t *cf, ngx_str_t *authority);
 static ngx_uint_t ngx_http_solgate_is_address(ngx_conf_t *cf,
     ngx_str_t *authority);
 static void ngx_http_solgate_free_core(void *data);
@@ -792,13 +790,11 @@ ngx_http_solgate_split_block(ngx_conf_t *cf,
     ngx_http_solgate_upstream_t *upstream, ngx_http_upstream_srv_conf_t *uscf,
     size_t at, size_t *nodes)
 {
-    int                          rc;
-    char                         err[NGX_HTTP_SOLGATE_ERR_SIZE];
-    ngx_uint_t                   s, n;
-    sg_block_server_t           *servers;
-    ngx_http_upstream_server_t  *server;
+    int                 rc;
+    char                err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    ngx_uint_t          n;
+    sg_block_server_t  *servers;
 
-    server = uscf->servers->elts;
     n = uscf->servers->nelts;
 
     if (n > 1 && !ngx_http_solgate_is_balanced(smcf, uscf)) {
@@ -813,25 +809,9 @@ ngx_http_solgate_split_block(ngx_conf_t *cf,
         return NGX_ERROR;
     }
 
-    servers = ngx_pcalloc(cf->pool, n * sizeof(sg_block_server_t));
+    servers = ngx_http_solgate_block_servers(cf, uscf);
     if (servers == NULL) {
         return NGX_ERROR;
-    }
-
-    for (s = 0; s < n; s++) {
-        if (server[s].naddrs == 0) {
-            /* nginx has refused such a server already; never poll it */
-            servers[s].down = 1;
-            continue;
-        }
-
-        servers[s].address = ngx_http_solgate_sg_str(&server[s].addrs[0].name);
-#if (NGX_HAVE_UNIX_DOMAIN)
-        servers[s].is_unix =
-            server[s].addrs[0].sockaddr->sa_family == AF_UNIX;
-#endif
-        servers[s].backup = server[s].backup;
-        servers[s].down = server[s].down;
     }
 
     rc = sg_network_reach_through_block(network->core, at, servers, n, nodes,
@@ -908,6 +888,46 @@ ngx_http_solgate_name_nodes(ngx_conf_t *cf,
 }
 
 
+/*
+ * The servers of an upstream {} block as libcore lists them, for what the
+ * poller thread reaches itself (uscf->servers->nelts of them).
+ */
+sg_block_server_t *
+ngx_http_solgate_block_servers(ngx_conf_t *cf,
+    ngx_http_upstream_srv_conf_t *uscf)
+{
+    ngx_uint_t                   s, n;
+    sg_block_server_t           *servers;
+    ngx_http_upstream_server_t  *server;
+
+    server = uscf->servers->elts;
+    n = uscf->servers->nelts;
+
+    servers = ngx_pcalloc(cf->pool, n * sizeof(sg_block_server_t));
+    if (servers == NULL) {
+        return NULL;
+    }
+
+    for (s = 0; s < n; s++) {
+        if (server[s].naddrs == 0) {
+            /* nginx has refused such a server already; never poll it */
+            servers[s].down = 1;
+            continue;
+        }
+
+        servers[s].address = ngx_http_solgate_sg_str(&server[s].addrs[0].name);
+#if (NGX_HAVE_UNIX_DOMAIN)
+        servers[s].is_unix =
+            server[s].addrs[0].sockaddr->sa_family == AF_UNIX;
+#endif
+        servers[s].backup = server[s].backup;
+        servers[s].down = server[s].down;
+    }
+
+    return servers;
+}
+
+
 /* Whether host[:port] is an IP address, which needs no resolver. */
 static ngx_uint_t
 ngx_http_solgate_is_address(ngx_conf_t *cf, ngx_str_t *authority)
@@ -921,7 +941,7 @@ ngx_http_solgate_is_address(ngx_conf_t *cf, ngx_str_t *authority)
 
 
 /* The upstream {} block named `authority`, if one is. */
-static ngx_http_upstream_srv_conf_t *
+ngx_http_upstream_srv_conf_t *
 ngx_http_solgate_find_block(ngx_conf_t *cf, ngx_str_t *authority)
 {
     ngx_uint_t                       i;

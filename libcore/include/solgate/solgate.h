@@ -622,6 +622,23 @@ SG_API int sg_blocks_add_peer(sg_blocks_t *blocks, const sg_str_t *args,
 /* long_term_storage URL (once per URL) */
 SG_API int sg_blocks_add_long_term(sg_blocks_t *blocks, sg_str_t url,
     char *err, size_t err_size) SG_NOEXCEPT;
+/* The host[:port] of long_term_storage URL i as written (configuration
+ * order; "" past the end), valid until the next call on the block: for
+ * nginx to tell whether it names an upstream {} block. */
+SG_API sg_str_t sg_blocks_long_term_authority(const sg_blocks_t *blocks,
+    size_t i) SG_NOEXCEPT;
+/* Before sg_blocks_attach, once nginx knows that long_term_storage URL i
+ * (or peer `peer`, in configuration order) names an upstream {} block:
+ * the poller reaches the block's servers, each a long-term endpoint of its
+ * own in URL i's place (backups last, servers down left out; call from the
+ * last URL to the first), a peer its first server up.  SG_INVALID, with
+ * the reason, when no server can be reached. */
+SG_API int sg_blocks_long_term_through_block(sg_blocks_t *blocks, size_t i,
+    const sg_block_server_t *servers, size_t n, char *err, size_t err_size)
+    SG_NOEXCEPT;
+SG_API int sg_blocks_peer_through_block(sg_blocks_t *blocks, size_t peer,
+    const sg_block_server_t *servers, size_t n, char *err, size_t err_size)
+    SG_NOEXCEPT;
 /* plan_define NAME tier=... getblock_rate=... ...: args after the name */
 SG_API int sg_blocks_define_plan(sg_blocks_t *blocks, const sg_str_t *args,
     size_t nargs, char *err, size_t err_size) SG_NOEXCEPT;

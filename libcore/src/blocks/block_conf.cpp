@@ -49,7 +49,7 @@ std::optional<std::string> BadUrl(std::string_view what, std::string_view url,
 }  // namespace
 
 bool BlockServiceConf::HasQueue(size_t plan) const {
-    return !long_term_urls_.empty() && plan < plans_.size() &&
+    return !long_term_.empty() && plan < plans_.size() &&
            plans_[plan].HasLongTermStorage();
 }
 
@@ -147,10 +147,72 @@ std::optional<std::string> BlockConfBuilder::LongTermStorage(
     if (auto bad = BadUrl("long_term_storage URL", url, &parsed)) {
         return bad;
     }
-    if (conf_.long_term_urls_.size() >= kMaxLongTermUrls) {
+    if (conf_.long_term_.size() >= kMaxLongTermUrls) {
         return TooMany("long_term_storage URLs", kMaxLongTermUrls);
     }
-    conf_.long_term_urls_.emplace_back(url);
+    conf_.long_term_.push_back({std::string(url)});
+    return std::nullopt;
+}
+
+std::string LongTermName(const LongTermEndpoint& endpoint) {
+    if (endpoint.connect_to.size() <= 2) {
+        return endpoint.url;
+    }
+    // connect_to is "::ADDRESS" (conf/block_servers.h)
+    return endpoint.url + " (server " + endpoint.connect_to.substr(2) + ")";
+}
+
+std::string_view BlockConfBuilder::LongTermAuthority(size_t i) const {
+    conf::HttpUrl parsed;
+    if (i >= conf_.long_term_.size() ||
+        conf::ParseHttpUrl(conf_.long_term_[i].url, &parsed)) {
+        return {};
+    }
+    return parsed.authority;
+}
+
+// Called from the last URL to the first, so the indices of those not yet
+// split stay as written.
+std::optional<std::string> BlockConfBuilder::LongTermThroughBlock(
+    size_t i, const std::vector<BlockServer>& servers) {
+    if (i >= conf_.long_term_.size()) {
+        return std::string("no such long_term_storage URL");
+    }
+    const LongTermEndpoint written = conf_.long_term_[i];
+    std::vector<std::string> connect_to;
+    if (auto bad = ReachableServers(
+            servers, "long_term_storage URL " + Quoted(written.url),
+            LongTermAuthority(i), &connect_to)) {
+        return bad;
+    }
+    if (conf_.long_term_.size() - 1 + connect_to.size() > kMaxLongTermUrls) {
+        return "the servers of upstream block " +
+               Quoted(LongTermAuthority(i)) + " make more than " +
+               std::to_string(kMaxLongTermUrls) +
+               " long_term_storage endpoints";
+    }
+    std::vector<LongTermEndpoint> split;
+    for (std::string& to : connect_to) {
+        split.push_back({written.url, std::move(to)});
+    }
+    auto at = conf_.long_term_.begin() + static_cast<std::ptrdiff_t>(i);
+    at = conf_.long_term_.erase(at);
+    conf_.long_term_.insert(at, split.begin(), split.end());
+    return std::nullopt;
+}
+
+std::optional<std::string> BlockConfBuilder::PeerThroughBlock(
+    size_t p, const std::vector<BlockServer>& servers) {
+    if (p >= conf_.peers_.size()) {
+        return std::string("no such peer");
+    }
+    BlockPeer& peer = conf_.peers_[p];
+    std::vector<std::string> connect_to;
+    if (auto bad = ReachableServers(servers, "peer " + Quoted(peer.name),
+                                    peer.target.authority, &connect_to)) {
+        return bad;
+    }
+    peer.connect_to = connect_to.front();
     return std::nullopt;
 }
 

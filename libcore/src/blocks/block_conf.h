@@ -16,6 +16,7 @@
 
 #include "blocks/block_plans.h"
 #include "blocks/block_retention.h"
+#include "conf/block_servers.h"
 #include "conf/upstream_args.h"
 
 namespace solgate {
@@ -33,7 +34,21 @@ struct BlockPeer {
     std::string url;          // the peer gateway's JSON-RPC endpoint
     bool copy = true;         // copy what it holds in the background
     conf::ProxyTarget target; // where proxy_pass sends it
+    // CONNECT_TO for the poller when the URL names an upstream block: its
+    // first server up (conf/block_servers.h); "" otherwise.
+    std::string connect_to{};
 };
+
+// A long-term storage endpoint the poller asks: the URL as written, and
+// for a URL naming an upstream block, the server (CONNECT_TO) it goes to.
+struct LongTermEndpoint {
+    std::string url;
+    std::string connect_to{};
+};
+
+// How logs and /solgate/state name an endpoint: its URL, and the block's
+// server it goes to ("http://archive_pool/ (server 10.0.0.5:8899)").
+std::string LongTermName(const LongTermEndpoint& endpoint);
 
 class BlockConfBuilder;
 
@@ -53,8 +68,8 @@ public:
     const std::string& peer_token() const { return peer_token_; }
     const std::vector<BlockPeer>& peers() const { return peers_; }
     // JSON-RPC endpoints holding every block since genesis, tried in order.
-    const std::vector<std::string>& long_term_urls() const {
-        return long_term_urls_;
+    const std::vector<LongTermEndpoint>& long_term() const {
+        return long_term_;
     }
     const std::vector<BlockPlan>& plans() const { return plans_; }
     const RetentionPolicy& retention() const { return retention_; }
@@ -73,7 +88,7 @@ private:
     std::string state_dir_;
     std::string peer_token_;
     std::vector<BlockPeer> peers_;
-    std::vector<std::string> long_term_urls_;
+    std::vector<LongTermEndpoint> long_term_;
     std::vector<BlockPlan> plans_ = DefaultBlockPlans();
     RetentionPolicy retention_;
 };
@@ -97,6 +112,11 @@ private:
 //                   "copy=on" or "copy=off"
 //   LongTermStorage invalid long_term_storage URL "x": ...
 //                   too many long_term_storage URLs (at most 8)
+//   LongTermThroughBlock, PeerThroughBlock (once nginx knows the URL's
+//                   host is an upstream block, with its servers):
+//                   ReachableServers' messages (conf/block_servers.h), and
+//                   the servers of ... make more than 8 long_term_storage
+//                   endpoints
 //   PlanDefine      ParsePlanDefine's messages (block_plans.h), and
 //                   too many plans (at most 32)
 // MaxSize refuses nothing (0: no limit). Names and URLs are checked as the
@@ -126,6 +146,16 @@ public:
     // The peer added last (for the module's proxy_pass variables).
     const BlockPeer& last_peer() const { return conf_.peers_.back(); }
     std::optional<std::string> LongTermStorage(std::string_view url);
+    // The host[:port] of long_term_storage URL i, in configuration order
+    // (for nginx to tell whether it names an upstream block).
+    std::string_view LongTermAuthority(size_t i) const;
+    // Long-term URL i (or peer p) names an upstream block: the poller
+    // reaches its servers, each a long-term endpoint of its own in place
+    // of URL i (one peer asks its first server up).
+    std::optional<std::string> LongTermThroughBlock(
+        size_t i, const std::vector<BlockServer>& servers);
+    std::optional<std::string> PeerThroughBlock(
+        size_t p, const std::vector<BlockServer>& servers);
     std::optional<std::string> PlanDefine(
         std::string_view name, const std::vector<std::string_view>& args);
 

@@ -133,6 +133,7 @@ HttpTarget BlocksHttpTarget(const std::string& url, size_t max_bytes) {
 HttpTarget BlockSync::PeerTarget(size_t peer, size_t max_bytes) const {
     HttpTarget target =
         BlocksHttpTarget(parts_.conf.peers()[peer].url, max_bytes);
+    target.connect_to = parts_.conf.peers()[peer].connect_to;
     target.headers.push_back(std::string(kPeerHeader) + ": " +
                              parts_.conf.peer_token());
     return target;

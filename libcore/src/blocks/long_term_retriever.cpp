@@ -266,7 +266,7 @@ void LongTermRetriever::OnPeek(std::shared_ptr<Job> job,
 int64_t LongTermRetriever::ClaimTtlMs() const {
     // every endpoint may take its whole timeout, then the store's answer
     return static_cast<int64_t>(kRetrievalTimeoutMs) *
-               static_cast<int64_t>(queues_.conf().long_term_urls().size()) +
+               static_cast<int64_t>(queues_.conf().long_term().size()) +
            10000;
 }
 
@@ -466,15 +466,16 @@ void LongTermRetriever::End(const std::shared_ptr<Job>& job, bool ok,
 }
 
 void LongTermRetriever::Fetch(std::shared_ptr<Job> job) {
-    const auto& urls = queues_.conf().long_term_urls();
+    const auto& endpoints = queues_.conf().long_term();
     std::optional<std::string> body = BlockRequestBody(
         job->retrieval.slot, job->retrieval.variant, "1");
-    if (!body || job->endpoint >= urls.size()) {
+    if (!body || job->endpoint >= endpoints.size()) {
         OnReply(job, HttpResult{1, "no request for this variant", 0, ""});
         return;
     }
-    HttpTarget target = BlocksHttpTarget(urls[job->endpoint],
-                                         kMaxRetrievalBytes);
+    const LongTermEndpoint& endpoint = endpoints[job->endpoint];
+    HttpTarget target = BlocksHttpTarget(endpoint.url, kMaxRetrievalBytes);
+    target.connect_to = endpoint.connect_to;
     std::weak_ptr<char> alive = alive_;
     transport_.Post(target, std::move(*body), kRetrievalTimeoutMs,
                     [this, alive, job](HttpResult reply) {
@@ -512,12 +513,14 @@ void LongTermRetriever::OnReply(std::shared_ptr<Job> job,
             return;
         }
     }
-    const auto& urls = queues_.conf().long_term_urls();
-    std::string url = job->endpoint < urls.size() ? urls[job->endpoint] : "";
-    log_(kLogWarn, "blocks: long-term storage " + url +
+    const auto& endpoints = queues_.conf().long_term();
+    std::string where = job->endpoint < endpoints.size()
+                            ? LongTermName(endpoints[job->endpoint])
+                            : "";
+    log_(kLogWarn, "blocks: long-term storage " + where +
                        " did not return slot " + std::to_string(r.slot) +
                        " (" + r.variant + "): " + why);
-    if (++job->endpoint < urls.size()) {
+    if (++job->endpoint < endpoints.size()) {
         Fetch(job);   // the same retrieval, never a second one
         return;
     }

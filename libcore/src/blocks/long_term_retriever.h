@@ -126,7 +126,7 @@ private:
     struct Job {
         size_t plan;
         Retrieval retrieval;
-        size_t endpoint = 0;   // index into long_term_urls
+        size_t endpoint = 0;   // index into the conf's long_term()
         // fleet mode
         RegionAsk ask;
         int64_t ask_at_ms = 0;    // when to ask the region again

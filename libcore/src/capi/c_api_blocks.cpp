@@ -39,6 +39,7 @@ namespace {
 
 using solgate::BlockDecision;
 using solgate::capi::Configure;
+using solgate::capi::BlockServers;
 using solgate::capi::CopyError;
 using solgate::capi::Guard;
 using solgate::capi::NullArgument;
@@ -181,6 +182,37 @@ int sg_blocks_add_long_term(sg_blocks_t* blocks, sg_str_t url, char* err,
                             size_t err_size) noexcept {
     return Directive(blocks, err, err_size, [&](solgate::BlockConfBuilder& b) {
         return b.LongTermStorage(View(url));
+    });
+}
+
+sg_str_t sg_blocks_long_term_authority(const sg_blocks_t* blocks,
+                                       size_t i) noexcept {
+    if (blocks == nullptr || blocks->builder == nullptr) {
+        return ToStr("");
+    }
+    return ToStr(blocks->builder->LongTermAuthority(i));
+}
+
+int sg_blocks_long_term_through_block(sg_blocks_t* blocks, size_t i,
+                                      const sg_block_server_t* servers,
+                                      size_t n, char* err,
+                                      size_t err_size) noexcept {
+    if (servers == nullptr || n == 0) {
+        return NullArgument(err, err_size);
+    }
+    return Directive(blocks, err, err_size, [&](solgate::BlockConfBuilder& b) {
+        return b.LongTermThroughBlock(i, BlockServers(servers, n));
+    });
+}
+
+int sg_blocks_peer_through_block(sg_blocks_t* blocks, size_t peer,
+                                 const sg_block_server_t* servers, size_t n,
+                                 char* err, size_t err_size) noexcept {
+    if (servers == nullptr || n == 0) {
+        return NullArgument(err, err_size);
+    }
+    return Directive(blocks, err, err_size, [&](solgate::BlockConfBuilder& b) {
+        return b.PeerThroughBlock(peer, BlockServers(servers, n));
     });
 }
 

@@ -12,6 +12,7 @@
 namespace {
 
 using solgate::capi::Configure;
+using solgate::capi::BlockServers;
 using solgate::capi::CopyError;
 using solgate::capi::Guard;
 using solgate::capi::NullArgument;
@@ -138,14 +139,8 @@ int sg_network_reach_through_block(sg_network_t* net, size_t upstream,
         return SG_INVALID;
     }
     return Configure(err, err_size, [&] {
-        std::vector<solgate::BlockServer> list(n);
-        for (size_t s = 0; s < n; s++) {
-            list[s].address = std::string(View(servers[s].address));
-            list[s].is_unix = servers[s].is_unix != 0;
-            list[s].backup = servers[s].backup != 0;
-            list[s].down = servers[s].down != 0;
-        }
-        return net->network.ReachThroughBlock(upstream, list, nodes);
+        return net->network.ReachThroughBlock(upstream,
+                                              BlockServers(servers, n), nodes);
     });
 }
 

@@ -12,9 +12,23 @@
 #include <string_view>
 #include <vector>
 
+#include "conf/block_servers.h"
 #include "solgate/solgate.h"
 
 namespace solgate::capi {
+
+// The servers of an upstream block, as the module lists them.
+inline std::vector<BlockServer> BlockServers(const sg_block_server_t* servers,
+                                             size_t n) {
+    std::vector<BlockServer> list(n);
+    for (size_t s = 0; s < n; s++) {
+        list[s].address.assign(servers[s].address.data, servers[s].address.len);
+        list[s].is_unix = servers[s].is_unix != 0;
+        list[s].backup = servers[s].backup != 0;
+        list[s].down = servers[s].down != 0;
+    }
+    return list;
+}
 
 inline sg_str_t ToStr(std::string_view s) { return {s.data(), s.size()}; }
 

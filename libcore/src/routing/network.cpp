@@ -166,7 +166,7 @@ std::optional<std::string> Network::ReachThroughBlock(
                    " is a unix socket, which the state poller cannot reach";
         }
         UpstreamConf node = u;
-        node.poll.connect_to = "::" + server.address;
+        node.poll.connect_to = ConnectTo(server);
         if (u.proxy.host != u.proxy.authority) {
             node.poll.url = (u.proxy.https ? "https://" : "http://") +
                             u.proxy.host + u.proxy.path;

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "conf/block_servers.h"
 #include "conf/failsafe_args.h"
 #include "conf/upstream_args.h"
 #include "slots/shm_network_state.h"
@@ -85,14 +86,6 @@ struct UpstreamConf {
     // an upstream that is one node.
     std::string group;
     uint32_t block_server = 0;
-};
-
-// A server of an nginx upstream {} block, as the block lists it.
-struct BlockServer {
-    std::string address;  // its first address, "127.0.0.1:8899"
-    bool is_unix = false;
-    bool backup = false;  // server ... backup
-    bool down = false;    // server ... down
 };
 
 // The settings nginx merges from the network block and the defaults.

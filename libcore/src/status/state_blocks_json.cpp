@@ -110,6 +110,10 @@ void AppendPeers(std::string& out, const BlocksView& blocks) {
         JsonObject peer(list.Next());
         peer.String("name", peers[p].name);
         peer.String("url", peers[p].url);
+        if (peers[p].connect_to.size() > 2) {
+            // the upstream block's server the poller asks ("::ADDRESS")
+            peer.String("server", peers[p].connect_to.substr(2));
+        }
         peer.Uint("fetches", ReadCounter(shared.peer_fetches[p]));
         peer.Uint("failures", ReadCounter(shared.peer_failures[p]));
         peer.Uint("copies", ReadCounter(shared.peer_copies[p]));
@@ -137,7 +141,11 @@ void AppendBlocksState(std::string& out, const BlocksView& blocks,
     o.Uint("peer_requests", ReadCounter(shared.peer_requests));
     o.Uint("key_table_full", blocks.KeyTableFull());
     AppendPeers(o.Key("peers"), blocks);
-    AppendStringArray(o.Key("long_term_storage"), blocks.conf().long_term_urls());
+    std::vector<std::string> long_term;
+    for (const LongTermEndpoint& endpoint : blocks.conf().long_term()) {
+        long_term.push_back(LongTermName(endpoint));
+    }
+    AppendStringArray(o.Key("long_term_storage"), long_term);
     AppendQueues(o.Key("queues"), blocks, now_mono_ms);
     AppendKeys(o.Key("keys"), blocks, now_wall_ms);
     o.Close();

@@ -41,7 +41,9 @@ TEST(BlockConfBuilder, BuildsWhatItWasGiven) {
     EXPECT_EQ(conf.peers()[0].name, "eu");
     EXPECT_EQ(conf.peers()[0].url, "http://eu/");
     EXPECT_FALSE(conf.peers()[0].copy);
-    EXPECT_EQ(conf.long_term_urls(), std::vector<std::string>{"http://lts/"});
+    ASSERT_EQ(conf.long_term().size(), 1u);
+    EXPECT_EQ(conf.long_term()[0].url, "http://lts/");
+    EXPECT_EQ(conf.long_term()[0].connect_to, "");
     // The defaults first, then what was defined.
     ASSERT_EQ(conf.plans().size(), DefaultBlockPlans().size() + 1);
     EXPECT_EQ(conf.plans().back().name, "gold");
@@ -112,8 +114,74 @@ TEST(BlockConfBuilder, AtMostEightLongTermStorageUrls) {
               Refusal("too many long_term_storage URLs (at most 8)"));
     BlockServiceConf conf;
     ASSERT_EQ(b.Build(&conf), std::nullopt);
-    EXPECT_EQ(conf.long_term_urls().size(), kMaxLongTermUrls);
-    EXPECT_EQ(conf.long_term_urls().front(), "http://lts-0/");
+    EXPECT_EQ(conf.long_term().size(), kMaxLongTermUrls);
+    EXPECT_EQ(conf.long_term().front().url, "http://lts-0/");
+}
+
+std::vector<BlockServer> Servers(std::initializer_list<BlockServer> list) {
+    return list;
+}
+
+// long_term_storage http://archive_pool/ where archive_pool is an upstream
+// block: the poller asks each of its servers in turn (backups last, those
+// down never), the URL (and so the Host) staying the block's name.
+TEST(BlockConfBuilder, ALongTermUrlNamingABlockIsOneEndpointPerServer) {
+    BlockConfBuilder b = Complete();
+    ASSERT_EQ(b.LongTermStorage("http://lts-a/"), std::nullopt);
+    ASSERT_EQ(b.LongTermStorage("http://archive_pool/v1"), std::nullopt);
+    ASSERT_EQ(b.LongTermStorage("https://lts-c:8443/"), std::nullopt);
+    EXPECT_EQ(b.LongTermAuthority(1), "archive_pool");
+    EXPECT_EQ(b.LongTermAuthority(2), "lts-c:8443");
+    EXPECT_EQ(b.LongTermAuthority(3), "");
+    ASSERT_EQ(b.LongTermThroughBlock(
+                  1, Servers({{"10.0.0.1:8899", false, true, false},
+                              {"10.0.0.2:8899", false, false, false},
+                              {"10.0.0.3:8899", false, false, true}})),
+              std::nullopt);
+    BlockServiceConf conf;
+    ASSERT_EQ(b.Build(&conf), std::nullopt);
+    ASSERT_EQ(conf.long_term().size(), 4u);
+    EXPECT_EQ(conf.long_term()[0].url, "http://lts-a/");
+    EXPECT_EQ(conf.long_term()[1].url, "http://archive_pool/v1");
+    EXPECT_EQ(conf.long_term()[1].connect_to, "::10.0.0.2:8899");
+    EXPECT_EQ(conf.long_term()[2].connect_to, "::10.0.0.1:8899");   // backup
+    EXPECT_EQ(conf.long_term()[3].url, "https://lts-c:8443/");
+    EXPECT_EQ(LongTermName(conf.long_term()[1]),
+              "http://archive_pool/v1 (server 10.0.0.2:8899)");
+    EXPECT_EQ(LongTermName(conf.long_term()[0]), "http://lts-a/");
+}
+
+TEST(BlockConfBuilder, ABlockWithNoServerThePollerCanReachIsRefused) {
+    BlockConfBuilder b = Complete();
+    ASSERT_EQ(b.LongTermStorage("http://archive_pool/"), std::nullopt);
+    EXPECT_EQ(b.LongTermThroughBlock(
+                  0, Servers({{"10.0.0.1:1", false, false, true}})),
+              Refusal("long_term_storage URL \"http://archive_pool/\": every "
+                      "server of upstream block \"archive_pool\" is marked down"));
+    EXPECT_EQ(b.LongTermThroughBlock(
+                  0, Servers({{"unix:/run/x.sock", true, false, false}})),
+              Refusal("long_term_storage URL \"http://archive_pool/\": server 1 "
+                      "of upstream block \"archive_pool\" is a unix socket, "
+                      "which the poller cannot reach"));
+    std::vector<BlockServer> many(kMaxLongTermUrls + 1,
+                                  BlockServer{"10.0.0.1:1", false, false, false});
+    EXPECT_EQ(b.LongTermThroughBlock(0, many),
+              Refusal("the servers of upstream block \"archive_pool\" make "
+                      "more than 8 long_term_storage endpoints"));
+}
+
+TEST(BlockConfBuilder, APeerNamingABlockIsPolledAtItsFirstServerUp) {
+    BlockConfBuilder b = Complete();
+    ASSERT_EQ(b.PeerToken("0123456789abcdef"), std::nullopt);
+    ASSERT_EQ(b.Peer("eu", "http://eu/", true), std::nullopt);
+    ASSERT_EQ(b.PeerThroughBlock(
+                  0, Servers({{"10.0.0.7:80", false, false, true},
+                              {"10.0.0.8:80", false, false, false}})),
+              std::nullopt);
+    BlockServiceConf conf;
+    ASSERT_EQ(b.Build(&conf), std::nullopt);
+    EXPECT_EQ(conf.peers()[0].connect_to, "::10.0.0.8:80");
+    EXPECT_EQ(conf.peers()[0].url, "http://eu/");
 }
 
 TEST(BlockConfBuilder, PlansAreParsedAndAtMostThirtyTwo) {
