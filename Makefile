@@ -66,7 +66,12 @@ DEB_PACKAGES := build-essential pkg-config nginx nginx-dev \
 
 CORE_SRCS  := $(wildcard libcore/src/*/*.cpp)
 CORE_OBJS  := $(patsubst libcore/src/%.cpp,$(BUILD)/libcore/%.o,$(CORE_SRCS))
-CORE_LIB   := $(BUILD)/modules/libsolgate_core.so
+# The core library carries its version in its file name and soname: the
+# module needs exactly the core it was built with (the C ABI between them
+# is private and changes between releases), so a module never loads
+# another version's core.  libsolgate_core.so is a link for -lsolgate_core.
+CORE_SONAME := libsolgate_core.so.$(VERSION)
+CORE_LIB   := $(BUILD)/modules/$(CORE_SONAME)
 CORE_FLAGS := -std=c++17 -fPIC -fvisibility=hidden -fvisibility-inlines-hidden \
 	-DSOLGATE_BUILDING_CORE -DSOLGATE_VERSION='"$(VERSION)"' \
 	-Ilibcore/include -Ilibcore/src $(WARN)
@@ -116,7 +121,8 @@ $(BUILD)/libcore/%.o: libcore/src/%.cpp | $(BUILD)/.deps-ok
 
 $(CORE_LIB): $(CORE_OBJS)
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -shared -Wl,-soname,libsolgate_core.so -Wl,-z,defs -o $@ $^ -lyajl -luv -lcurl -lcrypto -llmdb -lhiredis -lpthread
+	$(CXX) $(CXXFLAGS) -shared -Wl,-soname,$(CORE_SONAME) -Wl,-z,defs -o $@ $^ -lyajl -luv -lcurl -lcrypto -llmdb -lhiredis -lpthread
+	ln -sfn $(CORE_SONAME) $(dir $@)libsolgate_core.so
 
 # --- the nginx module -----------------------------------------------------
 
