@@ -55,14 +55,19 @@ GTEST_FILTER := $(subst $(space),:,$(TSAN_TESTS))
 export TSAN_OPTIONS := halt_on_error=1:second_deadlock_stack=1
 endif
 
-# Debian packages the build, the tests and `make run` need.
-DEB_PACKAGES := build-essential pkg-config nginx nginx-dev \
+# The libraries the module and libcore load at run time (the package's
+# Depends, with the nginx ABI; the -dev packages below pull them in too).
+RUNTIME_PACKAGES := libyajl2 libuv1 libcurl4 liblmdb0 libhiredis0.14 libssl3
+
+# Debian packages the build, the tests, `make run` and `make deb` need.
+DEB_PACKAGES := $(RUNTIME_PACKAGES) build-essential pkg-config nginx nginx-dev \
 	libyajl-dev libuv1-dev libcurl4-openssl-dev libssl-dev liblmdb-dev \
 	libhiredis-dev redis-server redis-tools \
 	libcmocka-dev googletest libgtest-dev \
 	libtest-base-perl libwww-perl libjson-pp-perl libio-socket-ssl-perl openssl \
 	curl wrk libnginx-mod-http-lua lua-cjson \
-	clang libclang-rt-14-dev valgrind
+	clang libclang-rt-14-dev valgrind \
+	debhelper dpkg-dev lintian
 
 CORE_SRCS  := $(wildcard libcore/src/*/*.cpp)
 CORE_OBJS  := $(patsubst libcore/src/%.cpp,$(BUILD)/libcore/%.o,$(CORE_SRCS))
@@ -90,7 +95,8 @@ GTEST_OBJS := $(patsubst libcore/test/%.cpp,$(BUILD)/test/libcore/%.o,$(GTEST_SR
 CMOCKA_BIN := $(BUILD)/test/module_tests
 CMOCKA_SRCS := $(wildcard ngx_module/test/*.c)
 
-.PHONY: all deps test test-build unit-test sim-test kit-client prove run bench fuzz soak clean
+.PHONY: all deps test test-build unit-test sim-test kit-client prove run bench fuzz soak clean \
+	module install uninstall deb
 
 all: $(MODULE) $(SIM)
 
@@ -221,6 +227,79 @@ bench: all
 	SOLGATE_NGINX=$(NGINX) tools/bench/policy_cost.sh
 	SOLGATE_NGINX=$(NGINX) tools/bench/ws_subscribers.pl
 	tools/bench/targets.pl $(BUILD)/bench/targets
+
+# --- installing and packaging --------------------------------------------
+
+# `make install` (as root, or with DESTDIR for a staging root): the module
+# and its core library, stripped, in the directory Debian's nginx loads
+# modules from (nginx -V: --modules-path=/usr/lib/nginx/modules), the
+# load line in modules-available (enable it by linking it into
+# /etc/nginx/modules-enabled/, as the package's postinst does), the
+# forwarding snippet as /etc/nginx/snippets/solgate_proxy.conf, and the
+# README and examples.  build/ keeps its unstripped files.
+PREFIX     ?= /usr
+SYSCONFDIR ?= /etc
+MODULEDIR  ?= $(PREFIX)/lib/nginx/modules
+MODCONFDIR ?= $(PREFIX)/share/nginx/modules-available
+DOCDIR     ?= $(PREFIX)/share/doc/libnginx-mod-http-solgate
+INSTALL    ?= install
+# debian/rules sets STRIP=: and leaves it to dh_strip (the -dbgsym package)
+STRIP      ?= strip --strip-unneeded --remove-section=.comment --remove-section=.note
+# Debian's nginx runs from /usr/share/nginx, where modules/ is MODULEDIR
+MODULE_LOAD := $(if $(filter /usr/lib/nginx/modules,$(MODULEDIR)),modules,$(MODULEDIR))
+INSTALLED  := $(DESTDIR)$(MODULEDIR)/ngx_http_solgate_module.so \
+	$(DESTDIR)$(MODULEDIR)/$(CORE_SONAME) \
+	$(DESTDIR)$(MODCONFDIR)/mod-http-solgate.conf \
+	$(DESTDIR)$(SYSCONFDIR)/nginx/snippets/solgate_proxy.conf \
+	$(DESTDIR)$(DOCDIR)/README.md \
+	$(DESTDIR)$(DOCDIR)/examples/solgate-production.conf \
+	$(DESTDIR)$(DOCDIR)/examples/solgate-fleet.conf
+
+module: $(MODULE)
+
+install: $(MODULE)
+	$(INSTALL) -d $(DESTDIR)$(MODULEDIR) $(DESTDIR)$(MODCONFDIR) \
+	  $(DESTDIR)$(SYSCONFDIR)/nginx/snippets $(DESTDIR)$(DOCDIR)/examples
+	$(INSTALL) -m 0644 $(MODULE) $(CORE_LIB) $(DESTDIR)$(MODULEDIR)/
+	$(STRIP) $(DESTDIR)$(MODULEDIR)/ngx_http_solgate_module.so $(DESTDIR)$(MODULEDIR)/$(CORE_SONAME)
+	echo 'load_module $(MODULE_LOAD)/ngx_http_solgate_module.so;' \
+	  > $(DESTDIR)$(MODCONFDIR)/mod-http-solgate.conf
+	$(INSTALL) -m 0644 conf/solgate_proxy.conf $(DESTDIR)$(SYSCONFDIR)/nginx/snippets/
+	$(INSTALL) -m 0644 README.md $(DESTDIR)$(DOCDIR)/
+	$(INSTALL) -m 0644 conf/solgate-production.conf conf/solgate-fleet.conf \
+	  $(DESTDIR)$(DOCDIR)/examples/
+
+# what install put there (a link in modules-enabled is the operator's)
+uninstall:
+	rm -f $(INSTALLED)
+
+# `make deb`: libnginx-mod-http-solgate_VERSION_ARCH.deb in build/deb/,
+# built by debhelper (debian/rules, with Debian's dh_nginx) from the
+# module and library `make` built, then checked by lintian (any E: fails).
+# debian/rules is run as dpkg-buildpackage runs it, without the source
+# package and .changes it would write into the checkout's parent.
+DEB_ARCH   := $(shell dpkg --print-architecture 2>/dev/null)
+DEB_DIR    := $(BUILD)/deb
+DEB        := $(DEB_DIR)/libnginx-mod-http-solgate_$(VERSION)_$(DEB_ARCH).deb
+DEB_SRCS   := $(wildcard debian/* debian/source/*) README.md \
+	conf/solgate_proxy.conf conf/solgate-production.conf conf/solgate-fleet.conf
+
+$(DEB): $(MODULE) $(DEB_SRCS) | $(BUILD)/.deps-ok
+	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = "$(VERSION)" ] || { \
+	  echo "deb: debian/changelog is at $$v, the Makefile at $(VERSION): add an entry (dch -v $(VERSION))" >&2; exit 1; }
+	dpkg-checkbuilddeps
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)
+	export DEB_RULES_REQUIRES_ROOT=no \
+	  SOURCE_DATE_EPOCH=$$(dpkg-parsechangelog -S Timestamp); \
+	  debian/rules build && debian/rules binary && debian/rules clean
+	@ls -l $(DEB_DIR)/*.deb
+
+$(DEB_DIR)/lintian.txt: $(DEB)
+	lintian --fail-on error --tag-display-limit 0 $< > $@.tmp 2>&1 \
+	  || { cat $@.tmp; echo "deb: lintian found errors (E: above)" >&2; exit 1; }
+	@cat $@.tmp; mv $@.tmp $@
+
+deb: $(DEB) $(DEB_DIR)/lintian.txt
 
 # --- soak -----------------------------------------------------------------
 
