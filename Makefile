@@ -291,6 +291,7 @@ $(DEB): $(MODULE) $(DEB_SRCS) | $(BUILD)/.deps-ok
 	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)
 	export DEB_RULES_REQUIRES_ROOT=no \
 	  SOURCE_DATE_EPOCH=$$(dpkg-parsechangelog -S Timestamp); \
+	  DEB_DESTDIR=$(DEB_DIR); export DEB_DESTDIR; \
 	  debian/rules build && debian/rules binary && debian/rules clean
 	@ls -l $(DEB_DIR)/*.deb
 
@@ -299,7 +300,12 @@ $(DEB_DIR)/lintian.txt: $(DEB)
 	  || { cat $@.tmp; echo "deb: lintian found errors (E: above)" >&2; exit 1; }
 	@cat $@.tmp; mv $@.tmp $@
 
+ifeq ($(SANITIZE),)
 deb: $(DEB) $(DEB_DIR)/lintian.txt
+else
+deb:
+	@echo "deb: it packages the normal build (build/); run it without SANITIZE" >&2; exit 1
+endif
 
 # --- soak -----------------------------------------------------------------
 
