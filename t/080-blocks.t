@@ -431,3 +431,16 @@ gateway_start('eu', $EuHttp, $Config, port => $EuPort, no_root_location => 1);
      wait_for("eu-west is asked for its summary", sub { eu_asked_by_us() > $before }, 10);
      gateway_stop($EuPort);
  }]
+
+
+
+=== TEST 15: an error answer's status line carries its JSON-RPC message, which @solana/kit shows ("HTTP error (401): ...")
+--- request eval
+[step {
+     my $res = us(get_block_call(60, $Old));
+     is($res->{status}, 401, 'no key: 401');
+     is($res->{reason}, 'Unauthorized: getBlock needs an API key', 'the reason phrase is the message');
+     like($res->{body}, qr/"message":"Unauthorized: getBlock needs an API key"/, 'as in the body');
+     my $ok = us(get_block_call(61, $Old), 'key-op');
+     is($ok->{reason}, 'OK', 'answers that are no error keep nginx\'s');
+ }]

@@ -8,6 +8,8 @@
 #include "ngx_http_solgate_module.h"
 
 
+static ngx_int_t ngx_http_solgate_reason(ngx_http_request_t *r,
+    ngx_uint_t status, u_char *body, size_t len);
 static void ngx_http_solgate_free_text(void *data);
 
 
@@ -67,8 +69,44 @@ ngx_int_t
 ngx_http_solgate_send_json(ngx_http_request_t *r, ngx_uint_t status,
     u_char *body, size_t len)
 {
+    if (status >= NGX_HTTP_BAD_REQUEST
+        && ngx_http_solgate_reason(r, status, body, len) != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
     return ngx_http_solgate_send(r, status, &ngx_http_solgate_json_type, body,
                                  len);
+}
+
+
+/*
+ * An error answer's status line carries its JSON-RPC message as the
+ * reason phrase ("HTTP/1.1 429 Block 5 is being retrieved ..."): some
+ * clients show only that (@solana/kit: "HTTP error (429): <reason>").
+ */
+static ngx_int_t
+ngx_http_solgate_reason(ngx_http_request_t *r, ngx_uint_t status,
+    u_char *body, size_t len)
+{
+    u_char  *line, *p;
+    size_t   n;
+
+    line = ngx_pnalloc(r->pool, NGX_INT_T_LEN + 1 + SG_MAX_REASON_PHRASE);
+    if (line == NULL) {
+        return NGX_ERROR;
+    }
+
+    p = ngx_sprintf(line, "%ui ", status);
+    n = sg_error_reason((const char *) body, len, (char *) p,
+                        SG_MAX_REASON_PHRASE);
+
+    if (n > 0) {
+        r->headers_out.status_line.data = line;
+        r->headers_out.status_line.len = (p - line) + n;
+    }
+
+    return NGX_OK;
 }
 
 

@@ -394,6 +394,17 @@ SG_API void sg_request_finish(sg_request_t *req, unsigned http_status,
 SG_API int sg_looks_like_rpc_error(const char *data, size_t len) SG_NOEXCEPT;
 
 /*
+ * The message of a JSON-RPC error answer as an HTTP reason phrase
+ * (printable ASCII, at most SG_MAX_REASON_PHRASE bytes), written to out
+ * (not terminated); its length, 0 when the answer is not one error.  For
+ * the status line of Solgate's own error answers: clients such as
+ * @solana/kit show only "HTTP error (429): <reason>".
+ */
+#define SG_MAX_REASON_PHRASE  160
+SG_API size_t sg_error_reason(const char *answer, size_t len, char *out,
+    size_t size) SG_NOEXCEPT;
+
+/*
  * Fan-out policies (broadcast, consensus, hedge): once, after
  * sg_request_route said forward, the policy the request falls under and
  * the upstreams (indices, up to cap) of the attempts to start at once;

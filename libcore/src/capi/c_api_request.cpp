@@ -1,12 +1,16 @@
 // The extern "C" shims of a client request: parse, route, the attempts and
 // the answers Solgate writes itself. They fail closed: a request Solgate
 // could not judge is answered 500, never forwarded.
+#include <algorithm>
+#include <cstring>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "base/recycled.h"
 #include "capi/c_api_util.h"
 #include "capi/c_handles.h"
+#include "json/error_answer.h"
 #include "routing/router.h"
 #include "rpc/answers.h"
 #include "solgate/solgate.h"
@@ -207,6 +211,28 @@ void sg_request_finish(sg_request_t* req, unsigned http_status, int rpc_error,
         req->request.Finish(http_status, rpc_error != 0, duration_ms);
         return SG_OK;
     });
+}
+
+size_t sg_error_reason(const char* answer, size_t len, char* out,
+                       size_t size) noexcept {
+    static_assert(SG_MAX_REASON_PHRASE == solgate::kMaxReasonPhrase,
+                  "the C ABI's bound is libcore's");
+    if (answer == nullptr || out == nullptr) {
+        return 0;
+    }
+    try {
+        std::optional<std::string> message =
+            solgate::ParseErrorMessage(std::string_view(answer, len));
+        if (!message) {
+            return 0;
+        }
+        std::string reason = solgate::ReasonPhrase(*message);
+        size_t n = std::min(reason.size(), size);
+        std::memcpy(out, reason.data(), n);
+        return n;
+    } catch (...) {
+        return 0;   // no reason phrase: nginx's own
+    }
 }
 
 int sg_looks_like_rpc_error(const char* data, size_t len) noexcept {

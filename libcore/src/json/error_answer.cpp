@@ -10,7 +10,8 @@ namespace {
 
 constexpr size_t kMaxErrorDepth = 64;
 
-class ErrorCodeReader : public JsonValueEvents<ErrorCodeReader, kMaxErrorDepth> {
+// The error object's "code" and "message" of one response object.
+class ErrorReader : public JsonValueEvents<ErrorReader, kMaxErrorDepth> {
 public:
     bool OnValue(JsonKind kind, std::string_view text) {
         if (depth() == 0) {
@@ -28,36 +29,67 @@ public:
             }
             code_ = value;
         }
+        if (depth() == 2 && in_error_ && key_ == "message" &&
+            kind == JsonKind::kString) {
+            message_ = std::string(text);
+        }
         return true;
     }
     bool OnKey(std::string_view key) {
         if (depth() == 1) {
             in_error_ = key == "error";
         } else if (depth() == 2 && in_error_) {
-            key_ = key == "code" ? "code" : "";
+            key_ = key == "code" ? "code" : key == "message" ? "message" : "";
         }
         return true;
     }
     bool OnClose() { return true; }
 
     std::optional<int64_t> code() const { return code_; }
+    const std::optional<std::string>& message() const { return message_; }
 
 private:
     bool in_error_ = false;
-    std::string_view key_;
+    std::string_view key_;   // a literal: the key itself is gone after
     std::optional<int64_t> code_;
+    std::optional<std::string> message_;
 };
+
+bool ReadError(std::string_view body, ErrorReader* handler) {
+    size_t consumed = 0;
+    YajlReader<ErrorReader> reader(*handler, &consumed);
+    return reader.ReadWhole(body) == YajlRead::kOk;
+}
 
 }  // namespace
 
 std::optional<int64_t> ParseErrorCode(std::string_view body) {
-    ErrorCodeReader handler;
-    size_t consumed = 0;
-    YajlReader<ErrorCodeReader> reader(handler, &consumed);
-    if (reader.ReadWhole(body) != YajlRead::kOk) {
+    ErrorReader handler;
+    if (!ReadError(body, &handler)) {
         return std::nullopt;
     }
     return handler.code();
+}
+
+std::optional<std::string> ParseErrorMessage(std::string_view body) {
+    ErrorReader handler;
+    if (!ReadError(body, &handler)) {
+        return std::nullopt;
+    }
+    return handler.message();
+}
+
+std::string ReasonPhrase(std::string_view message) {
+    std::string out;
+    for (char c : message) {
+        auto b = static_cast<unsigned char>(c);
+        out.push_back(b >= 0x20 && b < 0x7f ? c : '?');
+    }
+    if (out.size() > kMaxReasonPhrase) {
+        out.resize(kMaxReasonPhrase - 3);
+        out += "...";
+    }
+    return out;
 }
 
 }  // namespace solgate

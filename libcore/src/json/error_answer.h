@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace solgate {
@@ -14,5 +15,16 @@ namespace solgate {
 // object; nullopt for a result, a batch, a code that is no integer, or a
 // body that is not valid JSON.
 std::optional<int64_t> ParseErrorCode(std::string_view body);
+
+// The "message" of the "error" object of one JSON-RPC response object,
+// decoded; nullopt as for ParseErrorCode, or when it has no string message.
+std::optional<std::string> ParseErrorMessage(std::string_view body);
+
+// A message as an HTTP status line's reason phrase: printable ASCII (any
+// other byte '?'), at most kMaxReasonPhrase bytes (cut with "...").
+// Clients that show only the status line (@solana/kit: "HTTP error (429):
+// <reason>") then show why.
+constexpr size_t kMaxReasonPhrase = 160;
+std::string ReasonPhrase(std::string_view message);
 
 }  // namespace solgate

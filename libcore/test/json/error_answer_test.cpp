@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "solgate/solgate.h"
+
 namespace solgate {
 namespace {
 
@@ -25,6 +29,35 @@ TEST(ErrorAnswer, AnythingElseHasNoCode) {
     EXPECT_FALSE(ParseErrorCode(R"({"error":{"code":-32005})"));  // cut short
     EXPECT_FALSE(ParseErrorCode(R"({"result":{"code":-32005}})"));
     EXPECT_FALSE(ParseErrorCode(""));
+}
+
+}  // namespace
+}  // namespace solgate
+
+namespace solgate {
+namespace {
+
+TEST(ErrorAnswer, TheMessageAsAReasonPhrase) {
+    EXPECT_EQ(ParseErrorMessage(
+                  R"({"jsonrpc":"2.0","error":{"code":-32003,"message":"Unauthorized: getBlock needs an API key"},"id":1})"),
+              "Unauthorized: getBlock needs an API key");
+    EXPECT_EQ(ParseErrorMessage(R"({"jsonrpc":"2.0","result":1,"id":1})"),
+              std::nullopt);
+    EXPECT_EQ(ParseErrorMessage(R"([{"jsonrpc":"2.0","error":{"code":1,"message":"x"},"id":1}])"),
+              std::nullopt);
+    EXPECT_EQ(ParseErrorMessage(R"({"error":{"message":"a\r\nb\u00e9"}})"),
+              "a\r\nb\xc3\xa9");
+    EXPECT_EQ(ReasonPhrase("a\r\nb\xc3\xa9"), "a??b??");
+    std::string long_message(500, 'x');
+    std::string cut = ReasonPhrase(long_message);
+    EXPECT_EQ(cut.size(), kMaxReasonPhrase);
+    EXPECT_EQ(cut.substr(cut.size() - 3), "...");
+
+    char out[SG_MAX_REASON_PHRASE];
+    const char answer[] = R"({"jsonrpc":"2.0","error":{"code":-32019,"message":"Rate limit"},"id":1})";
+    size_t n = sg_error_reason(answer, sizeof(answer) - 1, out, sizeof(out));
+    EXPECT_EQ(std::string(out, n), "Rate limit");
+    EXPECT_EQ(sg_error_reason("{}", 2, out, sizeof(out)), 0u);
 }
 
 }  // namespace
