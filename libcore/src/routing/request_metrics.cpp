@@ -1,5 +1,6 @@
 #include "routing/request_metrics.h"
 
+#include "routing/network.h"
 #include "routing/upstream_health.h"
 
 namespace solgate {
@@ -88,6 +89,33 @@ void ObserveLatency(UpstreamHostRecord& host, MethodClass method_class,
     }
     host.latency_count[c].fetch_add(1, std::memory_order_relaxed);
     host.latency_sum_ms[c].fetch_add(duration_ms, std::memory_order_relaxed);
+}
+
+std::vector<UpstreamTraffic> UpstreamTrafficOf(const Network& network) {
+    std::vector<UpstreamTraffic> traffic(network.size());
+    std::vector<UpstreamTraffic*> by_slot(kMaxUpstreams + 1, nullptr);
+    for (size_t i = 0; i < network.size(); i++) {
+        by_slot[network.RecordIndex(i)] = &traffic[i];
+        const UpstreamHostRecord& host = network.host(i);
+        for (size_t c = 1; c < kAttemptCauses; c++) {  // 0 is "ok"
+            traffic[i].errors +=
+                host.failovers[c].load(std::memory_order_relaxed);
+        }
+    }
+    ForEachRequestCount(
+        network.counters().requests,
+        [&](size_t slot, size_t, RequestOutcome outcome, uint64_t n) {
+            UpstreamTraffic* t = slot < by_slot.size() ? by_slot[slot] : nullptr;
+            if (t == nullptr) {
+                return;  // Solgate's own answers, or a retired record
+            }
+            t->requests += n;
+            if (outcome == RequestOutcome::kHttpError ||
+                outcome == RequestOutcome::kRpcError) {
+                t->errors += n;
+            }
+        });
+    return traffic;
 }
 
 void ObserveStoreRoundTrip(NetworkHostCounters& counters, uint64_t us) {

@@ -10,11 +10,14 @@
 #include <cstdint>
 #include <functional>
 #include <string_view>
+#include <vector>
 
 #include "rpc/solana_methods.h"
 #include "slots/shared_state.h"
 
 namespace solgate {
+
+class Network;
 
 enum class RequestOutcome : uint32_t {
     kOk = 0,     // an upstream's answer with a result
@@ -44,6 +47,17 @@ void ForEachRequestCount(
 
 void ObserveLatency(UpstreamHostRecord& host, MethodClass method_class,
                     uint64_t duration_ms);
+
+// What an upstream did for clients on this host, as counted so far:
+// requests it answered (the last attempt of a request, whatever the
+// answer), and errors: those answers that were an HTTP or JSON-RPC error,
+// plus the attempts on it that failed and were retried elsewhere.
+struct UpstreamTraffic {
+    uint64_t requests = 0;
+    uint64_t errors = 0;
+};
+// One per upstream of the network, in its order (one walk of the table).
+std::vector<UpstreamTraffic> UpstreamTrafficOf(const Network& network);
 
 // Fleet mode: one command's round trip to the shared store.
 void ObserveStoreRoundTrip(NetworkHostCounters& counters, uint64_t us);

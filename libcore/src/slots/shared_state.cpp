@@ -195,6 +195,14 @@ void UpstreamRecord::Reset(std::string_view new_id) {
     for (auto& count : host.broadcasts) {
         count.store(0);
     }
+    // a record given to another id must not show the last one's history
+    for (auto& sample : host.history.lags) {
+        sample.store(0);
+    }
+    for (size_t k = 0; k < kRateMarks; k++) {
+        host.history.requests[k].store(0);
+        host.history.errors[k].store(0);
+    }
     size_t n = std::min(new_id.size(), kIdCapacity - 1);
     std::memcpy(id, new_id.data(), n);
     id[n] = '\0';

@@ -54,6 +54,21 @@ struct SharedText {
     std::string Read() const;
 };
 
+// The last 15 minutes of an upstream as this host's poller saw it, for the
+// status page (slots/upstream_history.h): one sample per kHistoryStepMs,
+// each a single word tagged with its step, so a word left from an older
+// lap of the ring, or never written, reads as no sample; and the request
+// and error counts at the start of the last few steps, for rates.
+constexpr int64_t kHistoryStepMs = 15000;
+constexpr size_t kHistorySteps = 60;   // 15 minutes
+constexpr size_t kRateMarks = 5;       // a minute back, and the current step
+
+struct UpstreamHistory {
+    std::atomic<uint64_t> lags[kHistorySteps];       // packed LagSample
+    std::atomic<uint64_t> requests[kRateMarks];      // packed CountMark
+    std::atomic<uint64_t> errors[kRateMarks];
+};
+
 // What one host keeps of an upstream for itself, whatever store holds the
 // upstream's shared state: the poller's schedule and the metrics counters
 // (each host's metrics are scraped on their own).
@@ -99,6 +114,7 @@ struct UpstreamHostRecord {
     // An operator's drain (monotonic ms): until then its subscribers move
     // and new ones go elsewhere when they can. 0: none.
     std::atomic<int64_t> ws_drain_until_ms;
+    UpstreamHistory history;
 };
 
 // A process holding subscription connections of the network, with how
@@ -238,7 +254,7 @@ struct NetworkHostCounters {
 
 struct NetworkShared {
     static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
-    static constexpr uint32_t kLayout = 15;
+    static constexpr uint32_t kLayout = 16;
 
     uint32_t magic;
     uint32_t layout;

@@ -4,8 +4,10 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "routing/request_metrics.h"
 #include "rpc/cluster.h"
 #include "slots/poll_reply.h"
+#include "slots/upstream_history.h"
 
 namespace solgate {
 namespace {
@@ -305,6 +307,7 @@ void NetworkPoller::Tick() {
     int64_t now = clock_.MonotonicMs();
     network_.RefreshLanes(now);
     uint64_t reference = network_.LagReferenceOf(network_.all_upstreams());
+    std::optional<std::vector<UpstreamTraffic>> traffic;  // summed if needed
     for (size_t i = 0; i < upstreams_.size(); i++) {
         // An old worker draining after a reload must not poll into a
         // record that the new configuration gave to another upstream.
@@ -316,7 +319,25 @@ void NetworkPoller::Tick() {
                 upstreams_[i]->Tick();
             }
             NoteLag(i, reference);
+            SampleHistory(i, reference, now, traffic);
         }
+    }
+}
+
+void NetworkPoller::SampleHistory(
+    size_t i, uint64_t reference, int64_t now,
+    std::optional<std::vector<UpstreamTraffic>>& traffic) {
+    UpstreamHistory& history = network_.host(i).history;
+    // nothing known of it yet: a gap, not a lag of 0
+    if (network_.slots().Observed(i) != 0) {
+        RecordLags(history, now, network_.SlotLagOf(i, reference),
+                   IngestionLag(network_, i));
+    }
+    if (NeedsCountMark(history, now)) {
+        if (!traffic) {
+            traffic = UpstreamTrafficOf(network_);
+        }
+        MarkCounts(history, now, (*traffic)[i].requests, (*traffic)[i].errors);
     }
 }
 

@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "routing/network.h"
+#include "routing/request_metrics.h"
 #include "base/transport.h"
 
 namespace solgate {
@@ -77,6 +79,11 @@ public:
 private:
     // Logs upstream i's lag verdict when it changed (the lease holder's).
     void NoteLag(size_t i, uint64_t reference);
+    // Adds this tick to upstream i's history for the status page (the
+    // lease holder's); the counts are summed once per tick, when a mark
+    // needs them.
+    void SampleHistory(size_t i, uint64_t reference, int64_t now,
+                       std::optional<std::vector<UpstreamTraffic>>& traffic);
 
     const Network& network_;
     Clock& clock_;
