@@ -66,7 +66,7 @@ DEB_PACKAGES := $(RUNTIME_PACKAGES) build-essential pkg-config nginx nginx-dev \
 	libcmocka-dev googletest libgtest-dev \
 	libtest-base-perl libwww-perl libjson-pp-perl libio-socket-ssl-perl openssl \
 	curl wrk libnginx-mod-http-lua lua-cjson \
-	clang libclang-rt-14-dev valgrind \
+	clang libclang-rt-14-dev valgrind chromium \
 	debhelper dpkg-dev lintian
 
 CORE_SRCS  := $(wildcard libcore/src/*/*.cpp)

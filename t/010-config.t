@@ -26,14 +26,14 @@ run_tests();
          'the startup line, in the error log, names the networks and upstreams');
 }
 
-# In every shipped example, /metrics and the admin endpoints answer only
-# the addresses the operator allows: they name every upstream, its state
-# and (masked) keys, and the admin location can cordon.
+# In every shipped example, /metrics, the status page and the admin
+# endpoints answer only the addresses the operator allows: they name every
+# upstream, its state and (masked) keys, and the admin location can cordon.
 for my $example (qw(solgate-demo.conf solgate-fleet.conf)) {
     open my $in, '<', "$ENV{TEST_NGINX_CONF_DIR}/$example" or die "$example: $!";
     my $conf = do { local $/; <$in> };
     close $in;
-    my @private = grep { /\bsolgate_(?:metrics|admin)\s*;/ }
+    my @private = grep { /\bsolgate_(?:metrics|admin|status)\s*;/ }
         $conf =~ /^\s*location\s+[^{]*\{([^{}]*)\}/mg;
     ok(@private >= 2, "$example has its metrics and admin locations");
     for my $body (@private) {

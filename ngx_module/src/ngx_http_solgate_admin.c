@@ -3,6 +3,7 @@
  * .../uncordon and .../drain (sg_admin_handle); this handler hands it the
  * path, the method and the query arguments, logs what it says to log, and
  * sends the answer.  solgate_metrics: libcore's Prometheus text.
+ * solgate_status: libcore's HTML status page.
  */
 
 #include "ngx_http_solgate_module.h"
@@ -10,6 +11,7 @@
 
 static ngx_int_t ngx_http_solgate_admin_handler(ngx_http_request_t *r);
 static ngx_int_t ngx_http_solgate_metrics_handler(ngx_http_request_t *r);
+static ngx_int_t ngx_http_solgate_status_handler(ngx_http_request_t *r);
 static ngx_int_t ngx_http_solgate_admin_arg(ngx_http_request_t *r,
     char *name, sg_str_t *value, int *present);
 
@@ -17,6 +19,8 @@ static ngx_int_t ngx_http_solgate_admin_arg(ngx_http_request_t *r,
 static ngx_str_t  ngx_http_solgate_admin_type = ngx_string("application/json");
 static ngx_str_t  ngx_http_solgate_metrics_type =
     ngx_string("text/plain; version=0.0.4");
+static ngx_str_t  ngx_http_solgate_status_type =
+    ngx_string("text/html; charset=utf-8");
 
 
 char *
@@ -38,6 +42,18 @@ ngx_http_solgate_metrics(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
     clcf->handler = ngx_http_solgate_metrics_handler;
+
+    return NGX_CONF_OK;
+}
+
+
+char *
+ngx_http_solgate_status(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_core_loc_conf_t  *clcf;
+
+    clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
+    clcf->handler = ngx_http_solgate_status_handler;
 
     return NGX_CONF_OK;
 }
@@ -125,6 +141,52 @@ ngx_http_solgate_metrics_handler(ngx_http_request_t *r)
 
     return ngx_http_solgate_send_text(r, NGX_HTTP_OK,
                                       &ngx_http_solgate_metrics_type, &text);
+}
+
+
+/*
+ * The page refreshes itself (a script, or a meta refresh without one):
+ * a cached copy would freeze it.
+ */
+static ngx_int_t
+ngx_http_solgate_status_handler(ngx_http_request_t *r)
+{
+    sg_text_t                      text;
+    ngx_int_t                      rc;
+    ngx_table_elt_t               *h;
+    ngx_http_solgate_main_conf_t  *smcf;
+
+    if (!(r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD))) {
+        return NGX_HTTP_NOT_ALLOWED;
+    }
+
+    rc = ngx_http_discard_request_body(r);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    smcf = ngx_http_get_module_main_conf(r, ngx_http_solgate_module);
+
+    if (sg_status_render_page(smcf->cores.elts, smcf->cores.nelts,
+                              (int64_t) ngx_current_msec,
+                              ngx_http_solgate_wall_ms(), &text)
+        != SG_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    h = ngx_list_push(&r->headers_out.headers);
+    if (h == NULL) {
+        sg_text_free(&text);
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    h->hash = 1;
+    ngx_str_set(&h->key, "Cache-Control");
+    ngx_str_set(&h->value, "no-store");
+
+    return ngx_http_solgate_send_text(r, NGX_HTTP_OK,
+                                      &ngx_http_solgate_status_type, &text);
 }
 
 

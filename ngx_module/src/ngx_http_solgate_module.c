@@ -90,6 +90,13 @@ static ngx_command_t  ngx_http_solgate_commands[] = {
       0,
       NULL },
 
+    { ngx_string("solgate_status"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
+      ngx_http_solgate_status,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
       ngx_null_command
 };
 

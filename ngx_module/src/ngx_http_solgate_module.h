@@ -444,6 +444,8 @@ void ngx_http_solgate_poller_stop(ngx_cycle_t *cycle);
 char *ngx_http_solgate_admin(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 char *ngx_http_solgate_metrics(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+char *ngx_http_solgate_status(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
 
 /* ngx_http_solgate_body.c */
 ssize_t ngx_http_solgate_chain_copy(ngx_chain_t *in, u_char *dst,

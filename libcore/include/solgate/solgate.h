@@ -563,7 +563,8 @@ SG_API int sg_poller_start(sg_network_t *const *nets, size_t n, uint32_t pid,
 SG_API void sg_poller_stop(sg_poller_t *poller) SG_NOEXCEPT;
 
 
-/* Status: GET /solgate/state (JSON) and /metrics (Prometheus text) */
+/* Status: GET /solgate/state (JSON), /metrics (Prometheus text) and the
+ * status page (HTML) */
 
 /* One request to solgate_admin: the query arguments URL-decoded. */
 typedef struct {
@@ -592,6 +593,11 @@ SG_API int sg_admin_handle(sg_network_t *const *nets, size_t n,
 
 SG_API int sg_status_render_metrics(sg_network_t *const *nets, size_t n,
     int64_t now_ms, sg_text_t *out) SG_NOEXCEPT;
+
+/* The HTML status page of solgate_status (self-contained: inline CSS, SVG
+ * and script); free with sg_text_free.  Fails closed. */
+SG_API int sg_status_render_page(sg_network_t *const *nets, size_t n,
+    int64_t now_ms, int64_t wall_ms, sg_text_t *out) SG_NOEXCEPT;
 
 
 /*

@@ -20,6 +20,7 @@
 #include "status/admin_api.h"
 #include "status/metrics_text.h"
 #include "status/state_json.h"
+#include "status/status_page.h"
 
 struct sg_poller_s {
     std::unique_ptr<solgate::PollerThread> thread;
@@ -148,6 +149,17 @@ int sg_status_render_metrics(sg_network_t* const* nets, size_t n,
             solgate::ReapWsHolders(*network);
         }
         return ToText(solgate::RenderMetrics(networks, now_ms), out);
+    });
+}
+
+int sg_status_render_page(sg_network_t* const* nets, size_t n, int64_t now_ms,
+                          int64_t wall_ms, sg_text_t* out) noexcept {
+    if (out == nullptr || (nets == nullptr && n > 0)) {
+        return SG_INVALID;
+    }
+    return Guard(SG_ERROR, [&] {
+        return ToText(
+            solgate::RenderStatusPage(Networks(nets, n), now_ms, wall_ms), out);
     });
 }
 
