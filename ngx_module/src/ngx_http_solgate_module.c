@@ -76,6 +76,13 @@ static ngx_command_t  ngx_http_solgate_commands[] = {
       0,
       NULL },
 
+    { ngx_string("solgate_health"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_http_solgate_health,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
     { ngx_string("solgate_admin"),
       NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
       ngx_http_solgate_admin,
@@ -266,6 +273,8 @@ ngx_http_solgate_create_loc_conf(ngx_conf_t *cf)
      *
      *     slcf->pass_name = { 0, NULL };
      *     slcf->network = NULL;
+     *     slcf->health_name = { 0, NULL };
+     *     slcf->health = NULL;
      */
 
     return slcf;
@@ -289,32 +298,53 @@ ngx_http_solgate_pass(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_solgate_loc_conf_t *slcf = conf;
 
-    ngx_str_t                     *value;
-    ngx_http_solgate_pass_ref_t   *ref;
-    ngx_http_solgate_main_conf_t  *smcf;
+    ngx_str_t  *value;
 
     if (slcf->pass_name.data != NULL) {
         return "is duplicate";
     }
 
     value = cf->args->elts;
-    smcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_solgate_module);
+    slcf->pass_name = value[1];
 
-    /* the network may be defined further down the http block */
-    ref = ngx_array_push(&smcf->pass_refs);
-    if (ref == NULL) {
+    if (ngx_http_solgate_add_pass_ref(cf, "solgate_pass", &value[1],
+                                      &slcf->network, 0)
+        != NGX_OK)
+    {
         return NGX_CONF_ERROR;
     }
 
-    slcf->pass_name = value[1];
+    return NGX_CONF_OK;
+}
 
-    ref->name = value[1];
-    ref->target = &slcf->network;
+
+/*
+ * A location directive naming a network, which may be defined further
+ * down the http block: *target is set once the block is read.
+ */
+ngx_int_t
+ngx_http_solgate_add_pass_ref(ngx_conf_t *cf, const char *directive,
+    ngx_str_t *name, ngx_http_solgate_network_t **target, ngx_uint_t health)
+{
+    ngx_http_solgate_pass_ref_t   *ref;
+    ngx_http_solgate_main_conf_t  *smcf;
+
+    smcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_solgate_module);
+
+    ref = ngx_array_push(&smcf->pass_refs);
+    if (ref == NULL) {
+        return NGX_ERROR;
+    }
+
+    ref->directive = directive;
+    ref->name = *name;
+    ref->target = target;
     ref->server = ngx_http_conf_get_module_srv_conf(cf, ngx_http_core_module);
     ref->location = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
+    ref->health = health;
     ngx_http_solgate_conf_here(cf, &ref->at);
 
-    return NGX_CONF_OK;
+    return NGX_OK;
 }
 
 
@@ -332,10 +362,10 @@ ngx_http_solgate_resolve_pass_refs(ngx_conf_t *cf,
 
         if (*ref[i].target == NULL) {
             ngx_log_error(NGX_LOG_EMERG, cf->log, 0,
-                          "solgate_pass names unknown network \"%V\" "
+                          "%s names unknown network \"%V\" "
                           "(no solgate_network \"%V\" block) in %V:%ui",
-                          &ref[i].name, &ref[i].name, &ref[i].at.file,
-                          ref[i].at.line);
+                          ref[i].directive, &ref[i].name, &ref[i].name,
+                          &ref[i].at.file, ref[i].at.line);
             return NGX_ERROR;
         }
     }
@@ -362,6 +392,10 @@ ngx_http_solgate_check_retry_locations(ngx_conf_t *cf,
     ref = smcf->pass_refs.elts;
 
     for (i = 0; i < smcf->pass_refs.nelts; i++) {
+        if (ref[i].health) {
+            continue;
+        }
+
         named = ref[i].server->named_locations;
 
         while (named != NULL && *named != NULL) {
@@ -409,6 +443,10 @@ ngx_http_solgate_check_resolvers(ngx_conf_t *cf,
     ref = smcf->pass_refs.elts;
 
     for (i = 0; i < smcf->pass_refs.nelts; i++) {
+        if (ref[i].health) {
+            continue;
+        }
+
         resolver = ref[i].location->resolver;
 
         if (resolver != NULL && resolver->connections.nelts > 0) {

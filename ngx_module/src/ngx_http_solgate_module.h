@@ -121,13 +121,18 @@ struct ngx_http_solgate_blocks_s {
 };
 
 
-/* A solgate_pass naming a network; resolved once the http block is read. */
+/*
+ * A solgate_pass (or solgate_health) naming a network; resolved once the
+ * http block is read.
+ */
 typedef struct {
+    const char                  *directive;
     ngx_str_t                    name;
     ngx_http_solgate_network_t **target;
     ngx_http_core_srv_conf_t    *server;    /* its server, for @solgate_retry */
     ngx_http_core_loc_conf_t    *location;  /* its location, for resolver */
     ngx_http_solgate_conf_at_t   at;
+    unsigned                     health:1;  /* needs no proxying */
 } ngx_http_solgate_pass_ref_t;
 
 
@@ -151,6 +156,8 @@ typedef struct {
 typedef struct {
     ngx_str_t                    pass_name;
     ngx_http_solgate_network_t  *network;   /* NULL: not a solgate location */
+    ngx_str_t                    health_name;
+    ngx_http_solgate_network_t  *health;    /* solgate_health's network */
 } ngx_http_solgate_loc_conf_t;
 
 
@@ -439,6 +446,14 @@ ngx_int_t ngx_http_solgate_fleet_build(ngx_conf_t *cf,
 ngx_int_t ngx_http_solgate_poller_start(ngx_cycle_t *cycle);
 ngx_int_t ngx_http_solgate_poller_reload(ngx_cycle_t *cycle);
 void ngx_http_solgate_poller_stop(ngx_cycle_t *cycle);
+
+/* ngx_http_solgate_module.c */
+ngx_int_t ngx_http_solgate_add_pass_ref(ngx_conf_t *cf, const char *directive,
+    ngx_str_t *name, ngx_http_solgate_network_t **target, ngx_uint_t health);
+
+/* ngx_http_solgate_health.c */
+char *ngx_http_solgate_health(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
 
 /* ngx_http_solgate_admin.c */
 char *ngx_http_solgate_admin(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);

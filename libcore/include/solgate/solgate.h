@@ -211,6 +211,26 @@ SG_API size_t sg_network_shared_size(void) SG_NOEXCEPT;
 SG_API int sg_network_bind(sg_network_t *net, void *shared, int fresh,
     int64_t now_ms, char *err, size_t err_size) SG_NOEXCEPT;
 
+/*
+ * solgate_health: whether a load balancer may send the network client
+ * traffic.  http_status 200 with body {"status":"ok","eligible":N} while
+ * N > 0 upstreams could take it (not cordoned, not out of rotation after
+ * failed attempts, not lagging: the router's own standing), else 503 with
+ * {"status":"unavailable","eligible":0,"reason":"..."}.  No lock, no
+ * allocation.
+ */
+#define SG_HEALTH_BODY_MAX  192
+
+typedef struct {
+    unsigned     http_status;
+    size_t       eligible;
+    size_t       len;
+    char         body[SG_HEALTH_BODY_MAX];
+} sg_health_t;
+
+SG_API int sg_network_health(const sg_network_t *net, int64_t now_ms,
+    sg_health_t *out) SG_NOEXCEPT;
+
 /* One HTTP request body: a JSON-RPC call or a batch of them */
 
 typedef struct sg_request_s  sg_request_t;

@@ -8,6 +8,7 @@
 #include "capi/c_handles.h"
 #include "conf/conf_words.h"
 #include "solgate/solgate.h"
+#include "status/health_answer.h"
 
 namespace {
 
@@ -225,6 +226,21 @@ int sg_network_bind(sg_network_t* net, void* shared, int fresh,
     }
     return RunReporting(err, err_size, SG_ERROR, [&](std::string* error) {
         return net->network.Bind(shared, fresh != 0, now_ms, error);
+    });
+}
+
+int sg_network_health(const sg_network_t* net, int64_t now_ms,
+                      sg_health_t* out) noexcept {
+    if (net == nullptr || out == nullptr) {
+        return SG_INVALID;
+    }
+    return Guard(SG_ERROR, [&] {
+        solgate::HealthAnswer answer = solgate::AnswerHealth(
+            net->network, now_ms, out->body, sizeof(out->body));
+        out->http_status = answer.http_status;
+        out->eligible = answer.eligible;
+        out->len = answer.len;
+        return static_cast<int>(SG_OK);
     });
 }
 

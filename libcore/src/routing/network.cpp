@@ -506,6 +506,49 @@ uint64_t Network::SlotLagInNetwork(size_t i) const {
     return SlotLagOf(i, LagReferenceOf(all_));
 }
 
+CandidateTier Network::Standing(size_t i, uint64_t lag, int64_t now_ms,
+                               bool subscription) const {
+    if (Cordoned(i)) {
+        return CandidateTier::kCordoned;
+    }
+    if (Ejected(host(i), now_ms) || (subscription && Draining(i, now_ms))) {
+        return CandidateTier::kEjected;
+    }
+    if (Lagging(lag, settings_.max_slot_lag)) {
+        return CandidateTier::kLagging;
+    }
+    return upstreams_[i].routing.backup ? CandidateTier::kBackup
+                                        : CandidateTier::kEligible;
+}
+
+Network::Eligibility Network::CountEligible(int64_t now_ms) const {
+    Eligibility out;
+    if (!bound()) {
+        return out;
+    }
+    // as a request without a selector is routed (RoutedRequest::NextPick)
+    uint64_t reference =
+        settings_.max_slot_lag > 0 ? LagReferenceOf(all_) : 0;
+    for (size_t i = 0; i < upstreams_.size(); i++) {
+        uint64_t lag = reference == 0 ? 0 : SlotLagOf(i, reference);
+        switch (Standing(i, lag, now_ms, false)) {
+        case CandidateTier::kCordoned:
+            out.cordoned++;
+            break;
+        case CandidateTier::kEjected:
+            out.ejected++;
+            break;
+        case CandidateTier::kLagging:
+            out.lagging++;
+            break;
+        default:
+            out.eligible++;
+            break;
+        }
+    }
+    return out;
+}
+
 std::optional<Network::PickResult> Network::Pick(
     const PickRequest& request) const {
     // Uninitialised on purpose: only the first n are written and read.
@@ -539,22 +582,11 @@ std::optional<Network::PickResult> Network::Pick(
         uint64_t lag = request.lag_reference == 0
                            ? 0
                            : SlotLagOf(i, request.lag_reference);
-        bool lagging = Lagging(lag, max_lag);
-        bool ejected = Ejected(host(i), request.now_ms);
         Candidate c{i, CandidateTier::kEligible, true, 1};
-        if (is_cordoned) {
-            c.tier = CandidateTier::kCordoned;
-        } else if (ejected ||
-                   (request.subscription && Draining(i, request.now_ms))) {
-            c.tier = CandidateTier::kEjected;
-        } else if (lagging) {
-            c.tier = CandidateTier::kLagging;
-        } else if (fallback) {
+        c.tier = Standing(i, lag, request.now_ms, request.subscription);
+        if (fallback && (c.tier == CandidateTier::kEligible ||
+                         c.tier == CandidateTier::kBackup)) {
             c.tier = CandidateTier::kFallbackBackup;
-        } else if (upstreams_[i].routing.backup) {
-            c.tier = CandidateTier::kBackup;
-        } else {
-            c.tier = CandidateTier::kEligible;
         }
         if (fallback && c.tier != CandidateTier::kFallbackBackup) {
             continue;  // a fallback is taken only when it is healthy

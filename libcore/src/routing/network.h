@@ -268,6 +268,23 @@ public:
         // A subscription connection: a drained upstream is a last resort.
         bool subscription = false;
     };
+    // Where upstream i stands for client traffic, whatever the request:
+    // cordoned, ejected (or, for a subscription, drained), lagging behind
+    // `lag_reference` by `lag` slots, a backup, or eligible. Pick's tiers.
+    CandidateTier Standing(size_t i, uint64_t lag, int64_t now_ms,
+                           bool subscription) const;
+
+    // How many upstreams could be given client traffic now (Standing
+    // eligible or backup, by the network-wide lag reference), and why the
+    // others cannot: what solgate_health answers. No lock, no allocation.
+    struct Eligibility {
+        size_t eligible = 0;
+        size_t cordoned = 0;
+        size_t ejected = 0;
+        size_t lagging = 0;
+    };
+    Eligibility CountEligible(int64_t now_ms) const;
+
     struct PickResult {
         size_t upstream = 0;
         CandidateTier tier = CandidateTier::kEligible;
