@@ -200,6 +200,18 @@ SG_API int sg_network_configure(sg_network_t *net,
     const sg_network_settings_t *settings, char *err, size_t err_size)
     SG_NOEXCEPT;
 
+/*
+ * state PATH: the directory (absolute) where the network's operator
+ * cordons and WebSocket drains are kept on disk, in the file that
+ * sg_network_state_file names (owned by net; empty without state).
+ * SG_INVALID with the message when repeated, relative, not a directory
+ * or not writable by this process; a directory that does not exist yet is
+ * taken (nginx makes it).
+ */
+SG_API int sg_network_set_state(sg_network_t *net, sg_str_t dir, char *err,
+    size_t err_size) SG_NOEXCEPT;
+SG_API sg_str_t sg_network_state_file(const sg_network_t *net) SG_NOEXCEPT;
+
 /* Bytes of shared memory a network's state takes. */
 SG_API size_t sg_network_shared_size(void) SG_NOEXCEPT;
 
@@ -210,6 +222,17 @@ SG_API size_t sg_network_shared_size(void) SG_NOEXCEPT;
  */
 SG_API int sg_network_bind(sg_network_t *net, void *shared, int fresh,
     int64_t now_ms, char *err, size_t err_size) SG_NOEXCEPT;
+
+/*
+ * After binding fresh memory: the operator cordons (with their reason and
+ * time) and the drains still running that the state file holds are put
+ * into it.  SG_NONE when there is nothing to say (no state, no file yet);
+ * else SG_OK with *line to log (free it with sg_text_free) at *level
+ * (nginx's numbering): what was taken back, or why the file was ignored
+ * (unreadable, not an operator state: it changes nothing).  Fails open.
+ */
+SG_API int sg_network_restore(sg_network_t *net, int64_t now_ms,
+    int64_t wall_ms, int *level, sg_text_t *line) SG_NOEXCEPT;
 
 /*
  * solgate_health: whether a load balancer may send the network client
@@ -602,11 +625,15 @@ typedef struct {
 typedef struct {
     unsigned     http_status;
     sg_text_t    body;           /* JSON */
-    sg_text_t    log;            /* a NOTICE line; len 0 when none */
+    sg_text_t    log;            /* a line for the error log; len 0: none */
+    int          log_level;      /* its level, nginx's numbering (NOTICE;
+                                    ERR when a change could not be saved) */
 } sg_admin_answer_t;
 
 /* Answers (and carries out) an admin request; free body and log with
- * sg_text_free.  Fails closed. */
+ * sg_text_free.  A cordon, uncordon or drain of a network with `state` is
+ * saved to its state file before the answer: one that cannot be saved is
+ * in force but answered 500.  Fails closed. */
 SG_API int sg_admin_handle(sg_network_t *const *nets, size_t n,
     const sg_admin_request_t *req, int64_t now_ms, int64_t wall_ms,
     sg_admin_answer_t *out) SG_NOEXCEPT;

@@ -6,9 +6,12 @@
 
 #include "capi/c_api_util.h"
 #include "capi/c_handles.h"
+#include "conf/conf_messages.h"
 #include "conf/conf_words.h"
 #include "solgate/solgate.h"
 #include "status/health_answer.h"
+#include "store/operator_state.h"
+#include "store/state_file.h"
 
 namespace {
 
@@ -61,7 +64,7 @@ int sg_network_new(sg_str_t name, sg_network_t** out, char* err,
                    "\": " + std::string(*bad);
         }
         *out = new sg_network_s{
-            solgate::Network(std::string(View(name)), {}), {}};
+            solgate::Network(std::string(View(name)), {}), {}, {}};
         return std::nullopt;
     });
 }
@@ -214,6 +217,31 @@ int sg_network_configure(sg_network_t* net,
     });
 }
 
+int sg_network_set_state(sg_network_t* net, sg_str_t dir, char* err,
+                         size_t err_size) noexcept {
+    if (net == nullptr) {
+        return NullArgument(err, err_size);
+    }
+    return Configure(err, err_size, [&]() -> std::optional<std::string> {
+        if (auto refused = net->network.SetStateDir(View(dir))) {
+            return refused;
+        }
+        const std::string& path = net->network.settings().state_dir;
+        std::string problem = solgate::StateDirProblem(path);
+        if (!problem.empty()) {
+            return "state directory " + solgate::conf::Quoted(path) +
+                   " of network " +
+                   solgate::conf::Quoted(net->network.name()) + " " + problem;
+        }
+        net->state_file = solgate::OperatorStatePath(net->network);
+        return std::nullopt;
+    });
+}
+
+sg_str_t sg_network_state_file(const sg_network_t* net) noexcept {
+    return net == nullptr ? ToStr("") : ToStr(net->state_file);
+}
+
 size_t sg_network_shared_size(void) noexcept {
     return sizeof(solgate::NetworkShared);
 }
@@ -226,6 +254,23 @@ int sg_network_bind(sg_network_t* net, void* shared, int fresh,
     }
     return RunReporting(err, err_size, SG_ERROR, [&](std::string* error) {
         return net->network.Bind(shared, fresh != 0, now_ms, error);
+    });
+}
+
+int sg_network_restore(sg_network_t* net, int64_t now_ms, int64_t wall_ms,
+                       int* level, sg_text_t* line) noexcept {
+    if (net == nullptr || level == nullptr || line == nullptr) {
+        return SG_INVALID;
+    }
+    *line = sg_text_t{nullptr, 0};
+    return Guard(SG_ERROR, [&] {
+        auto report =
+            solgate::RestoreOperatorState(net->network, now_ms, wall_ms);
+        if (!report) {
+            return static_cast<int>(SG_NONE);
+        }
+        *level = report->level;
+        return solgate::capi::ToText(report->line, line);
     });
 }
 

@@ -4,6 +4,7 @@
 
 #include "fleet/fleet_keys.h"
 #include "slots/slot_types.h"
+#include "store/operator_state.h"
 
 namespace solgate {
 namespace {
@@ -149,7 +150,7 @@ void FleetSync::Tick(int64_t now_ms, int64_t wall_ms) {
                     });
     if (local.front() == 0) {
         SyncMemories();
-        SyncCordons(wall_ms);
+        SyncCordons(now_ms, wall_ms);
     }
 }
 
@@ -263,7 +264,7 @@ void FleetSync::SyncMemories() {
 
 // Operator cordons: a change made here goes to the fleet; one made on
 // another host (later than what this host agreed to) comes here.
-void FleetSync::SyncCordons(int64_t wall_ms) {
+void FleetSync::SyncCordons(int64_t now_ms, int64_t wall_ms) {
     if (cordons_known_) {
         FleetStore::Fields changed;
         for (size_t i = 0; i < network_.size(); i++) {
@@ -287,15 +288,17 @@ void FleetSync::SyncCordons(int64_t wall_ms) {
         }
     }
     std::weak_ptr<bool> alive = alive_;
-    store_.ReadHash(Key("cordons"),
-                    [this, alive](std::optional<FleetStore::Hash> h) {
-                        if (!alive.expired() && h) {
-                            TakeCordons(*h);
-                        }
-                    });
+    store_.ReadHash(Key("cordons"), [this, alive, now_ms, wall_ms](
+                                        std::optional<FleetStore::Hash> h) {
+        if (!alive.expired() && h) {
+            TakeCordons(*h, now_ms, wall_ms);
+        }
+    });
 }
 
-void FleetSync::TakeCordons(const FleetStore::Hash& cordons) {
+void FleetSync::TakeCordons(const FleetStore::Hash& cordons, int64_t now_ms,
+                            int64_t wall_ms) {
+    bool taken = false;
     for (size_t i = 0; i < network_.size(); i++) {
         CordonState local = network_.cordons().Cordon(i);
         bool cordoned = local.owner == CordonOwner::kOperator;
@@ -326,6 +329,7 @@ void FleetSync::TakeCordons(const FleetStore::Hash& cordons) {
         } else {
             network_.OperatorUncordon(i);
         }
+        taken = true;
         log_(kLogInfo,
              "upstream \"" + network_.upstream(i).id +
                  "\" of network \"" + network_.name() + "\" " +
@@ -333,6 +337,12 @@ void FleetSync::TakeCordons(const FleetStore::Hash& cordons) {
                  " by the operator (fleet)");
     }
     cordons_known_ = true;
+    std::string error;
+    if (taken && !SaveOperatorState(network_, now_ms, wall_ms, &error)) {
+        log_(kLogError, "network \"" + network_.name() +
+                            "\": the operator cordons taken from the fleet "
+                            "are not saved: " + error);
+    }
 }
 
 }  // namespace solgate

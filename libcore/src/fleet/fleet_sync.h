@@ -10,6 +10,15 @@
 // store. The tips' memories and operator cordons are kept in step by the
 // worker that holds upstream 0's lease. When the store is down every host
 // polls on its own, as without fleet mode, and catches up once it is back.
+//
+// With `state PATH` the host's operator state file follows the fleet: an
+// operator cordon or uncordon taken from the fleet is saved there too, so
+// a host that restarts while the store is down comes back with the
+// fleet's last word. When it starts with the store up, the first read
+// decides per upstream: the later of the host's cordon (its time, from
+// the file) and the fleet's change wins; an upstream the fleet has no
+// word on keeps the host's cordon, which then goes to the fleet (the
+// file seeds a fleet that has lost its state, or a new host).
 #pragma once
 
 #include <cstdint>
@@ -49,8 +58,9 @@ private:
                       int64_t wall_ms);
     void TakeViews(const FleetStore::Hash& views, int64_t now_ms);
     void SyncMemories();
-    void SyncCordons(int64_t wall_ms);
-    void TakeCordons(const FleetStore::Hash& cordons);
+    void SyncCordons(int64_t now_ms, int64_t wall_ms);
+    void TakeCordons(const FleetStore::Hash& cordons, int64_t now_ms,
+                     int64_t wall_ms);
 
     const Network& network_;
     FleetStore& store_;

@@ -79,6 +79,22 @@ std::optional<std::string> Network::SetDefaultSelector(std::string_view text) {
     return std::nullopt;
 }
 
+std::optional<std::string> Network::SetStateDir(std::string_view dir) {
+    if (!settings_.state_dir.empty()) {
+        return Duplicate("state");
+    }
+    if (dir.empty() || dir.front() != '/') {
+        return "invalid state directory " + Quoted(dir) +
+               ": it must be an absolute path";
+    }
+    std::string path(dir);
+    while (path.size() > 1 && path.back() == '/') {
+        path.pop_back();
+    }
+    settings_.state_dir = std::move(path);
+    return std::nullopt;
+}
+
 namespace {
 
 std::optional<std::string> ParsePolicy(std::string_view policy,
@@ -425,9 +441,14 @@ uint64_t Network::WsOpen() const {
     return open > 0 ? static_cast<uint64_t>(open) : 0;
 }
 
-void Network::DrainSubscribers(size_t i, int64_t now_ms) const {
-    host(i).ws_drain_until_ms.store(now_ms + kWsDrainMs,
+void Network::DrainSubscribers(size_t i, int64_t now_ms,
+                               int64_t for_ms) const {
+    host(i).ws_drain_until_ms.store(now_ms + for_ms,
                                     std::memory_order_relaxed);
+}
+
+int64_t Network::DrainUntil(size_t i) const {
+    return host(i).ws_drain_until_ms.load(std::memory_order_relaxed);
 }
 
 bool Network::Draining(size_t i, int64_t now_ms) const {

@@ -61,6 +61,9 @@ struct NetworkSettings {
     // Cube Runner serves blocks for this network: the poller also learns
     // each upstream's ledger window (getFirstAvailableBlock).
     bool track_ledger_window = false;
+    // `state PATH`: where the operator's cordons and drains are kept on
+    // disk (store/operator_state.h); empty: only in the zone.
+    std::string state_dir;
 };
 
 // The ledger window moves slowly (a node prunes in large steps).
@@ -138,6 +141,8 @@ public:
     std::optional<std::string> SetCluster(std::string_view name);
     std::optional<std::string> SetCommitment(std::string_view level);
     std::optional<std::string> SetDefaultSelector(std::string_view text);
+    // state PATH: an absolute directory (nginx makes relative ones so).
+    std::optional<std::string> SetStateDir(std::string_view dir);
     // broadcast, consensus or hedge (`policy`), with its arguments.
     std::optional<std::string> SetPolicy(
         std::string_view policy, const std::vector<std::string_view>& args);
@@ -316,8 +321,11 @@ public:
     // The operator's drain of upstream i's subscribers (admin .../drain):
     // for kWsDrainMs they move and new ones go elsewhere when they can.
     static constexpr int64_t kWsDrainMs = 30000;
-    void DrainSubscribers(size_t i, int64_t now_ms) const;
+    void DrainSubscribers(size_t i, int64_t now_ms,
+                          int64_t for_ms = kWsDrainMs) const;
     bool Draining(size_t i, int64_t now_ms) const;
+    // When upstream i's drain ends (monotonic ms), 0 when it never began.
+    int64_t DrainUntil(size_t i) const;
     bool TakeHarvestTurn(size_t i, int64_t now_ms) const;
 
     // The operator's cordon replaces the poller's and is never lifted by

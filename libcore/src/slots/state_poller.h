@@ -17,7 +17,13 @@
 namespace solgate {
 
 // Log levels use nginx's numbering, so the module maps them 1:1.
-enum LogLevel : int { kLogError = 4, kLogWarn = 5, kLogInfo = 7, kLogDebug = 8 };
+enum LogLevel : int {
+    kLogError = 4,
+    kLogWarn = 5,
+    kLogNotice = 6,
+    kLogInfo = 7,
+    kLogDebug = 8
+};
 using LogSink = std::function<void(int level, const std::string& line)>;
 
 constexpr uint32_t kMaxGateSkips = 4;

@@ -2,7 +2,9 @@
 
 #include "conf/conf_messages.h"
 #include "json/json_writer.h"
+#include "slots/state_poller.h"
 #include "status/state_json.h"
+#include "store/operator_state.h"
 
 namespace solgate {
 namespace {
@@ -62,9 +64,30 @@ std::optional<AdminAnswer> ActionTarget(
     return std::nullopt;
 }
 
+// The change `done` is in force: saved (when the network has `state`), it
+// is answered 200 and logged at NOTICE; not saved, 500 and ERR.
+AdminAnswer Saved(const Network& network, const std::string& done,
+                  const std::string& detail, int64_t now_ms,
+                  int64_t wall_ms) {
+    std::string error;
+    if (!SaveOperatorState(network, now_ms, wall_ms, &error)) {
+        AdminAnswer answer =
+            Reply(500, done + ", but it is not saved: " + error +
+                           "; it holds until nginx restarts");
+        answer.log = "operator " + done + detail + ", but it is not saved: " +
+                     error;
+        answer.log_level = kLogError;
+        return answer;
+    }
+    AdminAnswer answer = Reply(200, done);
+    answer.log = "operator " + done + detail;
+    answer.log_level = kLogNotice;
+    return answer;
+}
+
 AdminAnswer CordonAction(const std::vector<const Network*>& networks,
                          const AdminRequest& request, bool cordon,
-                         int64_t wall_ms) {
+                         int64_t now_ms, int64_t wall_ms) {
     const Network* network = nullptr;
     size_t index = 0;
     if (auto refused = ActionTarget(networks, request, &network, &index)) {
@@ -80,16 +103,16 @@ AdminAnswer CordonAction(const std::vector<const Network*>& networks,
     std::string done = std::string(cordon ? "cordoned" : "uncordoned") +
                        " upstream " + Quoted(id) + " of network " +
                        Quoted(network->name());
-    AdminAnswer answer = Reply(200, done);
-    answer.log = "operator " + done +
-                 (reason.empty() ? "" : ": " + std::string(reason));
-    return answer;
+    return Saved(*network, done,
+                 reason.empty() ? "" : ": " + std::string(reason), now_ms,
+                 wall_ms);
 }
 
 // Its subscribers move now (close 1012) and new ones go elsewhere for
 // Network::kWsDrainMs, for maintenance of its pubsub service.
 AdminAnswer DrainAction(const std::vector<const Network*>& networks,
-                        const AdminRequest& request, int64_t now_ms) {
+                        const AdminRequest& request, int64_t now_ms,
+                        int64_t wall_ms) {
     const Network* network = nullptr;
     size_t index = 0;
     if (auto refused = ActionTarget(networks, request, &network, &index)) {
@@ -104,9 +127,7 @@ AdminAnswer DrainAction(const std::vector<const Network*>& networks,
     std::string done = "draining the WebSocket subscribers of " + what +
                        " for " +
                        std::to_string(Network::kWsDrainMs / 1000) + "s";
-    AdminAnswer answer = Reply(200, done);
-    answer.log = "operator " + done;
-    return answer;
+    return Saved(*network, done, "", now_ms, wall_ms);
 }
 
 }  // namespace
@@ -123,13 +144,13 @@ AdminAnswer HandleAdmin(const std::vector<const Network*>& networks,
         return answer;
     }
     if (EndsWith(request.uri, "/cordon")) {
-        return CordonAction(networks, request, true, wall_ms);
+        return CordonAction(networks, request, true, now_ms, wall_ms);
     }
     if (EndsWith(request.uri, "/uncordon")) {
-        return CordonAction(networks, request, false, wall_ms);
+        return CordonAction(networks, request, false, now_ms, wall_ms);
     }
     if (EndsWith(request.uri, "/drain")) {
-        return DrainAction(networks, request, now_ms);
+        return DrainAction(networks, request, now_ms, wall_ms);
     }
     return Reply(404, "unknown endpoint, use state, cordon, uncordon or drain");
 }

@@ -28,10 +28,15 @@ struct AdminRequest {
 struct AdminAnswer {
     unsigned http_status = 200;
     std::string body;           // JSON
-    std::string log;            // for the NOTICE log; "" when nothing to say
+    std::string log;            // for the error log; "" when nothing to say
+    int log_level = 6;          // its level, nginx's numbering (NOTICE)
 };
 
 // {"ok":true|false,"message":"..."} for everything but the state document.
+// A cordon, uncordon or drain of a network with `state` is saved to its
+// state file before it is answered (store/operator_state.h); one that
+// cannot be saved is in force in the zone, but answered 500 and logged at
+// ERR, so that no 200 ever stands for a change a restart would lose.
 AdminAnswer HandleAdmin(const std::vector<const Network*>& networks,
                         const AdminRequest& request, int64_t now_ms,
                         int64_t wall_ms);

@@ -4,6 +4,10 @@
 // every export does with NULL arguments and bad input.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstring>
 #include <initializer_list>
 #include <memory>
@@ -11,6 +15,7 @@
 #include <vector>
 
 #include "solgate/solgate.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -299,6 +304,129 @@ TEST(CApi, AdminEndpointsAndTheirRefusals) {
     EXPECT_EQ(Take(&answer.body),
               R"({"ok":false,"message":"name the network: network=NAME"})");
     Take(&answer.log);
+}
+
+// A network "mainnet" of upstreams a and b kept in `state_dir`, bound
+// to fresh memory of its own.
+struct StatefulNetwork {
+    explicit StatefulNetwork(const std::string& state_dir) {
+        char err[256];
+        EXPECT_EQ(sg_network_new(S("mainnet"), &net, err, sizeof(err)), SG_OK);
+        for (const char* id : {"a", "b"}) {
+            sg_str_t args[] = {S(id), S("http://10.0.0.1:8899")};
+            sg_upstream_info_t info;
+            EXPECT_EQ(sg_network_add_upstream(net, args, 2, &info, err,
+                                              sizeof(err)),
+                      SG_OK);
+        }
+        sg_str_t dir = {state_dir.data(), state_dir.size()};
+        EXPECT_EQ(sg_network_set_state(net, dir, err, sizeof(err)), SG_OK)
+            << err;
+        sg_network_settings_t settings;
+        sg_network_settings_default(&settings);
+        EXPECT_EQ(sg_network_configure(net, &settings, err, sizeof(err)),
+                  SG_OK);
+        shared = std::make_unique<char[]>(sg_network_shared_size());
+        EXPECT_EQ(sg_network_bind(net, shared.get(), 1, 0, err, sizeof(err)),
+                  SG_OK);
+    }
+    ~StatefulNetwork() { sg_network_free(net); }
+
+    std::string Health() {
+        sg_health_t health;
+        EXPECT_EQ(sg_network_health(net, 0, &health), SG_OK);
+        return std::to_string(health.http_status) + " " +
+               std::string(health.body, health.len);
+    }
+
+    sg_network_t* net = nullptr;
+    std::unique_ptr<char[]> shared;
+};
+
+TEST(CApi, OperatorCordonsAreSavedAndTakenBackByAFreshZone) {
+    solgate::TempDir dir("capi-state");
+    StatefulNetwork before(dir.path());
+    EXPECT_EQ(Text(sg_network_state_file(before.net)),
+              dir.path() + "/operator-mainnet.json");
+    EXPECT_EQ(before.Health(), R"(200 {"status":"ok","eligible":2})");
+    sg_admin_answer_t cordon = Admin(before.net, "/solgate/cordon", "a");
+    EXPECT_EQ(cordon.http_status, 200u);
+    EXPECT_EQ(cordon.log_level, 6);   // NOTICE
+    Take(&cordon.body);
+    Take(&cordon.log);
+    EXPECT_EQ(before.Health(), R"(200 {"status":"ok","eligible":1})");
+
+    StatefulNetwork after(dir.path());
+    int level = 0;
+    sg_text_t line{};
+    ASSERT_EQ(sg_network_restore(after.net, 0, 10, &level, &line), SG_OK);
+    EXPECT_EQ(level, 6);
+    EXPECT_EQ(Take(&line), "network \"mainnet\": took back from \"" +
+                               dir.path() +
+                               "/operator-mainnet.json\" 1 operator "
+                               "cordon(s) (\"a\") and 0 drain(s)");
+    EXPECT_EQ(after.Health(), R"(200 {"status":"ok","eligible":1})");
+    sg_admin_answer_t other = Admin(after.net, "/solgate/cordon", "b");
+    Take(&other.body);
+    Take(&other.log);
+    EXPECT_EQ(after.Health(),
+              R"(503 {"status":"unavailable","eligible":0,"reason":"every upstream is cordoned"})");
+}
+
+// A change that cannot be saved is in force, but never answered 200.
+TEST(CApi, AChangeThatCannotBeSavedIsAnswered500) {
+    solgate::TempDir dir("capi-state");
+    std::string gone = dir.path() + "/gone";
+    ASSERT_EQ(mkdir(gone.c_str(), 0755), 0);
+    StatefulNetwork net(gone);
+    ASSERT_EQ(rmdir(gone.c_str()), 0);
+    sg_admin_answer_t cordon = Admin(net.net, "/solgate/cordon", "a");
+    EXPECT_EQ(cordon.http_status, 500u);
+    EXPECT_EQ(cordon.log_level, 4);   // ERR
+    EXPECT_EQ(Take(&cordon.body),
+              R"({"ok":false,"message":"cordoned upstream \"a\" of network )"
+              R"(\"mainnet\", but it is not saved: cannot save \")" +
+                  gone +
+                  R"(/operator-mainnet.json\": open its directory: No such )"
+                  R"(file or directory; it holds until nginx restarts"})");
+    Take(&cordon.log);
+    EXPECT_EQ(net.Health(), R"(200 {"status":"ok","eligible":1})");
+    int level = 0;
+    sg_text_t line{};
+    EXPECT_EQ(sg_network_restore(net.net, 0, 0, &level, &line), SG_NONE);
+}
+
+TEST(CApi, StateDirectoriesNginxTRefuses) {
+    solgate::TempDir dir("capi-state");
+    std::string file = dir.path() + "/file";
+    FILE* f = std::fopen(file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fclose(f);
+    sg_network_t* net = nullptr;
+    char err[256];
+    ASSERT_EQ(sg_network_new(S("mainnet"), &net, err, sizeof(err)), SG_OK);
+    EXPECT_EQ(sg_network_set_state(net, S("var/lib/x"), err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_STREQ(err, "invalid state directory \"var/lib/x\": it must be an "
+                      "absolute path");
+    sg_str_t bad = {file.data(), file.size()};
+    EXPECT_EQ(sg_network_set_state(net, bad, err, sizeof(err)), SG_INVALID);
+    EXPECT_EQ(std::string(err), "state directory \"" + file +
+                                    "\" of network \"mainnet\" is not a "
+                                    "directory");
+    sg_network_free(net);
+    ASSERT_EQ(sg_network_new(S("mainnet"), &net, err, sizeof(err)), SG_OK);
+    std::string slashes = dir.path() + "/new//";
+    sg_str_t fine = {slashes.data(), slashes.size()};
+    EXPECT_EQ(sg_network_set_state(net, fine, err, sizeof(err)), SG_OK);
+    EXPECT_EQ(Text(sg_network_state_file(net)),
+              dir.path() + "/new/operator-mainnet.json");
+    EXPECT_EQ(sg_network_set_state(net, fine, err, sizeof(err)), SG_INVALID);
+    EXPECT_STREQ(err, "\"state\" directive is duplicate");
+    sg_network_free(net);
+    EXPECT_EQ(Text(sg_network_state_file(nullptr)), "");
+    sg_health_t health;
+    EXPECT_EQ(sg_network_health(nullptr, 0, &health), SG_INVALID);
 }
 
 TEST(CApi, StatusAnswers) {

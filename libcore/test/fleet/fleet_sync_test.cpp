@@ -6,7 +6,9 @@
 
 #include <deque>
 
+#include "store/operator_state.h"
 #include "support/fakes.h"
+#include "support/temp_dir.h"
 
 namespace solgate {
 namespace {
@@ -97,9 +99,17 @@ public:
     std::deque<std::function<void()>> later;
 };
 
+NetworkSettings WithState(const std::string& dir) {
+    NetworkSettings settings;
+    settings.state_dir = dir;
+    return settings;
+}
+
 struct Host {
-    Host(FakeStore& store, const char* id, uint32_t pid)
-        : net(2), sync(net.network, store, "t:", id, pid, [](int, const std::string&) {}),
+    Host(FakeStore& store, const char* id, uint32_t pid,
+         const std::string& state_dir = "")
+        : net(2, WithState(state_dir)),
+          sync(net.network, store, "t:", id, pid, [](int, const std::string&) {}),
           pid(pid) {}
 
     // A poller tick: the worker's shm leases, then the fleet's work.
@@ -241,6 +251,104 @@ TEST(FleetSync, TheLatestCordonChangeWinsWhateverTheOrderOfWrites) {
     EXPECT_EQ(b.net.network.cordons().Cordon(0).owner, CordonOwner::kOperator);
     EXPECT_EQ(b.net.network.cordons().CordonNote(0), "second");
     EXPECT_EQ(a.net.network.cordons().Cordon(0).owner, CordonOwner::kOperator);
+}
+
+// The operator state file (`state PATH`) and the fleet: the later change
+// wins. A host that restarts takes its cordon (with its time) back from
+// its file; a later uncordon made on another host meanwhile beats it, and
+// the host's file follows the fleet.
+TEST(FleetSync, ALaterFleetChangeBeatsTheHostsFile) {
+    TempDir dir("fleet-state");
+    FakeStore store;
+    Host b(store, "host-b", 20);
+    const int64_t wall = 1700000000000;
+    auto tick = [&](Host& h) {
+        store.now += 400;
+        h.Tick(store.now);
+        store.Flush();
+    };
+    {
+        Host a(store, "host-a", 10, dir.path());
+        tick(a);
+        a.net.network.OperatorCordon(1, "disk swap", wall + store.now);
+        std::string error;
+        ASSERT_TRUE(SaveOperatorState(a.net.network, store.now,
+                                      wall + store.now, &error));
+        tick(a);
+        tick(b);
+        tick(b);
+        ASSERT_EQ(b.net.network.cordons().Cordon(1).owner,
+                  CordonOwner::kOperator);
+    }
+    // host A is down; the cordon is lifted on host B
+    b.net.network.OperatorUncordon(1);
+    tick(b);
+    // host A comes back: its file says cordoned (earlier), the fleet says
+    // uncordoned (later)
+    Host a2(store, "host-a", 11, dir.path());
+    ASSERT_TRUE(RestoreOperatorState(a2.net.network, 0, wall + store.now));
+    ASSERT_EQ(a2.net.network.cordons().Cordon(1).owner, CordonOwner::kOperator);
+    tick(a2);
+    tick(a2);
+    EXPECT_EQ(a2.net.network.cordons().Cordon(1).owner, CordonOwner::kNone);
+    EXPECT_EQ(b.net.network.cordons().Cordon(1).owner, CordonOwner::kNone);
+    // and its file now says what the fleet said
+    Host a3(store, "host-a", 12, dir.path());
+    RestoreOperatorState(a3.net.network, 0, wall + store.now);
+    EXPECT_EQ(a3.net.network.cordons().Cordon(1).owner, CordonOwner::kNone);
+}
+
+// A fleet that has no word on an upstream (a new Redis, or one that lost
+// its data) takes the host's cordon from its file: the file seeds it.
+TEST(FleetSync, TheHostsFileSeedsAFleetWithNoWord) {
+    TempDir dir("fleet-state");
+    const int64_t wall = 1700000000000;
+    {
+        testing::TestNetwork before(2, WithState(dir.path()));
+        before.network.OperatorCordon(0, "bad disk", wall - 3600000);
+        std::string error;
+        ASSERT_TRUE(SaveOperatorState(before.network, 0, wall, &error));
+    }
+    FakeStore store;
+    Host a(store, "host-a", 10, dir.path());
+    Host b(store, "host-b", 20);
+    ASSERT_TRUE(RestoreOperatorState(a.net.network, 0, wall));
+    for (int k = 0; k < 2; k++) {
+        store.now += 400;
+        a.Tick(store.now);
+        store.Flush();
+        b.Tick(store.now);
+        store.Flush();
+    }
+    EXPECT_EQ(a.net.network.cordons().Cordon(0).owner, CordonOwner::kOperator);
+    EXPECT_EQ(b.net.network.cordons().Cordon(0).owner, CordonOwner::kOperator);
+    EXPECT_EQ(b.net.network.cordons().CordonNote(0), "bad disk");
+}
+
+// A cordon made on another host is saved into this host's file, so a
+// restart while the store is down still has it.
+TEST(FleetSync, ACordonFromTheFleetIsSavedToTheHostsFile) {
+    TempDir dir("fleet-state");
+    FakeStore store;
+    Host a(store, "host-a", 10, dir.path());
+    Host b(store, "host-b", 20);
+    auto tick_both = [&] {
+        store.now += 400;
+        a.Tick(store.now);
+        store.Flush();
+        b.Tick(store.now);
+        store.Flush();
+    };
+    tick_both();
+    b.net.network.OperatorCordon(0, "from b", 1700000000000 + store.now);
+    tick_both();
+    tick_both();
+    ASSERT_EQ(a.net.network.cordons().Cordon(0).owner, CordonOwner::kOperator);
+    store.up = false;
+    Host a2(store, "host-a", 11, dir.path());
+    ASSERT_TRUE(RestoreOperatorState(a2.net.network, 0, 1700000000000));
+    EXPECT_EQ(a2.net.network.cordons().Cordon(0).owner, CordonOwner::kOperator);
+    EXPECT_EQ(a2.net.network.cordons().CordonNote(0), "from b");
 }
 
 TEST(FleetSync, WithTheStoreDownEveryHostPollsOnItsOwn) {

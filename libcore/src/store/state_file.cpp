@@ -1,0 +1,174 @@
+#include "store/state_file.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/error_out.h"
+
+namespace solgate {
+namespace {
+
+// Closes a descriptor when it goes out of scope (which also drops a
+// flock held through it).
+class Fd {
+public:
+    explicit Fd(int fd) : fd_(fd) {}
+    ~Fd() {
+        if (fd_ >= 0) {
+            close(fd_);
+        }
+    }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+
+    int get() const { return fd_; }
+    // Closes it now; false (errno set) when close reports a failure.
+    bool Close() {
+        int fd = fd_;
+        fd_ = -1;
+        return close(fd) == 0;
+    }
+
+private:
+    int fd_;
+};
+
+bool Failed(std::string* error, const std::string& path, const char* step) {
+    int err = errno;
+    return Fail(error, "cannot save \"" + path + "\": " + step + ": " +
+                           std::strerror(err));
+}
+
+bool WriteAll(int fd, const std::string& text) {
+    size_t done = 0;
+    while (done < text.size()) {
+        ssize_t n = write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return false;
+        }
+        done += static_cast<size_t>(n);
+    }
+    return true;
+}
+
+int LockExclusive(int fd) {
+    int rc;
+    do {
+        rc = flock(fd, LOCK_EX);
+    } while (rc != 0 && errno == EINTR);
+    return rc;
+}
+
+}  // namespace
+
+bool WriteStateFile(const std::string& dir, const std::string& name,
+                    const std::function<std::string()>& produce,
+                    std::string* error) {
+    const std::string path = dir + "/" + name;
+    Fd dir_fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir_fd.get() < 0) {
+        return Failed(error, path, "open its directory");
+    }
+    if (LockExclusive(dir_fd.get()) != 0) {
+        return Failed(error, path, "lock its directory");
+    }
+    const std::string text = produce();
+    const std::string temp =
+        dir + "/." + name + ".tmp." + std::to_string(getpid());
+    Fd fd(open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (fd.get() < 0) {
+        return Failed(error, path, "create its temp file");
+    }
+    const char* step = nullptr;
+    if (!WriteAll(fd.get(), text)) {
+        step = "write";
+    } else if (fsync(fd.get()) != 0) {
+        step = "fsync";
+    } else if (!fd.Close()) {
+        step = "close";
+    } else if (rename(temp.c_str(), path.c_str()) != 0) {
+        step = "rename";
+    }
+    if (step != nullptr) {
+        int err = errno;
+        unlink(temp.c_str());
+        errno = err;
+        return Failed(error, path, step);
+    }
+    // the rename itself must reach the disk before the save counts
+    if (fsync(dir_fd.get()) != 0) {
+        return Failed(error, path, "fsync its directory");
+    }
+    return true;
+}
+
+StateFileRead ReadStateFile(const std::string& path, size_t max_bytes,
+                            std::string* out, std::string* error) {
+    Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) {
+        if (errno == ENOENT) {
+            return StateFileRead::kMissing;
+        }
+        Fail(error, std::string("open: ") + std::strerror(errno));
+        return StateFileRead::kFailed;
+    }
+    struct stat st;
+    if (fstat(fd.get(), &st) != 0) {
+        Fail(error, std::string("fstat: ") + std::strerror(errno));
+        return StateFileRead::kFailed;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        Fail(error, "not a regular file");
+        return StateFileRead::kFailed;
+    }
+    out->clear();
+    char buf[16384];
+    for (;;) {
+        ssize_t n = read(fd.get(), buf, sizeof(buf));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            Fail(error, std::string("read: ") + std::strerror(errno));
+            return StateFileRead::kFailed;
+        }
+        if (n == 0) {
+            return StateFileRead::kRead;
+        }
+        if (out->size() + static_cast<size_t>(n) > max_bytes) {
+            Fail(error, "larger than " + std::to_string(max_bytes) + " bytes");
+            return StateFileRead::kFailed;
+        }
+        out->append(buf, static_cast<size_t>(n));
+    }
+}
+
+std::string StateDirProblem(const std::string& dir) {
+    struct stat st;
+    if (stat(dir.c_str(), &st) != 0) {
+        if (errno == ENOENT) {
+            return "";
+        }
+        if (errno == ENOTDIR) {
+            return "cannot be a directory: a part of its path is a file";
+        }
+        return std::string("cannot be looked at: ") + std::strerror(errno);
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        return "is not a directory";
+    }
+    if (access(dir.c_str(), W_OK | X_OK) != 0) {
+        return std::string("is not writable: ") + std::strerror(errno);
+    }
+    return "";
+}
+
+}  // namespace solgate
