@@ -1,10 +1,17 @@
 # solgate_health (a load balancer's check: 200 while an upstream may take
-# client traffic, 503 with the reason when none may).
+# client traffic, 503 with the reason when none may) and the network's
+# durable operator state (`state PATH`): operator cordons and drains are
+# saved to PATH/operator-NETWORK.json before the admin API answers, and
+# come back when nginx restarts (even after kill -9) or a reload resizes
+# the zone; a file that cannot be used is logged and ignored; a bad PATH
+# fails `nginx -t` with its file and line.
 
 use Test::Nginx::Socket 'no_plan';
 use Solgate::Sim;
 use Solgate::TestConf;
 use Solgate::Gateway;
+use File::Temp ();
+use JSON::PP ();
 
 our @Ports = (20151, 20152, 20153);
 our $Later = 20154;             # a node that is down, then started
@@ -12,8 +19,15 @@ our $Dead = 20155;              # nothing ever listens there
 our $WsDead = 20156;            # sim-a's ws=, never connected to here
 sim_start(port => $_, args => ['--skip-rate', 0, '--quiet']) for @Ports;
 
+our $StateDir = File::Temp::tempdir('solgate-state.XXXXXX', TMPDIR => 1, CLEANUP => 1);
+our $StateFile = "$StateDir/operator-mainnet.json";
+
+# $zone: the zone line (a reload that changes it resizes the zone)
 sub http_config {
-    return network_conf('mainnet', upstreams => [
+    my (%o) = @_;
+    my $zone = $o{zone} || 'zone 1m;';
+    my $state = exists $o{state} ? $o{state} : "state $StateDir;";
+    return network_conf('mainnet', settings => "$zone $state", upstreams => [
             ['sim-a', "http://127.0.0.1:$Ports[0]", "ws=ws://127.0.0.1:$WsDead"],
             ['sim-b', "http://127.0.0.1:$Ports[1]"],
             ['sim-c', "http://127.0.0.1:$Ports[2]"]])
@@ -29,10 +43,38 @@ our $Config = solgate_locations('mainnet')
 
 our $Bad = "[error]\n[alert]\n[crit]\n[emerg]\n";
 
-sub clean { for my $p (@Ports) { sim_fault($p, 'clear'); sim_reset($p) } }
+sub clean {
+    for my $p (@Ports) { sim_fault($p, 'clear'); sim_reset($p) }
+    unlink $StateFile;
+    rmdir $StateFile;   # TEST 9 makes it a directory
+}
+sub admin { http_post(server_port(), $_[0], '') }
 sub health { http_get(server_port(), $_[0] || '/health') }
 sub state_of { upstream_state($_[0], 'mainnet') || {} }
 sub polled { (state_of('sim-c')->{processed_slot} || 0) > 0 }
+sub saved {
+    open my $fh, '<', $StateFile or return undef;
+    local $/;
+    return JSON::PP->new->decode(<$fh>);
+}
+
+# The running nginx.conf with its zone line changed, then a reload that
+# is waited for: every worker is a new one.
+sub reload_with_zone {
+    my ($from, $to) = @_;
+    my $conf = servroot() . '/conf/nginx.conf';
+    open my $in, '<', $conf or die "$conf: $!";
+    my $text = do { local $/; <$in> };
+    close $in;
+    $text =~ s/\Q$from\E/$to/ or die "no \"$from\" in $conf\n";
+    open my $out, '>', $conf or die "$conf: $!";
+    print $out $text;
+    close $out;
+    my %old = map { ($_ => 1) } nginx_workers();
+    nginx_reload();
+    wait_until(sub { my @w = nginx_workers(); @w == 2 && !grep { $old{$_} } @w },
+               10, 'the reload replaced every worker');
+}
 
 add_block_preprocessor(sub {
     my $block = shift;
@@ -98,3 +140,216 @@ The poller cordons a node whose getHealth gets no answer.
  }]
 --- error_code: 503
 --- response_body: {"status":"unavailable","eligible":0,"reason":"every upstream is cordoned"}
+
+
+
+=== TEST 4: an operator cordon and a drain answered 200 are on disk, and come back when nginx restarts
+--- wait_for eval
+['the nodes are polled', \&polled, 5]
+--- request eval
+["POST /solgate/cordon?network=mainnet&upstream=sim-b&reason=disk+swap",
+ "POST /solgate/drain?network=mainnet&upstream=sim-a",
+ step {
+     my $s = saved();
+     is($s->{format}, 'solgate-operator-state', 'the file is an operator state');
+     is_deeply([map { [$_->{upstream}, $_->{by}, $_->{reason}] } @{ $s->{cordons} }],
+               [['sim-b', 'operator', 'disk swap']], 'it holds the cordon');
+     is_deeply([map { $_->{upstream} } @{ $s->{drains} }], ['sim-a'], 'and the drain');
+     $main::Since = state_of('sim-b')->{cordon}{since};
+     nginx_restart();
+     my $b = state_of('sim-b');
+     is($b->{cordon}{by}, 'operator', 'after the restart: still cordoned by the operator');
+     is($b->{cordon}{reason}, 'disk swap', 'with its reason');
+     is($b->{cordon}{since}, $main::Since, 'and its time');
+     ok(!state_of('sim-a')->{cordon} && !state_of('sim-c')->{cordon}, 'the others are not');
+ },
+ "GET /health"]
+--- error_code eval
+[200, 200, 200]
+--- response_body eval
+[undef, undef, '{"status":"ok","eligible":2}']
+--- error_log eval
+[qr/\[notice\] .*solgate: operator cordoned upstream "sim-b" of network "mainnet": disk swap/,
+ qr/\[notice\] .*solgate: network "mainnet": took back from "\Q$main::StateFile\E" 1 operator cordon\(s\) \("sim-b"\) and 1 drain\(s\) \("sim-a"\)/]
+
+
+
+=== TEST 5: kill -9 of every nginx process loses no cordon answered 200; an uncordon survives a restart too
+--- wait_for eval
+['the nodes are polled', \&polled, 5]
+--- request eval
+["POST /solgate/cordon?network=mainnet&upstream=sim-a&reason=crash+test",
+ "POST /solgate/cordon?network=mainnet&upstream=sim-c",
+ step {
+     nginx_restart(kill => 1);
+     is(state_of('sim-a')->{cordon}{reason}, 'crash test', 'sim-a is cordoned after kill -9');
+     is(state_of('sim-c')->{cordon}{by}, 'operator', 'so is sim-c');
+ },
+ "POST /solgate/uncordon?network=mainnet&upstream=sim-a",
+ step {
+     nginx_restart();
+     ok(!state_of('sim-a')->{cordon}, 'sim-a stays uncordoned after a restart');
+     is(state_of('sim-c')->{cordon}{by}, 'operator', 'sim-c stays cordoned');
+ },
+ "GET /health"]
+--- error_code eval
+[200, 200, 200, 200]
+--- response_body eval
+[undef, undef, undef, '{"status":"ok","eligible":2}']
+--- no_error_log
+[alert]
+[crit]
+[emerg]
+
+
+
+=== TEST 6: a reload that resizes the zone says so and keeps the operator's cordons; one that keeps the zone says nothing
+--- workers: 2
+--- wait_for eval
+['the nodes are polled', \&polled, 5]
+--- request eval
+["POST /solgate/cordon?network=mainnet&upstream=sim-c&reason=resize",
+ step {
+     reload_with_zone('zone 1m;', 'zone 2m;');
+     wait_for('the new zone has the cordon',
+              sub { (state_of('sim-c')->{cordon}{reason} || '') eq 'resize' }, 5);
+     unlike(nginx_error_log(), qr/zone "solgate_network_down".*size changed/,
+            'the zone of the other network was kept');
+ },
+ "POST /solgate/uncordon?network=mainnet&upstream=sim-c",
+ step {
+     reload_with_zone('zone 2m;', 'zone 1m;');
+     wait_for('the new zone is polled', \&polled, 5);
+     ok(!state_of('sim-c')->{cordon}, 'the uncordon outlived the second resize');
+     my $warned = () = nginx_error_log() =~ /this reload cannot keep shared memory zone/g;
+     reload_with_zone('zone 1m;', 'zone 1m; ');
+     my $after = () = nginx_error_log() =~ /this reload cannot keep shared memory zone/g;
+     is($after, $warned, 'a reload at the same size keeps the zone and says nothing');
+ },
+ "GET /health"]
+--- error_code eval
+[200, 200, 200]
+--- response_body eval
+[undef, undef, '{"status":"ok","eligible":3}']
+--- error_log eval
+[qr/\[warn\] .*solgate_network "mainnet": this reload cannot keep shared memory zone "solgate_network_mainnet", whose size changed from 1024k to 2048k: a new zone starts empty, so slot views, health, leases and counters are learnt again, and the operator cordons and drains are taken back from the state file \(.*nginx.conf:\d+\)/,
+ qr/\[warn\] .*zone "solgate_network_mainnet", whose size changed from 2048k to 1024k/,
+ qr/took back from "\Q$main::StateFile\E" 1 operator cordon\(s\) \("sim-c"\)/,
+ qr/took back from "\Q$main::StateFile\E" 0 operator cordon\(s\)/]
+
+
+
+=== TEST 7: a corrupt state file is logged with its path and ignored; the next cordon replaces it
+--- setup
+clean();
+open my $fh, '>', $StateFile or die $!;
+print $fh '{"format":"solgate-operator-state","version":1,"cordons":[{"upstream":"sim-a"';
+close $fh;
+--- wait_for eval
+['the nodes are polled', \&polled, 5]
+--- request eval
+["GET /health",
+ "POST /solgate/cordon?network=mainnet&upstream=sim-b&reason=after",
+ step {
+     is_deeply([map { $_->{upstream} } @{ saved()->{cordons} }], ['sim-b'],
+               'the file is whole again, with the new cordon');
+ }]
+--- error_code: 200
+--- response_body eval
+['{"status":"ok","eligible":3}', undef]
+--- error_log eval
+qr/\[error\] .*solgate: network "mainnet": ignoring the state file "\Q$main::StateFile\E": it is not valid JSON \(the error is after byte \d+\); no operator cordon or drain is taken back from it, and the next cordon, uncordon or drain replaces it/
+--- no_error_log
+[alert]
+[crit]
+[emerg]
+
+
+
+=== TEST 8: a state file of another version, or for another network, is refused whole
+--- setup
+clean();
+open my $fh, '>', $StateFile or die $!;
+print $fh '{"format":"solgate-operator-state","version":2,"network":"mainnet","cordons":[{"upstream":"sim-a","by":"operator","reason":"x","since":1}]}';
+close $fh;
+--- wait_for eval
+['the nodes are polled', \&polled, 5]
+--- request eval
+[step { ok(!state_of('sim-a')->{cordon}, 'nothing was taken from it');
+        open my $fh, '>', $StateFile or die $!;
+        print $fh '{"format":"solgate-operator-state","version":1,"network":"devnet","cordons":[]}';
+        close $fh;
+        nginx_restart(); },
+ "GET /health"]
+--- response_body: {"status":"ok","eligible":3}
+--- error_log eval
+[qr/\[error\] .*ignoring the state file "\Q$main::StateFile\E": it is version 2, this Solgate reads version 1/,
+ qr/\[error\] .*ignoring the state file "\Q$main::StateFile\E": it is network "devnet"'s/]
+--- no_error_log
+[alert]
+[crit]
+[emerg]
+
+
+
+=== TEST 9: an unreadable state file is ignored; a cordon that cannot be saved is in force but answered 500
+The file's path is a directory: it cannot be read, nor renamed over.
+--- setup
+clean();
+mkdir $StateFile or die $!;
+--- wait_for eval
+['the nodes are polled', \&polled, 5]
+--- request eval
+["POST /solgate/cordon?network=mainnet&upstream=sim-a&reason=unsaved",
+ step { is(state_of('sim-a')->{cordon}{reason}, 'unsaved', 'the cordon is in force') },
+ "GET /health"]
+--- error_code eval
+[500, 200]
+--- response_body_like eval
+[qr/^\{"ok":false,"message":"cordoned upstream \\"sim-a\\" of network \\"mainnet\\", but it is not saved: cannot save \\"\Q$main::StateFile\E\\": rename: Is a directory; it holds until nginx restarts"\}$/,
+ qr/^\{"status":"ok","eligible":2\}$/]
+--- error_log eval
+[qr/\[error\] .*ignoring the state file "\Q$main::StateFile\E": not a regular file/,
+ qr/\[error\] .*solgate: operator cordoned upstream "sim-a" of network "mainnet": unsaved, but it is not saved: cannot save/]
+--- no_error_log
+[alert]
+[crit]
+[emerg]
+
+
+
+=== TEST 10: a state path that is a file fails nginx with the file and line
+--- http_config eval
+http_config(state => "state $main::StateDir/afile;")
+--- setup
+clean();
+open my $fh, '>', "$StateDir/afile" or die $!;
+close $fh;
+--- must_die
+--- error_log eval
+qr/\[emerg\] .*state directory "\Q$main::StateDir\E\/afile" of network "mainnet" is not a directory in \S+nginx\.conf:\d+/
+
+
+
+=== TEST 11: nginx -t names a state path under a file, and a repeated state, with the file and line
+--- wait_for eval
+['the nodes are polled', \&polled, 5]
+--- check
+open my $fh, '>', "$StateDir/afile" or die $!;
+close $fh;
+my $conf = servroot() . '/conf/nginx.conf';
+my $file = servroot() . '/conf/bad.conf';
+my $text = do { local (@ARGV, $/) = $conf; <> };
+for my $case (["state $StateDir/afile/sub;",
+               qr/\[emerg\] .*state directory "\Q$StateDir\E\/afile\/sub" of network "mainnet" cannot be a directory: a part of its path is a file in \Q$file\E:\d+/],
+              ["state $StateDir; state $StateDir;",
+               qr/\[emerg\] .*"state" directive is duplicate in \Q$file\E:\d+/]) {
+    my ($to, $want) = @$case;
+    (my $bad = $text) =~ s/\Qstate $StateDir;\E/$to/ or die "no state line in $conf\n";
+    open my $out, '>', $file or die $!;
+    print $out $bad;
+    close $out;
+    my $said = `$ENV{TEST_NGINX_BINARY} -t -p @{[servroot()]}/ -c conf/bad.conf 2>&1`;
+    isnt($? >> 8, 0, "nginx -t fails for: $to");
+    like($said, $want, 'saying why, with the file and line');
+}

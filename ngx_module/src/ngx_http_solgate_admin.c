@@ -102,8 +102,8 @@ ngx_http_solgate_admin_handler(ngx_http_request_t *r)
     }
 
     if (answer.log.len) {
-        ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0, "solgate: %*s",
-                      answer.log.len, answer.log.data);
+        ngx_log_error((ngx_uint_t) answer.log_level, r->connection->log, 0,
+                      "solgate: %*s", answer.log.len, answer.log.data);
     }
 
     sg_text_free(&answer.log);

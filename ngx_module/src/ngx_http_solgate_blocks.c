@@ -27,7 +27,7 @@ static char *ngx_http_solgate_blocks_plan_define(ngx_conf_t *cf,
 static ngx_int_t ngx_http_solgate_blocks_zone(ngx_conf_t *cf,
     ngx_http_solgate_blocks_t *blocks);
 static ngx_int_t ngx_http_solgate_bind_blocks(void *owner, void *shared,
-    ngx_uint_t fresh, char *err, size_t err_size);
+    ngx_uint_t fresh, ngx_log_t *log, char *err, size_t err_size);
 static ngx_int_t ngx_http_solgate_blocks_reach(ngx_conf_t *cf,
     ngx_http_solgate_blocks_t *b);
 static ngx_int_t ngx_http_solgate_blocks_path(ngx_conf_t *cf,
@@ -598,6 +598,9 @@ ngx_http_solgate_blocks_zone(ngx_conf_t *cf, ngx_http_solgate_blocks_t *b)
     zone.owner = b;
     zone.shared_size = size;
     zone.bind = ngx_http_solgate_bind_blocks;
+    zone.afresh = "Cube Runner's counters, key table and long-term queues "
+                  "start again (the cache, its index and the allowances are "
+                  "on disk and stay)";
 
     b->shm_zone = ngx_http_solgate_zone_add(cf, "solgate_blocks_",
                                             size + size / 64 + 64 * 1024,
@@ -610,7 +613,7 @@ ngx_http_solgate_blocks_zone(ngx_conf_t *cf, ngx_http_solgate_blocks_t *b)
 /* As for the network zone, a reload keeps the counters and the keys. */
 static ngx_int_t
 ngx_http_solgate_bind_blocks(void *owner, void *shared, ngx_uint_t fresh,
-    char *err, size_t err_size)
+    ngx_log_t *log, char *err, size_t err_size)
 {
     ngx_http_solgate_blocks_t *b = owner;
 

@@ -95,6 +95,7 @@ typedef struct ngx_http_solgate_blocks_s  ngx_http_solgate_blocks_t;
 typedef struct {
     ngx_str_t                    name;
     sg_network_t                *core;      /* built as the block is read */
+    ngx_str_t                    state_dir; /* state PATH, or empty */
     ngx_array_t                  upstreams; /* ngx_http_solgate_upstream_t */
     ngx_http_solgate_settings_t  settings;
     ngx_shm_zone_t              *shm_zone;
@@ -222,7 +223,7 @@ typedef struct {
  * solgate_blocks, bound to the zone (kept across reloads) by `bind`.
  */
 typedef ngx_int_t (*ngx_http_solgate_zone_bind_pt)(void *owner, void *shared,
-    ngx_uint_t fresh, char *err, size_t err_size);
+    ngx_uint_t fresh, ngx_log_t *log, char *err, size_t err_size);
 
 typedef struct {
     const char                    *block;   /* "solgate_network", for errors */
@@ -231,6 +232,9 @@ typedef struct {
     void                          *owner;
     size_t                         shared_size;
     ngx_http_solgate_zone_bind_pt  bind;
+    const char                    *afresh;  /* what a reload that cannot
+                                               keep the zone loses, and what
+                                               comes back, for the log */
 } ngx_http_solgate_zone_t;
 
 

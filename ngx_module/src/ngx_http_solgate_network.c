@@ -20,6 +20,10 @@ static char *ngx_http_solgate_set_word(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_solgate_set_zone(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static char *ngx_http_solgate_set_state(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static ngx_int_t ngx_http_solgate_state_path(ngx_conf_t *cf,
+    ngx_http_solgate_network_t *network);
 static char *ngx_http_solgate_set_retry(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_solgate_set_policy(ngx_conf_t *cf, ngx_command_t *cmd,
@@ -32,7 +36,7 @@ static char *ngx_http_solgate_add_upstream(ngx_conf_t *cf,
 static ngx_int_t ngx_http_solgate_add_zone(ngx_conf_t *cf,
     ngx_http_solgate_network_t *network, size_t size);
 static ngx_int_t ngx_http_solgate_bind_network(void *owner, void *shared,
-    ngx_uint_t fresh, char *err, size_t err_size);
+    ngx_uint_t fresh, ngx_log_t *log, char *err, size_t err_size);
 static ngx_int_t ngx_http_solgate_build_core(ngx_conf_t *cf,
     ngx_http_solgate_main_conf_t *smcf, ngx_http_solgate_network_t *network);
 static ngx_int_t ngx_http_solgate_reach_blocks(ngx_conf_t *cf,
@@ -183,6 +187,13 @@ static ngx_command_t  ngx_http_solgate_network_commands[] = {
       0,
       NULL },
 
+    { ngx_string("state"),
+      NGX_CONF_TAKE1,
+      ngx_http_solgate_set_state,
+      0,
+      0,
+      NULL },
+
     { ngx_string("use_upstream_default"),
       NGX_CONF_TAKE1,
       ngx_http_solgate_set_word,
@@ -240,6 +251,7 @@ ngx_http_solgate_network_block(ngx_conf_t *cf, ngx_command_t *cmd,
     char                         *rv, err[NGX_HTTP_SOLGATE_ERR_SIZE];
     ngx_str_t                    *value;
     ngx_pool_cleanup_t           *cln;
+    ngx_http_solgate_zone_t      *zone;
     ngx_http_solgate_network_t   *network, **slot;
 
     value = cf->args->elts;
@@ -261,6 +273,7 @@ ngx_http_solgate_network_block(ngx_conf_t *cf, ngx_command_t *cmd,
      *
      *     network->shm_zone = NULL;
      *     network->blocks = NULL;
+     *     network->state_dir = { 0, NULL };
      */
 
     rc = sg_network_new(ngx_http_solgate_sg_str(&value[1]), &network->core,
@@ -296,6 +309,16 @@ ngx_http_solgate_network_block(ngx_conf_t *cf, ngx_command_t *cmd,
     {
         return NGX_CONF_ERROR;
     }
+
+    /* known once the block is read: "state" may follow "zone" */
+    zone = network->shm_zone->data;
+    zone->afresh = network->state_dir.len
+                   ? "slot views, health, leases and counters are learnt "
+                     "again, and the operator cordons and drains are taken "
+                     "back from the state file"
+                   : "slot views, health, leases and counters are learnt "
+                     "again, and the operator cordons and drains are lost "
+                     "(\"state\" would keep them)";
 
     slot = ngx_array_push(&smcf->networks);
     if (slot == NULL) {
@@ -537,6 +560,78 @@ ngx_http_solgate_set_zone(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 }
 
 
+/*
+ * state PATH: libcore refuses a path that is not a directory or that this
+ * process cannot write (as nginx -t runs it); one that does not exist yet
+ * is made by the master with its parents, and, as nginx's temp paths are,
+ * given to the workers' user, who write the file.
+ */
+static char *
+ngx_http_solgate_set_state(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_solgate_network_t *network = conf;
+
+    int         rc;
+    char        err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    ngx_str_t  *value, dir;
+
+    value = cf->args->elts;
+    dir = value[1];
+
+    if (ngx_conf_full_name(cf->cycle, &dir, 0) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    rc = sg_network_set_state(network->core, ngx_http_solgate_sg_str(&dir),
+                              err, sizeof(err));
+    if (rc != SG_OK) {
+        return ngx_http_solgate_conf_failed(cf, rc, err);
+    }
+
+    network->state_dir = dir;
+
+    if (ngx_http_solgate_state_path(cf, network) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static ngx_int_t
+ngx_http_solgate_state_path(ngx_conf_t *cf,
+    ngx_http_solgate_network_t *network)
+{
+    u_char      *name;
+    ngx_err_t    err;
+    ngx_path_t  *path;
+
+    name = ngx_pnalloc(cf->pool, network->state_dir.len + 1);
+    path = ngx_pcalloc(cf->pool, sizeof(ngx_path_t));
+    if (name == NULL || path == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_cpystrn(name, network->state_dir.data, network->state_dir.len + 1);
+
+    err = ngx_create_full_path(name, 0755);
+    if (err) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, err,
+                           "cannot create the parents of state directory "
+                           "\"%V\" of network \"%V\"", &network->state_dir,
+                           &network->name);
+        return NGX_ERROR;
+    }
+
+    path->name.data = name;
+    path->name.len = network->state_dir.len;
+    path->conf_file = cf->conf_file->file.name.data;
+    path->line = cf->conf_file->line;
+
+    return ngx_add_path(cf, &path) == NGX_OK ? NGX_OK : NGX_ERROR;
+}
+
+
 static char *
 ngx_http_solgate_add_upstream(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
@@ -589,6 +684,7 @@ ngx_http_solgate_add_zone(ngx_conf_t *cf, ngx_http_solgate_network_t *network,
     zone.owner = network;
     zone.shared_size = sg_network_shared_size();
     zone.bind = ngx_http_solgate_bind_network;
+    zone.afresh = "";   /* set once the block is read */
 
     network->shm_zone = ngx_http_solgate_zone_add(cf, "solgate_network_",
                                                   size, &zone);
@@ -597,15 +693,44 @@ ngx_http_solgate_add_zone(ngx_conf_t *cf, ngx_http_solgate_network_t *network,
 }
 
 
+/*
+ * A fresh zone (nginx starting, or a reload that resized it) takes the
+ * operator's cordons and drains back from the state file.  A file that
+ * cannot be used is logged and left alone: nginx starts without it.
+ */
 static ngx_int_t
 ngx_http_solgate_bind_network(void *owner, void *shared, ngx_uint_t fresh,
-    char *err, size_t err_size)
+    ngx_log_t *log, char *err, size_t err_size)
 {
     ngx_http_solgate_network_t *network = owner;
 
-    return sg_network_bind(network->core, shared, (int) fresh,
-                           (int64_t) ngx_current_msec, err, err_size)
-           == SG_OK ? NGX_OK : NGX_ERROR;
+    int        level;
+    sg_text_t  line;
+
+    if (sg_network_bind(network->core, shared, (int) fresh,
+                        (int64_t) ngx_current_msec, err, err_size)
+        != SG_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (!fresh
+        || sg_network_restore(network->core, (int64_t) ngx_current_msec,
+                              ngx_http_solgate_wall_ms(), &level, &line)
+           != SG_OK)
+    {
+        return NGX_OK;
+    }
+
+    /* what was taken back is no news to `nginx -t` */
+    if (level <= NGX_LOG_WARN || !ngx_test_config) {
+        ngx_log_error((ngx_uint_t) level, log, 0, "solgate: %*s", line.len,
+                      line.data);
+    }
+
+    sg_text_free(&line);
+
+    return NGX_OK;
 }
 
 

@@ -11,6 +11,7 @@
 
 static ngx_int_t ngx_http_solgate_zone_init(ngx_shm_zone_t *shm_zone,
     void *data);
+static void ngx_http_solgate_zone_afresh(ngx_shm_zone_t *shm_zone);
 
 
 /* Adds the zone PREFIX+NAME of `size` bytes; `zone` is copied. */
@@ -98,9 +99,14 @@ ngx_http_solgate_zone_init(ngx_shm_zone_t *shm_zone, void *data)
 
         ngx_sprintf(shpool->log_ctx, " in solgate zone \"%V\"%Z",
                     &shm_zone->shm.name);
+
+        ngx_http_solgate_zone_afresh(shm_zone);
     }
 
-    if (zone->bind(zone->owner, shared, fresh, err, sizeof(err)) != NGX_OK) {
+    if (zone->bind(zone->owner, shared, fresh, shm_zone->shm.log, err,
+                   sizeof(err))
+        != NGX_OK)
+    {
         ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
                       "%s \"%V\": %s in %V:%ui", zone->block, &zone->name,
                       err, &zone->at.file, zone->at.line);
@@ -108,4 +114,60 @@ ngx_http_solgate_zone_init(ngx_shm_zone_t *shm_zone, void *data)
     }
 
     return NGX_OK;
+}
+
+
+/*
+ * A reload keeps a zone only at the same size: one whose "zone" changed is
+ * made anew while the old workers still use the old one (the running
+ * cycle's, ngx_cycle until the new one takes over), and what the old one
+ * held is gone.  Said once, in the master, so an operator who resized
+ * knows what starts again.
+ */
+static void
+ngx_http_solgate_zone_afresh(ngx_shm_zone_t *shm_zone)
+{
+    ngx_uint_t                i;
+    ngx_shm_zone_t           *old;
+    ngx_list_part_t          *part;
+    ngx_http_solgate_zone_t  *zone;
+
+    if (ngx_is_init_cycle(ngx_cycle)) {
+        return;     /* nginx is starting: there was no zone to keep */
+    }
+
+    zone = shm_zone->data;
+    part = (ngx_list_part_t *) &ngx_cycle->shared_memory.part;
+    old = part->elts;
+
+    for (i = 0; /* void */ ; i++) {
+
+        if (i >= part->nelts) {
+            if (part->next == NULL) {
+                return;
+            }
+
+            part = part->next;
+            old = part->elts;
+            i = 0;
+        }
+
+        if (old[i].tag != shm_zone->tag
+            || old[i].shm.name.len != shm_zone->shm.name.len
+            || ngx_strncmp(old[i].shm.name.data, shm_zone->shm.name.data,
+                           shm_zone->shm.name.len)
+               != 0)
+        {
+            continue;
+        }
+
+        ngx_log_error(NGX_LOG_WARN, shm_zone->shm.log, 0,
+                      "%s \"%V\": this reload cannot keep shared memory "
+                      "zone \"%V\", whose size changed from %uzk to %uzk: "
+                      "a new zone starts empty, so %s (%V:%ui)",
+                      zone->block, &zone->name, &shm_zone->shm.name,
+                      old[i].shm.size / 1024, shm_zone->shm.size / 1024,
+                      zone->afresh, &zone->at.file, zone->at.line);
+        return;
+    }
 }
