@@ -58,9 +58,8 @@ sub saved {
     return JSON::PP->new->decode(<$fh>);
 }
 
-# The running nginx.conf with its zone line changed, then a reload that
-# is waited for: every worker is a new one.
-sub reload_with_zone {
+# The running nginx.conf with $from replaced by $to.
+sub edit_conf {
     my ($from, $to) = @_;
     my $conf = servroot() . '/conf/nginx.conf';
     open my $in, '<', $conf or die "$conf: $!";
@@ -70,6 +69,13 @@ sub reload_with_zone {
     open my $out, '>', $conf or die "$conf: $!";
     print $out $text;
     close $out;
+}
+
+# The running nginx.conf with its zone line changed, then a reload that
+# is waited for: every worker is a new one.
+sub reload_with_zone {
+    my ($from, $to) = @_;
+    edit_conf($from, $to);
     my %old = map { ($_ => 1) } nginx_workers();
     nginx_reload();
     wait_until(sub { my @w = nginx_workers(); @w == 2 && !grep { $old{$_} } @w },
@@ -353,3 +359,41 @@ for my $case (["state $StateDir/afile/sub;",
     isnt($? >> 8, 0, "nginx -t fails for: $to");
     like($said, $want, 'saying why, with the file and line');
 }
+
+
+
+=== TEST 12: a change on a zone a reload replaced is answered 503, not 200; after a reload that failed, the old zone keeps changes again
+The reload resizes the zone (so the master reads the state file into a
+new zone and marks the old one) and then fails: it also listens on a
+port a node holds. The old workers go on; for 10 s their changes are
+not called kept.
+--- workers: 2
+--- wait_for eval
+['the nodes are polled', \&polled, 5]
+--- request eval
+[step {
+     edit_conf('zone 1m;', 'zone 2m;');
+     edit_conf("listen 127.0.0.1:$ENV{TEST_NGINX_SERVER_PORT};",
+               "listen 127.0.0.1:$ENV{TEST_NGINX_SERVER_PORT}; listen 127.0.0.1:$Ports[0];");
+     nginx_reload();
+     wait_for('the reload failed', sub {
+         nginx_error_log() =~ /bind\(\) to 127\.0\.0\.1:$Ports[0] failed/ }, 10);
+ },
+ "POST /solgate/cordon?network=mainnet&upstream=sim-a&reason=during",
+ step {
+     ok(!-e $StateFile || !grep { $_->{upstream} eq 'sim-a' } @{ saved()->{cordons} },
+        'the change answered 503 is not in the file');
+     wait_for('changes are kept again 10 s after the failed reload', sub {
+         admin('/solgate/cordon?network=mainnet&upstream=sim-a&reason=after')->{status} == 200
+     }, 15, 0.5);
+     is_deeply([map { [$_->{upstream}, $_->{reason}] } @{ saved()->{cordons} }],
+               [['sim-a', 'after']], 'and saved');
+ }]
+--- error_code: 503
+--- response_body_like: ^\{"ok":false,"message":"cordoned upstream \\"sim-a\\" of network \\"mainnet\\" on this worker, but not kept: a reload is giving network \\"mainnet\\" a new zone; send it again"\}$
+--- error_log eval
+[qr/\[warn\] .*this reload cannot keep shared memory zone "solgate_network_mainnet", whose size changed from 1024k to 2048k/,
+ qr/\[warn\] .*solgate: operator cordoned upstream "sim-a" of network "mainnet": during on a zone a reload replaced: answered 503, not kept/]
+--- no_error_log
+[alert]
+[crit]

@@ -598,6 +598,7 @@ ngx_http_solgate_blocks_zone(ngx_conf_t *cf, ngx_http_solgate_blocks_t *b)
     zone.owner = b;
     zone.shared_size = size;
     zone.bind = ngx_http_solgate_bind_blocks;
+    zone.supersede = NULL;
     zone.afresh = "Cube Runner's counters, key table and long-term queues "
                   "start again (the cache, its index and the allowances are "
                   "on disk and stay)";

@@ -224,6 +224,8 @@ typedef struct {
  */
 typedef ngx_int_t (*ngx_http_solgate_zone_bind_pt)(void *owner, void *shared,
     ngx_uint_t fresh, ngx_log_t *log, char *err, size_t err_size);
+/* A reload replaces the zone: told the old zone's table, before the bind */
+typedef void (*ngx_http_solgate_zone_supersede_pt)(void *old_shared);
 
 typedef struct {
     const char                    *block;   /* "solgate_network", for errors */
@@ -232,6 +234,7 @@ typedef struct {
     void                          *owner;
     size_t                         shared_size;
     ngx_http_solgate_zone_bind_pt  bind;
+    ngx_http_solgate_zone_supersede_pt  supersede;  /* or NULL */
     const char                    *afresh;  /* what a reload that cannot
                                                keep the zone loses, and what
                                                comes back, for the log */

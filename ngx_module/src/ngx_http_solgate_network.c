@@ -37,6 +37,7 @@ static ngx_int_t ngx_http_solgate_add_zone(ngx_conf_t *cf,
     ngx_http_solgate_network_t *network, size_t size);
 static ngx_int_t ngx_http_solgate_bind_network(void *owner, void *shared,
     ngx_uint_t fresh, ngx_log_t *log, char *err, size_t err_size);
+static void ngx_http_solgate_supersede_network(void *old_shared);
 static ngx_int_t ngx_http_solgate_build_core(ngx_conf_t *cf,
     ngx_http_solgate_main_conf_t *smcf, ngx_http_solgate_network_t *network);
 static ngx_int_t ngx_http_solgate_reach_blocks(ngx_conf_t *cf,
@@ -684,6 +685,7 @@ ngx_http_solgate_add_zone(ngx_conf_t *cf, ngx_http_solgate_network_t *network,
     zone.owner = network;
     zone.shared_size = sg_network_shared_size();
     zone.bind = ngx_http_solgate_bind_network;
+    zone.supersede = ngx_http_solgate_supersede_network;
     zone.afresh = "";   /* set once the block is read */
 
     network->shm_zone = ngx_http_solgate_zone_add(cf, "solgate_network_",
@@ -694,9 +696,10 @@ ngx_http_solgate_add_zone(ngx_conf_t *cf, ngx_http_solgate_network_t *network,
 
 
 /*
- * A fresh zone (nginx starting, or a reload that resized it) takes the
- * operator's cordons and drains back from the state file.  A file that
- * cannot be used is logged and left alone: nginx starts without it.
+ * A zone that starts empty (nginx starting, a reload that resized it)
+ * takes the operator's cordons and drains back from the state file:
+ * libcore says whether it did, or why it could not.  A file that cannot
+ * be used is logged and left alone: nginx starts without it.
  */
 static ngx_int_t
 ngx_http_solgate_bind_network(void *owner, void *shared, ngx_uint_t fresh,
@@ -714,10 +717,9 @@ ngx_http_solgate_bind_network(void *owner, void *shared, ngx_uint_t fresh,
         return NGX_ERROR;
     }
 
-    if (!fresh
-        || sg_network_restore(network->core, (int64_t) ngx_current_msec,
-                              ngx_http_solgate_wall_ms(), &level, &line)
-           != SG_OK)
+    if (sg_network_restore(network->core, (int64_t) ngx_current_msec,
+                           ngx_http_solgate_wall_ms(), &level, &line)
+        != SG_OK)
     {
         return NGX_OK;
     }
@@ -731,6 +733,13 @@ ngx_http_solgate_bind_network(void *owner, void *shared, ngx_uint_t fresh,
     sg_text_free(&line);
 
     return NGX_OK;
+}
+
+
+static void
+ngx_http_solgate_supersede_network(void *old_shared)
+{
+    sg_network_supersede(old_shared, (int64_t) ngx_current_msec);
 }
 
 

@@ -122,7 +122,9 @@ ngx_http_solgate_zone_init(ngx_shm_zone_t *shm_zone, void *data)
  * made anew while the old workers still use the old one (the running
  * cycle's, ngx_cycle until the new one takes over), and what the old one
  * held is gone.  Said once, in the master, so an operator who resized
- * knows what starts again.
+ * knows what starts again; the owner is told the old zone's table (still
+ * mapped here), so that what the old workers do from now on is not taken
+ * for kept.
  */
 static void
 ngx_http_solgate_zone_afresh(ngx_shm_zone_t *shm_zone)
@@ -159,6 +161,10 @@ ngx_http_solgate_zone_afresh(ngx_shm_zone_t *shm_zone)
                != 0)
         {
             continue;
+        }
+
+        if (zone->supersede != NULL) {
+            zone->supersede(((ngx_slab_pool_t *) old[i].shm.addr)->data);
         }
 
         ngx_log_error(NGX_LOG_WARN, shm_zone->shm.log, 0,

@@ -224,15 +224,28 @@ SG_API int sg_network_bind(sg_network_t *net, void *shared, int fresh,
     int64_t now_ms, char *err, size_t err_size) SG_NOEXCEPT;
 
 /*
- * After binding fresh memory: the operator cordons (with their reason and
+ * After sg_network_bind: when the zone started empty (fresh memory, or
+ * another version's layout), the operator cordons (with their reason and
  * time) and the drains still running that the state file holds are put
- * into it.  SG_NONE when there is nothing to say (no state, no file yet);
- * else SG_OK with *line to log (free it with sg_text_free) at *level
- * (nginx's numbering): what was taken back, or why the file was ignored
- * (unreadable, not an operator state: it changes nothing).  Fails open.
+ * into it.  SG_NONE when there is nothing to say (the zone kept its state,
+ * no state, no file yet); else SG_OK with *line to log (free it with
+ * sg_text_free) at *level (nginx's numbering): what was taken back, or why
+ * the file was ignored (unreadable, not an operator state: it changes
+ * nothing).  Fails open.
  */
 SG_API int sg_network_restore(sg_network_t *net, int64_t now_ms,
     int64_t wall_ms, int *level, sg_text_t *line) SG_NOEXCEPT;
+
+/*
+ * A reload could not keep the network's zone (its size changed) and
+ * binds a fresh one: call with the old zone's table before binding the
+ * new one.  The old workers still on it keep no operator change for 10 s
+ * (answered 503 by the admin API), so none is lost between the state
+ * file's reading and their stop.  Ignores memory that is not a table of
+ * this version.
+ */
+SG_API void sg_network_supersede(void *old_shared, int64_t now_ms)
+    SG_NOEXCEPT;
 
 /*
  * solgate_health: whether a load balancer may send the network client
@@ -633,7 +646,8 @@ typedef struct {
 /* Answers (and carries out) an admin request; free body and log with
  * sg_text_free.  A cordon, uncordon or drain of a network with `state` is
  * saved to its state file before the answer: one that cannot be saved is
- * in force but answered 500.  Fails closed. */
+ * in force but answered 500; one made on a zone a reload replaced
+ * (sg_network_supersede) is answered 503.  Fails closed. */
 SG_API int sg_admin_handle(sg_network_t *const *nets, size_t n,
     const sg_admin_request_t *req, int64_t now_ms, int64_t wall_ms,
     sg_admin_answer_t *out) SG_NOEXCEPT;

@@ -257,6 +257,10 @@ int sg_network_bind(sg_network_t* net, void* shared, int fresh,
     });
 }
 
+void sg_network_supersede(void* old_shared, int64_t now_ms) noexcept {
+    solgate::Network::Supersede(old_shared, now_ms);
+}
+
 int sg_network_restore(sg_network_t* net, int64_t now_ms, int64_t wall_ms,
                        int* level, sg_text_t* line) noexcept {
     if (net == nullptr || level == nullptr || line == nullptr) {

@@ -338,7 +338,10 @@ void FleetSync::TakeCordons(const FleetStore::Hash& cordons, int64_t now_ms,
     }
     cordons_known_ = true;
     std::string error;
-    if (taken && !SaveOperatorState(network_, now_ms, wall_ms, &error)) {
+    // (an old worker's zone that a reload replaced saves nothing, quietly:
+    // the new zone's workers take the same change from the fleet)
+    if (taken && SaveOperatorState(network_, now_ms, wall_ms, &error) ==
+                     OperatorStateSave::kFailed) {
         log_(kLogError, "network \"" + network_.name() +
                             "\": the operator cordons taken from the fleet "
                             "are not saved: " + error);

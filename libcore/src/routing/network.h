@@ -185,6 +185,22 @@ public:
     std::optional<size_t> FindUpstream(std::string_view id) const;
 
     bool bound() const { return state_ != nullptr; }
+    // Bind found the zone empty (nginx starting, a reload that resized it,
+    // another version's layout): what the operator said is to be taken
+    // back from the state file.
+    bool started_empty() const { return state_ && state_->started_empty(); }
+    // A reload gave the network a new zone and took the operator's state
+    // from the file into it: the old workers, still on the zone at
+    // `memory`, keep no operator change for kSupersededMs (they stop
+    // taking requests within about 100 ms; a reload that fails after
+    // making the zone lets them go on after that).
+    static constexpr int64_t kSupersededMs = 10000;
+    static void Supersede(void* memory, int64_t now_ms) {
+        ShmNetworkState::Supersede(memory, now_ms + kSupersededMs);
+    }
+    bool Superseded(int64_t now_ms) const {
+        return state_ && now_ms < state_->SupersededUntil();
+    }
     // The shared state, through its stores (bound networks only).
     SlotStore& slots() const { return *stores_.slots; }
     CordonStore& cordons() const { return *stores_.cordons; }

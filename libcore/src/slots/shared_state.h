@@ -261,6 +261,10 @@ struct NetworkShared {
     // The highest processed slot any worker has answered getSlot with, so
     // no client sees the slot move backwards across upstreams.
     std::atomic<uint64_t> processed_answered;
+    // A reload gave the network a new zone (its size changed) and read the
+    // operator's state file into it: until then (monotonic ms) the old
+    // workers still on this zone keep no operator change (0: never).
+    std::atomic<int64_t> superseded_until_ms;
     LaneShared all;                          // the network-wide lane
     LaneShared lanes[kMaxLanes];
     UpstreamRecord records[kMaxUpstreams];

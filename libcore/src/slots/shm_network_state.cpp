@@ -12,13 +12,17 @@ bool RecordHasId(const UpstreamRecord& record, std::string_view id) {
     return std::strncmp(record.id, std::string(id).c_str(), kIdCapacity) == 0;
 }
 
-void SetUp(NetworkShared* table, bool fresh) {
+// Whether the table starts empty: fresh memory, or reused memory laid
+// out by another version.
+bool SetUp(NetworkShared* table, bool fresh) {
     if (fresh || table->magic != NetworkShared::kMagic ||
         table->layout != NetworkShared::kLayout) {
         std::memset(static_cast<void*>(table), 0, sizeof(NetworkShared));
         table->magic = NetworkShared::kMagic;
         table->layout = NetworkShared::kLayout;
+        return true;
     }
+    return false;
 }
 
 // Upstream index -> record, keeping the records of ids bound before; new
@@ -175,15 +179,31 @@ std::unique_ptr<ShmNetworkState> ShmNetworkState::Bind(
     void* memory, bool fresh, const std::vector<std::string>& ids,
     int64_t now_ms, std::string* error) {
     auto* table = static_cast<NetworkShared*>(memory);
-    SetUp(table, fresh);
+    bool empty = SetUp(table, fresh);
     std::vector<size_t> record_of;
     std::vector<bool> claimed;
     if (!AssignRecords(table, ids, now_ms, &record_of, &claimed, error)) {
         return nullptr;
     }
     FreeStaleLanes(table, claimed);
-    return std::unique_ptr<ShmNetworkState>(
+    auto state = std::unique_ptr<ShmNetworkState>(
         new ShmNetworkState(table, std::move(record_of)));
+    state->started_empty_ = empty;
+    return state;
+}
+
+bool ShmNetworkState::Supersede(void* memory, int64_t until_ms) {
+    auto* table = static_cast<NetworkShared*>(memory);
+    if (table == nullptr || table->magic != NetworkShared::kMagic ||
+        table->layout != NetworkShared::kLayout) {
+        return false;
+    }
+    table->superseded_until_ms.store(until_ms);
+    return true;
+}
+
+int64_t ShmNetworkState::SupersededUntil() const {
+    return table_->superseded_until_ms.load();
 }
 
 ShmNetworkState::ShmNetworkState(NetworkShared* table,

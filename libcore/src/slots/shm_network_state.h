@@ -121,12 +121,21 @@ public:
     // after a reload must not poll into a record given to another id).
     bool Owns(size_t upstream, std::string_view id) const;
 
+    // Whether Bind found the table empty (fresh memory, or another
+    // layout's), so nothing of before is in it.
+    bool started_empty() const { return started_empty_; }
+    // The table at `memory` (a zone a reload replaced) is superseded until
+    // `until_ms`; false when it is no table of this layout.
+    static bool Supersede(void* memory, int64_t until_ms);
+    int64_t SupersededUntil() const;
+
 private:
     ShmNetworkState(NetworkShared* table, std::vector<size_t> record_of);
 
     LaneShared& lane(LaneId id) const;
 
     NetworkShared* table_;
+    bool started_empty_ = false;
     std::vector<size_t> record_of_;   // upstream index -> record index
     // kAllLane, then table_->lanes[0..kMaxLanes).
     std::vector<std::array<std::unique_ptr<ShmLaneAxis>, kAxisCount>> axes_;

@@ -65,12 +65,26 @@ std::optional<AdminAnswer> ActionTarget(
 }
 
 // The change `done` is in force: saved (when the network has `state`), it
-// is answered 200 and logged at NOTICE; not saved, 500 and ERR.
+// is answered 200 and logged at NOTICE; not saved, 500 and ERR; made on a
+// zone a reload has replaced, 503 (the client sends it again to a new
+// worker).
 AdminAnswer Saved(const Network& network, const std::string& done,
                   const std::string& detail, int64_t now_ms,
                   int64_t wall_ms) {
     std::string error;
-    if (!SaveOperatorState(network, now_ms, wall_ms, &error)) {
+    OperatorStateSave saved =
+        SaveOperatorState(network, now_ms, wall_ms, &error);
+    if (saved == OperatorStateSave::kSuperseded) {
+        AdminAnswer answer = Reply(
+            503, done + " on this worker, but not kept: a reload is giving "
+                        "network " + Quoted(network.name()) +
+                     " a new zone; send it again");
+        answer.log = "operator " + done + detail +
+                     " on a zone a reload replaced: answered 503, not kept";
+        answer.log_level = kLogWarn;
+        return answer;
+    }
+    if (saved == OperatorStateSave::kFailed) {
         AdminAnswer answer =
             Reply(500, done + ", but it is not saved: " + error +
                            "; it holds until nginx restarts");

@@ -330,25 +330,36 @@ std::string OperatorStatePath(const Network& network) {
     return dir.empty() ? std::string() : dir + "/" + FileName(network);
 }
 
-bool SaveOperatorState(const Network& network, int64_t now_ms,
-                       int64_t wall_ms, std::string* error) {
+OperatorStateSave SaveOperatorState(const Network& network, int64_t now_ms,
+                                    int64_t wall_ms, std::string* error) {
     const std::string& dir = network.settings().state_dir;
     if (dir.empty() || !network.bound()) {
-        return true;
+        return OperatorStateSave::kSaved;
     }
-    return WriteStateFile(
+    StateFileWrite written = WriteStateFile(
         dir, FileName(network),
-        [&] {
+        [&]() -> std::optional<std::string> {
+            if (network.Superseded(now_ms)) {
+                return std::nullopt;
+            }
             return FormatOperatorState(
                 CaptureOperatorState(network, now_ms, wall_ms));
         },
         error);
+    switch (written) {
+    case StateFileWrite::kWritten:
+        return OperatorStateSave::kSaved;
+    case StateFileWrite::kDeclined:
+        return OperatorStateSave::kSuperseded;
+    default:
+        return OperatorStateSave::kFailed;
+    }
 }
 
 std::optional<OperatorStateReport> RestoreOperatorState(
     const Network& network, int64_t now_ms, int64_t wall_ms) {
     const std::string path = OperatorStatePath(network);
-    if (path.empty() || !network.bound()) {
+    if (path.empty() || !network.started_empty()) {
         return std::nullopt;
     }
     const std::string intro =
@@ -356,7 +367,8 @@ std::optional<OperatorStateReport> RestoreOperatorState(
     std::string text;
     std::string why;
     StateFileRead read =
-        ReadStateFile(path, kOperatorStateMaxBytes, &text, &why);
+        ReadStateFileLocked(network.settings().state_dir, FileName(network),
+                            kOperatorStateMaxBytes, &text, &why);
     if (read == StateFileRead::kMissing) {
         return std::nullopt;
     }

@@ -87,20 +87,26 @@ OperatorStateApplied ApplyOperatorState(const Network& network,
 std::string OperatorStatePath(const Network& network);
 
 // Saves the network's operator state, as its zone holds it when the
-// directory's lock is taken (so the last save has the newest state). True
-// at once without `state`.
-bool SaveOperatorState(const Network& network, int64_t now_ms,
-                       int64_t wall_ms, std::string* error);
+// directory's lock is taken (so the last save has the newest state):
+// kSaved (at once without `state`), kFailed with *error, or kSuperseded
+// when a reload has since read the file into a new zone (checked under
+// the lock, after the read's: a change the new zone did not get is never
+// written, and the caller must not call it kept).
+enum class OperatorStateSave { kSaved, kSuperseded, kFailed };
+OperatorStateSave SaveOperatorState(const Network& network, int64_t now_ms,
+                                    int64_t wall_ms, std::string* error);
 
 // For the error log: the line, at an nginx level (kLogNotice, kLogError).
 struct OperatorStateReport {
     int level = 0;
     std::string line;
 };
-// Reads the file back into a network that bound a fresh zone. A file
-// that cannot be read or is not an operator state changes nothing and is
-// reported at kLogError; none at all (nothing was saved yet) reports
-// nothing (nullopt), as does a network without `state`.
+// Reads the file back, under the directory's lock, into a network whose
+// zone started empty (Network::started_empty; a zone that kept its state
+// is left alone: nullopt). A file that cannot be read or is not an
+// operator state changes nothing and is reported at kLogError; none at
+// all (nothing was saved yet) reports nothing (nullopt), as does a
+// network without `state`.
 std::optional<OperatorStateReport> RestoreOperatorState(
     const Network& network, int64_t now_ms, int64_t wall_ms);
 

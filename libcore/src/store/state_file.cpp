@@ -38,10 +38,12 @@ private:
     int fd_;
 };
 
-bool Failed(std::string* error, const std::string& path, const char* step) {
+StateFileWrite Failed(std::string* error, const std::string& path,
+                      const char* step) {
     int err = errno;
-    return Fail(error, "cannot save \"" + path + "\": " + step + ": " +
-                           std::strerror(err));
+    Fail(error, "cannot save \"" + path + "\": " + step + ": " +
+                    std::strerror(err));
+    return StateFileWrite::kFailed;
 }
 
 bool WriteAll(int fd, const std::string& text) {
@@ -69,9 +71,10 @@ int LockExclusive(int fd) {
 
 }  // namespace
 
-bool WriteStateFile(const std::string& dir, const std::string& name,
-                    const std::function<std::string()>& produce,
-                    std::string* error) {
+StateFileWrite WriteStateFile(
+    const std::string& dir, const std::string& name,
+    const std::function<std::optional<std::string>()>& produce,
+    std::string* error) {
     const std::string path = dir + "/" + name;
     Fd dir_fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dir_fd.get() < 0) {
@@ -80,7 +83,11 @@ bool WriteStateFile(const std::string& dir, const std::string& name,
     if (LockExclusive(dir_fd.get()) != 0) {
         return Failed(error, path, "lock its directory");
     }
-    const std::string text = produce();
+    const std::optional<std::string> produced = produce();
+    if (!produced) {
+        return StateFileWrite::kDeclined;
+    }
+    const std::string& text = *produced;
     const std::string temp =
         dir + "/." + name + ".tmp." + std::to_string(getpid());
     Fd fd(open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
@@ -107,7 +114,7 @@ bool WriteStateFile(const std::string& dir, const std::string& name,
     if (fsync(dir_fd.get()) != 0) {
         return Failed(error, path, "fsync its directory");
     }
-    return true;
+    return StateFileWrite::kWritten;
 }
 
 StateFileRead ReadStateFile(const std::string& path, size_t max_bytes,
@@ -149,6 +156,24 @@ StateFileRead ReadStateFile(const std::string& path, size_t max_bytes,
         }
         out->append(buf, static_cast<size_t>(n));
     }
+}
+
+StateFileRead ReadStateFileLocked(const std::string& dir,
+                                  const std::string& name, size_t max_bytes,
+                                  std::string* out, std::string* error) {
+    Fd dir_fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir_fd.get() < 0) {
+        if (errno == ENOENT) {
+            return StateFileRead::kMissing;
+        }
+        Fail(error, std::string("open its directory: ") + std::strerror(errno));
+        return StateFileRead::kFailed;
+    }
+    if (LockExclusive(dir_fd.get()) != 0) {
+        Fail(error, std::string("lock its directory: ") + std::strerror(errno));
+        return StateFileRead::kFailed;
+    }
+    return ReadStateFile(dir + "/" + name, max_bytes, out, error);
 }
 
 std::string StateDirProblem(const std::string& dir) {

@@ -396,6 +396,22 @@ TEST(CApi, AChangeThatCannotBeSavedIsAnswered500) {
     EXPECT_EQ(sg_network_restore(net.net, 0, 0, &level, &line), SG_NONE);
 }
 
+// A reload resized the zone: the old workers' changes are answered 503.
+TEST(CApi, AChangeOnAZoneAReloadReplacedIsAnswered503) {
+    solgate::TempDir dir("capi-state");
+    StatefulNetwork old(dir.path());
+    sg_network_supersede(old.shared.get(), 0);
+    sg_admin_answer_t cordon = Admin(old.net, "/solgate/cordon", "a");
+    EXPECT_EQ(cordon.http_status, 503u);
+    EXPECT_EQ(cordon.log_level, 5);   // WARN
+    EXPECT_EQ(Take(&cordon.body),
+              R"({"ok":false,"message":"cordoned upstream \"a\" of network )"
+              R"(\"mainnet\" on this worker, but not kept: a reload is giving )"
+              R"(network \"mainnet\" a new zone; send it again"})");
+    Take(&cordon.log);
+    sg_network_supersede(nullptr, 0);
+}
+
 TEST(CApi, StateDirectoriesNginxTRefuses) {
     solgate::TempDir dir("capi-state");
     std::string file = dir.path() + "/file";

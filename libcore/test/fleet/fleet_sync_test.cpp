@@ -272,8 +272,9 @@ TEST(FleetSync, ALaterFleetChangeBeatsTheHostsFile) {
         tick(a);
         a.net.network.OperatorCordon(1, "disk swap", wall + store.now);
         std::string error;
-        ASSERT_TRUE(SaveOperatorState(a.net.network, store.now,
-                                      wall + store.now, &error));
+        ASSERT_EQ(SaveOperatorState(a.net.network, store.now,
+                                    wall + store.now, &error),
+                  OperatorStateSave::kSaved);
         tick(a);
         tick(b);
         tick(b);
@@ -307,7 +308,8 @@ TEST(FleetSync, TheHostsFileSeedsAFleetWithNoWord) {
         testing::TestNetwork before(2, WithState(dir.path()));
         before.network.OperatorCordon(0, "bad disk", wall - 3600000);
         std::string error;
-        ASSERT_TRUE(SaveOperatorState(before.network, 0, wall, &error));
+        ASSERT_EQ(SaveOperatorState(before.network, 0, wall, &error),
+                  OperatorStateSave::kSaved);
     }
     FakeStore store;
     Host a(store, "host-a", 10, dir.path());

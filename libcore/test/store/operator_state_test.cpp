@@ -226,7 +226,8 @@ TEST(OperatorState, SavedThenRestoredIntoAFreshZone) {
         before.network.OperatorCordon(0, "kernel upgrade", kWall - 1000);
         before.network.DrainSubscribers(2, now);
         std::string error;
-        ASSERT_TRUE(SaveOperatorState(before.network, now, kWall, &error))
+        ASSERT_EQ(SaveOperatorState(before.network, now, kWall, &error),
+                  OperatorStateSave::kSaved)
             << error;
     }
     // nginx restarts: a new zone, 5 s later
@@ -246,7 +247,8 @@ TEST(OperatorState, SavedThenRestoredIntoAFreshZone) {
     // an uncordon is saved the same way: nothing comes back
     after.network.OperatorUncordon(0);
     std::string error;
-    ASSERT_TRUE(SaveOperatorState(after.network, 55100, kWall + 60000, &error));
+    ASSERT_EQ(SaveOperatorState(after.network, 55100, kWall + 60000, &error),
+              OperatorStateSave::kSaved);
     PubsubTestNetwork again(3, {2}, WithState(dir.path()));
     report = RestoreOperatorState(again.network, 0, kWall + 61000);
     ASSERT_TRUE(report);
@@ -257,10 +259,71 @@ TEST(OperatorState, SavedThenRestoredIntoAFreshZone) {
     EXPECT_FALSE(again.network.Cordoned(0));
 }
 
+// Only a zone that started empty takes the file back: a reload that kept
+// the zone keeps what it holds (a later change than the file, perhaps).
+// A zone of another layout (a new Solgate over a running one) starts
+// empty and takes it back.
+TEST(OperatorState, OnlyAZoneThatStartedEmptyTakesTheFileBack) {
+    TempDir dir("operator-state");
+    PubsubTestNetwork first(2, {}, WithState(dir.path()));
+    first.network.OperatorCordon(1, "kept", kWall);
+    std::string error;
+    ASSERT_EQ(SaveOperatorState(first.network, 0, kWall, &error),
+              OperatorStateSave::kSaved);
+    first.network.OperatorUncordon(1);   // after the save: only in the zone
+
+    Network reload("mainnet", WithState(dir.path()));
+    reload.AddUpstream(UpstreamConf("up-0"));
+    reload.AddUpstream(UpstreamConf("up-1"));
+    ASSERT_TRUE(reload.Bind(first.shared.get(), false, 0, &error)) << error;
+    EXPECT_FALSE(reload.started_empty());
+    EXPECT_FALSE(RestoreOperatorState(reload, 0, kWall));
+    EXPECT_FALSE(reload.Cordoned(1));
+
+    first.shared->layout = NetworkShared::kLayout - 1;
+    Network upgrade("mainnet", WithState(dir.path()));
+    upgrade.AddUpstream(UpstreamConf("up-0"));
+    upgrade.AddUpstream(UpstreamConf("up-1"));
+    ASSERT_TRUE(upgrade.Bind(first.shared.get(), false, 0, &error)) << error;
+    EXPECT_TRUE(upgrade.started_empty());
+    ASSERT_TRUE(RestoreOperatorState(upgrade, 0, kWall));
+    EXPECT_EQ(upgrade.cordons().CordonNote(1), "kept");
+}
+
+// A reload that resized the zone read the file into the new one: a
+// change on the old zone is not written (it would be lost from the new
+// zone, and the next save there would drop it from the file), and the
+// admin API answers 503 for it; a reload that failed lets the old zone
+// save again after kSupersededMs.
+TEST(OperatorState, AZoneAReloadReplacedSavesNothing) {
+    TempDir dir("operator-state");
+    PubsubTestNetwork old(2, {}, WithState(dir.path()));
+    std::string error;
+    ASSERT_EQ(SaveOperatorState(old.network, 1000, kWall, &error),
+              OperatorStateSave::kSaved);
+    const std::string before = Read(dir.path() + "/operator-mainnet.json");
+    Network::Supersede(old.shared.get(), 1000);
+    EXPECT_TRUE(old.network.Superseded(1000));
+    old.network.OperatorCordon(0, "too late", kWall);
+    EXPECT_EQ(SaveOperatorState(old.network, 1500, kWall, &error),
+              OperatorStateSave::kSuperseded);
+    EXPECT_EQ(Read(dir.path() + "/operator-mainnet.json"), before);
+    const int64_t after = 1000 + Network::kSupersededMs;
+    EXPECT_FALSE(old.network.Superseded(after));
+    EXPECT_EQ(SaveOperatorState(old.network, after, kWall, &error),
+              OperatorStateSave::kSaved);
+    // memory that is no table of this layout is left alone
+    Network::Supersede(nullptr, 0);
+    std::vector<char> junk(64, 'x');
+    Network::Supersede(junk.data(), 0);
+    EXPECT_EQ(junk[40], 'x');
+}
+
 TEST(OperatorState, NothingToSayWithoutStateOrBeforeTheFirstSave) {
     testing::TestNetwork bare(2);
     std::string error;
-    EXPECT_TRUE(SaveOperatorState(bare.network, 0, kWall, &error));
+    EXPECT_EQ(SaveOperatorState(bare.network, 0, kWall, &error),
+              OperatorStateSave::kSaved);
     EXPECT_FALSE(RestoreOperatorState(bare.network, 0, kWall));
     EXPECT_EQ(OperatorStatePath(bare.network), "");
 
@@ -290,7 +353,8 @@ TEST(OperatorState, ACorruptFileIsReportedAndLeftOut) {
 
     t.network.OperatorCordon(1, "new", kWall);
     std::string error;
-    ASSERT_TRUE(SaveOperatorState(t.network, 0, kWall, &error)) << error;
+    ASSERT_EQ(SaveOperatorState(t.network, 0, kWall, &error),
+              OperatorStateSave::kSaved) << error;
     std::string refused;
     auto saved = Parse(Read(path), &refused);
     ASSERT_TRUE(saved) << refused;

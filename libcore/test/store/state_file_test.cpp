@@ -42,11 +42,14 @@ size_t Entries(const std::string& dir) {
 TEST(StateFile, WritesWholeAndLeavesNoTempFile) {
     TempDir dir("state-file");
     std::string error;
-    ASSERT_TRUE(WriteStateFile(dir.path(), "s.json",
-                               [] { return std::string("first\n"); }, &error))
+    auto text = [](const char* t) {
+        return [t]() -> std::optional<std::string> { return t; };
+    };
+    ASSERT_EQ(StateFileWrite::kWritten,
+              WriteStateFile(dir.path(), "s.json", text("first\n"), &error))
         << error;
-    ASSERT_TRUE(WriteStateFile(dir.path(), "s.json",
-                               [] { return std::string("second\n"); }, &error))
+    ASSERT_EQ(StateFileWrite::kWritten,
+              WriteStateFile(dir.path(), "s.json", text("second\n"), &error))
         << error;
     EXPECT_EQ(ReadOrEmpty(dir.path() + "/s.json"), "second\n");
     EXPECT_EQ(Entries(dir.path()), 1u);
@@ -55,19 +58,47 @@ TEST(StateFile, WritesWholeAndLeavesNoTempFile) {
 TEST(StateFile, AFailedSaveSaysWhatAndWhere) {
     TempDir dir("state-file");
     std::string error;
-    EXPECT_FALSE(WriteStateFile(dir.path() + "/missing", "s.json",
-                                [] { return std::string("x"); }, &error));
+    auto x = []() -> std::optional<std::string> { return "x"; };
+    EXPECT_EQ(StateFileWrite::kFailed,
+              WriteStateFile(dir.path() + "/missing", "s.json", x, &error));
     EXPECT_EQ(error, "cannot save \"" + dir.path() +
                          "/missing/s.json\": open its directory: No such "
                          "file or directory");
     // the file's name is taken by a directory: the rename fails, and the
     // temp file is gone
     ASSERT_EQ(mkdir((dir.path() + "/s.json").c_str(), 0755), 0);
-    EXPECT_FALSE(WriteStateFile(dir.path(), "s.json",
-                                [] { return std::string("x"); }, &error));
+    EXPECT_EQ(StateFileWrite::kFailed,
+              WriteStateFile(dir.path(), "s.json", x, &error));
     EXPECT_EQ(error, "cannot save \"" + dir.path() +
                          "/s.json\": rename: Is a directory");
     EXPECT_EQ(Entries(dir.path()), 1u);
+}
+
+// produce() may decline under the lock: nothing is written.
+TEST(StateFile, ADeclinedSaveWritesNothing) {
+    TempDir dir("state-file");
+    std::string error;
+    ASSERT_EQ(StateFileWrite::kWritten,
+              WriteStateFile(dir.path(), "s.json",
+                             []() -> std::optional<std::string> {
+                                 return "kept";
+                             },
+                             &error));
+    EXPECT_EQ(StateFileWrite::kDeclined,
+              WriteStateFile(dir.path(), "s.json",
+                             []() -> std::optional<std::string> {
+                                 return std::nullopt;
+                             },
+                             &error));
+    EXPECT_EQ(ReadOrEmpty(dir.path() + "/s.json"), "kept");
+    EXPECT_EQ(Entries(dir.path()), 1u);
+    std::string text;
+    EXPECT_EQ(ReadStateFileLocked(dir.path(), "s.json", 100, &text, &error),
+              StateFileRead::kRead);
+    EXPECT_EQ(text, "kept");
+    EXPECT_EQ(ReadStateFileLocked(dir.path() + "/none", "s.json", 100, &text,
+                                  &error),
+              StateFileRead::kMissing);
 }
 
 TEST(StateFile, ReadsWhatIsThereAndRefusesTheRest) {
@@ -110,12 +141,13 @@ TEST(StateFile, SavesFromSeveralProcessesNeverInterleave) {
     auto add_one = [&] {
         std::string error;
         return WriteStateFile(
-            dir.path(), "count",
-            [&] {
-                std::string now = ReadOrEmpty(path);
-                return std::to_string((now.empty() ? 0 : std::stoi(now)) + 1);
-            },
-            &error);
+                   dir.path(), "count",
+                   [&]() -> std::optional<std::string> {
+                       std::string now = ReadOrEmpty(path);
+                       return std::to_string(
+                           (now.empty() ? 0 : std::stoi(now)) + 1);
+                   },
+                   &error) == StateFileWrite::kWritten;
     };
     pid_t child = fork();
     ASSERT_GE(child, 0);
