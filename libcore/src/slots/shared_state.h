@@ -254,7 +254,7 @@ struct NetworkHostCounters {
 
 struct NetworkShared {
     static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
-    static constexpr uint32_t kLayout = 16;
+    static constexpr uint32_t kLayout = 17;
 
     uint32_t magic;
     uint32_t layout;
