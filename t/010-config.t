@@ -802,3 +802,20 @@ GET /solgate/state
 --- response_body_like: "consensus":\{"methods":\["getBalance"\],"participants":2,"agreement":2,"dispute":"error"\},"hedge":\{"methods":\["getAccountInfo"\],"after_ms":200,"max":1\}.*"name":"devnet".*"consensus":\{"methods":\["getBalance"\],.*"hedge":\{"methods":\["getSlot"\],"after_ms":100,"max":1\}
 --- no_error_log
 [emerg]
+
+
+
+=== TEST 57: keyless_plan must name a plan
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+    solgate_blocks mainnet {
+        region us; cache $TEST_NGINX_SERVROOT/blocks/c; state $TEST_NGINX_SERVROOT/blocks/s;
+        api_key $http_x_api_key; plan $http_x_plan;
+        keyless_plan gold;
+    }
+--- config
+    location / { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+--- must_die
+--- error_log eval
+qr/solgate_blocks "mainnet" keyless_plan "gold" is not a plan \(neither built in nor plan_define'd\) in \S+nginx\.conf:\d+/

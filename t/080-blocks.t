@@ -444,3 +444,19 @@ gateway_start('eu', $EuHttp, $Config, port => $EuPort, no_root_location => 1);
      my $ok = us(get_block_call(61, $Old), 'key-op');
      is($ok->{reason}, 'OK', 'answers that are no error keep nginx\'s');
  }]
+
+
+
+=== TEST 16: keyless_plan: a call without a key is served on that plan, each client address with a budget of its own
+--- http_config eval
+my $c = region_conf('mainnet', 'us-east', $UsSim, '');
+$c =~ s/(\n\s*plan_define tiny )/\n        keyless_plan tiny;$1/;
+$c
+--- request eval
+[step {
+     my @status = map { us(get_block_call(70 + $_, $Old))->{status} } 1 .. 3;
+     is("@status", '200 200 429', "tiny's 2 r/s for this address, without a key");
+     my $keyed = us(get_block_call(74, $Old), 'key-bulk');
+     is($keyed->{status}, 200, 'a key keeps its own plan');
+     like(us(get_block_call(75, $Old))->{body}, qr/"reason":"rate_limit"/, 'the keyless one is limited');
+ }]

@@ -31,7 +31,7 @@ ngx_int_t
 ngx_http_solgate_blocks_route(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx)
 {
-    sg_str_t                    key, plan, token;
+    sg_str_t                    key, plan, token, client;
     ngx_table_elt_t            *h;
     sg_blocks_decision_t        d;
     ngx_http_solgate_blocks_t  *b;
@@ -50,7 +50,10 @@ ngx_http_solgate_blocks_route(ngx_http_request_t *r,
     token.data = h ? (char *) h->value.data : NULL;
     token.len = h ? h->value.len : 0;
 
-    if (sg_blocks_decide(b->core, ctx->rpc, key, plan, token,
+    /* a call without a key, on keyless_plan: the client's address */
+    client = ngx_http_solgate_sg_str(&r->connection->addr_text);
+
+    if (sg_blocks_decide(b->core, ctx->rpc, key, plan, token, client,
                          (int64_t) ngx_current_msec,
                          ngx_http_solgate_wall_ms(), &ctx->block_call, &d)
         != SG_OK)

@@ -689,6 +689,10 @@ SG_API int sg_blocks_set_cache(sg_blocks_t *blocks, sg_str_t dir,
 /* state PATH: the absolute path */
 SG_API int sg_blocks_set_state(sg_blocks_t *blocks, sg_str_t dir,
     char *err, size_t err_size) SG_NOEXCEPT;
+/* keyless_plan NAME: calls without an API key are served on that plan,
+ * each client address a key of its own */
+SG_API int sg_blocks_set_keyless_plan(sg_blocks_t *blocks, sg_str_t name,
+    char *err, size_t err_size) SG_NOEXCEPT;
 /* peer_token TOKEN: what regions send each other as X-Solgate-Peer */
 SG_API int sg_blocks_set_peer_token(sg_blocks_t *blocks, sg_str_t token,
     char *err, size_t err_size) SG_NOEXCEPT;
@@ -770,13 +774,14 @@ typedef struct {
 /*
  * Decides for a parsed request.  api_key and plan are the values of the
  * configured variables; peer_token the X-Solgate-Peer header ("" when
- * absent).  On SG_OK, *call is set unless the action is PASS; strings in
- * *out are owned by *call.  Fails closed.
+ * absent); client the client's address (the key of a call without one,
+ * on keyless_plan).  On SG_OK, *call is set unless the action is PASS;
+ * strings in *out are owned by *call.  Fails closed.
  */
 SG_API int sg_blocks_decide(sg_blocks_t *blocks, const sg_request_t *req,
-    sg_str_t api_key, sg_str_t plan, sg_str_t peer_token, int64_t now_ms,
-    int64_t wall_ms, sg_block_call_t **call, sg_blocks_decision_t *out)
-    SG_NOEXCEPT;
+    sg_str_t api_key, sg_str_t plan, sg_str_t peer_token, sg_str_t client,
+    int64_t now_ms, int64_t wall_ms, sg_block_call_t **call,
+    sg_blocks_decision_t *out) SG_NOEXCEPT;
 /* The current PEER attempt (or the cached file) failed: the next source.
  * Fails closed. */
 SG_API int sg_blocks_next(sg_blocks_t *blocks, sg_block_call_t *call,

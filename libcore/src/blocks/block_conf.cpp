@@ -231,6 +231,29 @@ std::optional<std::string> BlockConfBuilder::PlanDefine(
     return std::nullopt;
 }
 
+std::optional<std::string> BlockConfBuilder::KeylessPlan(
+    std::string_view name) {
+    if (!conf_.keyless_plan_.empty()) {
+        return Duplicate("keyless_plan");
+    }
+    if (auto bad = BadName("keyless_plan", name)) {
+        return bad;
+    }
+    conf_.keyless_plan_.assign(name);
+    return std::nullopt;
+}
+
+BlockCaller CallerOf(const BlockServiceConf& conf, std::string_view api_key,
+                     std::string_view plan, std::string_view client,
+                     std::string* owned) {
+    if (!api_key.empty() || conf.keyless_plan().empty() || client.empty()) {
+        return {api_key, plan};
+    }
+    *owned = "client:";
+    owned->append(client);
+    return {*owned, conf.keyless_plan()};
+}
+
 std::optional<std::string> BlockConfBuilder::Build(
     BlockServiceConf* out) const {
     if (conf_.region_.empty()) {
@@ -244,6 +267,11 @@ std::optional<std::string> BlockConfBuilder::Build(
     }
     if (!conf_.peers_.empty() && conf_.peer_token_.empty()) {
         return std::string("has a \"peer\" but no \"peer_token\"");
+    }
+    if (!conf_.keyless_plan_.empty() &&
+        FindPlan(conf_.plans_, conf_.keyless_plan_) == nullptr) {
+        return "keyless_plan " + Quoted(conf_.keyless_plan_) +
+               " is not a plan (neither built in nor plan_define'd)";
     }
     if (out != nullptr) {
         *out = conf_;

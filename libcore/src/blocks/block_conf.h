@@ -72,6 +72,9 @@ public:
         return long_term_;
     }
     const std::vector<BlockPlan>& plans() const { return plans_; }
+    // The plan calls without an API key are served on, each client
+    // address a key of its own; "": they get HTTP 401.
+    const std::string& keyless_plan() const { return keyless_plan_; }
     const RetentionPolicy& retention() const { return retention_; }
 
     // Whether plan p gets a long-term storage queue: an archive plan, with
@@ -90,8 +93,20 @@ private:
     std::vector<BlockPeer> peers_;
     std::vector<LongTermEndpoint> long_term_;
     std::vector<BlockPlan> plans_ = DefaultBlockPlans();
+    std::string keyless_plan_;
     RetentionPolicy retention_;
 };
+
+// The key and plan a call is served on: its own, or, for a call without a
+// key when keyless_plan is set, the client address's on that plan
+// ("client:ADDRESS", kept in *owned). A key is never taken for an address.
+struct BlockCaller {
+    std::string_view api_key;
+    std::string_view plan;
+};
+BlockCaller CallerOf(const BlockServiceConf& conf, std::string_view api_key,
+                     std::string_view plan, std::string_view client,
+                     std::string* owned);
 
 // One step per directive, in any order. A step returns nullopt, or the
 // reason it refused (and then changed nothing):
@@ -119,6 +134,7 @@ private:
 //                   endpoints
 //   PlanDefine      ParsePlanDefine's messages (block_plans.h), and
 //                   too many plans (at most 32)
+//   KeylessPlan     "keyless_plan" directive is duplicate
 // MaxSize refuses nothing (0: no limit). Names and URLs are checked as the
 // network's are (conf/conf_words.h); whether a URL names an upstream
 // block is nginx's to know.
@@ -126,6 +142,7 @@ private:
 // message meant to follow `solgate_blocks "NETWORK" `:
 //   needs "region"      needs "cache"      needs "state"
 //   has a "peer" but no "peer_token"
+//   keyless_plan "NAME" is not a plan (neither built in nor plan_define'd)
 // and Check, for the whole block as nginx read it, then:
 //   needs "api_key"     needs "plan"
 // (the two request variables nginx evaluates; the module holds them).
@@ -158,6 +175,7 @@ public:
         size_t p, const std::vector<BlockServer>& servers);
     std::optional<std::string> PlanDefine(
         std::string_view name, const std::vector<std::string_view>& args);
+    std::optional<std::string> KeylessPlan(std::string_view name);
 
     // nullopt with the frozen configuration in *out (which may be null to
     // only check), or the first thing missing.

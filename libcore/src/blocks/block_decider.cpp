@@ -62,7 +62,7 @@ BlockDecision BlockDecider::Decide(const RpcRequest& request,
                                    std::string_view plan_name,
                                    std::string_view peer_token,
                                    int64_t now_ms, int64_t wall_ms,
-                                   BlockCall* call) {
+                                   BlockCall* call, std::string_view client) {
     const RpcCall* rpc = SingleCall(request);
     if (rpc == nullptr || !zone_.bound() || !IsCubeRunnerMethod(rpc->method)) {
         return {};
@@ -85,6 +85,10 @@ BlockDecision BlockDecider::Decide(const RpcRequest& request,
     }
 
     BlocksHostCounters& counters = zone_.counters();
+    std::string keyless;
+    BlockCaller caller = CallerOf(conf_, api_key, plan_name, client, &keyless);
+    api_key = caller.api_key;
+    plan_name = caller.plan;
     if (api_key.empty()) {
         counters.unauthorized.fetch_add(1, std::memory_order_relaxed);
         return NoApiKey(*call, rpc->method);

@@ -43,11 +43,13 @@ public:
     // The decision for a request: kPass for anything that is not a single
     // getBlock/getConfirmedBlock/getFirstAvailableBlock (or before the
     // zone is bound). `peer_token` is the request's X-Solgate-Peer header
-    // ("" if none).
+    // ("" if none); `client` the client's address, the key of a call
+    // without one when keyless_plan is set.
     BlockDecision Decide(const RpcRequest& request, std::string_view api_key,
                          std::string_view plan_name,
                          std::string_view peer_token, int64_t now_ms,
-                         int64_t wall_ms, BlockCall* call);
+                         int64_t wall_ms, BlockCall* call,
+                         std::string_view client = {});
     // The peer of the current attempt failed or did not hold the block (or,
     // for a request from another region, the cached file went away).
     BlockDecision AfterPeerFailure(BlockCall* call, int64_t now_ms);

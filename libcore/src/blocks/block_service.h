@@ -79,9 +79,10 @@ public:
     BlockDecision Decide(const RpcRequest& request, std::string_view api_key,
                          std::string_view plan_name,
                          std::string_view peer_token, int64_t now_ms,
-                         int64_t wall_ms, BlockCall* call) {
+                         int64_t wall_ms, BlockCall* call,
+                         std::string_view client = {}) {
         return decider_.Decide(request, api_key, plan_name, peer_token,
-                               now_ms, wall_ms, call);
+                               now_ms, wall_ms, call, client);
     }
     BlockDecision AfterPeerFailure(BlockCall* call, int64_t now_ms) {
         return decider_.AfterPeerFailure(call, now_ms);

@@ -149,6 +149,13 @@ int sg_blocks_set_state(sg_blocks_t* blocks, sg_str_t dir, char* err,
     });
 }
 
+int sg_blocks_set_keyless_plan(sg_blocks_t* blocks, sg_str_t name,
+                               char* err, size_t err_size) noexcept {
+    return Directive(blocks, err, err_size, [&](solgate::BlockConfBuilder& b) {
+        return b.KeylessPlan(View(name));
+    });
+}
+
 int sg_blocks_set_peer_token(sg_blocks_t* blocks, sg_str_t token, char* err,
                              size_t err_size) noexcept {
     return Directive(blocks, err, err_size, [&](solgate::BlockConfBuilder& b) {
@@ -293,7 +300,8 @@ void sg_blocks_close(sg_blocks_t* blocks) noexcept {
 
 int sg_blocks_decide(sg_blocks_t* blocks, const sg_request_t* req,
                      sg_str_t api_key, sg_str_t plan, sg_str_t peer_token,
-                     int64_t now_ms, int64_t wall_ms, sg_block_call_t** call,
+                     sg_str_t client, int64_t now_ms, int64_t wall_ms,
+                     sg_block_call_t** call,
                      sg_blocks_decision_t* out) noexcept {
     if (blocks == nullptr || req == nullptr || call == nullptr ||
         out == nullptr) {
@@ -305,7 +313,8 @@ int sg_blocks_decide(sg_blocks_t* blocks, const sg_request_t* req,
         if (blocks->service) {
             state->decision = blocks->service->Decide(
                 req->request.parsed(), View(api_key), View(plan),
-                View(peer_token), now_ms, wall_ms, &state->call);
+                View(peer_token), now_ms, wall_ms, &state->call,
+                View(client));
         }
         Export(state.get(), out);
         if (out->action != SG_BLOCKS_PASS) {

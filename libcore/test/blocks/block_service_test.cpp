@@ -394,3 +394,64 @@ TEST(BlockServiceNoToken, NoRegionIsRecognisedWithoutAToken) {
 
 }  // namespace
 }  // namespace solgate
+
+namespace solgate {
+namespace {
+
+// keyless_plan tiny: a call without a key is served on "tiny", each
+// client address with a budget of its own; a keyed call keeps its own.
+TEST(BlockServiceKeyless, CallsWithoutAKeyGoOnTheKeylessPlanByClientAddress) {
+    TestNetwork net(2);
+    BlockConfBuilder conf = TwoPeersAndATinyPlan();
+    Accept(conf.KeylessPlan("tiny"));
+    testing::BlockServiceRig rig(net.network, "solgate-keyless", std::move(conf));
+    ASSERT_EQ(rig.error(), "");
+    for (size_t i = 0; i < 2; i++) {
+        net.network.record(i).SuggestProcessed(5000);
+        net.network.record(i).SuggestFinalized(4968);
+    }
+    auto decide = [&](std::string_view key, std::string_view client,
+                      BlockCall* call) {
+        std::string body = GetBlock(100);
+        RpcRequest request = ParseRpcRequest(body.data(), body.size());
+        return rig.service()->Decide(request, key, "", "", kNow, kWall, call,
+                                     client);
+    };
+    std::vector<unsigned> status;
+    for (int i = 0; i < 3; i++) {
+        BlockCall call;
+        BlockDecision d = decide("", "10.0.0.1", &call);
+        status.push_back(d.kind == BlockDecision::kAnswer ? d.http_status : 200);
+        EXPECT_EQ(call.api_key, "client:10.0.0.1");
+    }
+    EXPECT_EQ(status, (std::vector<unsigned>{200, 200, 429}))
+        << "tiny's 2 r/s, for that address";
+    BlockCall other;
+    EXPECT_EQ(decide("", "10.0.0.2", &other).kind, BlockDecision::kLedger)
+        << "another address has its own budget";
+    BlockCall keyed;
+    EXPECT_EQ(decide("k", "10.0.0.1", &keyed).http_status, 401u)
+        << "a key keeps its own plan (none here)";
+    BlockCall nowhere;
+    EXPECT_EQ(decide("", "", &nowhere).http_status, 401u)
+        << "no address, no keyless plan";
+}
+
+TEST(BlockConfBuilder, KeylessPlanMustBeAPlan) {
+    BlockConfBuilder b;
+    Accept(b.Region("us"));
+    Accept(b.Cache("/var/cache/solgate"));
+    Accept(b.State("/var/lib/solgate"));
+    Accept(b.KeylessPlan("gold"));
+    EXPECT_EQ(b.KeylessPlan("free"),
+              std::optional<std::string>("\"keyless_plan\" directive is duplicate"));
+    EXPECT_EQ(b.Build(nullptr),
+              std::optional<std::string>(
+                  "keyless_plan \"gold\" is not a plan (neither built in nor "
+                  "plan_define'd)"));
+    Accept(b.PlanDefine("gold", {"tier=free", "getblock_rate=1r/s"}));
+    EXPECT_EQ(b.Build(nullptr), std::nullopt);
+}
+
+}  // namespace
+}  // namespace solgate

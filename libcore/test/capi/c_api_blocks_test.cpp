@@ -172,7 +172,7 @@ TEST(CApiBlocks, AttachFreezesTheConfiguration) {
     ASSERT_EQ(sg_request_parse(body, sizeof(body) - 1, &req), SG_OK);
     sg_block_call_t* call = nullptr;
     sg_blocks_decision_t d;
-    ASSERT_EQ(sg_blocks_decide(blocks, req, Str("k"), Str("free"), Str(""),
+    ASSERT_EQ(sg_blocks_decide(blocks, req, Str("k"), Str("free"), Str(""), Str(""),
                                0, 0, &call, &d),
               SG_OK);
     EXPECT_EQ(d.action, SG_BLOCKS_PASS);
@@ -234,7 +234,7 @@ TEST(CApiBlocks, NullArgumentsAreRefusedNotFollowed) {
     EXPECT_EQ(sg_blocks_shared_size(nullptr), 0u);
     EXPECT_EQ(sg_blocks_bind(nullptr, nullptr, 1, err, sizeof(err)), SG_ERROR);
     EXPECT_EQ(sg_blocks_open(nullptr, 1, err, sizeof(err)), SG_ERROR);
-    EXPECT_EQ(sg_blocks_decide(nullptr, nullptr, Str(""), Str(""), Str(""), 0,
+    EXPECT_EQ(sg_blocks_decide(nullptr, nullptr, Str(""), Str(""), Str(""), Str(""), 0,
                                0, &call, &d),
               SG_INVALID);
     EXPECT_EQ(sg_blocks_next(nullptr, nullptr, 0, &d), SG_INVALID);
