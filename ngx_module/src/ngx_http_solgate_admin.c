@@ -121,11 +121,7 @@ ngx_http_solgate_metrics_handler(ngx_http_request_t *r)
     ngx_int_t                      rc;
     ngx_http_solgate_main_conf_t  *smcf;
 
-    if (!(r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD))) {
-        return NGX_HTTP_NOT_ALLOWED;
-    }
-
-    rc = ngx_http_discard_request_body(r);
+    rc = ngx_http_solgate_read_only(r);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -156,11 +152,7 @@ ngx_http_solgate_status_handler(ngx_http_request_t *r)
     ngx_table_elt_t               *h;
     ngx_http_solgate_main_conf_t  *smcf;
 
-    if (!(r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD))) {
-        return NGX_HTTP_NOT_ALLOWED;
-    }
-
-    rc = ngx_http_discard_request_body(r);
+    rc = ngx_http_solgate_read_only(r);
     if (rc != NGX_OK) {
         return rc;
     }

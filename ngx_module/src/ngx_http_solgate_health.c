@@ -49,11 +49,7 @@ ngx_http_solgate_health_handler(ngx_http_request_t *r)
     sg_health_t                   health;
     ngx_http_solgate_loc_conf_t  *slcf;
 
-    if (!(r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD))) {
-        return NGX_HTTP_NOT_ALLOWED;
-    }
-
-    rc = ngx_http_discard_request_body(r);
+    rc = ngx_http_solgate_read_only(r);
     if (rc != NGX_OK) {
         return rc;
     }

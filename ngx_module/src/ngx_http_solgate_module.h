@@ -310,6 +310,7 @@ void ngx_http_solgate_find_in_list(ngx_list_t *headers, ngx_str_t *names,
 ngx_int_t ngx_http_solgate_query_arg(ngx_http_request_t *r, char *name,
     ngx_uint_t plus_is_space, ngx_str_t *value);
 int64_t ngx_http_solgate_wall_ms(void);
+ngx_int_t ngx_http_solgate_read_only(ngx_http_request_t *r);
 
 /* ngx_http_solgate_send.c */
 ngx_int_t ngx_http_solgate_send(ngx_http_request_t *r, ngx_uint_t status,

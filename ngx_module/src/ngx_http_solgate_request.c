@@ -173,3 +173,18 @@ ngx_http_solgate_wall_ms(void)
 
     return (int64_t) tp->sec * 1000 + tp->msec;
 }
+
+
+/*
+ * What a page or a check takes: GET or HEAD, any body discarded.  NGX_OK,
+ * or the status to finalize with.
+ */
+ngx_int_t
+ngx_http_solgate_read_only(ngx_http_request_t *r)
+{
+    if (!(r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD))) {
+        return NGX_HTTP_NOT_ALLOWED;
+    }
+
+    return ngx_http_discard_request_body(r);
+}
