@@ -29,7 +29,9 @@ struct HttpTarget {
 };
 
 struct HttpResult {
-    int transport_error = 0;  // 0: an HTTP response arrived
+    // 0: an HTTP response arrived; else libcurl's CURLcode (the fakes of
+    // the unit tests use the same numbers), which base/tls_failure.h reads
+    int transport_error = 0;
     std::string error_text;   // set when transport_error != 0
     long http_status = 0;
     std::string body;

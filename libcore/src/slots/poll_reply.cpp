@@ -4,6 +4,8 @@
 
 #include <memory>
 
+#include "base/tls_failure.h"
+
 namespace solgate {
 namespace {
 
@@ -83,6 +85,10 @@ std::string Excerpt(const std::string& body) {
 }
 
 std::string HttpFailure(const HttpResult& reply) {
+    std::string tls = TlsFailureText(reply);
+    if (!tls.empty()) {
+        return tls;
+    }
     if (reply.transport_error != 0) {
         return "transport error " + std::to_string(reply.transport_error) +
                ": " + reply.error_text;

@@ -25,7 +25,8 @@ std::string RequestBody(std::string_view method, std::string_view params = {});
 std::string Excerpt(const std::string& body);
 
 // Why a reply is not an answer at all, for the log ("" when it is HTTP
-// 200): the transport error, or the status and the start of the body.
+// 200): a TLS failure as "TLS: ..." (base/tls_failure.h), the transport
+// error, or the status and the start of the body.
 std::string HttpFailure(const HttpResult& reply);
 
 }  // namespace solgate

@@ -26,18 +26,15 @@ std::string Format(const char* fmt, ...) {
     return std::string(buf, std::min(static_cast<size_t>(n), sizeof(buf) - 1));
 }
 
-// What went wrong with a poll, for the log: the transport error, the HTTP
-// status, or the start of the JSON-RPC answer.
+// What went wrong with a poll, for the log and the cordon reason: a TLS
+// failure as "TLS: ...", the transport error, the HTTP status, or the
+// start of the JSON-RPC answer.
 std::string DescribeFailure(const HttpResult& r) {
-    if (r.transport_error != 0) {
-        return Format("transport error %d: %s", r.transport_error,
-                      r.error_text.c_str());
+    std::string why = HttpFailure(r);
+    if (why.empty()) {
+        why = "HTTP 200: " + Excerpt(r.body);
     }
-    std::string body = r.body.substr(0, 160);
-    for (char& c : body) {
-        if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-    }
-    return Format("HTTP %ld: %s", r.http_status, body.c_str());
+    return why;
 }
 
 constexpr const char* kRecoveredReason =
@@ -128,7 +125,7 @@ void UpstreamPoller::Tick() {
         if (!healthy && before != HealthOutcome::kFailed) {
             log_(kLogWarn, Format("svm state poller: getHealth failed: %s %s",
                                   Describe().c_str(),
-                                  DescribeFailure(r).c_str()));
+                                  health_failure_.c_str()));
         }
     });
     Call(kPollGetMaxShredInsertSlot, RequestBody("getMaxShredInsertSlot"),

@@ -137,5 +137,20 @@ TEST(HttpFailure, TransportErrorsThenStatusesThenNothing) {
     EXPECT_EQ(HttpFailure(Reply("not json")), "");
 }
 
+TEST(HttpFailure, TlsFailuresAreNamedSo) {
+    EXPECT_EQ(HttpFailure(TransportError(
+                  60, "SSL certificate problem: self-signed certificate")),
+              "TLS: SSL certificate problem: self-signed certificate");
+    EXPECT_EQ(HttpFailure(TransportError(77, "error setting certificate file")),
+              "TLS: error setting certificate file");
+    EXPECT_EQ(HttpFailure(Reply("<title>400 No required SSL certificate was "
+                                "sent</title>",
+                                400)),
+              "TLS: HTTP 400 \"No required SSL certificate was sent\"");
+    EXPECT_EQ(HttpFailure(TransportError(56, "Recv failure: Connection reset "
+                                             "by peer")),
+              "transport error 56: Recv failure: Connection reset by peer");
+}
+
 }  // namespace
 }  // namespace solgate
