@@ -200,7 +200,7 @@ invalid tags "family" in upstream "a": must be a list of key:value pairs
 --- config
 --- must_die
 --- error_log
-invalid parameter "priority=2" in upstream "a", expected "host=", "tags=", "methods=", "ignore_methods=", "weight=", "backup", "max_fails=", "fail_timeout=", "debounce=" or "ws="
+invalid parameter "priority=2" in upstream "a", expected "host=", "tags=", "methods=", "ignore_methods=", "weight=", "backup", "max_fails=", "fail_timeout=", "debounce=", "ws=" or a "tls_" option
 
 
 

@@ -250,6 +250,7 @@ ngx_http_solgate_network_block(ngx_conf_t *cf, ngx_command_t *cmd,
 
     int                           rc;
     char                         *rv, err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    sg_str_t                      prefix;
     ngx_str_t                    *value;
     ngx_pool_cleanup_t           *cln;
     ngx_http_solgate_zone_t      *zone;
@@ -285,6 +286,14 @@ ngx_http_solgate_network_block(ngx_conf_t *cf, ngx_command_t *cmd,
 
     cln->handler = ngx_http_solgate_free_core;
     cln->data = network->core;
+
+    /* an upstream's relative tls_* files are where nginx's own are */
+    prefix = ngx_http_solgate_sg_str(&cf->cycle->conf_prefix);
+
+    rc = sg_network_set_conf_prefix(network->core, prefix, err, sizeof(err));
+    if (rc != SG_OK) {
+        return ngx_http_solgate_conf_failed(cf, rc, err);
+    }
 
     network->name = value[1];
     ngx_http_solgate_conf_here(cf, &network->at);

@@ -149,6 +149,12 @@ SG_API int sg_network_new(sg_str_t name, sg_network_t **out, char *err,
     size_t err_size) SG_NOEXCEPT;
 SG_API void sg_network_free(sg_network_t *net) SG_NOEXCEPT;
 
+/* nginx's configuration directory (cycle->conf_prefix): where an upstream's
+ * relative tls_* files are, as for proxy_ssl_trusted_certificate.  Before
+ * the first sg_network_add_upstream. */
+SG_API int sg_network_set_conf_prefix(sg_network_t *net, sg_str_t prefix,
+    char *err, size_t err_size) SG_NOEXCEPT;
+
 /* cluster NAME, commitment LEVEL, use_upstream_default SELECTOR: each once;
  * SG_INVALID with the message for a bad or repeated value. */
 SG_API int sg_network_set_cluster(sg_network_t *net, sg_str_t value,
@@ -159,9 +165,10 @@ SG_API int sg_network_set_default_selector(sg_network_t *net,
     sg_str_t value, char *err, size_t err_size) SG_NOEXCEPT;
 
 /*
- * upstream ID URL [host=] [tags=] [methods=] [ignore_methods=]: args are
- * the directive's arguments after its name.  On SG_OK *info describes the
- * new upstream (strings owned by net); SG_INVALID with the message.
+ * upstream ID URL [host=] [tags=] [methods=] [ignore_methods=] ... [tls_*=]:
+ * args are the directive's arguments after its name; the tls_* files are
+ * read now (the workers need no access to them).  On SG_OK *info describes
+ * the new upstream (strings owned by net); SG_INVALID with the message.
  */
 /*
  * A failsafe policy: "broadcast" (METHOD|METHOD... [to=N|all]),

@@ -11,6 +11,20 @@
 
 namespace solgate {
 
+// How an https:// target's TLS is checked, and what this side presents:
+// an upstream's tls_* options, with its files read when nginx read the
+// configuration (conf/upstream_tls.h).
+struct TlsSettings {
+    bool verify = true;  // the certificate chain and the name in the URL
+    // PEM: the CAs trusted instead of the system's store; empty: the
+    // system's store (libcurl's default bundle)
+    std::string trusted_pem;
+    // PEM: the client certificate (chain) and its unencrypted key; empty:
+    // none is presented
+    std::string certificate_pem;
+    std::string certificate_key_pem;
+};
+
 // Where one upstream is reached from the poller thread.
 struct HttpTarget {
     std::string url;          // "http://sim_a/" or "https://rpc.example/v1/KEY"
@@ -26,6 +40,9 @@ struct HttpTarget {
     std::vector<std::string> headers{};
     // The largest response body accepted; 0: the transport's default cap.
     size_t max_response_bytes = 0;
+    // For https:// URLs. The name checked and sent as SNI is the URL's
+    // host (with connect_to saying where to connect when it is not).
+    TlsSettings tls{};
 };
 
 struct HttpResult {

@@ -109,6 +109,17 @@ int sg_check_policy(sg_str_t policy, const sg_str_t* args, size_t nargs,
     });
 }
 
+int sg_network_set_conf_prefix(sg_network_t* net, sg_str_t prefix, char* err,
+                               size_t err_size) noexcept {
+    if (net == nullptr) {
+        return NullArgument(err, err_size);
+    }
+    return Configure(err, err_size, [&]() -> std::optional<std::string> {
+        net->network.SetConfPrefix(View(prefix));
+        return std::nullopt;
+    });
+}
+
 int sg_network_add_upstream(sg_network_t* net, const sg_str_t* args,
                             size_t nargs, sg_upstream_info_t* info, char* err,
                             size_t err_size) noexcept {

@@ -97,10 +97,14 @@ std::optional<std::string> ParseOption(std::string_view option,
         out->routing.debounce_ms = static_cast<uint32_t>(*ms);
         return std::nullopt;
     }
+    if (IsTlsOption(option)) {
+        return ParseTlsOption(option, in, &out->tls);
+    }
     return "invalid parameter " + Quoted(option) + in +
            ", expected \"host=\", \"tags=\", \"methods=\", "
            "\"ignore_methods=\", \"weight=\", \"backup\", "
-           "\"max_fails=\", \"fail_timeout=\", \"debounce=\" or \"ws=\"";
+           "\"max_fails=\", \"fail_timeout=\", \"debounce=\", \"ws=\" "
+           "or a \"tls_\" option";
 }
 
 }  // namespace
@@ -140,7 +144,7 @@ std::optional<std::string> ParsePubsubTarget(std::string_view url,
 
 std::optional<std::string> ParseUpstreamArgs(
     const std::vector<std::string_view>& args, const NewIdCheck& check_new,
-    UpstreamArgs* out) {
+    std::string_view conf_prefix, UpstreamArgs* out) {
     *out = UpstreamArgs{};
     if (args.size() < 2) {
         return "\"upstream\" needs an id and a URL";
@@ -168,6 +172,13 @@ std::optional<std::string> ParseUpstreamArgs(
         if (auto bad = ParseOption(args[i], out)) {
             return bad;
         }
+    }
+    std::string in = " in upstream " + Quoted(out->id);
+    if (auto bad = CheckTls(out->tls, out->target.https, in)) {
+        return bad;
+    }
+    if (auto bad = LoadTls(out->tls, conf_prefix, in, &out->tls_settings)) {
+        return bad;
     }
     if (!out->pubsub.url.empty() &&
         out->target.host != out->target.authority) {

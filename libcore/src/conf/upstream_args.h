@@ -1,8 +1,8 @@
 // The arguments of `upstream ID URL [host=NAME] [tags=K:V,...]
 // [methods=M|...] [ignore_methods=M|...] [weight=N] [backup]
-// [max_fails=N] [fail_timeout=TIME] [debounce=TIME] [ws=URL]` in a solgate_network
-// block, parsed
-// and checked once, with the messages `nginx -t` prints.
+// [max_fails=N] [fail_timeout=TIME] [debounce=TIME] [ws=URL] [tls_*=...]`
+// in a solgate_network block, parsed and checked once, with the messages
+// `nginx -t` prints.
 #pragma once
 
 #include <functional>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "conf/conf_words.h"
+#include "conf/upstream_tls.h"
 
 namespace solgate::conf {
 
@@ -55,9 +56,11 @@ struct UpstreamArgs {
     std::vector<std::string> ignore_methods;  // never these (globs)
     UpstreamRouting routing;
     ProxyTarget pubsub;  // ws=: url empty when the upstream has none
+    UpstreamTls tls;           // the tls_* options as written
+    TlsSettings tls_settings;  // ... with their files read
 };
 
-constexpr size_t kMaxUpstreamOptions = 10;
+constexpr size_t kMaxUpstreamOptions = 16;
 
 // Checks a new id against what is already configured (duplicates, the
 // count limit): nullopt when it may be added, else the message.
@@ -66,9 +69,10 @@ using NewIdCheck =
 
 // args: ID URL and its options, in that order. nullopt on success
 // with *out filled, else the message (ids and tokens quoted as written).
+// conf_prefix: where relative tls_* files are (conf/upstream_tls.h).
 std::optional<std::string> ParseUpstreamArgs(
     const std::vector<std::string_view>& args, const NewIdCheck& check_new,
-    UpstreamArgs* out);
+    std::string_view conf_prefix, UpstreamArgs* out);
 
 // The warning `nginx -t` gives when methods= or ignore_methods= of upstream
 // `id` names what is no Solana method (a glob with '*' is never one): a

@@ -134,6 +134,17 @@ std::optional<std::string> Network::CheckPolicy(
     return ParsePolicy(policy, args, &scratch);
 }
 
+namespace {
+
+// The upstream's URL with `host` in place of its authority: what the
+// poller asks for when it connects elsewhere (connect_to).
+std::string NamedUrl(const conf::ProxyTarget& proxy, std::string_view host) {
+    return (proxy.https ? "https://" : "http://") + std::string(host) +
+           proxy.path;
+}
+
+}  // namespace
+
 std::optional<std::string> Network::AddUpstreamArgs(
     const std::vector<std::string_view>& args, size_t* index) {
     auto check_new = [this](std::string_view id) -> std::optional<std::string> {
@@ -148,7 +159,8 @@ std::optional<std::string> Network::AddUpstreamArgs(
         return std::nullopt;
     };
     conf::UpstreamArgs parsed;
-    if (auto error = conf::ParseUpstreamArgs(args, check_new, &parsed)) {
+    if (auto error = conf::ParseUpstreamArgs(args, check_new, conf_prefix_,
+                                             &parsed)) {
         return error;
     }
     UpstreamConf upstream;
@@ -156,6 +168,14 @@ std::optional<std::string> Network::AddUpstreamArgs(
     upstream.proxy = std::move(parsed.target);
     upstream.poll.url = upstream.proxy.url;
     upstream.poll.host_header = upstream.proxy.host;
+    upstream.poll.tls = std::move(parsed.tls_settings);
+    upstream.tls_name = std::move(parsed.tls.name);
+    if (!upstream.tls_name.empty()) {
+        // curl checks the URL's host and sends it as SNI: name it there,
+        // and connect where the configured URL points
+        upstream.poll.url = NamedUrl(upstream.proxy, upstream.tls_name);
+        upstream.poll.connect_to = "::" + upstream.proxy.authority;
+    }
     upstream.tags = std::move(parsed.tags);
     upstream.methods = std::move(parsed.methods);
     upstream.ignore_methods = std::move(parsed.ignore_methods);
@@ -183,9 +203,10 @@ std::optional<std::string> Network::ReachThroughBlock(
         }
         UpstreamConf node = u;
         node.poll.connect_to = ConnectTo(server);
-        if (u.proxy.host != u.proxy.authority) {
-            node.poll.url = (u.proxy.https ? "https://" : "http://") +
-                            u.proxy.host + u.proxy.path;
+        if (!u.tls_name.empty()) {
+            node.poll.url = NamedUrl(u.proxy, u.tls_name);
+        } else if (u.proxy.host != u.proxy.authority) {
+            node.poll.url = NamedUrl(u.proxy, u.proxy.host);
         }
         if (servers.size() > 1) {
             node.id = u.id + "." + std::to_string(s + 1);

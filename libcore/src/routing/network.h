@@ -89,6 +89,10 @@ struct UpstreamConf {
     // an upstream that is one node.
     std::string group;
     uint32_t block_server = 0;
+    // tls_name=: the name the poller checks and sends as SNI (its poll URL
+    // has it as host, and connect_to the address); empty: the URL's host,
+    // or host= for an upstream {} block.
+    std::string tls_name;
 };
 
 // The settings nginx merges from the network block and the defaults.
@@ -150,6 +154,8 @@ public:
     // no network yet).
     static std::optional<std::string> CheckPolicy(
         std::string_view policy, const std::vector<std::string_view>& args);
+    // Where relative tls_* files are: nginx's configuration directory.
+    void SetConfPrefix(std::string_view prefix) { conf_prefix_ = prefix; }
     // upstream ID URL [options]; *index is the new upstream's.
     std::optional<std::string> AddUpstreamArgs(
         const std::vector<std::string_view>& args, size_t* index);
@@ -352,6 +358,7 @@ public:
 
 private:
     std::string name_;
+    std::string conf_prefix_;
     NetworkSettings settings_;
     std::vector<UpstreamConf> upstreams_;
     std::vector<size_t> all_;

@@ -67,8 +67,40 @@ struct CurlTransport::Transfer {
     }
 
     CURLcode Configure(const HttpTarget& target, uint32_t timeout_ms);
+    CURLcode ConfigureTls(const TlsSettings& tls);
     std::string ErrorText(CURLcode code) const;
 };
+
+// The upstream's tls_* options. The PEM texts are copied into the handle
+// (CURL_BLOB_COPY), so the target may go; libcurl keeps a connection for
+// reuse only by transfers with the same settings.
+CURLcode CurlTransport::Transfer::ConfigureTls(const TlsSettings& tls) {
+    CURLcode rc = CURLE_OK;
+    auto set = [&](CURLoption option, auto value) {
+        if (rc == CURLE_OK) rc = curl_easy_setopt(easy, option, value);
+    };
+    auto set_pem = [&](CURLoption option, const std::string& pem) {
+        curl_blob blob{const_cast<char*>(pem.data()), pem.size(),
+                       CURL_BLOB_COPY};
+        set(option, &blob);
+    };
+    set(CURLOPT_SSL_VERIFYPEER, tls.verify ? 1L : 0L);
+    set(CURLOPT_SSL_VERIFYHOST, tls.verify ? 2L : 0L);
+    if (!tls.trusted_pem.empty()) {
+        // these CAs alone, as nginx's proxy_ssl_trusted_certificate: not
+        // the system's bundle or directory besides
+        set_pem(CURLOPT_CAINFO_BLOB, tls.trusted_pem);
+        set(CURLOPT_CAINFO, static_cast<const char*>(nullptr));
+        set(CURLOPT_CAPATH, static_cast<const char*>(nullptr));
+    }
+    if (!tls.certificate_pem.empty()) {
+        set(CURLOPT_SSLCERTTYPE, "PEM");
+        set_pem(CURLOPT_SSLCERT_BLOB, tls.certificate_pem);
+        set(CURLOPT_SSLKEYTYPE, "PEM");
+        set_pem(CURLOPT_SSLKEY_BLOB, tls.certificate_key_pem);
+    }
+    return rc;
+}
 
 CURLcode CurlTransport::Transfer::Configure(const HttpTarget& target,
                                             uint32_t timeout_ms) {
@@ -128,6 +160,7 @@ CURLcode CurlTransport::Transfer::Configure(const HttpTarget& target,
     set(CURLOPT_WRITEFUNCTION, &CurlTransport::OnBodyBytes);
     set(CURLOPT_WRITEDATA, static_cast<void*>(this));
     set(CURLOPT_ERRORBUFFER, error_buffer);
+    if (rc == CURLE_OK) rc = ConfigureTls(target.tls);
     return rc;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "base/tls_failure.h"
 #include "routing/request_metrics.h"
 #include "rpc/cluster.h"
 #include "slots/poll_reply.h"
@@ -26,15 +27,41 @@ std::string Format(const char* fmt, ...) {
     return std::string(buf, std::min(static_cast<size_t>(n), sizeof(buf) - 1));
 }
 
+// The tls_* option that is not set where the failure suggests it (the
+// issuer is unknown, the name differs, no client certificate was sent),
+// as " (tls_... not set)"; "" otherwise.
+std::string_view TlsHint(const HttpResult& r, const UpstreamConf& u) {
+    auto says = [&r](const char* part) {
+        return r.error_text.find(part) != std::string::npos;
+    };
+    switch (TlsProblemOf(r)) {
+    case TlsProblem::kServerCertificate:
+        if ((says("issuer") || says("self-signed") || says("self signed")) &&
+            u.poll.tls.trusted_pem.empty()) {
+            return " (tls_trusted_certificate not set)";
+        }
+        if (says("target host name") && u.tls_name.empty()) {
+            return " (tls_name not set)";
+        }
+        return "";
+    case TlsProblem::kClientCertificate:
+        return u.poll.tls.certificate_pem.empty()
+                   ? " (tls_certificate not set)"
+                   : "";
+    default:
+        return "";
+    }
+}
+
 // What went wrong with a poll, for the log and the cordon reason: a TLS
 // failure as "TLS: ...", the transport error, the HTTP status, or the
 // start of the JSON-RPC answer.
-std::string DescribeFailure(const HttpResult& r) {
+std::string DescribeFailure(const HttpResult& r, const UpstreamConf& u) {
     std::string why = HttpFailure(r);
     if (why.empty()) {
         why = "HTTP 200: " + Excerpt(r.body);
     }
-    return why;
+    return why + std::string(TlsHint(r, u));
 }
 
 constexpr const char* kRecoveredReason =
@@ -118,7 +145,7 @@ void UpstreamPoller::Tick() {
     Call(kPollGetHealth, RequestBody("getHealth"), [this](const HttpResult& r) {
         bool healthy = ReplyHealthy(r);
         if (!healthy) {
-            health_failure_ = DescribeFailure(r);
+            health_failure_ = DescribeFailure(r, network_.upstream(index_));
         }
         HealthOutcome before = views_.ExchangeHealth(
             index_, healthy ? HealthOutcome::kOk : HealthOutcome::kFailed);

@@ -522,7 +522,18 @@ TEST(CApi, ConfigurationMessages) {
                       "expected \"host=\", \"tags=\", \"methods=\", "
                       "\"ignore_methods=\", \"weight=\", \"backup\", "
                       "\"max_fails=\", \"fail_timeout=\", "
-                      "\"debounce=\" or \"ws=\"");
+                      "\"debounce=\", \"ws=\" or a \"tls_\" option");
+    // a relative tls_* file is read from nginx's configuration directory
+    ASSERT_EQ(sg_network_set_conf_prefix(net, S("/nonexistent/conf/"), err,
+                                         sizeof(err)),
+              SG_OK);
+    sg_str_t tls[] = {S("v"), S("https://x"),
+                      S("tls_trusted_certificate=ca.pem")};
+    EXPECT_EQ(sg_network_add_upstream(net, tls, 3, &info, err, sizeof(err)),
+              SG_INVALID);
+    EXPECT_STREQ(err, "\"tls_trusted_certificate=\" file "
+                      "\"/nonexistent/conf/ca.pem\" in upstream \"v\" cannot "
+                      "be read (2: No such file or directory)");
     ASSERT_EQ(sg_network_add_upstream(net, args, 2, &info, err, sizeof(err)),
               SG_OK);
     EXPECT_EQ(Text(info.id), "a");

@@ -17,7 +17,7 @@ std::optional<std::string> Parse(std::vector<std::string_view> args,
             if (id == "taken") return std::string("duplicate upstream \"taken\"");
             return std::nullopt;
         },
-        out);
+        "", out);
 }
 
 TEST(UpstreamArgs, TheUrlGetsAPathAndTheHostItsAuthority) {
@@ -73,7 +73,8 @@ TEST(UpstreamArgs, MessagesNameTheUpstreamAndQuoteTheToken) {
               "invalid parameter \"priority=2\" in upstream \"a\", expected "
               "\"host=\", \"tags=\", \"methods=\", \"ignore_methods=\", "
               "\"weight=\", \"backup\", \"max_fails=\", "
-              "\"fail_timeout=\", \"debounce=\" or \"ws=\"");
+              "\"fail_timeout=\", \"debounce=\", \"ws=\" or a \"tls_\" "
+              "option");
     EXPECT_EQ(Parse({"a", "http://x", "weight=0"}, &u),
               "invalid \"weight=\" \"0\" in upstream \"a\": must be a number "
               "from 1 to 1000");
@@ -85,8 +86,9 @@ TEST(UpstreamArgs, MessagesNameTheUpstreamAndQuoteTheToken) {
               "a time from 1ms to 1h, such as 10s");
     EXPECT_EQ(Parse({"a", "http://x", "backup", "backup", "backup", "backup",
                      "backup", "backup", "backup", "backup", "backup",
-                     "backup", "backup"}, &u),
-              "too many parameters in \"upstream\" \"a\": at most 10 options");
+                     "backup", "backup", "backup", "backup", "backup",
+                     "backup", "backup", "backup"}, &u),
+              "too many parameters in \"upstream\" \"a\": at most 16 options");
     EXPECT_TRUE(Parse({"a"}, &u));
 }
 

@@ -35,6 +35,33 @@ TEST(NetworkConf, UpstreamLinesBecomeProxyAndPollTargets) {
     EXPECT_TRUE(v.poll.connect_to.empty());
 }
 
+TEST(NetworkConf, TlsNameIsTheHostThePollerAsksForAndChecks) {
+    Network n("mainnet", {});
+    size_t i;
+    ASSERT_FALSE(n.AddUpstreamArgs({"v", "https://127.0.0.1:8443/v1/KEY",
+                                    "tls_name=rpc.test", "tls_verify=on"},
+                                   &i));
+    const UpstreamConf& v = n.upstream(0);
+    EXPECT_EQ(v.proxy.url, "https://127.0.0.1:8443/v1/KEY");  // nginx's
+    EXPECT_EQ(v.poll.url, "https://rpc.test/v1/KEY");
+    EXPECT_EQ(v.poll.connect_to, "::127.0.0.1:8443");
+    EXPECT_EQ(v.poll.host_header, "127.0.0.1:8443");  // as proxy_pass sends
+    EXPECT_TRUE(v.poll.tls.verify);
+    // through a block: tls_name before host=, the block's server address
+    ASSERT_FALSE(n.AddUpstreamArgs({"w", "https://vendor_pool/v1/KEY",
+                                    "host=rpc.vendor.example",
+                                    "tls_name=edge.vendor.example",
+                                    "tls_verify=off"},
+                                   &i));
+    size_t nodes = 0;
+    ASSERT_FALSE(n.ReachThroughBlock(1, {{"10.1.1.1:443"}}, &nodes));
+    const UpstreamConf& w = n.upstream(1);
+    EXPECT_EQ(w.poll.url, "https://edge.vendor.example/v1/KEY");
+    EXPECT_EQ(w.poll.connect_to, "::10.1.1.1:443");
+    EXPECT_EQ(w.poll.host_header, "rpc.vendor.example");
+    EXPECT_FALSE(w.poll.tls.verify);
+}
+
 TEST(NetworkConf, ThroughAnUpstreamBlockThePollerNamesTheRealHost) {
     Network n("mainnet", {});
     size_t i;

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/tls_failure.h"
 #include "runtime/curl_transport.h"
 
 namespace solgate {
@@ -434,6 +435,35 @@ TEST_F(CurlTransportTest, ConnectToReachesAnUpstreamByItsBlockName) {
     std::string request = OnlyRequest();
     EXPECT_EQ(request.rfind("POST /v1 HTTP/1.1\r\n", 0), 0u) << request;
     EXPECT_NE(request.find("\r\nHost: sim_a:8899\r\n"), std::string::npos);
+}
+
+// The tls_* settings reach libcurl: PEM texts it cannot load fail before
+// any byte of TLS is sent, each as the TLS failure it is (t/135-tls.t
+// runs real handshakes with a test CA).
+TEST_F(CurlTransportTest, TheTrustedCertificatesAreTheUpstreamsOwn) {
+    ServeAlways(Response(200, "{}"));
+    HttpTarget target;
+    target.url = "https://127.0.0.1:" + std::to_string(server_->port()) + "/";
+    target.tls.trusted_pem = "-----BEGIN CERTIFICATE-----\nnot base64\n";
+    HttpResult result = Exchange(target);
+    EXPECT_EQ(result.transport_error, CURLE_SSL_CACERT_BADFILE)
+        << result.error_text;
+    EXPECT_EQ(TlsProblemOf(result), TlsProblem::kOther);
+    EXPECT_EQ(TlsFailureText(result), "TLS: " + result.error_text);
+}
+
+TEST_F(CurlTransportTest, TheClientCertificateIsPresentedFromItsText) {
+    ServeAlways(Response(200, "{}"));
+    HttpTarget target;
+    target.url = "https://127.0.0.1:" + std::to_string(server_->port()) + "/";
+    target.tls.verify = false;
+    target.tls.certificate_pem = "-----BEGIN CERTIFICATE-----\nnot base64\n";
+    target.tls.certificate_key_pem = "-----BEGIN PRIVATE KEY-----\nno\n";
+    HttpResult result = Exchange(target);
+    EXPECT_EQ(result.transport_error, CURLE_SSL_CERTPROBLEM)
+        << result.error_text;
+    EXPECT_EQ(TlsProblemOf(result), TlsProblem::kClientCertificate);
+    EXPECT_TRUE(server_->Requests().empty());
 }
 
 TEST_F(CurlTransportTest, ASilentServerTimesOut) {

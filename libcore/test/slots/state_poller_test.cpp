@@ -334,6 +334,139 @@ TEST_F(PollerTest, GetHealthTransportErrorIsUnhealthy) {
         << CordonReason(net.network, 0);
 }
 
+// One upstream over https:// with the given tls_* settings, polled by a
+// poller whose getHealth gets `health` and whose other calls a good node's
+// answers; the cordon reason and the log lines it left.
+struct TlsPoll {
+    explicit TlsPoll(TlsSettings tls = {}, std::string tls_name = "")
+        : shared(std::make_unique<NetworkShared>()),
+          network("mainnet", {}) {
+        UpstreamConf u("vendor", {"https://127.0.0.1:8443/", "", "", ""});
+        u.poll.tls = std::move(tls);
+        u.tls_name = std::move(tls_name);
+        network.AddUpstream(u);
+        std::string error;
+        network.Bind(shared.get(), true, 0, &error);
+    }
+
+    std::string ReasonAfter(const HttpResult& health) {
+        UpstreamPoller poller(network, 0, transport, clock,
+                              [this](int level, const std::string& line) {
+                                  if (level == kLogWarn) warnings += line + "\n";
+                              });
+        clock.Advance(400);
+        poller.Tick();
+        auto node = Node(1000, 968, 1001);
+        transport.AnswerEach([&](const FakeTransport::Pending& p) {
+            if (FakeTransport::Kind(p.body) == "getHealth") return health;
+            HttpResult ok;
+            ok.http_status = 200;
+            ok.body = node[FakeTransport::Kind(p.body)];
+            return ok;
+        });
+        return CordonReason(network, 0);
+    }
+
+    std::unique_ptr<NetworkShared> shared;
+    Network network;
+    FakeTransport transport;
+    FakeClock clock;
+    std::string warnings;
+};
+
+HttpResult Failed(int curl_code, std::string text) {
+    HttpResult r;
+    r.transport_error = curl_code;
+    r.error_text = std::move(text);
+    return r;
+}
+
+HttpResult Answered(long status, std::string body) {
+    HttpResult r;
+    r.http_status = status;
+    r.body = std::move(body);
+    return r;
+}
+
+constexpr const char* kUnknownIssuer =
+    "SSL certificate problem: unable to get local issuer certificate";
+
+TEST(PollerTls, AnUntrustedCertificateIsNamedTlsWithTheOptionNotSet) {
+    TlsPoll poll;
+    EXPECT_EQ(poll.ReasonAfter(Failed(60, kUnknownIssuer)),
+              std::string("svm state poller: getHealth failed: TLS: ") +
+                  kUnknownIssuer + " (tls_trusted_certificate not set)");
+    // the warn lines say it too: the failed getHealth and the cordon
+    EXPECT_NE(poll.warnings.find(
+                  "getHealth failed: network=mainnet upstream=vendor TLS: "
+                  "SSL certificate problem"),
+              std::string::npos)
+        << poll.warnings;
+    EXPECT_NE(poll.warnings.find(
+                  "reason=\"svm state poller: getHealth failed: TLS: SSL "
+                  "certificate problem"),
+              std::string::npos)
+        << poll.warnings;
+}
+
+TEST(PollerTls, TheHintIsGivenOnlyWhereItHelps) {
+    TlsSettings trusted;
+    trusted.trusted_pem = "-----BEGIN CERTIFICATE-----";
+    EXPECT_EQ(TlsPoll(trusted).ReasonAfter(Failed(60, kUnknownIssuer)),
+              std::string("svm state poller: getHealth failed: TLS: ") +
+                  kUnknownIssuer);
+    const std::string mismatch =
+        "SSL: no alternative certificate subject name matches target host "
+        "name '127.0.0.1'";
+    EXPECT_EQ(TlsPoll().ReasonAfter(Failed(60, mismatch)),
+              "svm state poller: getHealth failed: TLS: " + mismatch +
+                  " (tls_name not set)");
+    EXPECT_EQ(TlsPoll({}, "rpc.test").ReasonAfter(Failed(60, mismatch)),
+              "svm state poller: getHealth failed: TLS: " + mismatch);
+    // a handshake that fails for no certificate of ours: no hint
+    const std::string version =
+        "OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number";
+    EXPECT_EQ(TlsPoll().ReasonAfter(Failed(35, version)),
+              "svm state poller: getHealth failed: TLS: " + version);
+}
+
+TEST(PollerTls, AClientCertificateTheUpstreamWantsIsNamed) {
+    // TLS 1.3: the upstream's alert comes with the first read
+    const std::string alert =
+        "OpenSSL SSL_read: error:0A00045C:SSL routines::tlsv13 alert "
+        "certificate required, errno 0";
+    EXPECT_EQ(TlsPoll().ReasonAfter(Failed(56, alert)),
+              "svm state poller: getHealth failed: TLS: " + alert +
+                  " (tls_certificate not set)");
+    // nginx's ssl_verify_client answers HTTP 400 instead
+    const std::string page =
+        "<html>\r\n<head><title>400 No required SSL certificate was "
+        "sent</title></head>\r\n<body>\r\n";
+    EXPECT_EQ(TlsPoll().ReasonAfter(Answered(400, page)),
+              "svm state poller: getHealth failed: TLS: HTTP 400 \"No "
+              "required SSL certificate was sent\" (tls_certificate not set)");
+    TlsSettings client;
+    client.certificate_pem = "-----BEGIN CERTIFICATE-----";
+    client.certificate_key_pem = "-----BEGIN PRIVATE KEY-----";
+    EXPECT_EQ(TlsPoll(client).ReasonAfter(Answered(
+                  400, "<title>400 The SSL certificate error</title>")),
+              "svm state poller: getHealth failed: TLS: HTTP 400 \"The SSL "
+              "certificate error\"");
+}
+
+TEST(PollerTls, OtherFailuresStayAsTheyWere) {
+    EXPECT_EQ(TlsPoll().ReasonAfter(Failed(7, "Failed to connect")),
+              "svm state poller: getHealth failed: transport error 7: Failed "
+              "to connect");
+    // a reset connection is not TLS's doing, even under TLS
+    EXPECT_EQ(TlsPoll().ReasonAfter(Failed(
+                  56, "OpenSSL SSL_read: Connection reset by peer, errno 104")),
+              "svm state poller: getHealth failed: transport error 56: "
+              "OpenSSL SSL_read: Connection reset by peer, errno 104");
+    EXPECT_EQ(TlsPoll().ReasonAfter(Answered(400, "bad request")),
+              "svm state poller: getHealth failed: HTTP 400: bad request");
+}
+
 TEST_F(PollerTest, OperatorCordonSurvivesRecovery) {
     slot().cordon_note.Write("maintenance");
     ASSERT_TRUE(slot().SwapCordon(CordonOwner::kNone,
