@@ -9,8 +9,22 @@
 #include "ngx_http_solgate_module.h"
 
 
+/*
+ * What a zone's slab data points at: the size of the table libcore lays
+ * out, then the table (a cache line further).  A reload that loads
+ * another Solgate, whose table may be larger, finds the old size and
+ * never lays its table over the old one.
+ */
+typedef union {
+    size_t                        size;
+    u_char                        line[64];
+} ngx_http_solgate_zone_head_t;
+
+
 static ngx_int_t ngx_http_solgate_zone_init(ngx_shm_zone_t *shm_zone,
     void *data);
+static void *ngx_http_solgate_zone_table(ngx_slab_pool_t *shpool,
+    size_t size);
 static void ngx_http_solgate_zone_afresh(ngx_shm_zone_t *shm_zone);
 
 
@@ -62,23 +76,34 @@ ngx_http_solgate_zone_add(ngx_conf_t *cf, const char *prefix, size_t size,
 static ngx_int_t
 ngx_http_solgate_zone_init(ngx_shm_zone_t *shm_zone, void *data)
 {
-    char                      err[NGX_HTTP_SOLGATE_ERR_SIZE];
-    size_t                    len;
-    void                     *shared;
-    ngx_uint_t                fresh;
-    ngx_slab_pool_t          *shpool;
-    ngx_http_solgate_zone_t  *zone;
+    char                           err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    size_t                         len;
+    void                          *shared;
+    ngx_uint_t                     fresh, reused;
+    ngx_slab_pool_t               *shpool;
+    ngx_http_solgate_zone_t       *zone;
+    ngx_http_solgate_zone_head_t  *head;
 
     zone = shm_zone->data;
     shpool = (ngx_slab_pool_t *) shm_zone->shm.addr;
+    reused = data != NULL || shm_zone->shm.exists;
+    shared = reused ? ngx_http_solgate_zone_table(shpool, zone->shared_size)
+                    : NULL;
+    fresh = shared == NULL;
 
-    if (data != NULL || shm_zone->shm.exists) {
-        shared = shpool->data;
-        fresh = 0;
+    if (reused && fresh) {
+        ngx_log_error(NGX_LOG_WARN, shm_zone->shm.log, 0,
+                      "%s \"%V\": the table in shared memory zone \"%V\" "
+                      "was laid out by another Solgate version: a new one "
+                      "starts empty beside it, so %s (%V:%ui)",
+                      zone->block, &zone->name, &shm_zone->shm.name,
+                      zone->afresh, &zone->at.file, zone->at.line);
+    }
 
-    } else {
-        shared = ngx_slab_calloc(shpool, zone->shared_size);
-        if (shared == NULL) {
+    if (fresh) {
+        head = ngx_slab_calloc(shpool, sizeof(ngx_http_solgate_zone_head_t)
+                                       + zone->shared_size);
+        if (head == NULL) {
             ngx_log_error(NGX_LOG_EMERG, shm_zone->shm.log, 0,
                           "%s \"%V\": zone \"%V\" has no room for its "
                           "%uz-byte table in %V:%ui", zone->block,
@@ -87,9 +112,12 @@ ngx_http_solgate_zone_init(ngx_shm_zone_t *shm_zone, void *data)
             return NGX_ERROR;
         }
 
-        shpool->data = shared;
-        fresh = 1;
+        head->size = zone->shared_size;
+        shpool->data = head;
+        shared = head + 1;
+    }
 
+    if (!reused) {
         len = sizeof(" in solgate zone \"\"") + shm_zone->shm.name.len;
 
         shpool->log_ctx = ngx_slab_alloc(shpool, len);
@@ -117,6 +145,23 @@ ngx_http_solgate_zone_init(ngx_shm_zone_t *shm_zone, void *data)
 }
 
 
+/* The zone's table if it is one of `size` bytes (this version's), else
+ * NULL (another version's, or a zone of no Solgate table yet). */
+static void *
+ngx_http_solgate_zone_table(ngx_slab_pool_t *shpool, size_t size)
+{
+    ngx_http_solgate_zone_head_t  *head;
+
+    head = shpool->data;
+
+    if (head == NULL || head->size != size) {
+        return NULL;
+    }
+
+    return head + 1;
+}
+
+
 /*
  * A reload keeps a zone only at the same size: one whose "zone" changed is
  * made anew while the old workers still use the old one (the running
@@ -129,6 +174,7 @@ ngx_http_solgate_zone_init(ngx_shm_zone_t *shm_zone, void *data)
 static void
 ngx_http_solgate_zone_afresh(ngx_shm_zone_t *shm_zone)
 {
+    void                     *table;
     ngx_uint_t                i;
     ngx_shm_zone_t           *old;
     ngx_list_part_t          *part;
@@ -163,8 +209,11 @@ ngx_http_solgate_zone_afresh(ngx_shm_zone_t *shm_zone)
             continue;
         }
 
-        if (zone->supersede != NULL) {
-            zone->supersede(((ngx_slab_pool_t *) old[i].shm.addr)->data);
+        table = ngx_http_solgate_zone_table(
+                    (ngx_slab_pool_t *) old[i].shm.addr, zone->shared_size);
+
+        if (zone->supersede != NULL && table != NULL) {
+            zone->supersede(table);
         }
 
         ngx_log_error(NGX_LOG_WARN, shm_zone->shm.log, 0,
