@@ -61,12 +61,26 @@ bool WriteAll(int fd, const std::string& text) {
     return true;
 }
 
+// How long a save or a read waits for another process's lock: whoever
+// holds it (anyone who may open the directory can) delays the admin
+// answer or nginx's start by this much at most, never for ever.
+constexpr int kLockTries = 200;
+constexpr useconds_t kLockPauseUs = 10000;   // 2 s in all
+
 int LockExclusive(int fd) {
-    int rc;
-    do {
-        rc = flock(fd, LOCK_EX);
-    } while (rc != 0 && errno == EINTR);
-    return rc;
+    for (int tries = 0;; tries++) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            return 0;
+        }
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            return -1;
+        }
+        if (tries + 1 >= kLockTries) {
+            errno = EWOULDBLOCK;
+            return -1;
+        }
+        usleep(kLockPauseUs);
+    }
 }
 
 }  // namespace
@@ -90,7 +104,11 @@ StateFileWrite WriteStateFile(
     const std::string& text = *produced;
     const std::string temp =
         dir + "/." + name + ".tmp." + std::to_string(getpid());
-    Fd fd(open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    // one a process of the same pid left, or a link planted in its place:
+    // gone, and the new one made, never followed
+    unlink(temp.c_str());
+    Fd fd(open(temp.c_str(),
+               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
     if (fd.get() < 0) {
         return Failed(error, path, "create its temp file");
     }
@@ -119,7 +137,8 @@ StateFileWrite WriteStateFile(
 
 StateFileRead ReadStateFile(const std::string& path, size_t max_bytes,
                             std::string* out, std::string* error) {
-    Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    // a FIFO or a device in its place must not block nginx's start
+    Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW));
     if (fd.get() < 0) {
         if (errno == ENOENT) {
             return StateFileRead::kMissing;

@@ -3,6 +3,9 @@
 #include "store/state_file.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -164,6 +167,65 @@ TEST(StateFile, SavesFromSeveralProcessesNeverInterleave) {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     EXPECT_EQ(ReadOrEmpty(path), "200");
     EXPECT_EQ(Entries(dir.path()), 1u);
+}
+
+}  // namespace
+}  // namespace solgate
+
+namespace solgate {
+namespace {
+
+// What another local user may put in the directory never blocks nginx.
+TEST(StateFile, AFifoALinkAndAHeldLockNeverBlock) {
+    TempDir dir("state-file-hostile");
+    std::string text, error;
+    ASSERT_EQ(mkfifo((dir.path() + "/fifo").c_str(), 0600), 0);
+    EXPECT_EQ(ReadStateFile(dir.path() + "/fifo", 100, &text, &error),
+              StateFileRead::kFailed);
+    EXPECT_EQ(error, "not a regular file");
+
+    std::ofstream(dir.path() + "/real") << "x";
+    ASSERT_EQ(symlink((dir.path() + "/real").c_str(),
+                      (dir.path() + "/link").c_str()), 0);
+    EXPECT_EQ(ReadStateFile(dir.path() + "/link", 100, &text, &error),
+              StateFileRead::kFailed);
+
+    // a link where the temp file goes is replaced, not written through
+    std::string victim = dir.path() + "/victim";
+    std::ofstream(victim) << "untouched";
+    std::string temp = dir.path() + "/.state.tmp." + std::to_string(getpid());
+    ASSERT_EQ(symlink(victim.c_str(), temp.c_str()), 0);
+    EXPECT_EQ(WriteStateFile(dir.path(), "state",
+                             [] { return std::optional<std::string>("new"); },
+                             &error),
+              StateFileWrite::kWritten)
+        << error;
+    EXPECT_EQ(ReadOrEmpty(victim), "untouched");
+    EXPECT_EQ(ReadOrEmpty(dir.path() + "/state"), "new");
+
+    // another process holds the directory's lock: the save gives up
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
+    pid_t holder = fork();
+    if (holder == 0) {
+        int fd = open(dir.path().c_str(), O_RDONLY | O_DIRECTORY);
+        flock(fd, LOCK_EX);
+        (void) !write(ready[1], "x", 1);
+        pause();
+        _exit(0);
+    }
+    char c;
+    ASSERT_EQ(read(ready[0], &c, 1), 1);
+    EXPECT_EQ(WriteStateFile(dir.path(), "state",
+                             [] { return std::optional<std::string>("late"); },
+                             &error),
+              StateFileWrite::kFailed);
+    EXPECT_NE(error.find("lock its directory"), std::string::npos) << error;
+    kill(holder, SIGKILL);
+    waitpid(holder, nullptr, 0);
+    close(ready[0]);
+    close(ready[1]);
+    EXPECT_EQ(ReadOrEmpty(dir.path() + "/state"), "new");
 }
 
 }  // namespace
