@@ -171,6 +171,23 @@ std::string_view BlockConfBuilder::LongTermAuthority(size_t i) const {
     return parsed.authority;
 }
 
+namespace {
+
+// The poller would check a block's server's certificate against the
+// block's name, which no certificate carries.
+std::optional<std::string> HttpsThroughBlock(const std::string& what,
+                                             std::string_view url) {
+    conf::HttpUrl parsed;
+    if (conf::ParseHttpUrl(url, &parsed) || !parsed.https) {
+        return std::nullopt;
+    }
+    return what + ": an https:// URL cannot name an upstream block (the "
+           "poller would check the certificate against " +
+           Quoted(parsed.authority) + "); name the host";
+}
+
+}  // namespace
+
 // Called from the last URL to the first, so the indices of those not yet
 // split stay as written.
 std::optional<std::string> BlockConfBuilder::LongTermThroughBlock(
@@ -179,6 +196,10 @@ std::optional<std::string> BlockConfBuilder::LongTermThroughBlock(
         return std::string("no such long_term_storage URL");
     }
     const LongTermEndpoint written = conf_.long_term_[i];
+    if (auto bad = HttpsThroughBlock(
+            "long_term_storage URL " + Quoted(written.url), written.url)) {
+        return bad;
+    }
     std::vector<std::string> connect_to;
     if (auto bad = ReachableServers(
             servers, "long_term_storage URL " + Quoted(written.url),
@@ -207,6 +228,9 @@ std::optional<std::string> BlockConfBuilder::PeerThroughBlock(
         return std::string("no such peer");
     }
     BlockPeer& peer = conf_.peers_[p];
+    if (auto bad = HttpsThroughBlock("peer " + Quoted(peer.name), peer.url)) {
+        return bad;
+    }
     std::vector<std::string> connect_to;
     if (auto bad = ReachableServers(servers, "peer " + Quoted(peer.name),
                                     peer.target.authority, &connect_to)) {
@@ -243,14 +267,53 @@ std::optional<std::string> BlockConfBuilder::KeylessPlan(
     return std::nullopt;
 }
 
+namespace {
+
+constexpr std::string_view kKeylessPrefix = "client:";
+
+// An IPv6 address's first four groups (its /64, one subscriber's network);
+// an IPv4 address whole.
+std::string_view Subscriber(std::string_view address) {
+    constexpr std::string_view kMapped = "::ffff:";   // IPv4 on an IPv6 socket
+    if (address.substr(0, kMapped.size()) == kMapped &&
+        address.find('.') != std::string_view::npos) {
+        return address.substr(kMapped.size());
+    }
+    if (address.find(':') == std::string_view::npos) {
+        return address;
+    }
+    size_t at = 0;
+    for (int group = 0; group < 4 && at != std::string_view::npos; group++) {
+        at = address.find(':', at == 0 ? 0 : at + 1);
+        if (at != std::string_view::npos && at + 1 < address.size() &&
+            address[at + 1] == ':') {
+            return address.substr(0, at);   // "::" shortens what follows
+        }
+    }
+    return at == std::string_view::npos ? address : address.substr(0, at);
+}
+
+uint64_t Fnv1a(std::string_view text) {
+    uint64_t h = 1469598103934665603ULL;
+    for (char c : text) {
+        h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    }
+    return h;
+}
+
+}  // namespace
+
 BlockCaller CallerOf(const BlockServiceConf& conf, std::string_view api_key,
                      std::string_view plan, std::string_view client,
                      std::string* owned) {
+    if (api_key.substr(0, kKeylessPrefix.size()) == kKeylessPrefix) {
+        return {api_key, ""};   // never an anonymous caller's budget
+    }
     if (!api_key.empty() || conf.keyless_plan().empty() || client.empty()) {
         return {api_key, plan};
     }
-    *owned = "client:";
-    owned->append(client);
+    *owned = kKeylessPrefix;
+    owned->append(std::to_string(Fnv1a(Subscriber(client)) % kKeylessKeys));
     return {*owned, conf.keyless_plan()};
 }
 

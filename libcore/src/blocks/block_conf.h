@@ -98,8 +98,11 @@ private:
 };
 
 // The key and plan a call is served on: its own, or, for a call without a
-// key when keyless_plan is set, the client address's on that plan
-// ("client:ADDRESS", kept in *owned). A key is never taken for an address.
+// key when keyless_plan is set, its client address's on that plan. The
+// addresses (IPv6 by their /64) share kKeylessKeys keys ("client:NN", kept
+// in *owned), so anonymous callers never hold more of the key table than
+// that. An API key that starts with "client:" has no plan.
+constexpr size_t kKeylessKeys = 256;
 struct BlockCaller {
     std::string_view api_key;
     std::string_view plan;

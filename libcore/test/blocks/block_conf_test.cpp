@@ -170,6 +170,17 @@ TEST(BlockConfBuilder, ABlockWithNoServerThePollerCanReachIsRefused) {
                       "more than 8 long_term_storage endpoints"));
 }
 
+TEST(BlockConfBuilder, AnHttpsUrlCannotNameABlock) {
+    BlockConfBuilder b = Complete();
+    ASSERT_EQ(b.LongTermStorage("https://archive_pool/"), std::nullopt);
+    EXPECT_EQ(b.LongTermThroughBlock(
+                  0, Servers({{"10.0.0.1:443", false, false, false}})),
+              Refusal("long_term_storage URL \"https://archive_pool/\": an "
+                      "https:// URL cannot name an upstream block (the poller "
+                      "would check the certificate against \"archive_pool\"); "
+                      "name the host"));
+}
+
 TEST(BlockConfBuilder, APeerNamingABlockIsPolledAtItsFirstServerUp) {
     BlockConfBuilder b = Complete();
     ASSERT_EQ(b.PeerToken("0123456789abcdef"), std::nullopt);

@@ -1,6 +1,8 @@
 // The lookup planner of Cube Runner: which source answers a getBlock.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "blocks/block_capture.h"
 #include "blocks/block_service.h"
 #include "support/blocks_zone.h"
@@ -418,17 +420,23 @@ TEST(BlockServiceKeyless, CallsWithoutAKeyGoOnTheKeylessPlanByClientAddress) {
                                      client);
     };
     std::vector<unsigned> status;
+    std::string first_key;
     for (int i = 0; i < 3; i++) {
         BlockCall call;
         BlockDecision d = decide("", "10.0.0.1", &call);
         status.push_back(d.kind == BlockDecision::kAnswer ? d.http_status : 200);
-        EXPECT_EQ(call.api_key, "client:10.0.0.1");
+        EXPECT_EQ(call.api_key.rfind("client:", 0), 0u) << call.api_key;
+        first_key = call.api_key;
     }
     EXPECT_EQ(status, (std::vector<unsigned>{200, 200, 429}))
         << "tiny's 2 r/s, for that address";
     BlockCall other;
     EXPECT_EQ(decide("", "10.0.0.2", &other).kind, BlockDecision::kLedger)
         << "another address has its own budget";
+    EXPECT_NE(other.api_key, first_key);
+    BlockCall spoof;
+    EXPECT_EQ(decide(first_key, "10.0.0.9", &spoof).http_status, 401u)
+        << "a key that looks like an address's has no plan";
     BlockCall keyed;
     EXPECT_EQ(decide("k", "10.0.0.1", &keyed).http_status, 401u)
         << "a key keeps its own plan (none here)";
@@ -451,6 +459,43 @@ TEST(BlockConfBuilder, KeylessPlanMustBeAPlan) {
                   "plan_define'd)"));
     Accept(b.PlanDefine("gold", {"tier=free", "getblock_rate=1r/s"}));
     EXPECT_EQ(b.Build(nullptr), std::nullopt);
+}
+
+}  // namespace
+}  // namespace solgate
+
+namespace solgate {
+namespace {
+
+// However many addresses come without a key, they hold at most
+// kKeylessKeys keys; an IPv6 subscriber's /64 is one.
+TEST(BlockServiceKeyless, AnonymousCallersShareABoundedSetOfKeys) {
+    BlockConfBuilder b;
+    Accept(b.Region("us"));
+    Accept(b.Cache("/var/cache/solgate"));
+    Accept(b.State("/var/lib/solgate"));
+    Accept(b.KeylessPlan("free"));
+    BlockServiceConf conf;
+    ASSERT_EQ(b.Build(&conf), std::nullopt);
+    std::set<std::string> keys;
+    for (int i = 0; i < 5000; i++) {
+        std::string owned;
+        std::string address = "10." + std::to_string(i / 256) + "." +
+                              std::to_string(i % 256) + ".7";
+        keys.insert(std::string(CallerOf(conf, "", "", address, &owned).api_key));
+    }
+    EXPECT_LE(keys.size(), kKeylessKeys);
+    EXPECT_GT(keys.size(), kKeylessKeys / 2);
+    std::string a, c;
+    EXPECT_EQ(CallerOf(conf, "", "", "2001:db8:1:2:aaaa::1", &a).api_key,
+              CallerOf(conf, "", "", "2001:db8:1:2:bbbb:cccc:dddd:eeee", &c).api_key)
+        << "one /64";
+    std::string d;
+    EXPECT_EQ(CallerOf(conf, "", "", "2001:db8::1", &d).plan, "free");
+    std::string e, f;
+    EXPECT_EQ(CallerOf(conf, "", "", "::ffff:10.1.2.3", &e).api_key,
+              CallerOf(conf, "", "", "10.1.2.3", &f).api_key)
+        << "an IPv4 address seen on an IPv6 socket is that address";
 }
 
 }  // namespace
