@@ -568,10 +568,17 @@ Network::Eligibility Network::CountEligible(int64_t now_ms) const {
     if (!bound()) {
         return out;
     }
-    // as a request without a selector is routed (RoutedRequest::NextPick)
+    // as a request without a selector is routed (PlanRoute, NextPick)
+    SelectorGroup group;
+    if (!settings_.default_selector.empty()) {
+        group = ResolveSelector(settings_.default_selector);
+    }
+    const bool grouped = group.error.empty() && !group.matched.empty();
+    const std::vector<size_t>& voters = grouped ? group.matched : all_;
     uint64_t reference =
-        settings_.max_slot_lag > 0 ? LagReferenceOf(all_) : 0;
-    for (size_t i = 0; i < upstreams_.size(); i++) {
+        settings_.max_slot_lag > 0 ? LagReferenceOf(voters) : 0;
+    std::vector<unsigned char> in_group(grouped ? upstreams_.size() : 0, 0);
+    for (size_t i : voters) {
         uint64_t lag = reference == 0 ? 0 : SlotLagOf(i, reference);
         switch (Standing(i, lag, now_ms, false)) {
         case CandidateTier::kCordoned:
@@ -586,6 +593,20 @@ Network::Eligibility Network::CountEligible(int64_t now_ms) const {
         default:
             out.eligible++;
             break;
+        }
+        if (grouped) {
+            in_group[i] = 1;
+        }
+    }
+    // the group's fallback: the network's backups outside it
+    for (size_t i = 0; grouped && out.eligible == 0 && i < upstreams_.size();
+         i++) {
+        if (in_group[i] || !upstreams_[i].routing.backup) {
+            continue;
+        }
+        CandidateTier tier = Standing(i, 0, now_ms, false);
+        if (tier != CandidateTier::kCordoned && tier != CandidateTier::kEjected) {
+            out.eligible++;
         }
     }
     return out;

@@ -302,8 +302,12 @@ public:
                            bool subscription) const;
 
     // How many upstreams could be given client traffic now (Standing
-    // eligible or backup, by the network-wide lag reference), and why the
-    // others cannot: what solgate_health answers. No lock, no allocation.
+    // eligible or backup), and why the others cannot: what solgate_health
+    // answers. Counted as a request that sends no selector is routed: over
+    // use_upstream_default's group and by its lag reference, with the
+    // backups outside it it may fall back to (else over every upstream, by
+    // the network-wide reference). No lock; no allocation but the default
+    // selector's group.
     struct Eligibility {
         size_t eligible = 0;
         size_t cordoned = 0;

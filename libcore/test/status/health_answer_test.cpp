@@ -130,3 +130,38 @@ TEST(HealthAnswer, TheLongestReasonFits) {
 
 }  // namespace
 }  // namespace solgate
+
+namespace solgate {
+namespace {
+
+// With use_upstream_default, requests that send no selector go to its
+// group (then to the network's backups outside it): health says whether
+// they can be served, not whether some upstream somewhere could.
+TEST(HealthAnswer, CountsUseUpstreamDefaultsGroup) {
+    NetworkSettings s;
+    s.default_selector = "up-0|up-1";
+    TestNetwork t(3, s);
+    EXPECT_EQ(Check(t.network).body, R"({"status":"ok","eligible":2})");
+    PollerCordon(t.network, 0);
+    PollerCordon(t.network, 1);
+    Answer a = Check(t.network);
+    EXPECT_EQ(a.status, 503u) << "up-2 is no default request's";
+    EXPECT_EQ(a.body, R"({"status":"unavailable","eligible":0,"reason":"every upstream is cordoned"})");
+
+    NetworkSettings with_backup;
+    with_backup.default_selector = "up-0";
+    Network n("mainnet", with_backup);
+    n.AddUpstream({"up-0", {"http://10.0.0.1/", "", "", ""}});
+    UpstreamConf spare("spare", {"http://10.0.0.2/", "", "", ""});
+    spare.routing.backup = true;
+    n.AddUpstream(spare);
+    auto shared = std::make_unique<NetworkShared>();
+    std::string error;
+    ASSERT_TRUE(n.Bind(shared.get(), true, 0, &error)) << error;
+    PollerCordon(n, 0);
+    EXPECT_EQ(Check(n).body, R"({"status":"ok","eligible":1})")
+        << "the backup outside the group it falls back to";
+}
+
+}  // namespace
+}  // namespace solgate
