@@ -550,7 +550,12 @@ uint64_t Network::SlotLagInNetwork(size_t i) const {
 
 CandidateTier Network::Standing(size_t i, uint64_t lag, int64_t now_ms,
                                bool subscription) const {
-    if (Cordoned(i)) {
+    return StandingOf(i, Cordoned(i), lag, now_ms, subscription);
+}
+
+CandidateTier Network::StandingOf(size_t i, bool cordoned, uint64_t lag,
+                                  int64_t now_ms, bool subscription) const {
+    if (cordoned) {
         return CandidateTier::kCordoned;
     }
     if (Ejected(host(i), now_ms) || (subscription && Draining(i, now_ms))) {
@@ -646,7 +651,8 @@ std::optional<Network::PickResult> Network::Pick(
                            ? 0
                            : SlotLagOf(i, request.lag_reference);
         Candidate c{i, CandidateTier::kEligible, true, 1};
-        c.tier = Standing(i, lag, request.now_ms, request.subscription);
+        c.tier = StandingOf(i, is_cordoned, lag, request.now_ms,
+                            request.subscription);
         if (fallback && (c.tier == CandidateTier::kEligible ||
                          c.tier == CandidateTier::kBackup)) {
             c.tier = CandidateTier::kFallbackBackup;

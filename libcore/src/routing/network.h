@@ -300,6 +300,9 @@ public:
     // `lag_reference` by `lag` slots, a backup, or eligible. Pick's tiers.
     CandidateTier Standing(size_t i, uint64_t lag, int64_t now_ms,
                            bool subscription) const;
+    // The same, with its cordon already read (Pick reads it once).
+    CandidateTier StandingOf(size_t i, bool cordoned, uint64_t lag,
+                             int64_t now_ms, bool subscription) const;
 
     // How many upstreams could be given client traffic now (Standing
     // eligible or backup), and why the others cannot: what solgate_health
