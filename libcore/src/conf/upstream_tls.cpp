@@ -5,7 +5,9 @@
 #include <cstring>
 #include <memory>
 #include <tuple>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "conf/conf_messages.h"
 #include "conf/conf_words.h"
@@ -54,9 +56,14 @@ std::string Joined(std::string_view prefix, std::string_view file) {
 // The file's text, or why it cannot be had (after `"key=" file "PATH"`).
 std::optional<std::string> ReadSmallFile(const std::string& path,
                                          std::string* out) {
-    std::unique_ptr<FILE, FileClose> f(fopen(path.c_str(), "rb"));
+    // without waiting: a FIFO named by mistake must not hang nginx -t
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    std::unique_ptr<FILE, FileClose> f(fd >= 0 ? fdopen(fd, "rb") : nullptr);
     if (!f) {
         int e = errno;
+        if (fd >= 0) {
+            close(fd);
+        }
         return "cannot be read (" + std::to_string(e) + ": " + strerror(e) +
                ")";
     }

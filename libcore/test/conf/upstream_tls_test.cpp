@@ -111,6 +111,11 @@ TEST_F(UpstreamTlsTest, AFileThatCannotServeIsRefused) {
                      "tls_trusted_certificate=" + dir_.path()}),
               "\"tls_trusted_certificate=\" file \"" + dir_.path() +
                   "\" in upstream \"v\" is not a file");
+    // a FIFO named by mistake is refused at once, never waited on
+    ASSERT_EQ(mkfifo(Path("fifo.pem").c_str(), 0600), 0);
+    EXPECT_EQ(Parse({"v", "https://x", "tls_trusted_certificate=fifo.pem"}),
+              "\"tls_trusted_certificate=\" file \"" + Path("fifo.pem") +
+                  "\" in upstream \"v\" is not a file");
     Write("empty.pem", "");
     EXPECT_EQ(Parse({"v", "https://x", "tls_trusted_certificate=empty.pem"}),
               "\"tls_trusted_certificate=\" file \"" + Path("empty.pem") +
