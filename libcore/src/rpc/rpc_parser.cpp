@@ -7,6 +7,7 @@
 #include <string>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 #include "json/json_events.h"
 #include "json/plain_json.h"
@@ -19,11 +20,11 @@
 namespace solgate {
 namespace {
 
-enum class Role { kBatch, kCall, kParams, kConfig, kOther };
+enum class Role : uint8_t { kBatch, kCall, kParams, kConfig, kOther };
 
 // The member names the parser looks at; any other is kOther. Kept as a
 // number, not a string: a batch has thousands of keys to compare.
-enum class Key {
+enum class Key : uint8_t {
     kOther,
     kJsonrpc,
     kId,
@@ -37,45 +38,57 @@ enum class Key {
     kMaxVersion,
 };
 
+// Every key of every call comes here: the length and the first byte
+// leave at most one name to compare (a loop over all of them cost a
+// comparison per name).
 Key KeyOf(std::string_view name) {
-    static constexpr std::pair<std::string_view, Key> kKeys[] = {
-        {"jsonrpc", Key::kJsonrpc},
-        {"id", Key::kId},
-        {"method", Key::kMethod},
-        {"params", Key::kParams},
-        {"commitment", Key::kCommitment},
-        {"minContextSlot", Key::kMinContextSlot},
-        {"encoding", Key::kEncoding},
-        {"transactionDetails", Key::kTransactionDetails},
-        {"rewards", Key::kRewards},
-        {"maxSupportedTransactionVersion", Key::kMaxVersion},
+    auto is = [name](std::string_view text, Key key) {
+        return name == text ? key : Key::kOther;
     };
-    for (const auto& [text, key] : kKeys) {
-        if (name.size() == text.size() && name == text) {
-            return key;
-        }
+    switch (name.size()) {
+    case 2: return is("id", Key::kId);
+    case 6: return name[0] == 'm' ? is("method", Key::kMethod)
+                                  : is("params", Key::kParams);
+    case 7: return name[0] == 'j' ? is("jsonrpc", Key::kJsonrpc)
+                                  : is("rewards", Key::kRewards);
+    case 8: return is("encoding", Key::kEncoding);
+    case 10: return is("commitment", Key::kCommitment);
+    case 14: return is("minContextSlot", Key::kMinContextSlot);
+    case 18: return is("transactionDetails", Key::kTransactionDetails);
+    case 30: return is("maxSupportedTransactionVersion", Key::kMaxVersion);
+    default: return Key::kOther;
     }
-    return Key::kOther;
 }
 
 using Kind = JsonKind;
 
+// One open container. Small (16 bytes) and trivial, with no member
+// initializers: the parser keeps an array of kMaxNestingDepth of them,
+// which must cost nothing until a container opens (then Frame{}, all
+// zeros: Key::kOther, nothing seen, and its role set).
 struct Frame {
-    Role role = Role::kOther;
-    size_t elements = 0;   // values seen so far (arrays)
-    Key key = Key::kOther;  // current key (kCall and kConfig maps)
-    size_t key_end = 0;    // input offset just after the current key
-    bool saw_jsonrpc = false;
-    bool saw_method = false;
-    bool second_param = false;  // kConfig: params[1], getBlock's options
+    size_t key_end;    // input offset just after the current key
+    // Values seen so far (arrays); only 0, 1 and "more" matter, so it
+    // stops counting at 2 (and cannot wrap on a huge array).
+    uint8_t elements;
+    Role role;
+    Key key;           // current key (kCall and kConfig maps)
+    bool saw_jsonrpc;
+    bool saw_method;
+    bool second_param;  // kConfig: params[1], getBlock's options
     // Keys already met in this object, one bit per Key: a member Solgate
     // reads must come once (an upstream may read the other duplicate).
-    uint32_t seen = 0;
+    uint16_t seen;
 };
+static_assert(std::is_trivial_v<Frame>, "a Frame array costs nothing");
+static_assert(static_cast<unsigned>(Key::kOther) == 0,
+              "Frame{} is a frame without a key");
+static_assert(static_cast<unsigned>(Key::kMaxVersion) < 16,
+              "Frame::seen has a bit per Key");
 
 // Whether `key` was met before in `frame` (and marks it met).
 bool Repeated(Frame& frame, Key key) {
-    uint32_t bit = 1u << static_cast<unsigned>(key);
+    auto bit = static_cast<uint16_t>(1u << static_cast<unsigned>(key));
     bool repeated = (frame.seen & bit) != 0;
     frame.seen |= bit;
     return repeated;
@@ -121,29 +134,24 @@ bool HasByteYajlTakesForSpace(std::string_view text) {
     return text.find_first_of("\v\f") != std::string_view::npos;
 }
 
-// The open containers of a parse. One per thread, reused (a parse runs to
-// its end before the next starts), so a parse allocates no frames once
-// the thread has parsed a request as deep; at most kMaxNestingDepth + 1.
-std::vector<Frame>& ThreadFrameStack() {
-    static thread_local std::vector<Frame> stack;
-    stack.clear();
-    return stack;
-}
-
 class Parser : public JsonValueEvents<Parser, kMaxNestingDepth> {
 public:
     // `room`: its capacity is used for the calls (its content is not).
-    Parser(const char* body, size_t len, std::vector<RpcCall> room)
-        : text_(body, len), stack_(ThreadFrameStack()) {
+    Parser(const char* body, size_t len, std::vector<RpcCall>&& room)
+        : text_(body, len) {
         room.clear();
         request_.calls = std::move(room);
     }
 
-    // nullopt when the body is not plain JSON: parse it with RunYajl.
-    std::optional<RpcRequest> RunPlain();
+    // kGaveUp when the body is not plain JSON: parse it with RunYajl
+    // (in a new Parser); otherwise Finish(status == kDone) is the request.
+    PlainJson RunPlain() { return LexPlainJson(text_, *this, &consumed_); }
     RpcRequest RunYajl();
     // After RunPlain gave up: the calls' storage, for the yajl parse.
     std::vector<RpcCall> TakeRoom() { return std::move(request_.calls); }
+    // The request, moved out once (straight into the caller's return
+    // value): syntax_ok false for a body the reader refused.
+    RpcRequest Finish(bool syntax_ok);
 
     bool OnValue(Kind kind, std::string_view text);
     bool OnKey(std::string_view key);
@@ -158,7 +166,8 @@ private:
                           std::string_view text);
     void FinishCall(const Frame& call);
     std::string_view SpanFrom(size_t key_end) const;
-    RpcRequest Finish(bool syntax_ok);
+    // The innermost open container; only while depth() > 0.
+    Frame& Top() { return stack_[depth() - 1]; }
     RpcCall& Call() { return request_.calls.back(); }
     void FailCall(int code, std::string message);
 
@@ -167,24 +176,18 @@ private:
     // yajl reads bytes >= 0x80 (the plain lexer gives them up): strings
     // are checked as strict UTF-8 then.
     bool check_utf8_ = false;
-    std::vector<Frame>& stack_;
+    // The open containers, innermost last. On the C++ stack rather than in
+    // a heap or thread_local vector: no allocation, no TLS lookup, no
+    // capacity check per container. JsonValueEvents stops the read before
+    // a container deeper than kMaxNestingDepth reaches OnValue, so
+    // depth() (the frames pushed) never passes it; left uninitialized,
+    // each frame is written whole when its container opens.
+    Frame stack_[kMaxNestingDepth];
     RpcRequest request_;
     bool opening_second_param_ = false;
 };
 
 // --- parser ----------------------------------------------------------------
-
-std::optional<RpcRequest> Parser::RunPlain() {
-    switch (LexPlainJson(text_, *this, &consumed_)) {
-    case PlainJson::kDone:
-        return Finish(true);
-    case PlainJson::kStopped:
-        return Finish(false);   // nesting too deep
-    case PlainJson::kGaveUp:
-        break;
-    }
-    return std::nullopt;
-}
 
 RpcRequest Parser::RunYajl() {
     check_utf8_ = true;
@@ -230,11 +233,12 @@ bool Parser::OnValue(Kind kind, std::string_view text) {
     if (kind != Kind::kMap && kind != Kind::kArray) {
         return true;
     }
-    Frame frame;
+    // a container opens: depth() does not count it yet (< kMaxNestingDepth)
+    Frame& frame = stack_[depth()];
+    frame = Frame{};
     frame.role = role;
     frame.second_param = opening_second_param_;
     opening_second_param_ = false;
-    stack_.push_back(std::move(frame));
     return true;
 }
 
@@ -242,7 +246,7 @@ bool Parser::OnKey(std::string_view key) {
     if (check_utf8_ && !IsStrictUtf8(key)) {
         return false;
     }
-    Frame& top = stack_.back();
+    Frame& top = Top();
     if (top.role == Role::kCall || top.role == Role::kConfig) {
         top.key = KeyOf(key);
         top.key_end = consumed_;
@@ -251,8 +255,7 @@ bool Parser::OnKey(std::string_view key) {
 }
 
 bool Parser::OnClose() {
-    Frame top = std::move(stack_.back());
-    stack_.pop_back();
+    const Frame& top = Top();   // depth() drops after this returns
     if (top.role == Role::kCall) {
         Call().span_end = consumed_;
         FinishCall(top);
@@ -261,7 +264,7 @@ bool Parser::OnClose() {
 }
 
 Role Parser::Place(Kind kind, std::string_view text) {
-    if (stack_.empty()) {
+    if (depth() == 0) {
         if (kind == Kind::kMap) {
             request_.shape = RpcRequest::Shape::kSingle;
             request_.calls.emplace_back();
@@ -275,7 +278,7 @@ Role Parser::Place(Kind kind, std::string_view text) {
         }
         return Role::kOther;  // a scalar body: not a request
     }
-    Frame& parent = stack_.back();
+    Frame& parent = Top();
     switch (parent.role) {
     case Role::kBatch:
         request_.calls.emplace_back();
@@ -349,7 +352,10 @@ Role Parser::PlaceInCall(Frame& call, Kind kind, std::string_view text) {
 }
 
 Role Parser::PlaceInParams(Frame& params, Kind kind, std::string_view text) {
-    size_t index = params.elements++;
+    size_t index = params.elements;
+    if (params.elements < 2) {
+        params.elements++;
+    }
     if (index == 0) {
         Call().first_param_seen = true;
         if (kind == Kind::kNumber) {
@@ -462,8 +468,10 @@ RpcRequest ParseRpcRequest(const char* body, size_t len,
                            std::vector<RpcCall> room) {
     {
         Parser plain(body, len, std::move(room));
-        if (std::optional<RpcRequest> request = plain.RunPlain()) {
-            return std::move(*request);
+        PlainJson status = plain.RunPlain();
+        if (status != PlainJson::kGaveUp) {
+            // kStopped: nesting too deep (Finish says so)
+            return plain.Finish(status == PlainJson::kDone);
         }
         room = plain.TakeRoom();
     }
@@ -471,7 +479,7 @@ RpcRequest ParseRpcRequest(const char* body, size_t len,
 }
 
 RpcRequest ParseRpcRequestWithYajl(const char* body, size_t len) {
-    return Parser(body, len, {}).RunYajl();
+    return Parser(body, len, std::vector<RpcCall>()).RunYajl();
 }
 
 }  // namespace solgate
