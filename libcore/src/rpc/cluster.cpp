@@ -80,8 +80,14 @@ std::string_view GenesisHash(sg_cluster_t cluster) {
 }
 
 std::optional<sg_commitment_t> ParseCommitment(std::string_view name) {
+    if (name.empty()) {
+        return std::nullopt;
+    }
+    // The names are all as long and start with distinct letters: the
+    // first byte leaves one name to compare (this runs once per call that
+    // names a commitment).
     for (size_t i = 1; i < kCommitmentNames.size(); i++) {
-        if (kCommitmentNames[i] == name) {
+        if (kCommitmentNames[i][0] == name[0] && kCommitmentNames[i] == name) {
             return static_cast<sg_commitment_t>(i);
         }
     }
