@@ -13,6 +13,18 @@
 
 namespace solgate {
 
+// The bytes a plain string holds as they are: not its closing quote, not
+// an escape, no control byte, ASCII. One table lookup per byte, where the
+// four comparisons cost twice as much (string bytes are most of a body).
+inline constexpr struct PlainStringBytes {
+    bool plain[256] = {};
+    constexpr PlainStringBytes() {
+        for (int c = 0x20; c < 0x80; c++) {
+            plain[c] = c != '"' && c != '\\';
+        }
+    }
+} kPlainStringBytes;
+
 enum class PlainJson {
     kDone,     // a whole value, events delivered
     kGaveUp,   // not plain (or not valid): parse it with yajl
@@ -56,15 +68,11 @@ PlainJson LexPlainJson(std::string_view text, Handler& handler,
     // no closing quote).
     auto plain_string = [&](std::string_view* body) {
         const char* s = ++p;
-        while (p < end && *p != '"') {
-            auto c = static_cast<unsigned char>(*p);
-            if (c == '\\' || c < 0x20 || c >= 0x80) {
-                return false;
-            }
+        while (p < end && kPlainStringBytes.plain[static_cast<unsigned char>(*p)]) {
             p++;
         }
-        if (p >= end) {
-            return false;
+        if (p >= end || *p != '"') {
+            return false;   // no closing quote, or a byte yajl must judge
         }
         *body = std::string_view(s, static_cast<size_t>(p++ - s));
         return true;
