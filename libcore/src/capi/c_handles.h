@@ -9,7 +9,7 @@
 
 // Made and freed once per request: its storage is recycled per thread.
 struct sg_request_s : solgate::Recycled<sg_request_s> {
-    sg_request_s(solgate::RpcRequest parsed, solgate::RoutePlan plan_room)
+    sg_request_s(solgate::RpcRequest&& parsed, solgate::RoutePlan&& plan_room)
         : request(std::move(parsed), std::move(plan_room)) {}
 
     solgate::RoutedRequest request;

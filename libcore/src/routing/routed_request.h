@@ -28,7 +28,9 @@ struct RequestRoom {
 
 class RoutedRequest {
 public:
-    explicit RoutedRequest(RpcRequest parsed, RoutePlan plan_room = {})
+    // By reference, not by value: each is moved once, into its member
+    // (this runs once per request; RpcRequest and RoutePlan are large).
+    explicit RoutedRequest(RpcRequest&& parsed, RoutePlan&& plan_room = {})
         : parsed_(std::move(parsed)),
           plan_(EmptyPlanIn(std::move(plan_room))) {}
 
