@@ -94,7 +94,7 @@ std::string MethodList(const std::vector<std::string_view>& methods) {
 
 }  // namespace
 
-RoutePlan EmptyPlanIn(RoutePlan room) {
+RoutePlan EmptyPlanIn(RoutePlan&& room) {
     room.matched.clear();
     room.serving.clear();
     room.allowed.clear();
