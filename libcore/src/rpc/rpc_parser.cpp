@@ -136,22 +136,19 @@ bool HasByteYajlTakesForSpace(std::string_view text) {
 
 class Parser : public JsonValueEvents<Parser, kMaxNestingDepth> {
 public:
-    // `room`: its capacity is used for the calls (its content is not).
-    Parser(const char* body, size_t len, std::vector<RpcCall>&& room)
-        : text_(body, len) {
-        room.clear();
-        request_.calls = std::move(room);
-    }
+    // Fills `request`, which must be as RpcRequest{} is (its calls may
+    // have capacity). The caller owns it, so ParseRpcRequest returns it
+    // without a move (NRVO), straight into its caller's object.
+    Parser(const char* body, size_t len, RpcRequest& request)
+        : text_(body, len), request_(request) {}
 
-    // kGaveUp when the body is not plain JSON: parse it with RunYajl
-    // (in a new Parser); otherwise Finish(status == kDone) is the request.
+    // kGaveUp when the body is not plain JSON: parse it with RunYajl (in a
+    // new Parser, on an emptied request); otherwise call Finish.
     PlainJson RunPlain() { return LexPlainJson(text_, *this, &consumed_); }
-    RpcRequest RunYajl();
-    // After RunPlain gave up: the calls' storage, for the yajl parse.
-    std::vector<RpcCall> TakeRoom() { return std::move(request_.calls); }
-    // The request, moved out once (straight into the caller's return
-    // value): syntax_ok false for a body the reader refused.
-    RpcRequest Finish(bool syntax_ok);
+    void RunYajl();
+    // The request's last touches (errors, batch text); syntax_ok false for
+    // a body the reader refused.
+    void Finish(bool syntax_ok);
 
     bool OnValue(Kind kind, std::string_view text);
     bool OnKey(std::string_view key);
@@ -183,13 +180,13 @@ private:
     // depth() (the frames pushed) never passes it; left uninitialized,
     // each frame is written whole when its container opens.
     Frame stack_[kMaxNestingDepth];
-    RpcRequest request_;
+    RpcRequest& request_;
     bool opening_second_param_ = false;
 };
 
 // --- parser ----------------------------------------------------------------
 
-RpcRequest Parser::RunYajl() {
+void Parser::RunYajl() {
     check_utf8_ = true;
     YajlReader<Parser> reader(*this, &consumed_);
     YajlRead status = reader.ReadWhole(text_);
@@ -197,12 +194,12 @@ RpcRequest Parser::RunYajl() {
         throw std::bad_alloc();
     }
     // escapes yajl decodes its own way are not taken, nor its extra spaces
-    return Finish(status == YajlRead::kOk &&
+    Finish(status == YajlRead::kOk &&
                   HasOnlyPairedSurrogateEscapes(text_) &&
                   !HasByteYajlTakesForSpace(text_));
 }
 
-RpcRequest Parser::Finish(bool syntax_ok) {
+void Parser::Finish(bool syntax_ok) {
     if (too_deep()) {
         request_.error = {kInvalidRequest,
                           "Invalid request: nesting deeper than " +
@@ -220,7 +217,6 @@ RpcRequest Parser::Finish(bool syntax_ok) {
     } else if (request_.shape == RpcRequest::Shape::kBatch) {
         request_.batch_text = text_;
     }
-    return std::move(request_);
 }
 
 // The nesting bound is JsonValueEvents': a container too deep never
@@ -464,22 +460,36 @@ void Parser::FailCall(int code, std::string message) {
 
 }  // namespace
 
+// `request` is the only RpcRequest of a parse, returned by name on every
+// path (NRVO): the caller's object is filled in place, never moved.
 RpcRequest ParseRpcRequest(const char* body, size_t len,
                            std::vector<RpcCall> room) {
+    RpcRequest request;
+    room.clear();
+    request.calls = std::move(room);
+    PlainJson status;
     {
-        Parser plain(body, len, std::move(room));
-        PlainJson status = plain.RunPlain();
+        Parser plain(body, len, request);
+        status = plain.RunPlain();
         if (status != PlainJson::kGaveUp) {
-            // kStopped: nesting too deep (Finish says so)
-            return plain.Finish(status == PlainJson::kDone);
+            plain.Finish(status == PlainJson::kDone);  // kStopped: too deep
         }
-        room = plain.TakeRoom();
     }
-    return Parser(body, len, std::move(room)).RunYajl();
+    if (status == PlainJson::kGaveUp) {
+        // what the lexer read before it gave up goes; its storage stays
+        std::vector<RpcCall> calls = std::move(request.calls);
+        calls.clear();
+        request = RpcRequest();
+        request.calls = std::move(calls);
+        Parser(body, len, request).RunYajl();
+    }
+    return request;
 }
 
 RpcRequest ParseRpcRequestWithYajl(const char* body, size_t len) {
-    return Parser(body, len, std::vector<RpcCall>()).RunYajl();
+    RpcRequest request;
+    Parser(body, len, request).RunYajl();
+    return request;
 }
 
 }  // namespace solgate
