@@ -56,9 +56,7 @@ int sg_request_parse(const char* body, size_t len,
     *out = nullptr;
     return Guard(SG_ERROR, [&] {
         solgate::RequestRoom room = RoomSpares::Take();
-        *out = new sg_request_s(
-            solgate::ParseRpcRequest(body, len, std::move(room.calls)),
-            std::move(room.plan));
+        *out = new sg_request_s(body, len, std::move(room));
         return SG_OK;
     });
 }

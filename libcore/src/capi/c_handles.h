@@ -11,6 +11,8 @@
 struct sg_request_s : solgate::Recycled<sg_request_s> {
     sg_request_s(solgate::RpcRequest&& parsed, solgate::RoutePlan&& plan_room)
         : request(std::move(parsed), std::move(plan_room)) {}
+    sg_request_s(const char* body, size_t len, solgate::RequestRoom&& room)
+        : request(body, len, std::move(room)) {}
 
     solgate::RoutedRequest request;
     std::string answer;  // backs sg_route_t::body

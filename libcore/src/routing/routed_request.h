@@ -33,6 +33,11 @@ public:
     explicit RoutedRequest(RpcRequest&& parsed, RoutePlan&& plan_room = {})
         : parsed_(std::move(parsed)),
           plan_(EmptyPlanIn(std::move(plan_room))) {}
+    // The same for `body`, parsed straight into the request (the parse is
+    // never moved), with an earlier request's storage.
+    RoutedRequest(const char* body, size_t len, RequestRoom&& room)
+        : parsed_(ParseRpcRequest(body, len, std::move(room.calls))),
+          plan_(EmptyPlanIn(std::move(room.plan))) {}
 
     // At the end: the storage worth handing on (a large batch's calls are
     // let go, so one huge request is not kept for the thread's life).
