@@ -123,6 +123,14 @@ bool HasControlByte(std::string_view text) {
     return false;
 }
 
+// `to` = text, where `to` is empty (a new call's id or method, set at most
+// once: a second one is refused as a duplicate). libstdc++'s assign goes
+// through _M_replace, which costs twice what append does.
+void SetEmpty(std::string& to, std::string_view text) {
+    to.clear();
+    to.append(text.data(), text.size());
+}
+
 bool IsJsonSpace(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
@@ -315,7 +323,7 @@ Role Parser::PlaceInCall(Frame& call, Kind kind, std::string_view text) {
     } else if (key == Key::kId) {
         if (kind == Kind::kNull || kind == Kind::kNumber ||
             kind == Kind::kString) {
-            Call().id_raw.assign(SpanFrom(call.key_end));
+            SetEmpty(Call().id_raw, SpanFrom(call.key_end));
         } else {
             Call().id_raw.clear();
             FailCall(kInvalidRequest,
@@ -329,7 +337,7 @@ Role Parser::PlaceInCall(Frame& call, Kind kind, std::string_view text) {
                      "Invalid request: \"method\" holds a control "
                      "character");
         } else if (kind == Kind::kString) {
-            Call().method.assign(text);
+            SetEmpty(Call().method, text);
         } else {
             FailCall(kInvalidRequest,
                      "Invalid request: \"method\" must be a string");
