@@ -1,6 +1,7 @@
 #include "rpc/cluster.h"
 
 #include <array>
+#include <cstring>
 #include <vector>
 
 namespace solgate {
@@ -79,15 +80,24 @@ std::string_view GenesisHash(sg_cluster_t cluster) {
     return "";
 }
 
+// The names are all nine bytes long and start with distinct letters: a
+// body's commitment (read once per call that names one) is compared with
+// the one name of its first byte, nine bytes of known length, which the
+// compiler compares inline rather than by a call to memcmp.
+constexpr size_t kCommitmentNameSize = 9;
+static_assert(kCommitmentNames[1].size() == kCommitmentNameSize &&
+                  kCommitmentNames[2].size() == kCommitmentNameSize &&
+                  kCommitmentNames[3].size() == kCommitmentNameSize,
+              "ParseCommitment compares nine bytes");
+
 std::optional<sg_commitment_t> ParseCommitment(std::string_view name) {
-    if (name.empty()) {
+    if (name.size() != kCommitmentNameSize) {
         return std::nullopt;
     }
-    // The names are all as long and start with distinct letters: the
-    // first byte leaves one name to compare (this runs once per call that
-    // names a commitment).
     for (size_t i = 1; i < kCommitmentNames.size(); i++) {
-        if (kCommitmentNames[i][0] == name[0] && kCommitmentNames[i] == name) {
+        if (kCommitmentNames[i][0] == name[0] &&
+            std::memcmp(kCommitmentNames[i].data(), name.data(),
+                        kCommitmentNameSize) == 0) {
             return static_cast<sg_commitment_t>(i);
         }
     }
