@@ -81,6 +81,7 @@ struct Frame {
     uint16_t seen;
 };
 static_assert(std::is_trivial_v<Frame>, "a Frame array costs nothing");
+static_assert(sizeof(Frame) <= 2 * sizeof(size_t), "a Frame is small");
 static_assert(static_cast<unsigned>(Key::kOther) == 0,
               "Frame{} is a frame without a key");
 static_assert(static_cast<unsigned>(Key::kMaxVersion) < 16,
@@ -111,10 +112,8 @@ std::string_view KeyName(Key key) {
     return "";
 }
 
-// A method name is a word: no NUL or other control byte an upstream might
-// stop at and read as another name.
-// A byte a turn by one table lookup (two comparisons cost more; every
-// call's method passes here).
+// The bytes HasControlByte looks for: one table lookup a byte, where two
+// comparisons cost more (every call's method passes there).
 constexpr struct ControlBytes {
     bool control[256] = {};
     constexpr ControlBytes() {
@@ -125,6 +124,8 @@ constexpr struct ControlBytes {
     }
 } kControlBytes;
 
+// A method name is a word: no NUL or other control byte an upstream might
+// stop at and read as another name.
 bool HasControlByte(std::string_view text) {
     for (char c : text) {
         if (kControlBytes.control[static_cast<unsigned char>(c)]) {
@@ -134,9 +135,9 @@ bool HasControlByte(std::string_view text) {
     return false;
 }
 
-// `to` = text, where `to` is empty (a new call's id or method, set at most
-// once: a second one is refused as a duplicate). libstdc++'s assign goes
-// through _M_replace, which costs twice what append does.
+// to = text, for a call's id and method: clear and append cost libstdc++
+// half what assign does (it goes through _M_replace, made for any overlap
+// of the two).
 void SetEmpty(std::string& to, std::string_view text) {
     to.clear();
     to.append(text.data(), text.size());
@@ -213,9 +214,8 @@ void Parser::RunYajl() {
         throw std::bad_alloc();
     }
     // escapes yajl decodes its own way are not taken, nor its extra spaces
-    Finish(status == YajlRead::kOk &&
-                  HasOnlyPairedSurrogateEscapes(text_) &&
-                  !HasByteYajlTakesForSpace(text_));
+    Finish(status == YajlRead::kOk && HasOnlyPairedSurrogateEscapes(text_) &&
+           !HasByteYajlTakesForSpace(text_));
 }
 
 void Parser::Finish(bool syntax_ok) {
