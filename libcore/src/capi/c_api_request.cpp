@@ -55,8 +55,11 @@ int sg_request_parse(const char* body, size_t len,
     }
     *out = nullptr;
     return Guard(SG_ERROR, [&] {
-        solgate::RequestRoom room = RoomSpares::Take();
-        *out = new sg_request_s(body, len, std::move(room));
+        // the spare is moved from where it is kept, straight into the
+        // request's members
+        *out = RoomSpares::Use([&](solgate::RequestRoom& room) {
+            return new sg_request_s(body, len, std::move(room));
+        });
         return SG_OK;
     });
 }
@@ -80,7 +83,9 @@ void sg_request_free(sg_request_t* req) noexcept {
         return;
     }
     try {
-        RoomSpares::Give(req->request.TakeRoom());
+        RoomSpares::GiveWith([&](solgate::RequestRoom& room) {
+            req->request.TakeRoomInto(room);
+        });
     } catch (...) {
         // nothing kept: the next request allocates its own
     }

@@ -94,23 +94,34 @@ std::string MethodList(const std::vector<std::string_view>& methods) {
 
 }  // namespace
 
+void ResetPlan(RoutePlan& plan) {
+    plan.has_selector = false;
+    plan.client_selector = false;
+    plan.matched.clear();
+    plan.serving.clear();
+    plan.allowed.clear();
+    plan.fallback.clear();
+    plan.lane.reset();
+    plan.lane_name.clear();
+    plan.error.reset();
+}
+
 RoutePlan EmptyPlanIn(RoutePlan&& room) {
-    room.matched.clear();
-    room.serving.clear();
-    room.allowed.clear();
-    room.fallback.clear();
-    RoutePlan plan;
-    plan.matched = std::move(room.matched);
-    plan.serving = std::move(room.serving);
-    plan.allowed = std::move(room.allowed);
-    plan.fallback = std::move(room.fallback);
-    return plan;
+    ResetPlan(room);
+    return std::move(room);
 }
 
 RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
                     std::string_view selector, bool from_client,
                     RoutePlan room) {
-    RoutePlan plan = EmptyPlanIn(std::move(room));
+    PlanRouteInto(network, request, selector, from_client, room);
+    return room;
+}
+
+void PlanRouteInto(const Network& network, const RpcRequest& request,
+                   std::string_view selector, bool from_client,
+                   RoutePlan& plan) {
+    ResetPlan(plan);
     plan.has_selector = !selector.empty();
     plan.client_selector = plan.has_selector && from_client;
     plan.allowed.assign(network.size(), 0);
@@ -121,7 +132,7 @@ RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
             plan.error = RpcError{kInvalidParams,
                                   "Invalid params: use-upstream selector " +
                                       Quoted(selector) + ": " + group.error};
-            return plan;
+            return;
         }
         plan.matched = std::move(group.matched);
         plan.lane = group.lane;
@@ -173,7 +184,7 @@ RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
                                   Quoted(selector) +
                                   " matches no upstream of network " +
                                   Quoted(network.name())};
-        return plan;
+        return;
     }
     if (plan.serving.empty()) {
         plan.error = RpcError{
@@ -185,7 +196,7 @@ RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
                 (request.shape == RpcRequest::Shape::kSubscription
                      ? std::string(" has a WebSocket endpoint (\"ws=\")")
                      : " serves " + MethodList(methods))};
-        return plan;
+        return;
     }
     bool fallback_ready = std::any_of(
         plan.fallback.begin(), plan.fallback.end(),
@@ -197,9 +208,8 @@ RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
             kNodeUnhealthy,
             "Node is unhealthy: every upstream matching use-upstream "
             "selector " + Quoted(selector) + " is cordoned"};
-        return plan;
+        return;
     }
-    return plan;
 }
 
 Tips PlanTips(const Network& network, const RoutePlan& plan, int64_t now_ms) {

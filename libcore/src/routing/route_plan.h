@@ -35,9 +35,20 @@ RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
                     std::string_view selector, bool from_client = true,
                     RoutePlan room = {});
 
+// The same, written into `plan` in place (its earlier content is dropped,
+// its vectors' capacity kept): what a request does once per route, where
+// PlanRoute's moves of a RoutePlan in and out (four vectors, a string, an
+// optional error) cost more than the plan of a single call.
+void PlanRouteInto(const Network& network, const RpcRequest& request,
+                   std::string_view selector, bool from_client,
+                   RoutePlan& plan);
+
+// Makes `plan` as RoutePlan{} is, in place, keeping its vectors' storage.
+// Every member of RoutePlan is reset here.
+void ResetPlan(RoutePlan& plan);
+
 // A plan as RoutePlan{} is, with the storage of room's vectors (room is
-// left with none). By reference: once per request, and a RoutePlan moved
-// into a parameter costs as much as the rest.
+// left with none).
 RoutePlan EmptyPlanIn(RoutePlan&& room);
 
 // The tips for the request's subset: its lane's view (or the stateless

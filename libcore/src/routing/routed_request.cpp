@@ -19,8 +19,9 @@ RouteDecision RoutedRequest::Route(const Network& network,
     ChosenSelector selector =
         ChooseSelector(sources, network.settings().default_selector,
                        network.settings().use_upstream_from_client);
-    plan_ = PlanRoute(network, parsed_, selector.text, selector.from_client,
-                      std::move(plan_));
+    // in place: plan_ already holds the storage a warm thread reuses
+    PlanRouteInto(network, parsed_, selector.text, selector.from_client,
+                  plan_);
     RouteDecision decision =
         RouteRequest(parsed_, network, plan_, now_ms, RouteOptions{run_});
     merge_ = std::move(decision.merge);
@@ -29,14 +30,18 @@ RouteDecision RoutedRequest::Route(const Network& network,
 }
 
 RequestRoom RoutedRequest::TakeRoom() {
-    constexpr size_t kCallsKept = 64;
     RequestRoom room;
+    TakeRoomInto(room);
+    return room;
+}
+
+void RoutedRequest::TakeRoomInto(RequestRoom& room) {
+    constexpr size_t kCallsKept = 64;
     if (parsed_.calls.capacity() <= kCallsKept) {
         room.calls = std::move(parsed_.calls);
         room.calls.clear();
     }
-    room.plan = std::move(plan_);   // emptied by the next request's plan
-    return room;
+    room.plan = std::move(plan_);   // emptied by the next request
 }
 
 Network::PickRequest RoutedRequest::NextPick(int64_t now_ms) const {

@@ -30,18 +30,25 @@ class RoutedRequest {
 public:
     // By reference, not by value: each is moved once, into its member
     // (this runs once per request; RpcRequest and RoutePlan are large).
+    // The room's plan is taken whole and emptied in place (ResetPlan):
+    // cheaper than building an empty plan and moving each vector into it.
     explicit RoutedRequest(RpcRequest&& parsed, RoutePlan&& plan_room = {})
-        : parsed_(std::move(parsed)),
-          plan_(EmptyPlanIn(std::move(plan_room))) {}
+        : parsed_(std::move(parsed)), plan_(std::move(plan_room)) {
+        ResetPlan(plan_);
+    }
     // The same for `body`, parsed straight into the request (the parse is
     // never moved), with an earlier request's storage.
     RoutedRequest(const char* body, size_t len, RequestRoom&& room)
         : parsed_(ParseRpcRequest(body, len, std::move(room.calls))),
-          plan_(EmptyPlanIn(std::move(room.plan))) {}
+          plan_(std::move(room.plan)) {
+        ResetPlan(plan_);
+    }
 
     // At the end: the storage worth handing on (a large batch's calls are
     // let go, so one huge request is not kept for the thread's life).
     RequestRoom TakeRoom();
+    // The same, moved into `room` (a spare kept in place: ThreadSpares).
+    void TakeRoomInto(RequestRoom& room);
 
     const RpcRequest& parsed() const { return parsed_; }
     // nullptr before Route.
