@@ -143,7 +143,9 @@ void PlanRouteInto(const Network& network, const RpcRequest& request,
             plan.matched[i] = i;
         }
         plan.lane = kAllLane;
-        plan.lane_name = "all";
+        // appended: ResetPlan left it empty, and assign's _M_replace costs
+        // twice what _M_append does
+        plan.lane_name.append("all");
     }
 
     std::vector<std::string_view> methods;

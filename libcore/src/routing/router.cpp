@@ -68,7 +68,9 @@ std::optional<RpcError> GuardError(const RpcCall& call, RouteContext& ctx) {
 // The result of a call Solgate answers without an upstream, if any.
 std::optional<std::string> LocalResult(const RpcCall& call,
                                        const Network& network) {
-    if (call.method == "getGenesisHash") {
+    // Compared as a string_view (sizes first, inline): std::string ==
+    // const char* calls compare(), a strlen and a memcmp, per request.
+    if (std::string_view(call.method) == "getGenesisHash") {
         std::string_view hash = GenesisHash(network.settings().cluster);
         if (!hash.empty()) {
             std::string result;
@@ -193,7 +195,8 @@ RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx,
                           CallGoesAlone(call, ctx.network);
         if (!AppendBatchLocalAnswer(answer, call, ctx, goes_alone)) {
             forwarding++;
-            has_get_slot = has_get_slot || call.method == "getSlot";
+            has_get_slot = has_get_slot ||
+                           std::string_view(call.method) == "getSlot";
             if (goes_alone) {
                 if (alone.empty()) {
                     alone.resize(n);

@@ -36,7 +36,9 @@ std::optional<ResponseHook> ResponseHook::ForCall(const Network& network,
     }
     sg_commitment_t commitment = EffectiveCommitment(call, network.settings());
     // getBlockHeight is a different counter and is never corrected.
-    if (call.method == "getSlot") {
+    // as a string_view: sizes first, inline (std::string == const char*
+    // is an out-of-line compare with a strlen)
+    if (std::string_view(call.method) == "getSlot") {
         return ResponseHook(network, plan, upstream, Kind::kRewriteSlot,
                             commitment);
     }
