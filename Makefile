@@ -95,7 +95,7 @@ GTEST_OBJS := $(patsubst libcore/test/%.cpp,$(BUILD)/test/libcore/%.o,$(GTEST_SR
 CMOCKA_BIN := $(BUILD)/test/module_tests
 CMOCKA_SRCS := $(wildcard ngx_module/test/*.c)
 
-.PHONY: all deps test test-build unit-test sim-test kit-client prove run bench parse-cost request-cost fuzz soak clean \
+.PHONY: all deps test test-build unit-test sim-test kit-client prove run bench request-cost fuzz soak clean \
 	module install uninstall deb
 
 all: $(MODULE) $(SIM)
@@ -227,10 +227,6 @@ bench: all
 	SOLGATE_NGINX=$(NGINX) tools/bench/policy_cost.sh
 	SOLGATE_NGINX=$(NGINX) tools/bench/ws_subscribers.pl
 	tools/bench/targets.pl $(BUILD)/bench/targets
-
-# instructions per request of sg_request_parse under callgrind (no port)
-parse-cost: $(CORE_LIB)
-	tools/bench/parse_cost.sh
 
 # the rest of a forwarded request in libcore, call by call (no port)
 request-cost: $(CORE_LIB)

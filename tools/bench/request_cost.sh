@@ -35,7 +35,11 @@ inclusive() {   # label, regex
 }
 echo "instructions per round ($rounds rounds; callgrind, inclusive)"
 inclusive "the whole request" "PROGRAM TOTALS"
-for call in parse route fanout pick report finish free; do
+inclusive "sg_request_parse" ":sg_request_parse( |$)"
+inclusive "  ParseRpcRequest" "solgate::ParseRpcRequest\\("
+inclusive "    Parser::OnValue" "Parser::OnValue\\("
+inclusive "    Parser::OnKey" "Parser::OnKey\\("
+for call in route fanout pick report finish free; do
     inclusive "sg_request_$call" ":sg_request_$call( |$)"
 done
 for call in new feed finish free; do
