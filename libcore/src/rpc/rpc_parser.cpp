@@ -125,8 +125,13 @@ constexpr struct ControlBytes {
 } kControlBytes;
 
 // A method name is a word: no NUL or other control byte an upstream might
-// stop at and read as another name.
-bool HasControlByte(std::string_view text) {
+// stop at and read as another name. A string the plain lexer delivered
+// (from_yajl false) holds no byte below 0x20 (kPlainStringBytes), so only
+// DEL can be there: memchr finds it for a fraction of the byte loop.
+bool HasControlByte(std::string_view text, bool from_yajl) {
+    if (!from_yajl) {
+        return text.find('\x7f') != std::string_view::npos;
+    }
     for (char c : text) {
         if (kControlBytes.control[static_cast<unsigned char>(c)]) {
             return true;
@@ -162,20 +167,28 @@ public:
     Parser(const char* body, size_t len, RpcRequest& request)
         : text_(body, len), request_(request) {}
 
-    // kGaveUp when the body is not plain JSON: parse it with RunYajl (in a
-    // new Parser, on an emptied request); otherwise call Finish.
+    // kGaveUp when the body is not plain JSON: parse it with a YajlParser
+    // (on an emptied request); otherwise call Finish.
     PlainJson RunPlain() { return LexPlainJson(text_, *this, &consumed_); }
-    void RunYajl();
     // The request's last touches (errors, batch text); syntax_ok false for
     // a body the reader refused.
     void Finish(bool syntax_ok);
 
-    bool OnValue(Kind kind, std::string_view text);
-    bool OnKey(std::string_view key);
+    // Forced inline (with Place) into the plain lexer's loop: out of
+    // line, each value paid a call and a full register save, a sixth of
+    // a getBalance parse.
+    [[gnu::always_inline]] bool OnValue(Kind kind, std::string_view text);
+    [[gnu::always_inline]] bool OnKey(std::string_view key);
     bool OnClose();
 
+protected:
+    std::string_view text_;
+    size_t consumed_ = 0;   // where the reader is: just past the token
+    // Set by YajlParser: strings may hold any byte the lexer gives up on.
+    bool from_yajl_ = false;
+
 private:
-    Role Place(Kind kind, std::string_view text);
+    [[gnu::always_inline]] Role Place(Kind kind, std::string_view text);
     Role PlaceInCall(Frame& call, Kind kind, std::string_view text);
     Role PlaceInParams(Frame& params, Kind kind, std::string_view text);
     void PlaceInConfig(Frame& config, Kind kind, std::string_view text);
@@ -186,13 +199,14 @@ private:
     // The innermost open container; only while depth() > 0.
     Frame& Top() { return stack_[depth() - 1]; }
     RpcCall& Call() { return request_.calls.back(); }
-    void FailCall(int code, std::string message);
+    // Errors are rare: kept out of line (and cold), so the hot
+    // OnValue path neither builds their strings nor saves registers for it.
+    [[gnu::noinline, gnu::cold]] void FailCall(int code,
+                                               std::string_view message);
+    [[gnu::noinline, gnu::cold]] void FailDuplicate(int code,
+                                                    std::string_view prefix,
+                                                    Key key);
 
-    std::string_view text_;
-    size_t consumed_ = 0;   // where the reader is: just past the token
-    // yajl reads bytes >= 0x80 (the plain lexer gives them up): strings
-    // are checked as strict UTF-8 then.
-    bool check_utf8_ = false;
     // The open containers, innermost last. On the C++ stack rather than in
     // a heap or thread_local vector: no allocation, no TLS lookup, no
     // capacity check per container. JsonValueEvents stops the read before
@@ -204,11 +218,32 @@ private:
     bool opening_second_param_ = false;
 };
 
+// The Parser for a body the plain lexer gave up on, read by yajl. yajl
+// takes bytes >= 0x80 (the plain lexer gives them up): its strings and
+// keys are checked as strict UTF-8 (a parse error otherwise) before the
+// Parser sees them. A subclass, so the plain path, inlined into the
+// lexer, does not test for that on every value.
+class YajlParser : public Parser {
+public:
+    YajlParser(const char* body, size_t len, RpcRequest& request)
+        : Parser(body, len, request) {
+        from_yajl_ = true;
+    }
+    void Run();
+
+    // YajlReader<YajlParser> calls these in place of Parser's.
+    bool OnString(std::string_view text) {
+        return IsStrictUtf8(text) && Parser::OnString(text);
+    }
+    bool OnKey(std::string_view key) {
+        return IsStrictUtf8(key) && Parser::OnKey(key);
+    }
+};
+
 // --- parser ----------------------------------------------------------------
 
-void Parser::RunYajl() {
-    check_utf8_ = true;
-    YajlReader<Parser> reader(*this, &consumed_);
+void YajlParser::Run() {
+    YajlReader<YajlParser> reader(*this, &consumed_);
     YajlRead status = reader.ReadWhole(text_);
     if (status == YajlRead::kNoMemory) {
         throw std::bad_alloc();
@@ -240,10 +275,7 @@ void Parser::Finish(bool syntax_ok) {
 
 // The nesting bound is JsonValueEvents': a container too deep never
 // arrives here, and Finish reports it.
-bool Parser::OnValue(Kind kind, std::string_view text) {
-    if (check_utf8_ && kind == Kind::kString && !IsStrictUtf8(text)) {
-        return false;   // a parse error
-    }
+inline bool Parser::OnValue(Kind kind, std::string_view text) {
     Role role = Place(kind, text);
     if (kind != Kind::kMap && kind != Kind::kArray) {
         return true;
@@ -257,10 +289,7 @@ bool Parser::OnValue(Kind kind, std::string_view text) {
     return true;
 }
 
-bool Parser::OnKey(std::string_view key) {
-    if (check_utf8_ && !IsStrictUtf8(key)) {
-        return false;
-    }
+inline bool Parser::OnKey(std::string_view key) {
     Frame& top = Top();
     if (top.role == Role::kCall || top.role == Role::kConfig) {
         top.key = KeyOf(key);
@@ -278,7 +307,7 @@ bool Parser::OnClose() {
     return true;
 }
 
-Role Parser::Place(Kind kind, std::string_view text) {
+inline Role Parser::Place(Kind kind, std::string_view text) {
     if (depth() == 0) {
         if (kind == Kind::kMap) {
             request_.shape = RpcRequest::Shape::kSingle;
@@ -321,8 +350,7 @@ Role Parser::PlaceInCall(Frame& call, Kind kind, std::string_view text) {
     bool member = key == Key::kJsonrpc || key == Key::kId ||
                   key == Key::kMethod || key == Key::kParams;
     if (member && Repeated(call, key)) {
-        FailCall(kInvalidRequest, "Invalid request: duplicate \"" +
-                                      std::string(KeyName(key)) + "\"");
+        FailDuplicate(kInvalidRequest, "Invalid request", key);
         return Role::kOther;
     }
     if (key == Key::kJsonrpc) {
@@ -343,7 +371,7 @@ Role Parser::PlaceInCall(Frame& call, Kind kind, std::string_view text) {
         }
     } else if (key == Key::kMethod) {
         call.saw_method = true;
-        if (kind == Kind::kString && HasControlByte(text)) {
+        if (kind == Kind::kString && HasControlByte(text, from_yajl_)) {
             FailCall(kInvalidRequest,
                      "Invalid request: \"method\" holds a control "
                      "character");
@@ -392,8 +420,7 @@ Role Parser::PlaceInParams(Frame& params, Kind kind, std::string_view text) {
 
 void Parser::PlaceInConfig(Frame& config, Kind kind, std::string_view text) {
     if (config.key != Key::kOther && Repeated(config, config.key)) {
-        FailCall(kInvalidParams, "Invalid params: duplicate \"" +
-                                     std::string(KeyName(config.key)) + "\"");
+        FailDuplicate(kInvalidParams, "Invalid params", config.key);
         return;
     }
     if (config.second_param) {
@@ -470,10 +497,19 @@ std::string_view Parser::SpanFrom(size_t key_end) const {
 }
 
 // The first problem found is the one reported.
-void Parser::FailCall(int code, std::string message) {
+void Parser::FailCall(int code, std::string_view message) {
     RpcCall& call = Call();
     if (!call.error) {
-        call.error = {code, std::move(message)};
+        call.error = {code, std::string(message)};
+    }
+}
+
+// `prefix`: duplicate "key"
+void Parser::FailDuplicate(int code, std::string_view prefix, Key key) {
+    RpcCall& call = Call();
+    if (!call.error) {
+        call.error = {code, std::string(prefix) + ": duplicate \"" +
+                                std::string(KeyName(key)) + "\""};
     }
 }
 
@@ -500,14 +536,14 @@ RpcRequest ParseRpcRequest(const char* body, size_t len,
         calls.clear();
         request = RpcRequest();
         request.calls = std::move(calls);
-        Parser(body, len, request).RunYajl();
+        YajlParser(body, len, request).Run();
     }
     return request;
 }
 
 RpcRequest ParseRpcRequestWithYajl(const char* body, size_t len) {
     RpcRequest request;
-    Parser(body, len, request).RunYajl();
+    YajlParser(body, len, request).Run();
     return request;
 }
 
