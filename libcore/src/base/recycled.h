@@ -119,23 +119,11 @@ public:
         return value;
     }
 
-    // By reference: a T moved into a parameter, then into the list, is
-    // a move more per request than needed.
-    static void Give(T&& value) {
-        if (!kRecycling) {
-            return;
-        }
-        std::vector<T>& spares = List();
-        if (spares.size() < kKept) {
-            spares.push_back(std::move(value));
-        }
-    }
-
-    // Take and Give for a value the caller builds from and into another
-    // object's members: the spare is lent in place (the newest, or a
-    // default T when there is none), so it is moved once, not twice, on
-    // each side. Use: `use(T&)` moves out what it keeps; the spare is then
-    // dropped (also when `use` throws).
+    // Use and GiveWith, for a value the caller builds from and into
+    // another object's members: the spare is lent in place (the newest,
+    // or a default T when there is none), so it is moved once, not twice,
+    // on each side. Use: `use(T&)` moves out what it keeps; the spare is
+    // then dropped (also when `use` throws).
     template <class F>
     static decltype(auto) Use(F&& use) {
         std::vector<T>& spares = List();

@@ -106,11 +106,6 @@ void ResetPlan(RoutePlan& plan) {
     plan.error.reset();
 }
 
-RoutePlan EmptyPlanIn(RoutePlan&& room) {
-    ResetPlan(room);
-    return std::move(room);
-}
-
 RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
                     std::string_view selector, bool from_client,
                     RoutePlan room) {

@@ -47,9 +47,6 @@ void PlanRouteInto(const Network& network, const RpcRequest& request,
 // Every member of RoutePlan is reset here.
 void ResetPlan(RoutePlan& plan);
 
-// A plan as RoutePlan{} is, with the storage of room's vectors (room is
-// left with none).
-RoutePlan EmptyPlanIn(RoutePlan&& room);
 
 // The tips for the request's subset: its lane's view (or the stateless
 // pick), capped at the serving upstreams' majority when only some of the

@@ -29,12 +29,6 @@ RouteDecision RoutedRequest::Route(const Network& network,
     return decision;
 }
 
-RequestRoom RoutedRequest::TakeRoom() {
-    RequestRoom room;
-    TakeRoomInto(room);
-    return room;
-}
-
 void RoutedRequest::TakeRoomInto(RequestRoom& room) {
     constexpr size_t kCallsKept = 64;
     if (parsed_.calls.capacity() <= kCallsKept) {

@@ -44,10 +44,9 @@ public:
         ResetPlan(plan_);
     }
 
-    // At the end: the storage worth handing on (a large batch's calls are
-    // let go, so one huge request is not kept for the thread's life).
-    RequestRoom TakeRoom();
-    // The same, moved into `room` (a spare kept in place: ThreadSpares).
+    // At the end: the storage worth handing on, moved into `room` (a
+    // spare kept in place: ThreadSpares). A large batch's calls are let
+    // go, so one huge request is not kept for the thread's life.
     void TakeRoomInto(RequestRoom& room);
 
     const RpcRequest& parsed() const { return parsed_; }

@@ -113,13 +113,39 @@ TEST(ThreadSpares, AGivenValueComesBackWithItsCapacityNewestFirst) {
         Spares::Take();
     }
     EXPECT_TRUE(Spares::Take().capacity() == 0);  // none kept: a new one
-    std::vector<int> a(10), b(20), c(30);
-    Spares::Give(std::move(a));
-    Spares::Give(std::move(b));
-    Spares::Give(std::move(c));  // over the limit of 2: dropped
+    for (size_t size : {10, 20, 30}) {   // 30: over the limit of 2, dropped
+        Spares::GiveWith([size](std::vector<int>& spare) {
+            spare = std::vector<int>(size);
+        });
+    }
     EXPECT_EQ(Spares::Kept(), 2u);
     EXPECT_EQ(Spares::Take().size(), 20u);
     EXPECT_EQ(Spares::Take().size(), 10u);
+    EXPECT_EQ(Spares::Kept(), 0u);
+}
+
+// Use lends the newest spare where it is kept and drops it afterwards
+// (what it moved out is the caller's); with none, a default one.
+TEST(ThreadSpares, UseLendsTheNewestSpareAndDropsIt) {
+    if (!kRecycling) {
+        GTEST_SKIP() << "nothing is recycled under ASan";
+    }
+    using Spares = ThreadSpares<std::vector<int>, 2>;
+    while (Spares::Kept() > 0) {
+        Spares::Take();
+    }
+    auto size_of = [](std::vector<int>& spare) { return spare.size(); };
+    EXPECT_EQ(Spares::Use(size_of), 0u);   // none kept: a default one
+    for (size_t size : {10, 20}) {
+        Spares::GiveWith([size](std::vector<int>& spare) {
+            spare = std::vector<int>(size);
+        });
+    }
+    std::vector<int> taken = Spares::Use(
+        [](std::vector<int>& spare) { return std::move(spare); });
+    EXPECT_EQ(taken.size(), 20u);
+    EXPECT_EQ(Spares::Kept(), 1u);
+    EXPECT_EQ(Spares::Use(size_of), 10u);
     EXPECT_EQ(Spares::Kept(), 0u);
 }
 

@@ -51,11 +51,11 @@ TEST(RoutePlan, ThePlanMadeInAnEarlierPlansRoomIsTheSame) {
     EXPECT_EQ(plan.lane, fresh.lane);
     EXPECT_EQ(plan.lane_name, fresh.lane_name);
     EXPECT_FALSE(plan.error);
-    RoutePlan empty = EmptyPlanIn(std::move(plan));
-    EXPECT_TRUE(empty.matched.empty() && empty.serving.empty() &&
-                empty.allowed.empty() && empty.fallback.empty());
-    EXPECT_FALSE(empty.lane);
-    EXPECT_TRUE(empty.lane_name.empty());
+    ResetPlan(plan);
+    EXPECT_TRUE(plan.matched.empty() && plan.serving.empty() &&
+                plan.allowed.empty() && plan.fallback.empty());
+    EXPECT_FALSE(plan.lane);
+    EXPECT_TRUE(plan.lane_name.empty());
 }
 
 TEST(RoutePlan, SelectorErrorsAreTheClientsInvalidParams) {

@@ -57,7 +57,8 @@ TEST(RoutedRequest, TheRoomKeepsASmallRequestsStorageOnly) {
     TestNetwork t(3);
     RoutedRequest small(Parse(kGetSlot));
     ASSERT_TRUE(small.Route(t.network, {}, 0).forward);
-    RequestRoom room = small.TakeRoom();
+    RequestRoom room;
+    small.TakeRoomInto(room);
     EXPECT_TRUE(room.calls.empty());
     EXPECT_GE(room.calls.capacity(), 1u);
     EXPECT_GE(room.plan.allowed.capacity(), 3u);
@@ -68,7 +69,9 @@ TEST(RoutedRequest, TheRoomKeepsASmallRequestsStorageOnly) {
     }
     batch += "]";
     RoutedRequest large(Parse(batch));
-    EXPECT_EQ(large.TakeRoom().calls.capacity(), 0u);
+    RequestRoom large_room;
+    large.TakeRoomInto(large_room);
+    EXPECT_EQ(large_room.calls.capacity(), 0u);
 
     // the next request in that room routes as one made from nothing
     RoutedRequest next(ParseRpcRequest(kGetSlot.data(), kGetSlot.size(),
