@@ -819,3 +819,20 @@ GET /solgate/state
 --- must_die
 --- error_log eval
 qr/solgate_blocks "mainnet" keyless_plan "gold" is not a plan \(neither built in nor plan_define'd\) in \S+nginx\.conf:\d+/
+
+
+
+=== TEST 58: cache_lock_timeout is a time up to a minute, named where it is given
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+    solgate_blocks mainnet {
+        region us; cache $TEST_NGINX_SERVROOT/blocks/c; state $TEST_NGINX_SERVROOT/blocks/s;
+        api_key $http_x_api_key; plan $http_x_plan;
+        cache_lock_timeout 2m;
+    }
+--- config
+    location / { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+--- must_die
+--- error_log eval
+qr/invalid cache_lock_timeout "2m": must be a time up to 60s \(0 turns the lock off\) in \S+nginx\.conf:\d+/

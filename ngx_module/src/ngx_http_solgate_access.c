@@ -15,6 +15,8 @@
 
 
 static void ngx_http_solgate_body_handler(ngx_http_request_t *r);
+static void ngx_http_solgate_go_on(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, ngx_int_t rc);
 static ngx_int_t ngx_http_solgate_ws_route(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 static ngx_int_t ngx_http_solgate_wait_to_retry(ngx_http_request_t *r,
@@ -24,6 +26,8 @@ static void ngx_http_solgate_piece_retry(ngx_event_t *ev);
 static ngx_int_t ngx_http_solgate_retry(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 static ngx_int_t ngx_http_solgate_route(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
+static ngx_int_t ngx_http_solgate_route_parsed(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 static ngx_int_t ngx_http_solgate_attempt(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
@@ -223,15 +227,39 @@ ngx_http_solgate_ws_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 static void
 ngx_http_solgate_body_handler(ngx_http_request_t *r)
 {
-    ngx_int_t                rc;
     ngx_http_solgate_ctx_t  *ctx;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_solgate_module);
 
-    rc = ngx_http_solgate_route(r, ctx);
+    ngx_http_solgate_go_on(r, ctx, ngx_http_solgate_route(r, ctx));
+}
 
+
+/*
+ * A getBlock that waited for another request's fetch of its block was
+ * decided (rc as from Cube Runner's step of routing): the ledger's turn
+ * is routed as usual, then the request goes on as after its body.
+ */
+void
+ngx_http_solgate_resume(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx,
+    ngx_int_t rc)
+{
+    if (rc == NGX_DECLINED && !ctx->peer_attempt) {
+        rc = ngx_http_solgate_route_parsed(r, ctx);
+    }
+
+    ngx_http_solgate_go_on(r, ctx, rc);
+}
+
+
+/* The main request routed (rc): forward, wait, or finalize with rc. */
+static void
+ngx_http_solgate_go_on(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx,
+    ngx_int_t rc)
+{
     if (ngx_http_solgate_waiting(ctx, rc)) {
-        /* fan-out: the phases run again as its subrequests end */
+        /* a fan-out (the phases run again as its subrequests end), or a
+         * getBlock waiting for another's fetch (its timer resumes it) */
         ctx->status = NGX_AGAIN;
         r->write_event_handler = ngx_http_core_run_phases;
         return;
@@ -395,17 +423,9 @@ ngx_http_solgate_retry(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 static ngx_int_t
 ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 {
-    size_t                 len;
-    size_t                 targets[NGX_HTTP_SOLGATE_MAX_FANOUT];
-    sg_fanout_t            fanout;
-    u_char                *data;
-    ngx_int_t              rc;
-    sg_route_t             route;
-    sg_selector_sources_t  sources;
-
-    if (ngx_http_solgate_selector_sources(r, &sources) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
+    size_t      len;
+    u_char     *data;
+    ngx_int_t   rc;
 
     if (ctx->websocket) {
         rc = sg_request_subscription(&ctx->rpc);
@@ -431,8 +451,27 @@ ngx_http_solgate_route(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         rc = ngx_http_solgate_blocks_route(r, ctx);
 
         if (rc != NGX_DECLINED || ctx->peer_attempt) {
-            return rc;                  /* answered, or to another region */
+            /* answered, to another region, or waiting for another's fetch */
+            return rc;
         }
+    }
+
+    return ngx_http_solgate_route_parsed(r, ctx);
+}
+
+
+/* The parsed request past Cube Runner: answered, fanned out or forwarded. */
+static ngx_int_t
+ngx_http_solgate_route_parsed(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx)
+{
+    size_t                 targets[NGX_HTTP_SOLGATE_MAX_FANOUT];
+    sg_route_t             route;
+    sg_fanout_t            fanout;
+    sg_selector_sources_t  sources;
+
+    if (ngx_http_solgate_selector_sources(r, &sources) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
     if (sg_request_route(ctx->rpc, ctx->network->core, &sources,

@@ -50,6 +50,10 @@ static ngx_http_solgate_blocks_word_t  ngx_http_solgate_keyless_plan_word = {
     sg_blocks_set_keyless_plan, 0
 };
 
+static ngx_http_solgate_blocks_word_t  ngx_http_solgate_lock_timeout_word = {
+    sg_blocks_set_cache_lock_timeout, 0
+};
+
 /* the module keeps the token: it sends it as $solgate_peer_token */
 static ngx_http_solgate_blocks_word_t  ngx_http_solgate_peer_token_word = {
     sg_blocks_set_peer_token, 1
@@ -120,6 +124,13 @@ static ngx_command_t  ngx_http_solgate_blocks_commands[] = {
       0,
       0,
       &ngx_http_solgate_keyless_plan_word },
+
+    { ngx_string("cache_lock_timeout"),
+      NGX_CONF_TAKE1,
+      ngx_http_solgate_blocks_word,
+      0,
+      0,
+      &ngx_http_solgate_lock_timeout_word },
 
     { ngx_string("plan_define"),
       NGX_CONF_2MORE,

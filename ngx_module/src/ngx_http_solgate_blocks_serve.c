@@ -1,8 +1,9 @@
 /*
  * Cube Runner in a request: the access phase asks libcore which source
  * answers a getBlock (the region cache, the ledger, another region, or a
- * local answer), serves cache hits straight from the file, and the body
- * filter copies ledger and region answers into the cache as they stream.
+ * local answer), serves cache hits straight from the file, waits while
+ * another request fetches the same block, and the body filter copies
+ * ledger and region answers into the cache as they stream.
  */
 
 #include "ngx_http_solgate_module.h"
@@ -10,6 +11,9 @@
 
 static ngx_int_t ngx_http_solgate_blocks_act(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, sg_blocks_decision_t *d);
+static ngx_int_t ngx_http_solgate_blocks_wait(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, sg_blocks_decision_t *d);
+static void ngx_http_solgate_blocks_wake(ngx_event_t *ev);
 static ngx_int_t ngx_http_solgate_blocks_answer(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, sg_blocks_decision_t *d);
 static ngx_int_t ngx_http_solgate_blocks_send_file(ngx_http_request_t *r,
@@ -53,8 +57,9 @@ ngx_http_solgate_blocks_route(ngx_http_request_t *r,
     /* a call without a key, on keyless_plan: the client's address */
     client = ngx_http_solgate_sg_str(&r->connection->addr_text);
 
+    /* a batch's piece is not woken by a timer of its own: it never waits */
     if (sg_blocks_decide(b->core, ctx->rpc, key, plan, token, client,
-                         (int64_t) ngx_current_msec,
+                         r == r->main, (int64_t) ngx_current_msec,
                          ngx_http_solgate_wall_ms(), &ctx->block_call, &d)
         != SG_OK)
     {
@@ -135,9 +140,75 @@ ngx_http_solgate_blocks_act(ngx_http_request_t *r,
 
         return NGX_DECLINED;
 
+    case SG_BLOCKS_WAIT:
+        return ngx_http_solgate_blocks_wait(r, ctx, d);
+
     default: /* PASS */
         return NGX_DECLINED;
     }
+}
+
+
+/*
+ * Another request (in this worker or another) fetches the block: the
+ * request sleeps on its own timer and looks again (the cache lock, as
+ * proxy_cache_lock's).  A client that leaves meanwhile is noticed; its
+ * request's end deletes the timer (ngx_http_solgate_ctx.c).
+ */
+static ngx_int_t
+ngx_http_solgate_blocks_wait(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, sg_blocks_decision_t *d)
+{
+    ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
+                   "solgate blocks: another request fetches the block, "
+                   "looking again in %uL ms", d->wait_ms);
+
+    r->read_event_handler = ngx_http_test_reading;
+
+    /* with level-triggered events, reading was switched off after the body */
+    if (ngx_handle_read_event(r->connection->read, 0) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ctx->retry_timer.handler = ngx_http_solgate_blocks_wake;
+    ctx->retry_timer.data = r;
+    ctx->retry_timer.log = r->connection->log;
+    ngx_add_timer(&ctx->retry_timer, (ngx_msec_t) d->wait_ms);
+
+    return NGX_AGAIN;
+}
+
+
+static void
+ngx_http_solgate_blocks_wake(ngx_event_t *ev)
+{
+    ngx_int_t                rc;
+    ngx_connection_t        *c;
+    sg_blocks_decision_t     d;
+    ngx_http_request_t      *r = ev->data;
+    ngx_http_solgate_ctx_t  *ctx;
+
+    c = r->connection;
+    ngx_http_set_log_request(c->log, r);
+
+    ctx = ngx_http_solgate_get_ctx(r);
+
+    if (sg_blocks_recheck(ctx->network->blocks->core, ctx->block_call,
+                          (int64_t) ngx_current_msec, &d)
+        != SG_OK)
+    {
+        rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
+
+    } else {
+        rc = ngx_http_solgate_blocks_act(r, ctx, &d);
+    }
+
+    if (!(rc == NGX_AGAIN && !ctx->answered && ctx->retry_timer.timer_set)) {
+        r->read_event_handler = ngx_http_block_reading;
+        ngx_http_solgate_resume(r, ctx, rc);
+    }
+
+    ngx_http_run_posted_requests(c);
 }
 
 

@@ -191,7 +191,9 @@ typedef struct {
     ngx_http_solgate_attempt_t  *attempt;   /* a subrequest's: which one */
     ngx_http_solgate_pieces_t   *pieces;    /* a batch going call by call */
     ngx_str_t                    piece;     /* a piece's: its body */
-    ngx_event_t                  retry_timer; /* a piece's retry delay */
+    ngx_event_t                  retry_timer; /* a piece's retry delay, or
+                                                 a getBlock waiting for
+                                                 another's fetch */
     ngx_msec_t                   piece_start;
     ngx_msec_t                   piece_end;   /* its answer's last buffer */
     off_t                        piece_bytes; /* of its answer, passed on */
@@ -341,6 +343,8 @@ ngx_int_t ngx_http_solgate_log_handler(ngx_http_request_t *r);
 ngx_int_t ngx_http_solgate_report_attempt(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 ngx_http_upstream_state_t *ngx_http_solgate_last_state(ngx_http_request_t *r);
+void ngx_http_solgate_resume(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, ngx_int_t rc);
 
 /* ngx_http_solgate_blocks_serve.c */
 ngx_int_t ngx_http_solgate_blocks_route(ngx_http_request_t *r,

@@ -4,8 +4,11 @@
 # ...) so machine noise hits both alike.  Part of `make bench`; see
 # tools/bench/README.md.  Loopback ports 19660-19662; stops what it starts.
 #
-# The target: Solgate >= 0.90x the static file in every one of five
-# consecutive rounds (each round's ratio, not only the median's).
+# The targets: Solgate >= 0.90x the static file in every one of five
+# consecutive rounds (each round's ratio, not only the median's); a
+# getBlock repeated right after its answer, and LOCK_CLIENTS (16)
+# concurrent misses for one block, make one ledger call each (the cache
+# lock), every one answered.
 #
 # Environment: BENCH_CACHED_ROUNDS (5), BENCH_SECONDS (5), BENCH_CONNECTIONS
 # (16), BENCH_BLOCK_BYTES (1048576), SOLGATE_NGINX (/usr/sbin/nginx).
@@ -105,6 +108,30 @@ curl -s "127.0.0.1:$GW_PORT" -H 'X-Api-Key: bench' -d "$body" -o "$WORK/html/blo
 cmp -s "$WORK/first.json" "$WORK/html/block.json" || { echo "cached answer differs from the ledger's" >&2; exit 1; }
 size=$(stat -c %s "$WORK/html/block.json")
 
+# The cache lock: a getBlock asked again right after the first answer, and
+# LOCK_CLIENTS concurrent misses for one block, each make one ledger call.
+ledger_calls() {
+    curl -s "127.0.0.1:$SIM_PORT/_sim/stats" | perl -MJSON::PP -0ne \
+        '$s = decode_json($_); print(($s->{calls}{getBlock} // 0) - ($s->{poller_calls}{getBlock} // 0))'
+}
+block_body() { printf '{"jsonrpc":"2.0","id":%s,"method":"getBlock","params":[%s,{"maxSupportedTransactionVersion":0}]}' "$2" "$1"; }
+ask() { curl -s "127.0.0.1:$GW_PORT" -H 'X-Api-Key: bench' -d "$(block_body "$1" "$2")" -o "$3"; }
+lock_clients=${LOCK_CLIENTS:-16}
+repeat_slot=$((slot - 1)) crowd_slot=$((slot - 2))
+before=$(ledger_calls)
+ask "$repeat_slot" 1 "$WORK/repeat-1.json"
+ask "$repeat_slot" 2 "$WORK/repeat-2.json"
+repeat_calls=$(( $(ledger_calls) - before ))
+before=$(ledger_calls)
+crowd=()
+for i in $(seq "$lock_clients"); do ask "$crowd_slot" "$i" "$WORK/crowd-$i.json" & crowd+=($!); done
+wait "${crowd[@]}"
+crowd_calls=$(( $(ledger_calls) - before ))
+crowd_answered=$(grep -lE '"result"|"code":-3200[79]' "$WORK"/crowd-*.json | wc -l)
+lock_verdict=$(awk -v r="$repeat_calls" -v c="$crowd_calls" -v a="$crowd_answered" -v n="$lock_clients" \
+    'BEGIN{print (r == 1 && c == 1 && a == n) ? "met" : "missed"}')
+echo "cache_lock: a getBlock asked again right after its answer made $repeat_calls ledger call(s); $lock_clients concurrent misses for one block made $crowd_calls, $crowd_answered answered ($lock_verdict)"
+
 run() {   # run VARIANT -> prints requests/s
     local url body
     if [ "$1" = static ]; then url="http://127.0.0.1:$STATIC_PORT/block.json" body=GET
@@ -135,3 +162,5 @@ printf '{"scenario":"cached_block","bytes":%d,"static_rps":%s,"solgate_rps":%s,"
 mkdir -p "$ROOT/build/bench/targets"
 printf '%s\tcached 1 MB getBlock: Solgate req/s >= 0.90x the static file in each of %d rounds\tlowest %.3fx (rounds %s)\n' \
     "$verdict" "$ROUNDS" "$lowest" "${ratios[*]}" > "$ROOT/build/bench/targets/cached_block.tsv"
+printf '%s\tgetBlock repeated right after its answer, and %d concurrent misses for one block: one ledger call each, all answered\trepeat %d call(s); concurrent %d call(s), %d of %d answered\n' \
+    "$lock_verdict" "$lock_clients" "$repeat_calls" "$crowd_calls" "$crowd_answered" "$lock_clients" >> "$ROOT/build/bench/targets/cached_block.tsv"

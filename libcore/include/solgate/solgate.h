@@ -700,6 +700,10 @@ SG_API int sg_blocks_set_state(sg_blocks_t *blocks, sg_str_t dir,
  * each client address a key of its own */
 SG_API int sg_blocks_set_keyless_plan(sg_blocks_t *blocks, sg_str_t name,
     char *err, size_t err_size) SG_NOEXCEPT;
+/* cache_lock_timeout TIME: how long a miss waits for another request's
+ * fetch of the same block (default 5s; 0: never) */
+SG_API int sg_blocks_set_cache_lock_timeout(sg_blocks_t *blocks,
+    sg_str_t time, char *err, size_t err_size) SG_NOEXCEPT;
 /* peer_token TOKEN: what regions send each other as X-Solgate-Peer */
 SG_API int sg_blocks_set_peer_token(sg_blocks_t *blocks, sg_str_t token,
     char *err, size_t err_size) SG_NOEXCEPT;
@@ -759,7 +763,9 @@ typedef enum {
     SG_BLOCKS_ANSWER,      /* answer with http_status, retry_after, body */
     SG_BLOCKS_CACHE,       /* serve the cached file, id spliced in */
     SG_BLOCKS_LEDGER,      /* forward to the network's upstreams */
-    SG_BLOCKS_PEER         /* forward to another region's gateway */
+    SG_BLOCKS_PEER,        /* forward to another region's gateway */
+    SG_BLOCKS_WAIT         /* another request fetches the block: call
+                              sg_blocks_recheck in wait_ms */
 } sg_blocks_action_e;
 
 typedef struct {
@@ -776,19 +782,27 @@ typedef struct {
     uint64_t            id_length;
     sg_str_t            id;            /* CACHE: the client's id */
     size_t              peer;          /* PEER: index in configuration order */
+    uint64_t            wait_ms;       /* WAIT: when to look again */
 } sg_blocks_decision_t;
 
 /*
  * Decides for a parsed request.  api_key and plan are the values of the
  * configured variables; peer_token the X-Solgate-Peer header ("" when
  * absent); client the client's address (the key of a call without one,
- * on keyless_plan).  On SG_OK, *call is set unless the action is PASS;
- * strings in *out are owned by *call.  Fails closed.
+ * on keyless_plan).  may_wait: the caller can wait for another request's
+ * fetch of the block (WAIT); else it is never told to.  On SG_OK, *call
+ * is set unless the action is PASS; strings in *out are owned by *call.
+ * Fails closed.
  */
 SG_API int sg_blocks_decide(sg_blocks_t *blocks, const sg_request_t *req,
     sg_str_t api_key, sg_str_t plan, sg_str_t peer_token, sg_str_t client,
-    int64_t now_ms, int64_t wall_ms, sg_block_call_t **call,
+    int may_wait, int64_t now_ms, int64_t wall_ms, sg_block_call_t **call,
     sg_blocks_decision_t *out) SG_NOEXCEPT;
+/* After a WAIT: CACHE once the block is stored, WAIT again while the other
+ * fetch goes on (at most cache_lock_timeout), else the next source.
+ * Fails closed. */
+SG_API int sg_blocks_recheck(sg_blocks_t *blocks, sg_block_call_t *call,
+    int64_t now_ms, sg_blocks_decision_t *out) SG_NOEXCEPT;
 /* The current PEER attempt (or the cached file) failed: the next source.
  * Fails closed. */
 SG_API int sg_blocks_next(sg_blocks_t *blocks, sg_block_call_t *call,
@@ -803,7 +817,7 @@ SG_API void sg_block_call_free(sg_block_call_t *call) SG_NOEXCEPT;
  * streams: SG_OK with *out, SG_NONE when it is not to be cached (among
  * others an answer sent with a Content-Encoding).  Fails open.
  */
-SG_API int sg_capture_start(sg_blocks_t *blocks, const sg_block_call_t *call,
+SG_API int sg_capture_start(sg_blocks_t *blocks, sg_block_call_t *call,
     int content_encoded, int64_t now_ms, sg_capture_t **out) SG_NOEXCEPT;
 /* SG_OK, or SG_NONE once the capture gave up (free it). */
 SG_API int sg_capture_write(sg_capture_t *capture, const char *data,

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "blocks/block_flights.h"
 #include "blocks/block_source.h"
 #include "blocks/key_store.h"
 #include "rpc/cluster.h"
@@ -40,10 +41,20 @@ struct BlockCall {
     int source = -1;         // the source of the current attempt
     size_t next_peer = 0;    // peers before this index were asked
     size_t peer = 0;         // the peer of the current attempt
+    // Held while this call fetches a block others may wait for; passed to
+    // the capture of its answer, which releases it once stored.
+    FlightHold flight;
+    // Whether the request may wait for another request's fetch of the
+    // block (the caller can be woken later: not a batch's piece) ...
+    bool may_wait = false;
+    // ... and is waiting until then (0: not waiting), having looked this
+    // many times.
+    int64_t wait_until_ms = 0;
+    int waits = 0;
 };
 
 struct BlockDecision {
-    enum Kind { kPass, kAnswer, kCache, kLedger, kPeer };
+    enum Kind { kPass, kAnswer, kCache, kLedger, kPeer, kWait };
     Kind kind = kPass;
     // kAnswer
     unsigned http_status = 200;
@@ -58,6 +69,9 @@ struct BlockDecision {
     BlockRecord record;
     // kPeer
     size_t peer = 0;
+    // kWait: another request fetches the block; look again (AfterWait)
+    // in this many ms
+    int64_t wait_ms = 0;
 };
 
 }  // namespace solgate

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "blocks/block_call.h"
+#include "blocks/block_flights.h"
 #include "json/envelope_scanner.h"
 #include "store/block_store.h"
 
@@ -56,6 +57,9 @@ public:
     // Indexes the entry when the body was a block or a skipped slot
     // (-32007/-32009). Returns true when it was stored.
     bool Finish(int64_t wall_ms, std::string* error);
+    // The flight of the call whose answer this is: released when the
+    // capture goes, after Finish stored what it could.
+    void Carry(FlightHold flight) { flight_ = std::move(flight); }
 
 private:
     BlockCapture(CaptureSink& sink, const BlockCall& call, int fd,
@@ -70,6 +74,7 @@ private:
     std::string temp_path_;
     EnvelopeScanner scanner_;
     bool failed_ = false;
+    FlightHold flight_;
 };
 
 // Whether a scanned envelope may be cached: a result, or an error saying

@@ -267,6 +267,22 @@ std::optional<std::string> BlockConfBuilder::KeylessPlan(
     return std::nullopt;
 }
 
+std::optional<std::string> BlockConfBuilder::CacheLockTimeout(
+    std::string_view time) {
+    if (conf_.cache_lock_timeout_set_) {
+        return Duplicate("cache_lock_timeout");
+    }
+    std::optional<uint64_t> ms =
+        conf::ParseDurationMs(time, kMaxCacheLockTimeoutMs);
+    if (!ms) {
+        return "invalid cache_lock_timeout " + Quoted(time) +
+               ": must be a time up to 60s (0 turns the lock off)";
+    }
+    conf_.cache_lock_timeout_ms_ = static_cast<int64_t>(*ms);
+    conf_.cache_lock_timeout_set_ = true;
+    return std::nullopt;
+}
+
 namespace {
 
 constexpr std::string_view kKeylessPrefix = "client:";

@@ -28,6 +28,10 @@ constexpr size_t kMaxLongTermUrls = 8;
 // The shortest peer_token accepted: it is the only thing that tells a
 // region from a client.
 constexpr size_t kMinPeerTokenBytes = 16;
+// How long a getBlock miss waits, by default, for another request's fetch
+// of the same block (cache_lock_timeout), and the longest accepted.
+constexpr int64_t kDefaultCacheLockTimeoutMs = 5000;
+constexpr int64_t kMaxCacheLockTimeoutMs = 60000;
 
 struct BlockPeer {
     std::string name;
@@ -76,6 +80,9 @@ public:
     // address a key of its own; "": they get HTTP 401.
     const std::string& keyless_plan() const { return keyless_plan_; }
     const RetentionPolicy& retention() const { return retention_; }
+    // How long a miss waits for another request's fetch of the same block
+    // before fetching it itself; 0: it never waits (no cache lock).
+    int64_t cache_lock_timeout_ms() const { return cache_lock_timeout_ms_; }
 
     // Whether plan p gets a long-term storage queue: an archive plan, with
     // storage configured.
@@ -95,6 +102,8 @@ private:
     std::vector<BlockPlan> plans_ = DefaultBlockPlans();
     std::string keyless_plan_;
     RetentionPolicy retention_;
+    int64_t cache_lock_timeout_ms_ = kDefaultCacheLockTimeoutMs;
+    bool cache_lock_timeout_set_ = false;
 };
 
 // The key and plan a call is served on: its own, or, for a call without a
@@ -138,6 +147,9 @@ BlockCaller CallerOf(const BlockServiceConf& conf, std::string_view api_key,
 //   PlanDefine      ParsePlanDefine's messages (block_plans.h), and
 //                   too many plans (at most 32)
 //   KeylessPlan     "keyless_plan" directive is duplicate
+//   CacheLockTimeout "cache_lock_timeout" directive is duplicate
+//                   invalid cache_lock_timeout "x": must be a time up to 60s
+//                   (0 turns the lock off)
 // MaxSize refuses nothing (0: no limit). Names and URLs are checked as the
 // network's are (conf/conf_words.h); whether a URL names an upstream
 // block is nginx's to know.
@@ -179,6 +191,7 @@ public:
     std::optional<std::string> PlanDefine(
         std::string_view name, const std::vector<std::string_view>& args);
     std::optional<std::string> KeylessPlan(std::string_view name);
+    std::optional<std::string> CacheLockTimeout(std::string_view time);
 
     // nullopt with the frozen configuration in *out (which may be null to
     // only check), or the first thing missing.

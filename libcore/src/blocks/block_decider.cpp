@@ -28,6 +28,12 @@ bool SameToken(std::string_view a, std::string_view b) {
     return diff == 0;
 }
 
+// A waiting request looks again after 2 ms, then twice as long each time,
+// at most every 32 ms: an answer stored right after another was sent is
+// found at once, a slow fetch is not asked after a thousand times.
+constexpr int64_t kFirstWaitStepMs = 2;
+constexpr int64_t kLongestWaitStepMs = 32;
+
 const RpcCall* SingleCall(const RpcRequest& request) {
     if (request.shape != RpcRequest::Shape::kSingle ||
         request.calls.size() != 1 || request.calls[0].error) {
@@ -136,6 +142,82 @@ BlockDecision BlockDecider::Decide(const RpcRequest& request,
     return NextSource(call, now_ms);
 }
 
+BlockDecision BlockDecider::AfterWait(BlockCall* call, int64_t now_ms) {
+    BlockDecision hit;
+    if (CacheHit(*call, &hit)) {
+        call->source = kSourceCache;
+        scores_.Note(call->slot, call->variant, call->wall_ms);
+        return hit;
+    }
+    if (now_ms < call->wait_until_ms) {
+        if (FetchedElsewhere(*call, now_ms)) {
+            return WaitStep(call, now_ms);
+        }
+    } else {
+        // the other fetch took as long as the wait may: fetch it here
+        zone_.counters().lock_timeouts.fetch_add(1,
+                                                 std::memory_order_relaxed);
+        call->may_wait = false;
+    }
+    // the other fetch stored nothing (or took too long)
+    return NextSource(call, now_ms);
+}
+
+bool BlockDecider::FetchedElsewhere(const BlockCall& call,
+                                    int64_t now_ms) const {
+    return zone_.flights().Holding(FlightKey(call.slot, call.variant),
+                                   now_ms);
+}
+
+BlockDecision BlockDecider::WaitStep(BlockCall* call, int64_t now_ms) {
+    int64_t step = std::min(kFirstWaitStepMs << std::min(call->waits, 8),
+                            kLongestWaitStepMs);
+    call->waits++;
+    BlockDecision d;
+    d.kind = BlockDecision::kWait;
+    d.wait_ms = std::max<int64_t>(
+        1, std::min(step, call->wait_until_ms - now_ms));
+    return d;
+}
+
+// The call is about to be fetched from `source`. When that answer will be
+// stored, the fetch is the block's flight: claimed here, or, if another
+// request holds it, waited for (kWait). A claim finds the block stored if
+// the last holder stored it since the lookup (the cache hit is returned).
+// nullopt: go on to the source.
+std::optional<BlockDecision> BlockDecider::JoinFlight(BlockCall* call,
+                                                      int source,
+                                                      int64_t now_ms) {
+    int64_t timeout = conf_.cache_lock_timeout_ms();
+    if (call->flight.held() || pid_ == 0 || timeout == 0 ||
+        call->variant.empty() || !WillCapture(source, call->slot, now_ms)) {
+        return std::nullopt;
+    }
+    // Held twice as long as a wait may last, so that a request waits out
+    // its own timeout rather than see the flight expire first; a holder
+    // that crashed holds up new requests for at most that long.
+    call->flight = zone_.flights().Claim(FlightKey(call->slot, call->variant),
+                                         pid_, now_ms, 2 * timeout);
+    if (call->flight.held()) {
+        BlockDecision hit;
+        if (!CacheHit(*call, &hit)) {
+            return std::nullopt;
+        }
+        call->flight.Release();
+        call->source = kSourceCache;
+        scores_.Note(call->slot, call->variant, call->wall_ms);
+        return hit;
+    }
+    if (!call->may_wait || !FetchedElsewhere(*call, now_ms)) {
+        return std::nullopt;   // no room in the table, or may not wait
+    }
+    if (call->wait_until_ms == 0) {
+        zone_.counters().lock_waits.fetch_add(1, std::memory_order_relaxed);
+        call->wait_until_ms = now_ms + timeout;
+    }
+    return WaitStep(call, now_ms);
+}
+
 // Another region asking for what this region's cache holds: only that.
 BlockDecision BlockDecider::ForPeer(BlockCall* call) {
     call->peer_request = true;
@@ -166,6 +248,9 @@ BlockDecision BlockDecider::NextSource(BlockCall* call, int64_t now_ms) {
     if (call->source < kSourceLedger) {
         std::optional<uint64_t> first = LedgerFirst();
         if (!first || call->slot >= *first) {
+            if (auto other = JoinFlight(call, kSourceLedger, now_ms)) {
+                return *other;
+            }
             call->source = kSourceLedger;
             BlockDecision d;
             d.kind = BlockDecision::kLedger;
@@ -176,6 +261,9 @@ BlockDecision BlockDecider::NextSource(BlockCall* call, int64_t now_ms) {
     if (!call->variant.empty()) {
         for (size_t p = call->next_peer; p < conf_.peers().size(); p++) {
             if (peers_.Holds(p, call->variant, call->slot, now_ms)) {
+                if (auto other = JoinFlight(call, kSourceRegion, now_ms)) {
+                    return *other;
+                }
                 call->source = kSourceRegion;
                 call->peer = p;
                 call->next_peer = p + 1;
@@ -226,6 +314,7 @@ BlockDecision BlockDecider::AfterPeerFailure(BlockCall* call,
         zone_.counters().peer_failures[call->peer].fetch_add(
             1, std::memory_order_relaxed);
     }
+    call->may_wait = false;   // it is past waiting: on to the next source
     return NextSource(call, now_ms);
 }
 
@@ -247,11 +336,13 @@ void BlockDecider::CountServed(const BlockCall& call, int source,
 
 bool BlockDecider::WantsCapture(const BlockCall& call, bool content_encoded,
                                 int64_t now_ms) const {
-    if (content_encoded) {
-        return false;
-    }
-    return call.source == kSourceRegion ||
-           (call.source == kSourceLedger && Finalized(call.slot, now_ms));
+    return !content_encoded && WillCapture(call.source, call.slot, now_ms);
+}
+
+bool BlockDecider::WillCapture(int source, uint64_t slot,
+                               int64_t now_ms) const {
+    return source == kSourceRegion ||
+           (source == kSourceLedger && Finalized(slot, now_ms));
 }
 
 bool BlockDecider::Finalized(uint64_t slot, int64_t) const {

@@ -53,6 +53,12 @@ public:
     // The peer of the current attempt failed or did not hold the block (or,
     // for a request from another region, the cached file went away).
     BlockDecision AfterPeerFailure(BlockCall* call, int64_t now_ms);
+    // After a kWait: the cache if the block is there now, kWait again
+    // while the other fetch goes on (until cache_lock_timeout), else the
+    // next source.
+    BlockDecision AfterWait(BlockCall* call, int64_t now_ms);
+    // The process flights are claimed for (set after fork); 0: none are.
+    void SetProcess(uint32_t pid) { pid_ = pid; }
     // A source answered the call (counted per source and per key; a cache
     // hit is also recorded as the key's receipt of the block).
     void CountServed(const BlockCall& call, int source, int64_t wall_ms);
@@ -78,6 +84,14 @@ private:
     BlockDecision ForPeer(BlockCall* call);
     bool CacheHit(const BlockCall& call, BlockDecision* hit) const;
     BlockDecision NextSource(BlockCall* call, int64_t now_ms);
+    // WantsCapture's rule for an identity-encoded answer from `source`.
+    bool WillCapture(int source, uint64_t slot, int64_t now_ms) const;
+    // Before fetching from `source`: claim the block's flight, or wait for
+    // another request's (block_decider.cpp).
+    std::optional<BlockDecision> JoinFlight(BlockCall* call, int source,
+                                            int64_t now_ms);
+    BlockDecision WaitStep(BlockCall* call, int64_t now_ms);
+    bool FetchedElsewhere(const BlockCall& call, int64_t now_ms) const;
     BlockDecision NoSource(const BlockCall& call, int64_t now_ms);
     BlockDecision TierAnswerFor(const BlockCall& call);
 
@@ -89,6 +103,7 @@ private:
     const PeerSummaries& peers_;
     LongTermQueues& long_term_;
     RequestScores& scores_;
+    uint32_t pid_ = 0;
 };
 
 }  // namespace solgate

@@ -1,5 +1,7 @@
 #include "blocks/block_service.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -37,10 +39,13 @@ bool BlockService::OpenStore(bool reconcile, std::string* error) {
         cache_.Close();
         return false;
     }
+    // only a process that can store what it fetches makes others wait
+    decider_.SetProcess(static_cast<uint32_t>(::getpid()));
     return true;
 }
 
 void BlockService::CloseStore() {
+    decider_.SetProcess(0);
     RunCommits();
     Maintain(0);
     ledger_.Close();
@@ -48,11 +53,15 @@ void BlockService::CloseStore() {
 }
 
 std::unique_ptr<BlockCapture> BlockService::StartCapture(
-    const BlockCall& call, bool content_encoded, int64_t now_ms) {
+    BlockCall& call, bool content_encoded, int64_t now_ms) {
     if (!decider_.WantsCapture(call, content_encoded, now_ms)) {
         return nullptr;
     }
-    return BlockCapture::Start(cache_, call);
+    std::unique_ptr<BlockCapture> capture = BlockCapture::Start(cache_, call);
+    if (capture) {
+        capture->Carry(std::move(call.flight));
+    }
+    return capture;
 }
 
 RegionSyncParts BlockService::sync_parts() {

@@ -69,7 +69,8 @@ public:
     // (SharedBlocks::UseStores).
     void UseStores(const BlocksStores& stores) { zone_.UseStores(stores); }
 
-    // In each process after fork; `reconcile` in the first one only.
+    // In each process after fork; `reconcile` in the first one only. Once
+    // open, the process claims flights (the cache lock) under its id.
     bool OpenStore(bool reconcile, std::string* error);
     // Commits what was handed over, applies the last scores, then closes.
     void CloseStore();
@@ -87,13 +88,16 @@ public:
     BlockDecision AfterPeerFailure(BlockCall* call, int64_t now_ms) {
         return decider_.AfterPeerFailure(call, now_ms);
     }
+    BlockDecision AfterWait(BlockCall* call, int64_t now_ms) {
+        return decider_.AfterWait(call, now_ms);
+    }
     void CountServed(const BlockCall& call, int source, int64_t wall_ms) {
         decider_.CountServed(call, source, wall_ms);
     }
     // A capture of the answer the call's current source sends, or nullptr
     // when it is not worth caching (BlockDecider::WantsCapture) or cannot
-    // be made.
-    std::unique_ptr<BlockCapture> StartCapture(const BlockCall& call,
+    // be made. The call's flight goes with the capture.
+    std::unique_ptr<BlockCapture> StartCapture(BlockCall& call,
                                                bool content_encoded,
                                                int64_t now_ms);
     // The capture's answer arrived whole: committed on the poller thread.

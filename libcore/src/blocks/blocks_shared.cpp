@@ -71,6 +71,7 @@ bool SharedBlocks::Bind(void* memory, bool fresh, std::string* error) {
 }
 
 void SharedBlocks::MakeStores(void* memory) {
+    flights_ = BlockFlights(&shared_->flights);
     keys_ = std::make_unique<ShmKeyStore>(shared_->keys);
     leases_ = std::make_unique<ShmBlockLeases>(*shared_);
     stores_.keys = keys_.get();

@@ -1,5 +1,5 @@
 // The shared zone of a solgate_blocks, which every worker of a host maps:
-// BlocksShared (counters, leases, the key table), then one
+// BlocksShared (counters, leases, the key table, the flights), then one
 // RetrievalQueueShared per plan with long-term storage (each ~3.3 MB).
 //
 // SharedBlocks is the one door to Cube Runner's shared state: the parts of
@@ -12,8 +12,9 @@
 // crashes would never be released.
 //
 // What stays per host whatever the stores: the counters the metrics read
-// (counters()). Each host's metrics are scraped on their own and summed
-// by whoever reads them, so a shared sum would be counted N times.
+// (counters()) and the blocks being fetched (flights()). Each host's
+// metrics are scraped on their own and summed by whoever reads them, so a
+// shared sum would be counted N times; a fetch is waited for on its host.
 #pragma once
 
 #include <atomic>
@@ -25,6 +26,7 @@
 
 #include "blocks/block_call.h"
 #include "blocks/block_conf.h"
+#include "blocks/block_flights.h"
 #include "blocks/blocks_stores.h"
 #include "blocks/key_limiter.h"
 #include "blocks/retrieval_queue.h"
@@ -37,6 +39,10 @@ struct BlocksHostCounters {
     std::atomic<uint64_t> tier_answers;
     std::atomic<uint64_t> unauthorized;
     std::atomic<uint64_t> peer_requests;     // answered for other regions
+    // Misses that waited for another request's fetch of the same block
+    // (the cache lock), and those whose wait ran out.
+    std::atomic<uint64_t> lock_waits;
+    std::atomic<uint64_t> lock_timeouts;
     std::atomic<uint64_t> stored;            // entries written
     std::atomic<uint64_t> store_failures;
     std::atomic<uint64_t> rate_limited[kMaxBlockPlans];
@@ -52,7 +58,7 @@ struct BlocksHostCounters {
 
 struct BlocksShared {
     static constexpr uint32_t kMagic = 0x53474243;  // "SGBC"
-    static constexpr uint32_t kLayout = 5;
+    static constexpr uint32_t kLayout = 6;
 
     uint32_t magic;
     uint32_t layout;
@@ -64,6 +70,8 @@ struct BlocksShared {
     // Fleet mode: who keeps the keys' buckets in step with the region.
     std::atomic<uint64_t> rate_sync_lease;
     KeyTable keys;
+    // The blocks being fetched now (the cache lock), per host.
+    FlightTable flights;
 };
 
 // The zone's size for `conf`: BlocksShared and its queues.
@@ -108,6 +116,9 @@ public:
 
     // Per host, valid once bound: the counters the metrics read.
     BlocksHostCounters& counters() const { return shared_->counters; }
+    // Per host: the blocks being fetched now (none held before Bind).
+    BlockFlights& flights() { return flights_; }
+    const BlockFlights& flights() const { return flights_; }
 
 private:
     // The zone's stores, in use until UseStores puts others in front.
@@ -115,6 +126,7 @@ private:
 
     const BlockServiceConf& conf_;
     BlocksShared* shared_ = nullptr;
+    BlockFlights flights_;
     std::unique_ptr<ShmKeyStore> keys_;
     std::unique_ptr<ShmBlockLeases> leases_;
     // By plan; nullptr: none.

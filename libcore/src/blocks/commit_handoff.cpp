@@ -35,6 +35,8 @@ void CommitHandoff::Run() {
     for (Pending& p : pending) {
         std::string error;
         p.capture->Finish(p.wall_ms, &error);
+        // now: requests waiting for this block find it (or fetch it)
+        p.capture.reset();
     }
 }
 

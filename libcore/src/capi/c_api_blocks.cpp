@@ -82,6 +82,10 @@ void Export(sg_block_call_s* call, sg_blocks_decision_t* out) {
         out->body = ToStr(d.body);
         out->peer = d.peer;
         return;
+    case BlockDecision::kWait:
+        out->action = SG_BLOCKS_WAIT;
+        out->wait_ms = static_cast<uint64_t>(d.wait_ms);
+        return;
     }
 }
 
@@ -153,6 +157,13 @@ int sg_blocks_set_keyless_plan(sg_blocks_t* blocks, sg_str_t name,
                                char* err, size_t err_size) noexcept {
     return Directive(blocks, err, err_size, [&](solgate::BlockConfBuilder& b) {
         return b.KeylessPlan(View(name));
+    });
+}
+
+int sg_blocks_set_cache_lock_timeout(sg_blocks_t* blocks, sg_str_t time,
+                                     char* err, size_t err_size) noexcept {
+    return Directive(blocks, err, err_size, [&](solgate::BlockConfBuilder& b) {
+        return b.CacheLockTimeout(View(time));
     });
 }
 
@@ -300,8 +311,8 @@ void sg_blocks_close(sg_blocks_t* blocks) noexcept {
 
 int sg_blocks_decide(sg_blocks_t* blocks, const sg_request_t* req,
                      sg_str_t api_key, sg_str_t plan, sg_str_t peer_token,
-                     sg_str_t client, int64_t now_ms, int64_t wall_ms,
-                     sg_block_call_t** call,
+                     sg_str_t client, int may_wait, int64_t now_ms,
+                     int64_t wall_ms, sg_block_call_t** call,
                      sg_blocks_decision_t* out) noexcept {
     if (blocks == nullptr || req == nullptr || call == nullptr ||
         out == nullptr) {
@@ -310,6 +321,7 @@ int sg_blocks_decide(sg_blocks_t* blocks, const sg_request_t* req,
     *call = nullptr;
     return Guard(SG_ERROR, [&] {
         auto state = std::make_unique<sg_block_call_s>();
+        state->call.may_wait = may_wait != 0;
         if (blocks->service) {
             state->decision = blocks->service->Decide(
                 req->request.parsed(), View(api_key), View(plan),
@@ -338,6 +350,19 @@ int sg_blocks_next(sg_blocks_t* blocks, sg_block_call_t* call,
     });
 }
 
+int sg_blocks_recheck(sg_blocks_t* blocks, sg_block_call_t* call,
+                      int64_t now_ms, sg_blocks_decision_t* out) noexcept {
+    if (blocks == nullptr || !blocks->service || call == nullptr ||
+        out == nullptr) {
+        return SG_INVALID;
+    }
+    return Guard(SG_ERROR, [&] {
+        call->decision = blocks->service->AfterWait(&call->call, now_ms);
+        Export(call, out);
+        return SG_OK;
+    });
+}
+
 void sg_blocks_served(sg_blocks_t* blocks, sg_block_call_t* call,
                       int64_t wall_ms) noexcept {
     if (blocks == nullptr || !blocks->service || call == nullptr) {
@@ -351,7 +376,7 @@ void sg_blocks_served(sg_blocks_t* blocks, sg_block_call_t* call,
 
 void sg_block_call_free(sg_block_call_t* call) noexcept { delete call; }
 
-int sg_capture_start(sg_blocks_t* blocks, const sg_block_call_t* call,
+int sg_capture_start(sg_blocks_t* blocks, sg_block_call_t* call,
                      int content_encoded, int64_t now_ms,
                      sg_capture_t** out) noexcept {
     if (out == nullptr) {

@@ -139,6 +139,14 @@ const std::vector<MetricFamily>& BlocksFamilies() {
         {"solgate_blocks_tier_answers_total", "counter",
          "getBlock calls no source held (-32001 for the plan's tier).",
          BlocksCounter(&BlocksHostCounters::tier_answers)},
+        {"solgate_blocks_lock_waits_total", "counter",
+         "getBlock misses that waited for another request's fetch of the "
+         "same block (cache_lock_timeout).",
+         BlocksCounter(&BlocksHostCounters::lock_waits)},
+        {"solgate_blocks_lock_timeouts_total", "counter",
+         "Waits for another request's fetch that ran out "
+         "(cache_lock_timeout), then fetched themselves.",
+         BlocksCounter(&BlocksHostCounters::lock_timeouts)},
         {"solgate_blocks_unauthorized_total", "counter",
          "Cube Runner calls refused for a missing key or an unknown plan.",
          BlocksCounter(&BlocksHostCounters::unauthorized)},

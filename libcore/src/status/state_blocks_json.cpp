@@ -137,6 +137,8 @@ void AppendBlocksState(std::string& out, const BlocksView& blocks,
     AppendCache(o.Key("cache"), blocks);
     AppendSources(o.Key("served"), shared.served);
     o.Uint("tier_answers", ReadCounter(shared.tier_answers));
+    o.Uint("lock_waits", ReadCounter(shared.lock_waits));
+    o.Uint("lock_timeouts", ReadCounter(shared.lock_timeouts));
     o.Uint("unauthorized", ReadCounter(shared.unauthorized));
     o.Uint("peer_requests", ReadCounter(shared.peer_requests));
     o.Uint("key_table_full", blocks.KeyTableFull());

@@ -351,6 +351,8 @@ void AppendServed(std::string& out, const BlocksView& blocks) {
                   std::to_string(ReadCounter(c.served[s]))});
     }
     Row(out, {"not on the tier", std::to_string(ReadCounter(c.tier_answers))});
+    Row(out, {"waited for another's fetch",
+              std::to_string(ReadCounter(c.lock_waits))});
     Row(out, {"unauthorized", std::to_string(ReadCounter(c.unauthorized))});
     std::optional<uint64_t> first = blocks.FirstAvailableBlock();
     Row(out, {"first available block",

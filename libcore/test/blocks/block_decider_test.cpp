@@ -36,6 +36,11 @@ protected:
         return b;
     }
 
+    // StartCapture takes the call's flight: a call of its own each time.
+    std::unique_ptr<BlockCapture> Start(BlockCall call, bool encoded) {
+        return service->StartCapture(call, encoded, kNow);
+    }
+
     BlockCall From(int source, uint64_t slot) {
         BlockCall call;
         call.slot = slot;
@@ -63,27 +68,27 @@ TEST_F(BlockDeciderTest, RegionsAlwaysTheLedgerOnceFinalized) {
 }
 
 TEST_F(BlockDeciderTest, StartCaptureOnlyForWhatIsWanted) {
-    EXPECT_NE(service->StartCapture(From(kSourceRegion, 4999), false, kNow),
+    EXPECT_NE(Start(From(kSourceRegion, 4999), false),
               nullptr);
-    EXPECT_NE(service->StartCapture(From(kSourceLedger, 4000), false, kNow),
+    EXPECT_NE(Start(From(kSourceLedger, 4000), false),
               nullptr);
-    EXPECT_EQ(service->StartCapture(From(kSourceLedger, 4990), false, kNow),
+    EXPECT_EQ(Start(From(kSourceLedger, 4990), false),
               nullptr);
-    EXPECT_EQ(service->StartCapture(From(kSourceCache, 4000), false, kNow),
+    EXPECT_EQ(Start(From(kSourceCache, 4000), false),
               nullptr);
-    EXPECT_EQ(service->StartCapture(From(kSourceRegion, 4999), true, kNow),
+    EXPECT_EQ(Start(From(kSourceRegion, 4999), true),
               nullptr);
     BlockCall uncacheable = From(kSourceRegion, 4000);
     uncacheable.variant.clear();
-    EXPECT_EQ(service->StartCapture(uncacheable, false, kNow), nullptr);
+    EXPECT_EQ(Start(std::move(uncacheable), false), nullptr);
     service->CloseStore();   // no cache in this process
-    EXPECT_EQ(service->StartCapture(From(kSourceRegion, 4999), false, kNow),
+    EXPECT_EQ(Start(From(kSourceRegion, 4999), false),
               nullptr);
 }
 
 TEST_F(BlockDeciderTest, ACaptureStartedIsCommittedThroughTheHandoff) {
     std::unique_ptr<BlockCapture> capture =
-        service->StartCapture(From(kSourceLedger, 4000), false, kNow);
+        Start(From(kSourceLedger, 4000), false);
     ASSERT_NE(capture, nullptr);
     std::string body = R"({"jsonrpc":"2.0","result":{"b":1},"id":5})";
     ASSERT_TRUE(capture->Write(body.data(), body.size()));

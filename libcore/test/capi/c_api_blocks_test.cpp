@@ -173,7 +173,7 @@ TEST(CApiBlocks, AttachFreezesTheConfiguration) {
     sg_block_call_t* call = nullptr;
     sg_blocks_decision_t d;
     ASSERT_EQ(sg_blocks_decide(blocks, req, Str("k"), Str("free"), Str(""), Str(""),
-                               0, 0, &call, &d),
+                               1, 0, 0, &call, &d),
               SG_OK);
     EXPECT_EQ(d.action, SG_BLOCKS_PASS);
     EXPECT_EQ(call, nullptr);
@@ -235,9 +235,10 @@ TEST(CApiBlocks, NullArgumentsAreRefusedNotFollowed) {
     EXPECT_EQ(sg_blocks_bind(nullptr, nullptr, 1, err, sizeof(err)), SG_ERROR);
     EXPECT_EQ(sg_blocks_open(nullptr, 1, err, sizeof(err)), SG_ERROR);
     EXPECT_EQ(sg_blocks_decide(nullptr, nullptr, Str(""), Str(""), Str(""), Str(""), 0,
-                               0, &call, &d),
+                               0, 0, &call, &d),
               SG_INVALID);
     EXPECT_EQ(sg_blocks_next(nullptr, nullptr, 0, &d), SG_INVALID);
+    EXPECT_EQ(sg_blocks_recheck(nullptr, nullptr, 0, &d), SG_INVALID);
     EXPECT_EQ(sg_capture_start(nullptr, nullptr, 0, 0, &capture), SG_NONE);
     EXPECT_EQ(sg_capture_start(nullptr, nullptr, 0, 0, nullptr), SG_INVALID);
     EXPECT_EQ(sg_capture_write(nullptr, "x", 1), SG_NONE);

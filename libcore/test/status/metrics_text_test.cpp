@@ -188,7 +188,7 @@ TEST(StatusRenderMetrics, OneHelpAndTypePerFamilyWithTwoNetworks) {
             EXPECT_EQ(closed.count(MetricName(line)), 0u) << line;
         }
     }
-    EXPECT_EQ(helped.size(), 62u);  // 40 + Cube Runner's 22
+    EXPECT_EQ(helped.size(), 64u);  // 40 + Cube Runner's 24
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot"
                            "{network=\"devnet\",upstream=\"up-0\"} 0"));
     EXPECT_TRUE(HasLine(m, "solgate_network_indexed_tip_slot"
@@ -251,6 +251,8 @@ TEST(StatusRenderMetrics, FamiliesInFixedOrder) {
                          "solgate_blocks_cache_evictions_total counter",
                          "solgate_blocks_cache_store_failures_total counter",
                          "solgate_blocks_tier_answers_total counter",
+                         "solgate_blocks_lock_waits_total counter",
+                         "solgate_blocks_lock_timeouts_total counter",
                          "solgate_blocks_unauthorized_total counter",
                          "solgate_blocks_rate_limited_total counter",
                          "solgate_blocks_peer_fetches_total counter",

@@ -111,6 +111,8 @@ void FillBlocks(BlocksShared& s) {
         s.counters.served[i] = 20 + i;
     }
     s.counters.tier_answers = 30;
+    s.counters.lock_waits = 28;
+    s.counters.lock_timeouts = 29;
     s.counters.unauthorized = 31;
     s.counters.peer_requests = 32;
     s.counters.stored = 33;
@@ -197,7 +199,8 @@ const char kStateJson[] =
     R"("first_available_block":4000,"cache":{"dir":"@CACHE@",)"
     R"("max_size":1048576,"bytes":144,"entries":2,"evictions":0,)"
     R"("stored":33,"store_failures":34},"served":{"cache":20,"ledger":21,)"
-    R"("region":22,"long_term":23},"tier_answers":30,"unauthorized":31,)"
+    R"("region":22,"long_term":23},"tier_answers":30,"lock_waits":28,)"
+    R"("lock_timeouts":29,"unauthorized":31,)"
     R"("peer_requests":32,"key_table_full":38,"peers":[{"name":"eu",)"
     R"("url":"http://eu.example/","fetches":35,"failures":36,)"
     R"("copies":37}],"long_term_storage":["http://lts.example/"],)"
@@ -504,6 +507,12 @@ solgate_blocks_cache_store_failures_total{network="mainnet"} 34
 # HELP solgate_blocks_tier_answers_total getBlock calls no source held (-32001 for the plan's tier).
 # TYPE solgate_blocks_tier_answers_total counter
 solgate_blocks_tier_answers_total{network="mainnet"} 30
+# HELP solgate_blocks_lock_waits_total getBlock misses that waited for another request's fetch of the same block (cache_lock_timeout).
+# TYPE solgate_blocks_lock_waits_total counter
+solgate_blocks_lock_waits_total{network="mainnet"} 28
+# HELP solgate_blocks_lock_timeouts_total Waits for another request's fetch that ran out (cache_lock_timeout), then fetched themselves.
+# TYPE solgate_blocks_lock_timeouts_total counter
+solgate_blocks_lock_timeouts_total{network="mainnet"} 29
 # HELP solgate_blocks_unauthorized_total Cube Runner calls refused for a missing key or an unknown plan.
 # TYPE solgate_blocks_unauthorized_total counter
 solgate_blocks_unauthorized_total{network="mainnet"} 31
