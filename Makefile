@@ -32,9 +32,9 @@ PROVE_NGINX := $(ROOT)/tools/asan-nginx.sh
 endif
 # `make unit-test SANITIZE=thread`: libcore and the unit tests with TSan
 # (build-tsan/), running the tests where threads or processes share
-# something: leases, the retrieval queue, the key limiter, the key ledger,
-# the cache index, shared texts, the poller thread and the commit
-# hand-off.
+# something: leases, the cache lock's flights, the retrieval queue, the
+# key limiter, the key ledger, the cache index, shared texts, the poller
+# thread and the commit hand-off.
 ifeq ($(SANITIZE),thread)
 BUILD      := $(ROOT)/build-tsan
 SAN_FLAGS  := -fsanitize=thread -fno-omit-frame-pointer \
@@ -42,6 +42,7 @@ SAN_FLAGS  := -fsanitize=thread -fno-omit-frame-pointer \
 CXXFLAGS   := -O1 -g $(SAN_FLAGS)
 CFLAGS     := -O1 -g $(SAN_FLAGS)
 TSAN_TESTS := PollerThread.* CommitHandoff.* ShmLeaseStore.* ShmBlockLeases.* \
+	BlockFlightsTest.Threads* \
 	SharedText.* KeyLimiter.Concurrent* KeyLimiter.SharedAcrossForkedProcesses \
 	RetrievalQueue.AKeyLimitHoldsAcrossProcessesAndThreads \
 	RetrievalQueue.DeadLockHolderDoesNotWedgeOthers \

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <memory>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -96,6 +98,32 @@ TEST_F(BlockFlightsTest, AFullNeighbourhoodRefusesAndNoTableHoldsNothing) {
     // a process id of 0 is no holder
     holds.clear();
     EXPECT_FALSE(flights.Claim(FlightKey(1, "v"), 0, kNow, kTtl).held());
+}
+
+// Workers claim on the event loop while poller threads release what they
+// stored (under TSan: make unit-test SANITIZE=thread).
+TEST_F(BlockFlightsTest, ThreadsClaimAndReleaseConcurrently) {
+    std::atomic<int> claimed{0};
+    std::vector<std::thread> threads;
+    for (uint32_t t = 0; t < 4; t++) {
+        threads.emplace_back([this, t, &claimed] {
+            for (int i = 0; i < 5000; i++) {
+                uint64_t key = FlightKey(static_cast<uint64_t>(i % 8), "v");
+                FlightHold hold = flights.Claim(key, 100 + t, kNow, kTtl);
+                if (hold.held()) {
+                    claimed.fetch_add(1, std::memory_order_relaxed);
+                    EXPECT_TRUE(flights.Holding(key, kNow));
+                }
+            }
+        });
+    }
+    for (std::thread& t : threads) {
+        t.join();
+    }
+    EXPECT_GT(claimed.load(), 0);
+    for (uint64_t slot = 0; slot < 8; slot++) {
+        EXPECT_FALSE(flights.Holding(FlightKey(slot, "v"), kNow));
+    }
 }
 
 }  // namespace
