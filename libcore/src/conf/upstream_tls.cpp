@@ -1,14 +1,9 @@
 #include "conf/upstream_tls.h"
 
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <memory>
 #include <tuple>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "base/regular_file.h"
 #include "conf/conf_messages.h"
 #include "conf/conf_words.h"
 
@@ -38,10 +33,6 @@ std::string_view Key(std::string_view option) {
     return option.substr(0, option.find('=') + 1);
 }
 
-struct FileClose {
-    void operator()(FILE* f) const { fclose(f); }
-};
-
 std::string Joined(std::string_view prefix, std::string_view file) {
     if (file.front() == '/' || prefix.empty()) {
         return std::string(file);
@@ -56,34 +47,20 @@ std::string Joined(std::string_view prefix, std::string_view file) {
 // The file's text, or why it cannot be had (after `"key=" file "PATH"`).
 std::optional<std::string> ReadSmallFile(const std::string& path,
                                          std::string* out) {
-    // without waiting: a FIFO named by mistake must not hang nginx -t
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    std::unique_ptr<FILE, FileClose> f(fd >= 0 ? fdopen(fd, "rb") : nullptr);
-    if (!f) {
-        int e = errno;
-        if (fd >= 0) {
-            close(fd);
-        }
-        return "cannot be read (" + std::to_string(e) + ": " + strerror(e) +
-               ")";
-    }
-    struct stat st {};
-    if (fstat(fileno(f.get()), &st) != 0 || !S_ISREG(st.st_mode)) {
+    // TLS files are often links (into /etc/letsencrypt/live, say)
+    RegularFileRead read = ReadRegularFile(path, kMaxTlsFileBytes, true, out);
+    switch (read.outcome) {
+    case RegularFileRead::kRead:
+        return std::nullopt;
+    case RegularFileRead::kNotRegular:
         return std::string("is not a file");
-    }
-    if (static_cast<uint64_t>(st.st_size) > kMaxTlsFileBytes) {
+    case RegularFileRead::kTooLarge:
         return "is larger than " + std::to_string(kMaxTlsFileBytes >> 20) +
                "m";
+    default:
+        return "cannot be read (" + std::to_string(read.error) + ": " +
+               strerror(read.error) + ")";
     }
-    out->assign(static_cast<size_t>(st.st_size), '\0');
-    size_t n = fread(out->data(), 1, out->size(), f.get());
-    if (ferror(f.get())) {
-        int e = errno;
-        return "cannot be read (" + std::to_string(e) + ": " + strerror(e) +
-               ")";
-    }
-    out->resize(n);
-    return std::nullopt;
 }
 
 bool Has(const std::string& text, std::string_view part) {

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "base/error_out.h"
+#include "base/regular_file.h"
 
 namespace solgate {
 namespace {
@@ -137,44 +138,27 @@ StateFileWrite WriteStateFile(
 
 StateFileRead ReadStateFile(const std::string& path, size_t max_bytes,
                             std::string* out, std::string* error) {
-    // a FIFO or a device in its place must not block nginx's start
-    Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW));
-    if (fd.get() < 0) {
-        if (errno == ENOENT) {
-            return StateFileRead::kMissing;
-        }
-        Fail(error, std::string("open: ") + std::strerror(errno));
-        return StateFileRead::kFailed;
-    }
-    struct stat st;
-    if (fstat(fd.get(), &st) != 0) {
-        Fail(error, std::string("fstat: ") + std::strerror(errno));
-        return StateFileRead::kFailed;
-    }
-    if (!S_ISREG(st.st_mode)) {
+    // not through a symbolic link: the state is Solgate's own file
+    RegularFileRead read = ReadRegularFile(path, max_bytes, false, out);
+    switch (read.outcome) {
+    case RegularFileRead::kRead:
+        return StateFileRead::kRead;
+    case RegularFileRead::kMissing:
+        return StateFileRead::kMissing;
+    case RegularFileRead::kCannotOpen:
+        Fail(error, std::string("open: ") + std::strerror(read.error));
+        break;
+    case RegularFileRead::kNotRegular:
         Fail(error, "not a regular file");
-        return StateFileRead::kFailed;
+        break;
+    case RegularFileRead::kTooLarge:
+        Fail(error, "larger than " + std::to_string(max_bytes) + " bytes");
+        break;
+    case RegularFileRead::kCannotRead:
+        Fail(error, std::string("read: ") + std::strerror(read.error));
+        break;
     }
-    out->clear();
-    char buf[16384];
-    for (;;) {
-        ssize_t n = read(fd.get(), buf, sizeof(buf));
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            Fail(error, std::string("read: ") + std::strerror(errno));
-            return StateFileRead::kFailed;
-        }
-        if (n == 0) {
-            return StateFileRead::kRead;
-        }
-        if (out->size() + static_cast<size_t>(n) > max_bytes) {
-            Fail(error, "larger than " + std::to_string(max_bytes) + " bytes");
-            return StateFileRead::kFailed;
-        }
-        out->append(buf, static_cast<size_t>(n));
-    }
+    return StateFileRead::kFailed;
 }
 
 StateFileRead ReadStateFileLocked(const std::string& dir,
