@@ -7,6 +7,12 @@
 namespace solgate {
 
 uint32_t EffectiveWeight(uint32_t weight, double cost_ratio) {
+    if (cost_ratio <= 1.0) {
+        // the cheapest of its tier, as most are: the division by 1 and the
+        // rounding of a whole number below change nothing
+        return static_cast<uint32_t>(double(std::max<uint32_t>(weight, 1)) *
+                                     1000.0);
+    }
     double ratio = std::max(cost_ratio, 1.0);
     double w = double(std::max<uint32_t>(weight, 1)) * 1000.0 / (ratio * ratio);
     return static_cast<uint32_t>(std::max(1.0, std::round(w)));
@@ -17,13 +23,16 @@ std::optional<size_t> ChooseCandidate(const Candidate* candidates, size_t n,
     if (n == 0) {
         return std::nullopt;
     }
+    // the best tier, and whether any of it reached minContextSlot
     CandidateTier best = candidates[0].tier;
+    bool any_reached = candidates[0].reached;
     for (size_t i = 1; i < n; i++) {
-        best = std::min(best, candidates[i].tier);
-    }
-    bool any_reached = false;
-    for (size_t i = 0; i < n; i++) {
-        any_reached |= candidates[i].tier == best && candidates[i].reached;
+        if (candidates[i].tier < best) {
+            best = candidates[i].tier;
+            any_reached = candidates[i].reached;
+        } else if (candidates[i].tier == best) {
+            any_reached |= candidates[i].reached;
+        }
     }
     auto in_pool = [&](const Candidate& c) {
         return c.tier == best && (c.reached || !any_reached);
