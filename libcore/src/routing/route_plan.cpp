@@ -133,10 +133,10 @@ void PlanRouteInto(const Network& network, const RpcRequest& request,
         plan.lane = group.lane;
         plan.lane_name = std::move(group.lane_name);
     } else {
-        plan.matched.resize(network.size());
-        for (size_t i = 0; i < network.size(); i++) {
-            plan.matched[i] = i;
-        }
+        // every upstream: the network's own list (0 .. size - 1), copied
+        // whole, where resize and a loop wrote it element by element
+        const std::vector<size_t>& all = network.all_upstreams();
+        plan.matched.assign(all.begin(), all.end());
         plan.lane = kAllLane;
         // appended: ResetPlan left it empty, and assign's _M_replace costs
         // twice what _M_append does
