@@ -356,10 +356,12 @@ void RoutedRequest::Finish(unsigned http_status, bool rpc_error,
                                                       : RequestOutcome::kOk;
     size_t slot =
         upstream_ ? network_->RecordIndex(*upstream_) : kNoUpstreamSlot;
-    CountRequest(network_->counters().requests, slot,
-                 SolanaMethodIndex(method), outcome);
+    // the name is looked up once: its class follows from its index
+    size_t method_index = SolanaMethodIndex(method);
+    CountRequest(network_->counters().requests, slot, method_index, outcome);
     if (upstream_) {
-        ObserveLatency(network_->host(*upstream_), ClassOfMethod(method),
+        ObserveLatency(network_->host(*upstream_),
+                       ClassOfMethodIndex(method_index),
                        static_cast<uint64_t>(std::max<int64_t>(duration_ms, 0)));
     }
 }
