@@ -683,17 +683,14 @@ std::optional<Network::PickResult> Network::Pick(
         request.probe
             ? counters().rr_turn.load(std::memory_order_relaxed)
             : counters().rr_turn.fetch_add(1, std::memory_order_relaxed);
-    std::optional<size_t> chosen = ChooseCandidate(candidates.data(), n, turn);
+    std::optional<size_t> chosen =
+        ChooseCandidateAt(candidates.data(), n, turn);
     if (!chosen) {
         return std::nullopt;
     }
     PickResult result;
-    result.upstream = *chosen;
-    for (size_t k = 0; k < n; k++) {
-        if (candidates[k].index == *chosen) {
-            result.tier = candidates[k].tier;
-        }
-    }
+    result.upstream = candidates[*chosen].index;
+    result.tier = candidates[*chosen].tier;
     result.all_cordoned = usable > 0 && cordoned == usable;
     return result;
 }

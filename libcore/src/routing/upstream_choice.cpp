@@ -6,20 +6,14 @@
 
 namespace solgate {
 
-uint32_t EffectiveWeight(uint32_t weight, double cost_ratio) {
-    if (cost_ratio <= 1.0) {
-        // the cheapest of its tier, as most are: the division by 1 and the
-        // rounding of a whole number below change nothing
-        return static_cast<uint32_t>(double(std::max<uint32_t>(weight, 1)) *
-                                     1000.0);
-    }
+uint32_t WeightAboveCheapest(uint32_t weight, double cost_ratio) {
     double ratio = std::max(cost_ratio, 1.0);
     double w = double(std::max<uint32_t>(weight, 1)) * 1000.0 / (ratio * ratio);
     return static_cast<uint32_t>(std::max(1.0, std::round(w)));
 }
 
-std::optional<size_t> ChooseCandidate(const Candidate* candidates, size_t n,
-                                      uint64_t turn) {
+std::optional<size_t> ChooseCandidateAt(const Candidate* candidates, size_t n,
+                                        uint64_t turn) {
     if (n == 0) {
         return std::nullopt;
     }
@@ -72,7 +66,7 @@ std::optional<size_t> ChooseCandidate(const Candidate* candidates, size_t n,
         }
         uint64_t w = equal ? unit : std::max<uint32_t>(candidates[i].weight, 1);
         if (at < w) {
-            return candidates[i].index;
+            return i;
         }
         at -= w;
     }

@@ -30,8 +30,10 @@ TEST(UpstreamChoice, EqualCandidatesTakeStrictTurns) {
     std::vector<Candidate> c = Equal(3, 10);
     for (uint64_t t = 0; t < 9; t++) {
         EXPECT_EQ(ChooseCandidate(c.data(), 3, t), 10 + t % 3);
+        EXPECT_EQ(ChooseCandidateAt(c.data(), 3, t), t % 3);  // its place
     }
     EXPECT_FALSE(ChooseCandidate(c.data(), 0, 0));
+    EXPECT_FALSE(ChooseCandidateAt(c.data(), 0, 0));
 }
 
 TEST(UpstreamChoice, TheBestTierWins) {
