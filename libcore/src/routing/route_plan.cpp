@@ -119,7 +119,13 @@ void PlanRouteInto(const Network& network, const RpcRequest& request,
     ResetPlan(plan);
     plan.has_selector = !selector.empty();
     plan.client_selector = plan.has_selector && from_client;
-    plan.allowed.assign(network.size(), 0);
+    // Most requests may go to every upstream (no selector, no methods=
+    // or ignore_methods=, not a subscription): their flags are set here at
+    // once; the others' are set below, upstream by upstream.
+    const bool every_upstream =
+        !plan.has_selector && !network.has_method_filters() &&
+        request.shape != RpcRequest::Shape::kSubscription;
+    plan.allowed.assign(network.size(), every_upstream ? 1 : 0);
 
     if (plan.has_selector) {
         SelectorGroup group = network.ResolveSelector(selector);
@@ -155,8 +161,10 @@ void PlanRouteInto(const Network& network, const RpcRequest& request,
     } else if (!network.has_method_filters()) {
         // every upstream serves every method: no per-method sets to build
         plan.serving = plan.matched;
-        for (size_t i : plan.matched) {
-            plan.allowed[i] = 1;
+        if (!every_upstream) {   // (else every flag is set already)
+            for (size_t i : plan.matched) {
+                plan.allowed[i] = 1;
+            }
         }
     } else {
         methods = Methods(request);
