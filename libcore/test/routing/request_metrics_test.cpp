@@ -47,6 +47,11 @@ TEST(RequestMetrics, EveryMethodNameFindsItsOwnIndex) {
         near.back() = near.back() == 'x' ? 'y' : 'x';
         EXPECT_EQ(SolanaMethodIndex(near), kOtherMethod) << near;
         EXPECT_EQ(SolanaMethodIndex(name + "Z"), kOtherMethod) << name;
+        for (size_t k = 0; k < name.size(); k++) {   // a byte anywhere
+            std::string other = name;
+            other[k] = '\x01';
+            EXPECT_EQ(SolanaMethodIndex(other), kOtherMethod) << name << k;
+        }
     }
     EXPECT_EQ(SolanaMethodIndex(""), kOtherMethod);
     EXPECT_EQ(SolanaMethodIndex(std::string(500, 'g')), kOtherMethod);
