@@ -626,6 +626,11 @@ std::optional<Network::PickResult> Network::Pick(
     size_t usable = 0;
     size_t cordoned = 0;
     const uint64_t max_lag = settings_.max_slot_lag;
+    // The cheapest cost of each tier, as the candidates come (the weights
+    // are relative to it); 0 while the tier has none.
+    std::array<double, static_cast<size_t>(CandidateTier::kCordoned) + 1>
+        cheapest;
+    cheapest.fill(0);
     for (size_t i = 0; i < upstreams_.size() && i < kMaxUpstreams; i++) {
         bool in_group = request.allowed == nullptr || (*request.allowed)[i];
         bool fallback = !in_group && request.fallback != nullptr &&
@@ -650,29 +655,26 @@ std::optional<Network::PickResult> Network::Pick(
         uint64_t lag = request.lag_reference == 0
                            ? 0
                            : SlotLagOf(i, request.lag_reference);
-        Candidate c{i, CandidateTier::kEligible, true, 1};
-        c.tier = StandingOf(i, is_cordoned, lag, request.now_ms,
-                            request.subscription);
-        if (fallback && (c.tier == CandidateTier::kEligible ||
-                         c.tier == CandidateTier::kBackup)) {
-            c.tier = CandidateTier::kFallbackBackup;
+        CandidateTier tier = StandingOf(i, is_cordoned, lag, request.now_ms,
+                                        request.subscription);
+        if (fallback) {
+            if (tier != CandidateTier::kEligible &&
+                tier != CandidateTier::kBackup) {
+                continue;  // a fallback is taken only when it is healthy
+            }
+            tier = CandidateTier::kFallbackBackup;
         }
-        if (fallback && c.tier != CandidateTier::kFallbackBackup) {
-            continue;  // a fallback is taken only when it is healthy
-        }
+        // written in place: a Candidate built aside was then copied
+        Candidate& c = candidates[n];
+        c.index = i;
+        c.tier = tier;
         c.reached = !request.min_context_slot ||
                     slots().View(i, kSlotProcessed) >= *request.min_context_slot;
         c.weight = upstreams_[i].routing.weight;
-        costs[n] = UpstreamCost(host(i), lag, max_lag);
-        candidates[n++] = c;
-    }
-    // Weights relative to the cheapest candidate of the same tier.
-    std::array<double, static_cast<size_t>(CandidateTier::kCordoned) + 1>
-        cheapest;
-    cheapest.fill(0);
-    for (size_t k = 0; k < n; k++) {
-        double& best = cheapest[static_cast<size_t>(candidates[k].tier)];
-        best = best == 0 ? costs[k] : std::min(best, costs[k]);
+        double cost = UpstreamCost(host(i), lag, max_lag);
+        costs[n++] = cost;
+        double& best = cheapest[static_cast<size_t>(tier)];
+        best = best == 0 ? cost : std::min(best, cost);
     }
     for (size_t k = 0; k < n; k++) {
         double best = cheapest[static_cast<size_t>(candidates[k].tier)];
