@@ -380,11 +380,22 @@ std::vector<unsigned char> Network::ServingSet(std::string_view method) const {
 }
 
 SelectorGroup Network::ResolveSelector(std::string_view text) const {
+    SelectorGroup scratch;
+    const SelectorGroup& group = ResolveSelectorInto(text, &scratch);
+    if (&group == &scratch) {
+        return scratch;   // not cached: moved out
+    }
+    return group;
+}
+
+const SelectorGroup& Network::ResolveSelectorInto(
+    std::string_view text, SelectorGroup* scratch) const {
     auto cached = selector_groups_.find(std::string(text));
     if (cached != selector_groups_.end()) {
         return cached->second;
     }
-    SelectorGroup group;
+    SelectorGroup& group = *scratch;
+    group = SelectorGroup();
     std::optional<Selector> selector = Selector::Parse(text, &group.error);
     if (selector) {
         group.error.clear();
@@ -415,7 +426,8 @@ SelectorGroup Network::ResolveSelector(std::string_view text) const {
     // soon as one is free again.
     if (selector_groups_.size() < kCachedSelectors &&
         !(lane_worthy && !group.lane)) {
-        selector_groups_.emplace(std::string(text), group);
+        return selector_groups_.emplace(std::string(text), std::move(group))
+            .first->second;
     }
     return group;
 }

@@ -84,6 +84,29 @@ void KeepFallbackBackups(const Network& network,
     }
 }
 
+// The selector's group into `plan` (matched, lane); false, with the
+// plan's error, for a malformed selector. The network's cached group is
+// copied into the storage the plan keeps (ResetPlan emptied it): a copy
+// of the group, moved into the plan, cost an allocation of its vector
+// and the free of the plan's own, every request.
+bool PlanSelectorGroup(const Network& network, std::string_view selector,
+                       RoutePlan& plan) {
+    SelectorGroup scratch;
+    const SelectorGroup& group =
+        network.ResolveSelectorInto(selector, &scratch);
+    if (!group.error.empty()) {
+        plan.error = RpcError{kInvalidParams,
+                              "Invalid params: use-upstream selector " +
+                                  Quoted(selector) + ": " + group.error};
+        return false;
+    }
+    plan.matched.insert(plan.matched.end(), group.matched.begin(),
+                        group.matched.end());
+    plan.lane = group.lane;
+    plan.lane_name.append(group.lane_name);
+    return true;
+}
+
 std::string MethodList(const std::vector<std::string_view>& methods) {
     std::string out;
     for (std::string_view m : methods) {
@@ -128,16 +151,9 @@ void PlanRouteInto(const Network& network, const RpcRequest& request,
     plan.allowed.assign(network.size(), every_upstream ? 1 : 0);
 
     if (plan.has_selector) {
-        SelectorGroup group = network.ResolveSelector(selector);
-        if (!group.error.empty()) {
-            plan.error = RpcError{kInvalidParams,
-                                  "Invalid params: use-upstream selector " +
-                                      Quoted(selector) + ": " + group.error};
+        if (!PlanSelectorGroup(network, selector, plan)) {
             return;
         }
-        plan.matched = std::move(group.matched);
-        plan.lane = group.lane;
-        plan.lane_name = std::move(group.lane_name);
     } else {
         // every upstream: the network's own list (0 .. size - 1), copied
         // whole, where resize and a loop wrote it element by element
