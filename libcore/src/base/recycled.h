@@ -36,6 +36,36 @@ constexpr bool kRecycling = true;
 constexpr bool kRecycling = true;
 #endif
 
+// The thread's `V` of `Owner` (a class of this file), made on first use
+// and destroyed when the thread ends, reached through a plain pointer:
+// one TLS lookup and a test. libcore is a shared library, where each
+// lookup is a __tls_get_addr call; a thread_local with a destructor (or
+// made at run time) costs a guard test and two or three of them, every
+// time. (initial-exec TLS would cost none, but nginx dlopens the module
+// that needs libcore, and static TLS may be full by then.)
+template <class Owner, class V>
+class PerThread {
+public:
+    static V& Get() {
+        V* value = value_;
+        if (value == nullptr) {
+            value = Make();
+        }
+        return *value;
+    }
+
+private:
+    // Once per thread. A V used after its thread_local was destroyed (by
+    // another thread_local's destructor) is used in place, as before.
+    [[gnu::noinline, gnu::cold]] static V* Make() {
+        static thread_local V owned = Owner::MakeSpares();
+        value_ = &owned;
+        return value_;
+    }
+
+    static inline thread_local V* value_ = nullptr;
+};
+
 template <class T, size_t kKept = 128>
 class Recycled {
 public:
@@ -88,6 +118,9 @@ private:
     // that (by another thread_local's destructor) goes to the empty list
     // and is not freed, which only matters to a leak checker.
     struct Spares {
+        Spares() = default;
+        Spares(const Spares&) = delete;
+        Spares& operator=(const Spares&) = delete;
         ~Spares() {
             while (count > 0) {
                 ::operator delete(blocks[--count]);
@@ -97,9 +130,11 @@ private:
         size_t count = 0;
     };
 
+    friend class PerThread<Recycled, Spares>;
+    static Spares MakeSpares() { return {}; }   // made in place (C++17)
+
     static Spares& ThreadSpares() {
-        static thread_local Spares spares;
-        return spares;
+        return PerThread<Recycled, Spares>::Get();
     }
 };
 
@@ -153,13 +188,15 @@ public:
     static size_t Kept() { return List().size(); }
 
 private:
+    friend class PerThread<ThreadSpares, std::vector<T>>;
+    static std::vector<T> MakeSpares() {
+        std::vector<T> list;
+        list.reserve(kKept);
+        return list;
+    }
+
     static std::vector<T>& List() {
-        static thread_local std::vector<T> spares = [] {
-            std::vector<T> list;
-            list.reserve(kKept);
-            return list;
-        }();
-        return spares;
+        return PerThread<ThreadSpares, std::vector<T>>::Get();
     }
 };
 

@@ -29,30 +29,54 @@ inline constexpr struct PlainStringBytes {
     }
 } kPlainStringBytes;
 
+#if defined(__SSE2__)
+// Which of the sixteen bytes at `at` kPlainStringBytes does not take, a
+// bit each: a quote, a backslash, and (a signed compare) below 0x20 the
+// control bytes and, being negative, the bytes >= 0x80; 0x7f is plain, as
+// in the table.
+inline unsigned PlainStringStops(const char* at) {
+    __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+    __m128i stop = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('"')),
+                     _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\\'))),
+        _mm_cmplt_epi8(bytes, _mm_set1_epi8(0x20)));
+    return static_cast<unsigned>(_mm_movemask_epi8(stop));
+}
+
+// SkipPlainStringBytes for the last 1 to 15 bytes of a text of 16 or more:
+// its last sixteen judged at once, the ones before p shifted out. Out of
+// line, so the lexer it is called from stays small enough to be inlined
+// where it is used.
+[[gnu::noinline]] inline const char* SkipLastPlainStringBytes(const char* p,
+                                                             const char* end) {
+    const char* last = end - 16;   // bit k: byte last + k
+    unsigned mask = PlainStringStops(last) >> (p - last);
+    return mask != 0 ? p + __builtin_ctz(mask) : end;
+}
+#endif
+
 // The first byte at or after p that kPlainStringBytes does not take (end
 // if none). Strings are most of a body's bytes: with SSE2 (every x86-64)
 // sixteen bytes are judged at once, three compares and a mask, where the
-// table costs six instructions a byte; the last few bytes of the text,
-// and other targets, take the table.
-inline const char* SkipPlainStringBytes(const char* p, const char* end) {
+// table costs six instructions a byte. The last bytes of a text of 16 or
+// more (`begin` is its first) are judged as the text's last sixteen: a
+// request's last strings ("confirmed") are there. Shorter texts, and
+// other targets, take the table.
+inline const char* SkipPlainStringBytes(const char* p, const char* end,
+                                        const char* begin) {
 #if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"');
-    const __m128i backslash = _mm_set1_epi8('\\');
-    // a signed compare: below 0x20 are the control bytes and, being
-    // negative, the bytes >= 0x80; 0x7f is plain, as in the table
-    const __m128i space = _mm_set1_epi8(0x20);
     while (end - p >= 16) {
-        __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        __m128i stop = _mm_or_si128(
-            _mm_or_si128(_mm_cmpeq_epi8(bytes, quote),
-                         _mm_cmpeq_epi8(bytes, backslash)),
-            _mm_cmplt_epi8(bytes, space));
-        unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(stop));
+        unsigned mask = PlainStringStops(p);
         if (mask != 0) {
             return p + __builtin_ctz(mask);
         }
         p += 16;
     }
+    if (p < end && end - begin >= 16) {
+        return SkipLastPlainStringBytes(p, end);
+    }
+#else
+    (void)begin;
 #endif
     while (p < end && kPlainStringBytes.plain[static_cast<unsigned char>(*p)]) {
         p++;
@@ -105,7 +129,7 @@ PlainJson LexPlainJson(std::string_view text, Handler& handler,
     // no closing quote).
     auto plain_string = [&](std::string_view* body) {
         const char* s = ++p;
-        p = SkipPlainStringBytes(p, end);
+        p = SkipPlainStringBytes(p, end, begin);
         if (p >= end || *p != '"') {
             return false;   // no closing quote, or a byte yajl must judge
         }

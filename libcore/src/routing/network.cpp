@@ -380,11 +380,22 @@ std::vector<unsigned char> Network::ServingSet(std::string_view method) const {
 }
 
 SelectorGroup Network::ResolveSelector(std::string_view text) const {
+    SelectorGroup scratch;
+    const SelectorGroup& group = ResolveSelectorInto(text, &scratch);
+    if (&group == &scratch) {
+        return scratch;   // not cached: moved out
+    }
+    return group;
+}
+
+const SelectorGroup& Network::ResolveSelectorInto(
+    std::string_view text, SelectorGroup* scratch) const {
     auto cached = selector_groups_.find(std::string(text));
     if (cached != selector_groups_.end()) {
         return cached->second;
     }
-    SelectorGroup group;
+    SelectorGroup& group = *scratch;
+    group = SelectorGroup();
     std::optional<Selector> selector = Selector::Parse(text, &group.error);
     if (selector) {
         group.error.clear();
@@ -415,7 +426,8 @@ SelectorGroup Network::ResolveSelector(std::string_view text) const {
     // soon as one is free again.
     if (selector_groups_.size() < kCachedSelectors &&
         !(lane_worthy && !group.lane)) {
-        selector_groups_.emplace(std::string(text), group);
+        return selector_groups_.emplace(std::string(text), std::move(group))
+            .first->second;
     }
     return group;
 }
@@ -626,6 +638,11 @@ std::optional<Network::PickResult> Network::Pick(
     size_t usable = 0;
     size_t cordoned = 0;
     const uint64_t max_lag = settings_.max_slot_lag;
+    // The cheapest cost of each tier, as the candidates come (the weights
+    // are relative to it); 0 while the tier has none.
+    std::array<double, static_cast<size_t>(CandidateTier::kCordoned) + 1>
+        cheapest;
+    cheapest.fill(0);
     for (size_t i = 0; i < upstreams_.size() && i < kMaxUpstreams; i++) {
         bool in_group = request.allowed == nullptr || (*request.allowed)[i];
         bool fallback = !in_group && request.fallback != nullptr &&
@@ -650,29 +667,26 @@ std::optional<Network::PickResult> Network::Pick(
         uint64_t lag = request.lag_reference == 0
                            ? 0
                            : SlotLagOf(i, request.lag_reference);
-        Candidate c{i, CandidateTier::kEligible, true, 1};
-        c.tier = StandingOf(i, is_cordoned, lag, request.now_ms,
-                            request.subscription);
-        if (fallback && (c.tier == CandidateTier::kEligible ||
-                         c.tier == CandidateTier::kBackup)) {
-            c.tier = CandidateTier::kFallbackBackup;
+        CandidateTier tier = StandingOf(i, is_cordoned, lag, request.now_ms,
+                                        request.subscription);
+        if (fallback) {
+            if (tier != CandidateTier::kEligible &&
+                tier != CandidateTier::kBackup) {
+                continue;  // a fallback is taken only when it is healthy
+            }
+            tier = CandidateTier::kFallbackBackup;
         }
-        if (fallback && c.tier != CandidateTier::kFallbackBackup) {
-            continue;  // a fallback is taken only when it is healthy
-        }
+        // written in place: a Candidate built aside was then copied
+        Candidate& c = candidates[n];
+        c.index = i;
+        c.tier = tier;
         c.reached = !request.min_context_slot ||
                     slots().View(i, kSlotProcessed) >= *request.min_context_slot;
         c.weight = upstreams_[i].routing.weight;
-        costs[n] = UpstreamCost(host(i), lag, max_lag);
-        candidates[n++] = c;
-    }
-    // Weights relative to the cheapest candidate of the same tier.
-    std::array<double, static_cast<size_t>(CandidateTier::kCordoned) + 1>
-        cheapest;
-    cheapest.fill(0);
-    for (size_t k = 0; k < n; k++) {
-        double& best = cheapest[static_cast<size_t>(candidates[k].tier)];
-        best = best == 0 ? costs[k] : std::min(best, costs[k]);
+        double cost = UpstreamCost(host(i), lag, max_lag);
+        costs[n++] = cost;
+        double& best = cheapest[static_cast<size_t>(tier)];
+        best = best == 0 ? cost : std::min(best, cost);
     }
     for (size_t k = 0; k < n; k++) {
         double best = cheapest[static_cast<size_t>(candidates[k].tier)];
@@ -683,17 +697,14 @@ std::optional<Network::PickResult> Network::Pick(
         request.probe
             ? counters().rr_turn.load(std::memory_order_relaxed)
             : counters().rr_turn.fetch_add(1, std::memory_order_relaxed);
-    std::optional<size_t> chosen = ChooseCandidate(candidates.data(), n, turn);
+    std::optional<size_t> chosen =
+        ChooseCandidateAt(candidates.data(), n, turn);
     if (!chosen) {
         return std::nullopt;
     }
     PickResult result;
-    result.upstream = *chosen;
-    for (size_t k = 0; k < n; k++) {
-        if (candidates[k].index == *chosen) {
-            result.tier = candidates[k].tier;
-        }
-    }
+    result.upstream = candidates[*chosen].index;
+    result.tier = candidates[*chosen].tier;
     result.all_cordoned = usable > 0 && cordoned == usable;
     return result;
 }

@@ -255,6 +255,12 @@ public:
     // forms its lane. Depends only on the text and the configuration, so
     // the first kCachedSelectors texts are resolved once per worker.
     SelectorGroup ResolveSelector(std::string_view text) const;
+    // The same without a copy: the cached group (valid while this network
+    // is), or, for a text not cached, the group made in *scratch. What a
+    // request's plan uses: a copy of the group cost it an allocation of
+    // its vector (and a free of the plan's own) every request.
+    const SelectorGroup& ResolveSelectorInto(std::string_view text,
+                                             SelectorGroup* scratch) const;
     static constexpr size_t kCachedSelectors = 64;
     // The margin above the indexed tip within which getBlock is forwarded.
     // 2 + debounce / 400 ms, with the longest debounce among `voters`

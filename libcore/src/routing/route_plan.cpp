@@ -84,6 +84,29 @@ void KeepFallbackBackups(const Network& network,
     }
 }
 
+// The selector's group into `plan` (matched, lane); false, with the
+// plan's error, for a malformed selector. The network's cached group is
+// copied into the storage the plan keeps (ResetPlan emptied it): a copy
+// of the group, moved into the plan, cost an allocation of its vector
+// and the free of the plan's own, every request.
+bool PlanSelectorGroup(const Network& network, std::string_view selector,
+                       RoutePlan& plan) {
+    SelectorGroup scratch;
+    const SelectorGroup& group =
+        network.ResolveSelectorInto(selector, &scratch);
+    if (!group.error.empty()) {
+        plan.error = RpcError{kInvalidParams,
+                              "Invalid params: use-upstream selector " +
+                                  Quoted(selector) + ": " + group.error};
+        return false;
+    }
+    plan.matched.insert(plan.matched.end(), group.matched.begin(),
+                        group.matched.end());
+    plan.lane = group.lane;
+    plan.lane_name.append(group.lane_name);
+    return true;
+}
+
 std::string MethodList(const std::vector<std::string_view>& methods) {
     std::string out;
     for (std::string_view m : methods) {
@@ -119,24 +142,23 @@ void PlanRouteInto(const Network& network, const RpcRequest& request,
     ResetPlan(plan);
     plan.has_selector = !selector.empty();
     plan.client_selector = plan.has_selector && from_client;
-    plan.allowed.assign(network.size(), 0);
+    // Most requests may go to every upstream (no selector, no methods=
+    // or ignore_methods=, not a subscription): their flags are set here at
+    // once; the others' are set below, upstream by upstream.
+    const bool every_upstream =
+        !plan.has_selector && !network.has_method_filters() &&
+        request.shape != RpcRequest::Shape::kSubscription;
+    plan.allowed.assign(network.size(), every_upstream ? 1 : 0);
 
     if (plan.has_selector) {
-        SelectorGroup group = network.ResolveSelector(selector);
-        if (!group.error.empty()) {
-            plan.error = RpcError{kInvalidParams,
-                                  "Invalid params: use-upstream selector " +
-                                      Quoted(selector) + ": " + group.error};
+        if (!PlanSelectorGroup(network, selector, plan)) {
             return;
         }
-        plan.matched = std::move(group.matched);
-        plan.lane = group.lane;
-        plan.lane_name = std::move(group.lane_name);
     } else {
-        plan.matched.resize(network.size());
-        for (size_t i = 0; i < network.size(); i++) {
-            plan.matched[i] = i;
-        }
+        // every upstream: the network's own list (0 .. size - 1), copied
+        // whole, where resize and a loop wrote it element by element
+        const std::vector<size_t>& all = network.all_upstreams();
+        plan.matched.assign(all.begin(), all.end());
         plan.lane = kAllLane;
         // appended: ResetPlan left it empty, and assign's _M_replace costs
         // twice what _M_append does
@@ -155,8 +177,10 @@ void PlanRouteInto(const Network& network, const RpcRequest& request,
     } else if (!network.has_method_filters()) {
         // every upstream serves every method: no per-method sets to build
         plan.serving = plan.matched;
-        for (size_t i : plan.matched) {
-            plan.allowed[i] = 1;
+        if (!every_upstream) {   // (else every flag is set already)
+            for (size_t i : plan.matched) {
+                plan.allowed[i] = 1;
+            }
         }
     } else {
         methods = Methods(request);

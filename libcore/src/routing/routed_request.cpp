@@ -159,7 +159,7 @@ RoutedRequest::FanOutStart RoutedRequest::StartFanOut(int64_t now_ms) {
     if (kind == FanOutKind::kNone) {
         return start;
     }
-    fan_out_ = FanOut(kind, settings);
+    fan_out_.emplace(kind, settings);
     size_t want = 1;
     switch (kind) {
     case FanOutKind::kBroadcast:
@@ -180,11 +180,11 @@ RoutedRequest::FanOutStart RoutedRequest::StartFanOut(int64_t now_ms) {
     }
     start.targets = TakeTargets(want, now_ms);
     if (start.targets.empty()) {
-        fan_out_ = FanOut();
+        fan_out_.reset();
         return start;   // nobody to ask: the usual path answers
     }
     for (size_t upstream : start.targets) {
-        fan_out_.Launched(upstream, false);
+        fan_out().Launched(upstream, false);
     }
     start.kind = kind;
     return start;
@@ -201,23 +201,23 @@ RoutedRequest::FanOutStep RoutedRequest::ReportFanOut(
         if (end.http_status == 200) {
             answer = end.answer;
         }
-        if (fan_out_.kind() == FanOutKind::kBroadcast) {
+        if (fan_out().kind() == FanOutKind::kBroadcast) {
             bool success = !answer.empty() && !LooksLikeRpcError(answer);
             network_->host(upstream)
                 .broadcasts[success ? 0 : 1]
                 .fetch_add(1, std::memory_order_relaxed);
         }
     }
-    step.decided = fan_out_.Ended(upstream, answer, cancelled);
-    if (!step.decided && fan_out_.kind() == FanOutKind::kHedge &&
-        fan_out_.pending() == 0) {
+    step.decided = fan_out().Ended(upstream, answer, cancelled);
+    if (!step.decided && fan_out().kind() == FanOutKind::kHedge &&
+        fan_out().pending() == 0) {
         // every attempt so far ended without a good answer: fail over
         auto next = NextAttempt(now_ms);
         if (next) {
-            fan_out_.Launched(next->upstream, false);
+            fan_out().Launched(next->upstream, false);
             step.launch = next->upstream;
         } else {
-            fan_out_.Settle();
+            fan_out().Settle();
             step.decided = true;
         }
     }
@@ -225,25 +225,25 @@ RoutedRequest::FanOutStep RoutedRequest::ReportFanOut(
 }
 
 std::optional<size_t> RoutedRequest::NextHedge(int64_t now_ms) {
-    if (!fan_out_.HedgeLeft()) {
+    if (!HedgeLeft()) {
         return std::nullopt;
     }
     auto next = NextAttempt(now_ms);
     if (!next) {
         return std::nullopt;
     }
-    fan_out_.Launched(next->upstream, true);
+    fan_out().Launched(next->upstream, true);
     network_->counters().hedges_sent.fetch_add(1, std::memory_order_relaxed);
     return next->upstream;
 }
 
 RoutedRequest::Answer RoutedRequest::FanOutAnswer() {
-    FanOut::Result result = fan_out_.Decide();
+    FanOut::Result result = fan_out().Decide();
     if (result.upstream) {
         upstream_ = result.upstream;   // the request counts as answered by it
     }
     NetworkHostCounters& counters = network_->counters();
-    if (fan_out_.kind() == FanOutKind::kConsensus) {
+    if (fan_out().kind() == FanOutKind::kConsensus) {
         counters.consensus[static_cast<size_t>(result.consensus)].fetch_add(
             1, std::memory_order_relaxed);
     }
@@ -253,12 +253,12 @@ RoutedRequest::Answer RoutedRequest::FanOutAnswer() {
     if (!result.answer.empty()) {
         return {200, std::string(result.answer)};
     }
-    if (fan_out_.kind() == FanOutKind::kConsensus &&
+    if (fan_out().kind() == FanOutKind::kConsensus &&
         result.consensus != ConsensusOutcome::kFailed) {
         upstream_.reset();   // Solgate's own answer
         return {200, ConsensusDisputeAnswer(parsed_,
                                             network_->settings().consensus,
-                                            result, fan_out_.launched())};
+                                            result, fan_out().launched())};
     }
     return {kAllFailedHttpStatus, AllFailedAnswer()};
 }
@@ -356,10 +356,12 @@ void RoutedRequest::Finish(unsigned http_status, bool rpc_error,
                                                       : RequestOutcome::kOk;
     size_t slot =
         upstream_ ? network_->RecordIndex(*upstream_) : kNoUpstreamSlot;
-    CountRequest(network_->counters().requests, slot,
-                 SolanaMethodIndex(method), outcome);
+    // the name is looked up once: its class follows from its index
+    size_t method_index = SolanaMethodIndex(method);
+    CountRequest(network_->counters().requests, slot, method_index, outcome);
     if (upstream_) {
-        ObserveLatency(network_->host(*upstream_), ClassOfMethod(method),
+        ObserveLatency(network_->host(*upstream_),
+                       ClassOfMethodIndex(method_index),
                        static_cast<uint64_t>(std::max<int64_t>(duration_ms, 0)));
     }
 }

@@ -133,8 +133,8 @@ public:
     // The hedge timer fired: the upstream of the next hedge, if any is
     // left (the timer is set again while HedgeLeft).
     std::optional<size_t> NextHedge(int64_t now_ms);
-    bool HedgeLeft() const { return fan_out_.HedgeLeft(); }
-    size_t FanOutPending() const { return fan_out_.pending(); }
+    bool HedgeLeft() const { return fan_out_ && fan_out_->HedgeLeft(); }
+    size_t FanOutPending() const { return fan_out_ ? fan_out_->pending() : 0; }
     struct Answer {
         unsigned http_status = 200;
         std::string body;
@@ -205,7 +205,17 @@ private:
     std::vector<BatchMerger::Slot> merge_;
     std::vector<BatchPiece> pieces_;
     bool run_ = false;
-    FanOut fan_out_;
+    // Made when a policy takes the request (or on first use): most
+    // requests have none, and an idle FanOut (its vectors and strings)
+    // cost a construction and a destruction each. An empty one reads as a
+    // default FanOut would (kind kNone, nothing pending, no hedge left).
+    std::optional<FanOut> fan_out_;
+    FanOut& fan_out() {
+        if (!fan_out_) {
+            fan_out_.emplace();
+        }
+        return *fan_out_;
+    }
     std::string kept_answer_;
     int kept_rank_ = 0;  // 2: missing data, 1: skipped slot, 0: none
 };

@@ -309,22 +309,27 @@ bool CallGoesAlone(const RpcCall& call, const Network& network) {
     return ChooseCallFanOut(settings, call) != FanOutKind::kNone;
 }
 
-RouteDecision RouteRequest(const RpcRequest& request, const Network& network,
-                           const RoutePlan& plan, int64_t now_ms,
-                           RouteOptions options) {
-    RouteContext ctx{network, plan, now_ms, std::nullopt};
+namespace {
+
+// A body that is not a batch. Every path returns `decision` by name, so it
+// is built in the caller's object (NRVO): RouteRequest's return of
+// RouteBatch among the returns made each of them a move of its strings
+// and vectors.
+RouteDecision RouteWhole(const RpcRequest& request, RouteContext& ctx) {
+    const Network& network = ctx.network;
+    const RoutePlan& plan = ctx.plan;
     RouteDecision decision;
     switch (request.shape) {
     case RpcRequest::Shape::kUnreadable:
         AppendErrorEnvelope(decision.answer, {}, request.error.code,
                             request.error.message);
-        return decision;
+        break;
     case RpcRequest::Shape::kSingle:
         decision.forward =
             !AppendLocalAnswer(decision.answer, request.calls[0], ctx);
-        return decision;
+        break;
     case RpcRequest::Shape::kBatch:
-        return RouteBatch(request, ctx, options);
+        break;   // RouteBatch's
     case RpcRequest::Shape::kSubscription:
         if (!plan.error && WsConnectionsFull(network)) {
             decision.http_status = 503;
@@ -334,7 +339,7 @@ RouteDecision RouteRequest(const RpcRequest& request, const Network& network,
                     std::string(network.name()) + " holds its " +
                     std::to_string(network.settings().ws_max_connections) +
                     " (ws_max_connections); try again later");
-            return decision;
+            break;
         }
         if (plan.error) {
             // a handshake's answer: an HTTP error the client library shows
@@ -342,12 +347,24 @@ RouteDecision RouteRequest(const RpcRequest& request, const Network& network,
                 plan.error->code == kInvalidParams ? 400 : 503;
             AppendErrorEnvelope(decision.answer, {}, plan.error->code,
                                 plan.error->message);
-            return decision;
+            break;
         }
         decision.forward = true;
-        return decision;
+        break;
     }
     return decision;
+}
+
+}  // namespace
+
+RouteDecision RouteRequest(const RpcRequest& request, const Network& network,
+                           const RoutePlan& plan, int64_t now_ms,
+                           RouteOptions options) {
+    RouteContext ctx{network, plan, now_ms, std::nullopt};
+    if (request.shape == RpcRequest::Shape::kBatch) {
+        return RouteBatch(request, ctx, options);
+    }
+    return RouteWhole(request, ctx);
 }
 
 std::string_view RequestMethodName(const RpcRequest& request) {

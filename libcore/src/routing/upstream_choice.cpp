@@ -6,24 +6,27 @@
 
 namespace solgate {
 
-uint32_t EffectiveWeight(uint32_t weight, double cost_ratio) {
+uint32_t WeightAboveCheapest(uint32_t weight, double cost_ratio) {
     double ratio = std::max(cost_ratio, 1.0);
     double w = double(std::max<uint32_t>(weight, 1)) * 1000.0 / (ratio * ratio);
     return static_cast<uint32_t>(std::max(1.0, std::round(w)));
 }
 
-std::optional<size_t> ChooseCandidate(const Candidate* candidates, size_t n,
-                                      uint64_t turn) {
+std::optional<size_t> ChooseCandidateAt(const Candidate* candidates, size_t n,
+                                        uint64_t turn) {
     if (n == 0) {
         return std::nullopt;
     }
+    // the best tier, and whether any of it reached minContextSlot
     CandidateTier best = candidates[0].tier;
+    bool any_reached = candidates[0].reached;
     for (size_t i = 1; i < n; i++) {
-        best = std::min(best, candidates[i].tier);
-    }
-    bool any_reached = false;
-    for (size_t i = 0; i < n; i++) {
-        any_reached |= candidates[i].tier == best && candidates[i].reached;
+        if (candidates[i].tier < best) {
+            best = candidates[i].tier;
+            any_reached = candidates[i].reached;
+        } else if (candidates[i].tier == best) {
+            any_reached |= candidates[i].reached;
+        }
     }
     auto in_pool = [&](const Candidate& c) {
         return c.tier == best && (c.reached || !any_reached);
@@ -63,7 +66,7 @@ std::optional<size_t> ChooseCandidate(const Candidate* candidates, size_t n,
         }
         uint64_t w = equal ? unit : std::max<uint32_t>(candidates[i].weight, 1);
         if (at < w) {
-            return candidates[i].index;
+            return i;
         }
         at -= w;
     }

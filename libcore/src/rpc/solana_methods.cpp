@@ -81,6 +81,92 @@ static_assert(NamesFit(), "a name is empty or longer than kLongestName");
 
 constexpr ByLength kByLength = IndexByLength();
 
+// Whether the `len` bytes at a and b are the same (len >= 4, as every
+// name is): in words of eight (or four), the last one overlapping the one
+// before, loaded inline, where memcmp was a call for every request.
+bool SameBytes(const char* a, const char* b, size_t len) {
+    auto same = [a, b](size_t at, auto word) {
+        decltype(word) x;
+        decltype(word) y;
+        std::memcpy(&x, a + at, sizeof(x));
+        std::memcpy(&y, b + at, sizeof(y));
+        return x == y;
+    };
+    if (len < 8) {
+        return same(0, uint32_t{}) && same(len - 4, uint32_t{});
+    }
+    for (size_t at = 0; at + 8 < len; at += 8) {
+        if (!same(at, uint64_t{})) {
+            return false;
+        }
+    }
+    return same(len - 8, uint64_t{});
+}
+
+constexpr bool NamesHaveFourBytes() {
+    for (std::string_view name : kNames) {
+        if (name.size() < 4) {
+            return false;
+        }
+    }
+    return true;
+}
+static_assert(NamesHaveFourBytes(), "SameBytes compares words of four");
+
+// The latency classes other than kRead, by name (every one is in kNames).
+constexpr std::string_view kWriteMethods[] = {"requestAirdrop",
+                                              "sendTransaction"};
+constexpr std::string_view kHeavyMethods[] = {
+    "getBlock",           "getBlocks",           "getConfirmedBlock",
+    "getLargestAccounts", "getMultipleAccounts", "getProgramAccounts",
+    "getSignaturesForAddress", "getTokenAccountsByOwner"};
+
+constexpr size_t NamedIndex(std::string_view name) {
+    for (size_t i = 0; i < kNamed; i++) {
+        if (kNames[i] == name) {
+            return i;
+        }
+    }
+    return kNamed;
+}
+
+// The class of each SolanaMethodIndex, so a request that has its method's
+// index (Finish counts it by that) takes its class from a table, not from
+// a dozen name compares. "batch" is heavy, "other" a read.
+struct Classes {
+    MethodClass of[kNamed + 2] = {};   // kRead
+};
+
+constexpr Classes ClassTable() {
+    Classes t;
+    for (std::string_view name : kHeavyMethods) {
+        t.of[NamedIndex(name)] = MethodClass::kHeavy;
+    }
+    for (std::string_view name : kWriteMethods) {
+        t.of[NamedIndex(name)] = MethodClass::kWrite;
+    }
+    t.of[kNamed + 1] = MethodClass::kHeavy;   // kBatchMethod
+    return t;
+}
+
+constexpr bool AllClassedNamesAreNamed() {
+    for (std::string_view name : kHeavyMethods) {
+        if (NamedIndex(name) == kNamed) {
+            return false;
+        }
+    }
+    for (std::string_view name : kWriteMethods) {
+        if (NamedIndex(name) == kNamed) {
+            return false;
+        }
+    }
+    return true;
+}
+static_assert(AllClassedNamesAreNamed(),
+              "a heavy or write method is missing from kNames");
+
+constexpr Classes kClasses = ClassTable();
+
 }  // namespace
 
 const size_t kOtherMethod = kNamed;
@@ -102,7 +188,7 @@ size_t SolanaMethodIndex(std::string_view method) {
              k++) {
             std::string_view name = kNames[kByLength.order[k]];
             if (name[len - 1] == method[len - 1] &&
-                std::memcmp(name.data(), method.data(), len) == 0) {
+                SameBytes(name.data(), method.data(), len)) {
                 return kByLength.order[k];
             }
         }
@@ -111,17 +197,11 @@ size_t SolanaMethodIndex(std::string_view method) {
 }
 
 MethodClass ClassOfMethod(std::string_view method) {
-    if (method == "sendTransaction" || method == "requestAirdrop") {
-        return MethodClass::kWrite;
-    }
-    if (method == "getProgramAccounts" || method == "getBlock" ||
-        method == "getConfirmedBlock" || method == "getBlocks" ||
-        method == "getSignaturesForAddress" ||
-        method == "getTokenAccountsByOwner" || method == "getLargestAccounts" ||
-        method == "getMultipleAccounts" || method == "batch") {
-        return MethodClass::kHeavy;
-    }
-    return MethodClass::kRead;
+    return ClassOfMethodIndex(SolanaMethodIndex(method));
+}
+
+MethodClass ClassOfMethodIndex(size_t index) {
+    return index < kNamed + 2 ? kClasses.of[index] : MethodClass::kRead;
 }
 
 std::string_view MethodClassName(MethodClass c) {

@@ -25,6 +25,8 @@ enum class MethodClass : uint8_t {
     kCount
 };
 MethodClass ClassOfMethod(std::string_view method);
+// The same for a SolanaMethodIndex (kRead past the last one).
+MethodClass ClassOfMethodIndex(size_t index);
 std::string_view MethodClassName(MethodClass c);   // "read", "heavy", "write"
 
 }  // namespace solgate

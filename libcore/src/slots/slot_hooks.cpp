@@ -1,7 +1,6 @@
 #include "slots/slot_hooks.h"
 
 #include <algorithm>
-#include <array>
 
 namespace solgate {
 
@@ -58,17 +57,42 @@ void HarvestContextSlot(const Network& network, size_t upstream,
     }
 }
 
+// Every forwarded call asks (ResponseHook::ForCall). By length first:
+// each case compares a name or a few of a size known here, which the
+// compiler does inline in a word or two, where a search of the list paid
+// a call to memcmp.
 bool IsEnvelopeMethod(std::string_view method) {
-    static constexpr std::array<std::string_view, 18> kEnvelopeMethods{
-        "getAccountInfo", "getBalance", "getBlockProduction",
-        "getFeeForMessage", "getLargestAccounts", "getLatestBlockhash",
-        "getMultipleAccounts", "getProgramAccounts", "getSignatureStatuses",
-        "getStakeMinimumDelegation", "getSupply", "getTokenAccountBalance",
-        "getTokenAccountsByDelegate", "getTokenAccountsByOwner",
-        "getTokenLargestAccounts", "getTokenSupply", "isBlockhashValid",
-        "simulateTransaction"};
-    return std::find(kEnvelopeMethods.begin(), kEnvelopeMethods.end(),
-                     method) != kEnvelopeMethods.end();
+    switch (method.size()) {
+    case 9:
+        return method == "getSupply";
+    case 10:
+        return method == "getBalance";
+    case 14:
+        return method == "getAccountInfo" || method == "getTokenSupply";
+    case 16:
+        return method == "getFeeForMessage" || method == "isBlockhashValid";
+    case 18:
+        return method == "getBlockProduction" ||
+               method == "getLargestAccounts" ||
+               method == "getLatestBlockhash" ||
+               method == "getProgramAccounts";
+    case 19:
+        return method == "getMultipleAccounts" ||
+               method == "simulateTransaction";
+    case 20:
+        return method == "getSignatureStatuses";
+    case 22:
+        return method == "getTokenAccountBalance";
+    case 23:
+        return method == "getTokenAccountsByOwner" ||
+               method == "getTokenLargestAccounts";
+    case 25:
+        return method == "getStakeMinimumDelegation";
+    case 26:
+        return method == "getTokenAccountsByDelegate";
+    default:
+        return false;
+    }
 }
 
 }  // namespace solgate

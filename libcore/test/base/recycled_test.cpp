@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -147,6 +148,45 @@ TEST(ThreadSpares, UseLendsTheNewestSpareAndDropsIt) {
     EXPECT_EQ(Spares::Kept(), 1u);
     EXPECT_EQ(Spares::Use(size_of), 10u);
     EXPECT_EQ(Spares::Kept(), 0u);
+}
+
+// PerThread: made once per thread (on first use), the same object on
+// every later call there, destroyed when its thread ends.
+struct Tally {
+    static inline std::atomic<int> made{0};
+    static inline std::atomic<int> destroyed{0};
+};
+
+struct Counter {
+    Counter() { Tally::made++; }
+    Counter(const Counter&) = delete;
+    ~Counter() { Tally::destroyed++; }
+    int value = 0;
+};
+
+struct CounterOwner {
+    static Counter MakeSpares() { return {}; }
+};
+
+TEST(PerThread, OnePerThreadMadeOnFirstUseDestroyedAtItsEnd) {
+    using Counters = PerThread<CounterOwner, Counter>;
+    int made = Tally::made;
+    int destroyed = Tally::destroyed;
+    Counters::Get().value = 7;
+    Counters::Get().value++;
+    EXPECT_EQ(Counters::Get().value, 8);
+    int seen_there = -1;
+    std::thread other([&] {
+        seen_there = Counters::Get().value;
+        Counters::Get().value = 1;
+    });
+    other.join();
+    EXPECT_EQ(seen_there, 0);   // its own, new
+    EXPECT_EQ(Counters::Get().value, 8);
+    // this thread's was made here unless an earlier test made it
+    EXPECT_GE(Tally::made - made, 1);
+    EXPECT_LE(Tally::made - made, 2);
+    EXPECT_EQ(Tally::destroyed - destroyed, 1);  // the other thread's
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
 
 #include "json/json_mutations.h"
 #include "json/plain_json.h"
@@ -121,6 +122,42 @@ TEST(PlainJson, GivesUpOnWhatYajlMustDecide) {
               PlainJson::kDone);
     EXPECT_EQ(counter.events, 9);
     EXPECT_EQ(consumed, 23u);
+}
+
+// The sixteen-byte scans, the last of a text among them, stop where the
+// table does: at every start, in texts of every length up to 48, whose
+// bytes are mostly plain with a stop byte (a quote, a backslash, a control
+// byte, a byte >= 0x80) here and there, and 0x7f, which is plain.
+TEST(PlainJson, StringBytesStopWhereTheTableSays) {
+    std::mt19937 random(17);
+    const char stops[] = {'"', '\\', '\n', '\0', '\x1f', '\x80', '\xff'};
+    for (size_t len = 0; len <= 48; len++) {
+        for (int round = 0; round < 300; round++) {
+            std::string text(len, 'a');
+            for (char& c : text) {
+                int draw = static_cast<int>(random() % 40);
+                c = draw == 0 ? stops[random() % sizeof(stops)]
+                  : draw == 1 ? '\x7f'
+                              : static_cast<char>(0x20 + random() % 0x5f);
+                if (c == '"' || c == '\\') {
+                    c = draw == 0 ? c : 'b';   // stops only where drawn
+                }
+            }
+            const char* begin = text.data();
+            const char* end = begin + len;
+            for (size_t at = 0; at <= len; at++) {
+                const char* expected = begin + at;
+                while (expected < end &&
+                       kPlainStringBytes
+                           .plain[static_cast<unsigned char>(*expected)]) {
+                    expected++;
+                }
+                ASSERT_EQ(SkipPlainStringBytes(begin + at, end, begin),
+                          expected)
+                    << "length " << len << " from " << at;
+            }
+        }
+    }
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
+#include <vector>
 
 #include "support/fakes.h"
 #include "routing/network.h"
@@ -20,6 +22,40 @@ TEST(Network, TipsFollowTheMajorityAndIndexedIsMax) {
     EXPECT_EQ(tips.processed, 100u);
     EXPECT_EQ(tips.finalized, 60u);
     EXPECT_EQ(tips.indexed, 112u);
+}
+
+// A request's plan reads a selector's group where the network caches it
+// (no copy); past the cache's size, a new text is resolved into the
+// caller's scratch group, as correct, only not kept.
+TEST(Network, ASelectorsGroupIsReadFromTheCacheOrMadeInScratch) {
+    TestNetwork t(4);
+    const Network& n = t.network;
+    SelectorGroup scratch;
+    const SelectorGroup& first = n.ResolveSelectorInto("up-*", &scratch);
+    EXPECT_NE(&first, &scratch);   // cached as it was made
+    EXPECT_EQ(first.matched, (std::vector<size_t>{0, 1, 2, 3}));
+    SelectorGroup other_scratch;
+    EXPECT_EQ(&n.ResolveSelectorInto("up-*", &other_scratch), &first);
+    const SelectorGroup& bad = n.ResolveSelectorInto("up-1 |", &scratch);
+    EXPECT_FALSE(bad.error.empty());
+    EXPECT_TRUE(bad.matched.empty());
+    for (size_t i = 0; n.ResolveSelectorInto("up-" + std::to_string(i % 4) +
+                                                  "|x" + std::to_string(i),
+                                              &scratch)
+                           .matched.size() == 1 &&
+                       i < 2 * Network::kCachedSelectors;
+         i++) {
+    }
+    // the cache is full: resolved in scratch, the same group as a copy
+    const SelectorGroup& late = n.ResolveSelectorInto("up-2|up-3", &scratch);
+    EXPECT_EQ(&late, &scratch);
+    EXPECT_EQ(late.matched, (std::vector<size_t>{2, 3}));
+    EXPECT_TRUE(late.error.empty());
+    SelectorGroup copy = n.ResolveSelector("up-2|up-3");
+    EXPECT_EQ(copy.matched, late.matched);
+    EXPECT_EQ(copy.lane, late.lane);
+    EXPECT_EQ(copy.lane_name, late.lane_name);
+    EXPECT_EQ(n.ResolveSelector("up-*").matched, first.matched);
 }
 
 TEST(Network, GuardMarginFollowsDebounce) {

@@ -5,9 +5,11 @@
 
 #include <map>
 #include <memory>
+#include <string_view>
 #include <tuple>
 
 #include "rpc/answers.h"
+#include "rpc/solana_methods.h"
 
 namespace solgate {
 namespace {
@@ -45,6 +47,11 @@ TEST(RequestMetrics, EveryMethodNameFindsItsOwnIndex) {
         near.back() = near.back() == 'x' ? 'y' : 'x';
         EXPECT_EQ(SolanaMethodIndex(near), kOtherMethod) << near;
         EXPECT_EQ(SolanaMethodIndex(name + "Z"), kOtherMethod) << name;
+        for (size_t k = 0; k < name.size(); k++) {   // a byte anywhere
+            std::string other = name;
+            other[k] = '\x01';
+            EXPECT_EQ(SolanaMethodIndex(other), kOtherMethod) << name << k;
+        }
     }
     EXPECT_EQ(SolanaMethodIndex(""), kOtherMethod);
     EXPECT_EQ(SolanaMethodIndex(std::string(500, 'g')), kOtherMethod);
@@ -81,6 +88,37 @@ TEST(RequestMetrics, LatencyBuckets) {
     EXPECT_EQ(ClassOfMethod("getProgramAccounts"), MethodClass::kHeavy);
     EXPECT_EQ(ClassOfMethod("sendTransaction"), MethodClass::kWrite);
     EXPECT_EQ(ClassOfMethod("getBalance"), MethodClass::kRead);
+}
+
+// The classes as they were spelled out by name before the table by index
+// replaced them: every known name, "batch", "other" and strangers agree.
+MethodClass ClassByNames(std::string_view method) {
+    if (method == "sendTransaction" || method == "requestAirdrop") {
+        return MethodClass::kWrite;
+    }
+    if (method == "getProgramAccounts" || method == "getBlock" ||
+        method == "getConfirmedBlock" || method == "getBlocks" ||
+        method == "getSignaturesForAddress" ||
+        method == "getTokenAccountsByOwner" || method == "getLargestAccounts" ||
+        method == "getMultipleAccounts" || method == "batch") {
+        return MethodClass::kHeavy;
+    }
+    return MethodClass::kRead;
+}
+
+TEST(RequestMetrics, AMethodsClassByNameAndByIndexAgree) {
+    for (size_t i = 0; i < SolanaMethodCount(); i++) {
+        std::string_view name = SolanaMethodName(i);
+        EXPECT_EQ(ClassOfMethod(name), ClassByNames(name)) << name;
+        EXPECT_EQ(ClassOfMethodIndex(i), ClassByNames(name)) << name;
+    }
+    for (std::string_view stranger :
+         {"", "getblock", "getBlockX", "sendTransaction ", "websocket"}) {
+        EXPECT_EQ(ClassOfMethod(stranger), MethodClass::kRead) << stranger;
+    }
+    EXPECT_EQ(ClassOfMethodIndex(kBatchMethod), MethodClass::kHeavy);
+    EXPECT_EQ(ClassOfMethodIndex(kOtherMethod), MethodClass::kRead);
+    EXPECT_EQ(ClassOfMethodIndex(SolanaMethodCount()), MethodClass::kRead);
 }
 
 TEST(RequestMetrics, AnUpstreamErrorIsSeenFromItsFirstBytes) {

@@ -58,6 +58,41 @@ TEST(RoutePlan, ThePlanMadeInAnEarlierPlansRoomIsTheSame) {
     EXPECT_TRUE(plan.lane_name.empty());
 }
 
+// A selector's plan is copied from the network's cached group into the
+// plan's kept storage: the same plan the first time (group made) and
+// later (read from the cache), in a fresh plan or in an earlier one's.
+TEST(RoutePlan, ASelectorsPlanIsTheSameFromTheCacheAndInAnEarlierRoom) {
+    TestNetwork t(4);
+    RpcRequest req = Parse("getSlot");
+    RoutePlan made = PlanRoute(t.network, req, "up-1|up-2");
+    RoutePlan earlier = PlanRoute(t.network, req, "");
+    earlier.error = RpcError{kInvalidParams, "left over"};
+    RoutePlan cached =
+        PlanRoute(t.network, req, "up-1|up-2", true, std::move(earlier));
+    for (const RoutePlan* plan : {&made, &cached}) {
+        EXPECT_TRUE(plan->has_selector);
+        EXPECT_TRUE(plan->client_selector);
+        EXPECT_EQ(plan->matched, (std::vector<size_t>{1, 2}));
+        EXPECT_EQ(plan->serving, plan->matched);
+        EXPECT_EQ(plan->allowed, (std::vector<unsigned char>{0, 1, 1, 0}));
+        EXPECT_FALSE(plan->error);
+    }
+    EXPECT_EQ(cached.lane, made.lane);
+    EXPECT_EQ(cached.lane_name, made.lane_name);
+    // a simple selector of a proper subset forms a lane, whose name is
+    // copied as well
+    TestNetwork twelve(12);
+    RoutePlan lane = PlanRoute(twelve.network, req, "up-1*");
+    ASSERT_TRUE(lane.lane);
+    EXPECT_FALSE(lane.lane_name.empty());
+    EXPECT_EQ(lane.matched, (std::vector<size_t>{1, 10, 11}));
+    RoutePlan lane_again =
+        PlanRoute(twelve.network, req, "up-1*", true, std::move(made));
+    EXPECT_EQ(lane_again.matched, lane.matched);
+    EXPECT_EQ(lane_again.lane, lane.lane);
+    EXPECT_EQ(lane_again.lane_name, lane.lane_name);
+}
+
 TEST(RoutePlan, SelectorErrorsAreTheClientsInvalidParams) {
     TestNetwork t(2);
     RpcRequest req = Parse("getSlot");

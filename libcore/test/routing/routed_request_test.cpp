@@ -100,6 +100,30 @@ TEST(RoutedRequest, EachUpstreamAtMostOnceThenTheAllFailedAnswer) {
               R"x((3 tried)"},"id":3})x");
 }
 
+// A request no policy takes keeps no fan-out state; it reads as an idle
+// one: no kind, nothing pending, no hedge to send, and a report of an
+// attempt (which the glue makes only for a fan-out) finds nothing pending,
+// so the answer is decided, with no attempt launched.
+TEST(RoutedRequest, WithoutAPolicyTheFanOutIsIdle) {
+    TestNetwork t(3);
+    RoutedRequest req(Parse(kGetSlot));
+    ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
+    RoutedRequest::FanOutStart start = req.StartFanOut(0);
+    EXPECT_EQ(start.kind, FanOutKind::kNone);
+    EXPECT_TRUE(start.targets.empty());
+    EXPECT_FALSE(req.HedgeLeft());
+    EXPECT_EQ(req.FanOutPending(), 0u);
+    EXPECT_FALSE(req.NextHedge(0));
+    EXPECT_EQ(req.attempts(), 0u);   // NextHedge took no attempt
+    RoutedRequest::AttemptEnd end;
+    end.http_status = 200;
+    end.answer = R"({"jsonrpc":"2.0","result":1,"id":3})";
+    RoutedRequest::FanOutStep step = req.ReportFanOut(0, end, false, 0);
+    EXPECT_TRUE(step.decided);
+    EXPECT_FALSE(step.launch);
+    EXPECT_EQ(req.FanOutPending(), 0u);
+}
+
 TEST(RoutedRequest, AllCordonedIsCountedAndWarnedOnce) {
     TestNetwork t(2);
     for (size_t i = 0; i < 2; i++) {

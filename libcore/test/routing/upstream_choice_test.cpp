@@ -30,8 +30,10 @@ TEST(UpstreamChoice, EqualCandidatesTakeStrictTurns) {
     std::vector<Candidate> c = Equal(3, 10);
     for (uint64_t t = 0; t < 9; t++) {
         EXPECT_EQ(ChooseCandidate(c.data(), 3, t), 10 + t % 3);
+        EXPECT_EQ(ChooseCandidateAt(c.data(), 3, t), t % 3);  // its place
     }
     EXPECT_FALSE(ChooseCandidate(c.data(), 0, 0));
+    EXPECT_FALSE(ChooseCandidateAt(c.data(), 0, 0));
 }
 
 TEST(UpstreamChoice, TheBestTierWins) {
@@ -58,6 +60,23 @@ TEST(UpstreamChoice, ThoseThatReachedMinContextSlotFirst) {
     EXPECT_EQ(Shares(c, 6).size(), 3u);
 }
 
+// A worse tier's candidate that reached minContextSlot does not make the
+// best tier's unreached ones wait, whatever the order.
+TEST(UpstreamChoice, OnlyTheBestTierCountsForMinContextSlot) {
+    std::vector<Candidate> c = Equal(3);
+    c[0] = {0, CandidateTier::kLagging, true, 1000};
+    c[1].reached = false;
+    c[2].reached = false;
+    EXPECT_EQ(Shares(c, 6), (std::map<size_t, int>{{1, 3}, {2, 3}}));
+    c[0].tier = CandidateTier::kEligible;
+    c[0].reached = false;
+    c[1].tier = CandidateTier::kCordoned;
+    c[1].reached = true;
+    EXPECT_EQ(Shares(c, 6), (std::map<size_t, int>{{0, 3}, {2, 3}}));
+    c[2].reached = true;
+    EXPECT_EQ(Shares(c, 6), (std::map<size_t, int>{{2, 6}}));
+}
+
 TEST(UpstreamChoice, WeightsGiveProportionalSharesEvenlySpread) {
     std::vector<Candidate> c = Equal(2);
     c[0] = {0, CandidateTier::kEligible, true, 3000};
@@ -81,6 +100,10 @@ TEST(UpstreamChoice, ASlowNodeGetsASmallShare) {
     EXPECT_EQ(EffectiveWeight(1, 10.0), 10u);
     EXPECT_EQ(EffectiveWeight(1, 1000.0), 1u);
     EXPECT_EQ(EffectiveWeight(3, 0.5), 3000u);  // a ratio below 1 is 1
+    EXPECT_EQ(EffectiveWeight(0, 1.0), 1000u);  // weight 0 counts as 1
+    EXPECT_EQ(EffectiveWeight(7, 1.0), 7000u);
+    EXPECT_EQ(EffectiveWeight(2, 1.0000001), 2000u);
+    EXPECT_EQ(EffectiveWeight(2, 1.5), 889u);
     std::vector<Candidate> c = Equal(3);
     c[2].weight = EffectiveWeight(1, 10.0);
     auto shares = Shares(c, 2010);

@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <memory>
+#include <random>
+#include <vector>
 
 namespace solgate {
 namespace {
@@ -91,6 +95,31 @@ TEST(UpstreamHealth, LagIsFromTheObservedSlot) {
     EXPECT_TRUE(Lagging(21, 20));
     EXPECT_FALSE(Lagging(20, 20));
     EXPECT_FALSE(Lagging(500, 0));     // max_slot_lag 0: off
+}
+
+// The small groups' insertion sort and the large ones' nth_element agree
+// with the definition: the upper median of the known (non-zero) heads.
+TEST(UpstreamHealth, LagReferenceIsTheUpperMedianOfKnownHeadsAtAnySize) {
+    std::mt19937_64 random(17);
+    for (size_t n = 0; n <= 20; n++) {
+        for (int round = 0; round < 200; round++) {
+            std::vector<uint64_t> heads(n);
+            for (uint64_t& head : heads) {
+                // zeros (unknown) and ties are common
+                head = random() % 4 == 0 ? 0 : 1000 + random() % 6;
+            }
+            std::vector<uint64_t> known;
+            for (uint64_t head : heads) {
+                if (head != 0) {
+                    known.push_back(head);
+                }
+            }
+            std::sort(known.begin(), known.end(), std::greater<uint64_t>());
+            uint64_t expected =
+                known.empty() ? 0 : known[(known.size() - 1) / 2];
+            EXPECT_EQ(LagReference(heads.data(), n), expected) << "n " << n;
+        }
+    }
 }
 
 }  // namespace

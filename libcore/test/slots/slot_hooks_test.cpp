@@ -1,7 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "support/fakes.h"
 #include "slots/response_hook.h"
+#include "rpc/solana_methods.h"
 #include "slots/slot_hooks.h"
 
 namespace solgate {
@@ -82,6 +88,40 @@ TEST(IsEnvelopeMethod, OnlyEnvelopes) {
     EXPECT_FALSE(IsEnvelopeMethod("getSlot"));
     EXPECT_FALSE(IsEnvelopeMethod("getBlock"));
     EXPECT_FALSE(IsEnvelopeMethod("getTransaction"));
+}
+
+// The switch by length says what the list it replaced said, for every
+// method Solgate knows by name and for near misses.
+TEST(IsEnvelopeMethod, TheListOfEighteen) {
+    const std::vector<std::string_view> envelopes{
+        "getAccountInfo", "getBalance", "getBlockProduction",
+        "getFeeForMessage", "getLargestAccounts", "getLatestBlockhash",
+        "getMultipleAccounts", "getProgramAccounts", "getSignatureStatuses",
+        "getStakeMinimumDelegation", "getSupply", "getTokenAccountBalance",
+        "getTokenAccountsByDelegate", "getTokenAccountsByOwner",
+        "getTokenLargestAccounts", "getTokenSupply", "isBlockhashValid",
+        "simulateTransaction"};
+    auto listed = [&](std::string_view method) {
+        return std::find(envelopes.begin(), envelopes.end(), method) !=
+               envelopes.end();
+    };
+    size_t known_envelopes = 0;
+    for (size_t i = 0; i < SolanaMethodCount(); i++) {
+        std::string_view name = SolanaMethodName(i);
+        EXPECT_EQ(IsEnvelopeMethod(name), listed(name)) << name;
+        known_envelopes += listed(name) ? 1 : 0;
+    }
+    EXPECT_EQ(known_envelopes, envelopes.size());   // all of them known
+    for (std::string_view name : envelopes) {
+        std::string near(name);
+        near.back() ^= 0x20;   // the last letter's case
+        EXPECT_FALSE(IsEnvelopeMethod(near)) << near;
+        near = "x" + std::string(name.substr(1));   // the first byte
+        EXPECT_FALSE(IsEnvelopeMethod(near)) << near;
+        EXPECT_FALSE(IsEnvelopeMethod(name.substr(0, name.size() - 1)));
+        EXPECT_FALSE(IsEnvelopeMethod(std::string(name) + "s"));
+    }
+    EXPECT_FALSE(IsEnvelopeMethod(""));
 }
 
 class ResponseHookTest : public ::testing::Test {
