@@ -21,7 +21,7 @@ if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ -n "$(for o in "${objs[@]}"; do
     ${CXX:-g++} -std=c++17 -O2 -g -Wall -Wextra -Werror \
         -I"$root/libcore/include" -I"$root/libcore/src" -I"$root/libcore/test" \
         -o "$bin" "$src" "${objs[@]}" \
-        -lyajl -luv -lcurl -lcrypto -llmdb -lpthread
+        -lyajl -luv -lcurl -lcrypto -llmdb -lhiredis -lpthread
 fi
 echo "libcore figures (tools/bench/core_bench.cpp; the workloads of the libcore tests named there)"
 CORE_BENCH_JSON=$out/core_bench.json "$bin" "$@"
