@@ -4,12 +4,32 @@
 
 namespace solgate {
 
+namespace {
+
+// Bytes written as they are: printable ASCII but the quote and backslash.
+bool Plain(unsigned char u) {
+    return u >= 0x20 && u < 0x80 && u != '"' && u != '\\';
+}
+
+}  // namespace
+
 void AppendJsonString(std::string& out, std::string_view value) {
     static const char kHex[] = "0123456789abcdef";
     const auto* bytes = reinterpret_cast<const unsigned char*>(value.data());
     const unsigned char* end = bytes + value.size();
     out.push_back('"');
-    for (size_t i = 0; i < value.size(); i++) {
+    size_t i = 0;
+    while (i < value.size()) {
+        // a run of plain bytes in one append (messages are mostly that)
+        size_t run = i;
+        while (run < value.size() && Plain(bytes[run])) {
+            run++;
+        }
+        if (run > i) {
+            out.append(value.data() + i, run - i);
+            i = run;
+            continue;
+        }
         char c = value[i];
         unsigned char u = static_cast<unsigned char>(c);
         if (u >= 0x80) {
@@ -18,9 +38,10 @@ void AppendJsonString(std::string& out, std::string_view value) {
             size_t n = Utf8SequenceLength(bytes + i, end);
             if (n == 0) {
                 out += "\\ufffd";
+                i++;
             } else {
                 out.append(value.data() + i, n);
-                i += n - 1;
+                i += n;
             }
             continue;
         }
@@ -31,14 +52,11 @@ void AppendJsonString(std::string& out, std::string_view value) {
         case '\r': out += "\\r"; break;
         case '\t': out += "\\t"; break;
         default:
-            if (u < 0x20) {
-                out += "\\u00";
-                out.push_back(kHex[u >> 4]);
-                out.push_back(kHex[u & 0xf]);
-            } else {
-                out.push_back(c);
-            }
+            out += "\\u00";
+            out.push_back(kHex[u >> 4]);
+            out.push_back(kHex[u & 0xf]);
         }
+        i++;
     }
     out.push_back('"');
 }

@@ -435,12 +435,14 @@ const SelectorGroup& Network::ResolveSelectorInto(
 uint64_t Network::PickTip(std::optional<LaneId> lane,
                           const std::vector<size_t>& voters, LaneAxis axis,
                           int64_t now_ms) const {
-    std::vector<uint64_t> heads;
+    // Picked for every request that needs a tip: the list's storage is
+    // kept per thread, not allocated each time.
+    static thread_local std::vector<uint64_t> heads;
     slots().Views(voters,
                   axis == kAxisProcessed ? kSlotProcessed : kSlotFinalized,
                   &heads);
     if (!lane) {
-        return ServedTip(std::move(heads));
+        return ServedTipIn(&heads);
     }
     return tips().PickServedTip(*lane, axis, heads, now_ms);
 }

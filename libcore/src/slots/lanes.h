@@ -22,17 +22,18 @@ constexpr int64_t kLaneGuardDisarmMs = 60000;
 
 namespace lanes_detail {
 
-// Heads that are known, highest first.
-inline std::vector<uint64_t> LiveHeads(const std::vector<uint64_t>& heads) {
-    std::vector<uint64_t> live;
-    live.reserve(heads.size());
+// Heads that are known, highest first, into live (room for heads.size());
+// how many.
+inline size_t LiveHeadsInto(const std::vector<uint64_t>& heads,
+                            uint64_t* live) {
+    size_t n = 0;
     for (uint64_t h : heads) {
         if (h > 0) {
-            live.push_back(h);
+            live[n++] = h;
         }
     }
-    std::sort(live.begin(), live.end(), std::greater<uint64_t>());
-    return live;
+    std::sort(live, live + n, std::greater<uint64_t>());
+    return n;
 }
 
 // The regression guard: a pick more than kLaneRegressionSlots below
@@ -63,11 +64,21 @@ uint64_t GuardPick(Memory& memory, uint64_t pick, uint64_t max_head,
 template <typename Memory>
 uint64_t PickLaneAxis(Memory& memory, const std::vector<uint64_t>& heads,
                       bool finalized, int64_t now_ms) {
-    std::vector<uint64_t> live = lanes_detail::LiveHeads(heads);
+    // picked on every request that needs a lane's tip: up to 64 voters on
+    // the stack, a larger lane (a network may have 256) on the heap
+    constexpr size_t kOnStack = 64;
+    uint64_t on_stack[kOnStack];
+    std::vector<uint64_t> spill;
+    uint64_t* live = on_stack;
+    if (heads.size() > kOnStack) {
+        spill.resize(heads.size());
+        live = spill.data();
+    }
+    size_t n = lanes_detail::LiveHeadsInto(heads, live);
     uint64_t served = 0;
-    if (!live.empty()) {
-        uint64_t pick = live[live.size() / 2];  // the majority rule
-        uint64_t second = live.size() > 1 ? live[1] : 0;
+    if (n > 0) {
+        uint64_t pick = live[n / 2];  // the majority rule
+        uint64_t second = n > 1 ? live[1] : 0;
         served = lanes_detail::GuardPick(memory, pick, live[0], second, now_ms);
         memory.PublishMaxHead(live[0]);
     }

@@ -14,12 +14,16 @@ static std::vector<size_t> AllIndices(size_t n) {
 }
 
 uint64_t ServedTip(std::vector<uint64_t> heads) {
-    heads.erase(std::remove(heads.begin(), heads.end(), 0u), heads.end());
-    if (heads.empty()) {
+    return ServedTipIn(&heads);
+}
+
+uint64_t ServedTipIn(std::vector<uint64_t>* heads) {
+    heads->erase(std::remove(heads->begin(), heads->end(), 0u), heads->end());
+    if (heads->empty()) {
         return 0;
     }
-    std::sort(heads.begin(), heads.end(), std::greater<uint64_t>());
-    return heads[heads.size() / 2];
+    std::sort(heads->begin(), heads->end(), std::greater<uint64_t>());
+    return (*heads)[heads->size() / 2];
 }
 
 uint64_t ReferenceFinalizedSlot(const std::vector<uint64_t>& finalized,

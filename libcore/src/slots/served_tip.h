@@ -11,6 +11,9 @@ namespace solgate {
 // are dropped, the rest sorted descending, element [len/2] taken. One voter
 // gives its head; two give the lower. 0 when nobody has a head.
 uint64_t ServedTip(std::vector<uint64_t> heads);
+// The same over *heads, which it reorders (and may shorten) in place: for
+// a caller that keeps the list's storage from one request to the next.
+uint64_t ServedTipIn(std::vector<uint64_t>* heads);
 
 // The consensus reference: the highest positive finalized slot, unless it
 // outruns the runner-up by more than max_lag (> 0), then the runner-up, so

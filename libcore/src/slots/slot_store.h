@@ -20,8 +20,8 @@ public:
     virtual ~SlotStore() = default;
 
     virtual uint64_t View(size_t upstream, SlotAxis axis) const = 0;
-    // View for each of `upstreams`, in order, into *out (one call for a
-    // whole voter set: tips read it per request).
+    // View for each of `upstreams`, in order, into *out, which is cleared
+    // first (one call for a whole voter set: tips read it per request).
     virtual void Views(const std::vector<size_t>& upstreams, SlotAxis axis,
                        std::vector<uint64_t>* out) const = 0;
     // Raises the view to `value`, or lowers it when the drop is larger than
