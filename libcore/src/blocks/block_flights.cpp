@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "base/table_hash.h"
 #include "slots/slot_types.h"
 
 namespace solgate {
@@ -11,32 +12,22 @@ namespace {
 constexpr size_t kProbe = 16;
 constexpr uint32_t kPidMask = 0xffffff;   // what Lease::Pack keeps of a pid
 
-size_t ProbeStart(uint64_t key) {
-    // the high bits of a golden-ratio product depend on all of the key's
-    constexpr int kBits = __builtin_ctzll(FlightTable::kCapacity);
-    return static_cast<size_t>((key * 0x9E3779B97F4A7C15ULL) >> (64 - kBits));
-}
-
 size_t At(size_t start, size_t i) {
     return (start + i) & (FlightTable::kCapacity - 1);
 }
 
-bool Live(const Lease& lease, int64_t now_ms) {
-    return lease.pid != 0 && lease.expires_ms > now_ms;
+bool Live(uint64_t lease_word, int64_t now_ms) {
+    return Lease::Unpack(lease_word).HeldAt(now_ms);
 }
 
 }  // namespace
 
 uint64_t FlightKey(uint64_t slot, std::string_view variant) noexcept {
-    uint64_t h = 14695981039346656037ULL;   // FNV-1a 64 offset basis
+    char bytes[8];   // the slot's, lowest first
     for (int i = 0; i < 8; i++) {
-        h ^= (slot >> (8 * i)) & 0xff;
-        h *= 1099511628211ULL;
+        bytes[i] = static_cast<char>((slot >> (8 * i)) & 0xff);
     }
-    for (char c : variant) {
-        h ^= static_cast<unsigned char>(c);
-        h *= 1099511628211ULL;
-    }
+    uint64_t h = Fnv1a(variant, Fnv1a(std::string_view(bytes, 8)));
     return h == 0 ? 1 : h;
 }
 
@@ -46,12 +37,12 @@ FlightHold BlockFlights::Claim(uint64_t key, uint32_t pid, int64_t now_ms,
         return {};
     }
     const uint64_t mine = Lease{pid & kPidMask, now_ms + ttl_ms}.Pack();
-    size_t start = ProbeStart(key);
+    size_t start = ProbeStart<FlightTable::kCapacity>(key);
     for (size_t i = 0; i < kProbe; i++) {
         FlightEntry& e = table_->entries[At(start, i)];
         uint64_t word = e.lease.load(std::memory_order_acquire);
         for (;;) {
-            if (Live(Lease::Unpack(word), now_ms)) {
+            if (Live(word, now_ms)) {
                 if (e.key.load(std::memory_order_acquire) == key) {
                     return {};   // another request fetches it
                 }
@@ -79,8 +70,7 @@ bool BlockFlights::HeldFurtherOn(size_t start, size_t i, uint64_t key,
     for (size_t j = i + 1; j < kProbe; j++) {
         const FlightEntry& later = table_->entries[At(start, j)];
         if (later.key.load(std::memory_order_acquire) == key &&
-            Live(Lease::Unpack(later.lease.load(std::memory_order_acquire)),
-                 now_ms)) {
+            Live(later.lease.load(std::memory_order_acquire), now_ms)) {
             return true;
         }
     }
@@ -91,11 +81,10 @@ bool BlockFlights::Holding(uint64_t key, int64_t now_ms) const {
     if (table_ == nullptr) {
         return false;
     }
-    size_t start = ProbeStart(key);
+    size_t start = ProbeStart<FlightTable::kCapacity>(key);
     for (size_t i = 0; i < kProbe; i++) {
         const FlightEntry& e = table_->entries[At(start, i)];
-        if (Live(Lease::Unpack(e.lease.load(std::memory_order_acquire)),
-                 now_ms) &&
+        if (Live(e.lease.load(std::memory_order_acquire), now_ms) &&
             e.key.load(std::memory_order_acquire) == key) {
             return true;
         }

@@ -6,6 +6,8 @@
 #include <new>
 #include <type_traits>
 
+#include "base/table_hash.h"
+
 namespace solgate {
 
 static_assert(std::atomic<uint64_t>::is_always_lock_free &&
@@ -90,20 +92,12 @@ void InitKeyTable(KeyTable* t) noexcept {
 }
 
 uint64_t KeyHash(std::string_view key) noexcept {
-    uint64_t h = 14695981039346656037ULL;  // FNV-1a 64 offset basis
-    for (char c : key) {
-        h ^= static_cast<unsigned char>(c);
-        h *= 1099511628211ULL;  // FNV prime
-    }
+    uint64_t h = Fnv1a(key);
     return h == 0 ? 1 : h;
 }
 
 size_t KeyProbeStart(uint64_t hash) noexcept {
-    // FNV's low bits mix poorly; the high bits of a golden-ratio product
-    // depend on all of them.
-    constexpr int kBits = __builtin_ctzll(KeyTable::kCapacity);
-    return static_cast<size_t>((hash * 0x9e3779b97f4a7c15ULL) >>
-                               (64 - kBits));
+    return ProbeStart<KeyTable::kCapacity>(hash);
 }
 
 KeyEntry* FindOrAddKey(KeyTable* t, std::string_view key,

@@ -229,7 +229,7 @@ bool ClaimLease(std::atomic<uint64_t>& word, uint32_t pid, int64_t now_ms,
     for (;;) {
         Lease held = Lease::Unpack(current);
         bool mine = held.pid == (pid & 0xffffff);
-        if (!mine && held.pid != 0 && held.expires_ms > now_ms) {
+        if (!mine && held.HeldAt(now_ms)) {
             return false;
         }
         if (word.compare_exchange_weak(current, next.Pack(),

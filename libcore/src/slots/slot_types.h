@@ -51,6 +51,10 @@ struct Lease {
     // in bits 0-39.
     static Lease Unpack(uint64_t word);
     uint64_t Pack() const;
+    // Whether someone holds it at now_ms (it has not run out).
+    bool HeldAt(int64_t now_ms) const {
+        return pid != 0 && expires_ms > now_ms;
+    }
 };
 
 }  // namespace solgate
