@@ -134,19 +134,24 @@ BlockDecision BlockDecider::Decide(const RpcRequest& request,
         return {};   // the router answers the invalid params
     }
     BlockDecision hit;
-    if (CacheHit(*call, &hit)) {
-        call->source = kSourceCache;
-        scores_.Note(call->slot, call->variant, wall_ms);
+    if (ServeFromCache(call, &hit)) {
         return hit;
     }
     return NextSource(call, now_ms);
 }
 
+bool BlockDecider::ServeFromCache(BlockCall* call, BlockDecision* hit) {
+    if (!CacheHit(*call, hit)) {
+        return false;
+    }
+    call->source = kSourceCache;
+    scores_.Note(call->slot, call->variant, call->wall_ms);
+    return true;
+}
+
 BlockDecision BlockDecider::AfterWait(BlockCall* call, int64_t now_ms) {
     BlockDecision hit;
-    if (CacheHit(*call, &hit)) {
-        call->source = kSourceCache;
-        scores_.Note(call->slot, call->variant, call->wall_ms);
+    if (ServeFromCache(call, &hit)) {
         return hit;
     }
     if (now_ms < call->wait_until_ms) {
@@ -200,12 +205,10 @@ std::optional<BlockDecision> BlockDecider::JoinFlight(BlockCall* call,
                                          pid_, now_ms, 2 * timeout);
     if (call->flight.held()) {
         BlockDecision hit;
-        if (!CacheHit(*call, &hit)) {
+        if (!ServeFromCache(call, &hit)) {
             return std::nullopt;
         }
         call->flight.Release();
-        call->source = kSourceCache;
-        scores_.Note(call->slot, call->variant, call->wall_ms);
         return hit;
     }
     if (!call->may_wait || !FetchedElsewhere(*call, now_ms)) {

@@ -83,6 +83,9 @@ private:
     static std::string ForwardBody(const BlockCall& call);
     BlockDecision ForPeer(BlockCall* call);
     bool CacheHit(const BlockCall& call, BlockDecision* hit) const;
+    // A cache hit the call is served by (its source and the entry's score
+    // noted).
+    bool ServeFromCache(BlockCall* call, BlockDecision* hit);
     BlockDecision NextSource(BlockCall* call, int64_t now_ms);
     // WantsCapture's rule for an identity-encoded answer from `source`.
     bool WillCapture(int source, uint64_t slot, int64_t now_ms) const;
