@@ -295,11 +295,8 @@ ngx_http_solgate_wait_to_retry(ngx_http_request_t *r,
     if (r != r->main) {
         /* a piece of a batch: the connection's write events are the
          * client's; a client that leaves meanwhile is noticed */
-        r->read_event_handler = ngx_http_test_reading;
-        ctx->retry_timer.handler = ngx_http_solgate_piece_retry;
-        ctx->retry_timer.data = r;
-        ctx->retry_timer.log = r->connection->log;
-        ngx_add_timer(&ctx->retry_timer, ctx->retry_delay);
+        ngx_http_solgate_sleep(r, ctx, ngx_http_solgate_piece_retry,
+                               ctx->retry_delay);
 
         return NGX_AGAIN;
     }

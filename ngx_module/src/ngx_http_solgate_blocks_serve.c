@@ -152,8 +152,7 @@ ngx_http_solgate_blocks_act(ngx_http_request_t *r,
 /*
  * Another request (in this worker or another) fetches the block: the
  * request sleeps on its own timer and looks again (the cache lock, as
- * proxy_cache_lock's).  A client that leaves meanwhile is noticed; its
- * request's end deletes the timer (ngx_http_solgate_ctx.c).
+ * proxy_cache_lock's), ngx_http_solgate_sleep.
  */
 static ngx_int_t
 ngx_http_solgate_blocks_wait(ngx_http_request_t *r,
@@ -163,17 +162,13 @@ ngx_http_solgate_blocks_wait(ngx_http_request_t *r,
                    "solgate blocks: another request fetches the block, "
                    "looking again in %uL ms", d->wait_ms);
 
-    r->read_event_handler = ngx_http_test_reading;
-
     /* with level-triggered events, reading was switched off after the body */
     if (ngx_handle_read_event(r->connection->read, 0) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ctx->retry_timer.handler = ngx_http_solgate_blocks_wake;
-    ctx->retry_timer.data = r;
-    ctx->retry_timer.log = r->connection->log;
-    ngx_add_timer(&ctx->retry_timer, (ngx_msec_t) d->wait_ms);
+    ngx_http_solgate_sleep(r, ctx, ngx_http_solgate_blocks_wake,
+                           (ngx_msec_t) d->wait_ms);
 
     return NGX_AGAIN;
 }

@@ -60,6 +60,24 @@ ngx_http_solgate_create_ctx(ngx_http_request_t *r)
 }
 
 
+/*
+ * The request sleeps on its context's own timer (a piece's retry delay, a
+ * getBlock waiting for another's fetch), which its end deletes; a client
+ * that leaves meanwhile is noticed.
+ */
+void
+ngx_http_solgate_sleep(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx,
+    ngx_event_handler_pt wake, ngx_msec_t ms)
+{
+    r->read_event_handler = ngx_http_test_reading;
+
+    ctx->retry_timer.handler = wake;
+    ctx->retry_timer.data = r;
+    ctx->retry_timer.log = r->connection->log;
+    ngx_add_timer(&ctx->retry_timer, ms);
+}
+
+
 static void
 ngx_http_solgate_cleanup_ctx(void *data)
 {

@@ -296,6 +296,8 @@ void ngx_http_solgate_blocks_stop(ngx_cycle_t *cycle);
 /* ngx_http_solgate_ctx.c */
 ngx_http_solgate_ctx_t *ngx_http_solgate_get_ctx(ngx_http_request_t *r);
 ngx_http_solgate_ctx_t *ngx_http_solgate_create_ctx(ngx_http_request_t *r);
+void ngx_http_solgate_sleep(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, ngx_event_handler_pt wake, ngx_msec_t ms);
 
 /* ngx_http_solgate_variables.c */
 ngx_int_t ngx_http_solgate_add_variables(ngx_conf_t *cf);
