@@ -1,7 +1,9 @@
 // The batch answer merger on any upstream answer, fed in two chunks: it
 // never reads outside a chunk, and ends with the array closed; bare (a
 // run of a batch that goes call by call), it writes no bracket of its own
-// and never passes a non-array through.
+// and never passes a non-array through.  Fed byte by byte (where no key or
+// id lies whole in a chunk, so none is read at once) it writes the same
+// answer and asks the rewrite with the same ids.
 #include "fuzz_common.h"
 #include "json/batch_merger.h"
 
@@ -9,6 +11,39 @@ using namespace solgate;
 
 static std::string Missing(std::string_view id) {
     return "{\"missing\":" + std::string(id) + "}";
+}
+
+// The merged answer and the ids the rewrite was asked with.
+struct Merged {
+    std::string text;
+    std::vector<std::string> asked;
+};
+
+static Merged MergeInSteps(const std::vector<BatchMerger::Slot>& slots, bool bare,
+                           std::string_view upstream, size_t step) {
+    Merged merged;
+    BatchMerger merger(slots, Missing);
+    if (bare) {
+        merger.SetBare();
+    }
+    merger.SetRewrite([&merged](std::string_view id, std::string_view)
+                          -> std::optional<std::string> {
+        merged.asked.emplace_back(id);
+        return std::nullopt;
+    });
+    auto apply = [&merged](const std::vector<BatchMerger::Segment>& segments,
+                           std::string_view chunk) {
+        for (const auto& seg : segments) {
+            merged.text.append(seg.input ? chunk.substr(seg.offset, seg.length)
+                                         : seg.text);
+        }
+    };
+    for (size_t at = 0; at < upstream.size(); at += step) {
+        std::string_view chunk = upstream.substr(at, step);
+        apply(merger.Feed(chunk), chunk);
+    }
+    apply(merger.Finish(), {});
+    return merged;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -52,6 +87,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (!bare && !merger.passthrough() && (tail.empty() || tail.back() != ']')) {
         fuzz::Fail("a merged batch ends with its array closed");
+    }
+    std::string upstream = std::string(in.head) + std::string(in.tail);
+    if (!upstream.empty()) {
+        Merged whole = MergeInSteps(slots, bare, upstream, upstream.size());
+        Merged bytes = MergeInSteps(slots, bare, upstream, 1);
+        if (whole.text != bytes.text) {
+            fuzz::Fail("fed whole or byte by byte, the merged answer is the same");
+        }
+        if (whole.asked != bytes.asked) {
+            fuzz::Fail("fed whole or byte by byte, the rewrite is asked the same ids");
+        }
     }
     return 0;
 }

@@ -553,7 +553,8 @@ typedef struct {
  * the segments to send for one chunk of the upstream's answer, in order
  * (input: a range of the chunk; else `text`); last: the answer ended
  * (then the closing segments follow).  Valid until the next call.  The
- * answers to getSlot calls are corrected as a single getSlot's is.
+ * answers to getSlot calls are corrected as a single getSlot's is.  The
+ * request must outlive its merge.
  */
 typedef struct sg_merge_s  sg_merge_t;
 

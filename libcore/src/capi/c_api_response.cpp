@@ -1,7 +1,8 @@
 // The extern "C" shims of a forwarded request's response: the getSlot
 // rewrite and the context.slot harvest. They fail open: a failure here
 // leaves the upstream's answer as it is.
-#include <map>
+#include <algorithm>
+#include <array>
 #include <memory>
 #include <new>
 #include <optional>
@@ -22,16 +23,33 @@ struct sg_response_s : solgate::Recycled<sg_response_s> {
     std::string rewritten;  // backs sg_correction_t::body
 };
 
-struct sg_merge_s {
+// Made and freed once per merged batch: recycled storage.
+struct sg_merge_s : solgate::Recycled<sg_merge_s> {
     explicit sg_merge_s(std::vector<solgate::BatchMerger::Slot> slots)
         : merger(std::move(slots), solgate::MissingBatchAnswer) {}
 
+    // The hook that corrects the getSlot answer with this id, if one does.
+    solgate::ResponseHook* SlotHook(std::string_view id) {
+        auto at = std::lower_bound(
+            slot_hooks.begin(), slot_hooks.end(), id,
+            [](const SlotHookEntry& entry, std::string_view key) { return entry.id < key; });
+        return at != slot_hooks.end() && at->id == id ? at->hook : nullptr;
+    }
+
     solgate::BatchMerger merger;
     std::vector<sg_merge_segment_t> segments;  // backs sg_merge_feed's
-    // The getSlot calls sent, by id as the client wrote it: their answers
-    // are corrected as a single getSlot's is, by one hook per commitment.
-    std::map<std::string, solgate::ResponseHook*, std::less<>> slot_hooks;
-    std::map<solgate::sg_commitment_t, std::optional<solgate::ResponseHook>>
+    // The getSlot calls sent, by id as the client wrote it (sorted; of
+    // equal ids, the first call's): their answers are corrected as a single
+    // getSlot's is, by one hook per commitment. The ids are the request's,
+    // which outlives the merge (the hooks read its plan too).
+    struct SlotHookEntry {
+        std::string_view id;
+        size_t call;
+        solgate::ResponseHook* hook;
+    };
+    std::vector<SlotHookEntry> slot_hooks;
+    std::array<std::optional<solgate::ResponseHook>,
+               solgate::SG_COMMITMENT_FINALIZED + 1>
         hooks;
     int64_t now_ms = 0;
 };
@@ -84,7 +102,10 @@ int sg_merge_new(const sg_request_t* req, sg_merge_t** out) noexcept {
             merge->merger.SetBare();   // its brackets are the client's
         }
         if (r.network() != nullptr && r.upstream()) {
-            for (const solgate::RpcCall& call : r.parsed().calls) {
+            merge->slot_hooks.reserve(r.parsed().calls.size());
+            const auto& calls = r.parsed().calls;
+            for (size_t k = 0; k < calls.size(); k++) {
+                const solgate::RpcCall& call = calls[k];
                 if (call.method != "getSlot" || call.id_raw.empty()) {
                     continue;
                 }
@@ -98,20 +119,27 @@ int sg_merge_new(const sg_request_t* req, sg_merge_t** out) noexcept {
                     }
                 }
                 if (hook) {
-                    merge->slot_hooks.emplace(call.id_raw, &*hook);
+                    merge->slot_hooks.push_back({call.id_raw, k, &*hook});
                 }
             }
+            auto& hooks = merge->slot_hooks;
+            std::sort(hooks.begin(), hooks.end(), [](const auto& a, const auto& b) {
+                return a.id != b.id ? a.id < b.id : a.call < b.call;
+            });
+            hooks.erase(std::unique(hooks.begin(), hooks.end(),
+                                    [](const auto& a, const auto& b) { return a.id == b.id; }),
+                        hooks.end());
         }
         if (!merge->slot_hooks.empty()) {
             sg_merge_s* self = merge.get();
             merge->merger.SetRewrite(
                 [self](std::string_view id, std::string_view element)
                     -> std::optional<std::string> {
-                    auto hook = self->slot_hooks.find(id);
-                    if (hook == self->slot_hooks.end()) {
+                    solgate::ResponseHook* hook = self->SlotHook(id);
+                    if (hook == nullptr) {
                         return std::nullopt;
                     }
-                    auto corrected = hook->second->Rewrite(element, self->now_ms);
+                    auto corrected = hook->Rewrite(element, self->now_ms);
                     if (!corrected) {
                         return std::nullopt;
                     }
@@ -138,6 +166,7 @@ int sg_merge_feed(sg_merge_t* merge, const char* data, size_t len, int last,
         merge->now_ms = now_ms;
         merge->segments.clear();
         auto take = [merge](const std::vector<solgate::BatchMerger::Segment>& from) {
+            merge->segments.reserve(merge->segments.size() + from.size());
             for (const auto& s : from) {
                 merge->segments.push_back(sg_merge_segment_t{
                     s.input ? 1 : 0, s.offset, s.length,

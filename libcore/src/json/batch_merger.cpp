@@ -1,20 +1,128 @@
 #include "json/batch_merger.h"
 
+#include <algorithm>
+#include <cstdint>
+
 namespace solgate {
 namespace {
 
-// An id longer than this is no id a client sent: it is not matched.
-constexpr size_t kMaxIdLength = 256;
-
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-// What moves the element's state outside strings.
-bool IsStructural(char c) {
-    switch (c) {
-    case '"': case '{': case '}': case '[': case ']': case ',': case ':':
-        return true;
-    default:
+// Bytes that move an element's state: outside strings, the structural
+// ones; inside, the closing quote and an escape. A table lookup a byte,
+// where the comparisons cost several times that (the merger reads every
+// byte of the upstream's answer).
+enum : uint8_t { kStructural = 1, kStringStop = 2 };
+
+inline constexpr struct ElementBytes {
+    uint8_t of[256] = {};
+    constexpr ElementBytes() {
+        for (char c : {'"', '{', '}', '[', ']', ',', ':'}) {
+            of[static_cast<unsigned char>(c)] |= kStructural;
+        }
+        of['"'] |= kStringStop;
+        of['\\'] |= kStringStop;
+    }
+} kElementBytes;
+
+// The first byte at or after `from` of class `stop`, or the chunk's end.
+size_t SkipTo(std::string_view chunk, size_t from, uint8_t stop) {
+    while (from < chunk.size() &&
+           (kElementBytes.of[static_cast<unsigned char>(chunk[from])] & stop) == 0) {
+        from++;
+    }
+    return from;
+}
+
+// The end of an id's value after the colon at `colon`: the comma or brace
+// that ends it, when it is in the chunk and the value is a number, literal
+// or string without escapes (an object or array id is read byte by byte).
+bool IdValueEnd(std::string_view chunk, size_t colon, size_t& end) {
+    bool in_string = false;
+    for (end = colon + 1; end < chunk.size(); end++) {
+        char c = chunk[end];
+        if (in_string) {
+            if (c == '\\') {
+                return false;
+            }
+            in_string = c != '"';
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '{' || c == '[' || c == ']') {
+            return false;
+        } else if (c == ',' || c == '}') {
+            return true;
+        }
+    }
+    return false;
+}
+
+// An object element at `from` that ends in the chunk, read in one pass
+// with the same rules as the byte-by-byte reading (TrackId and Feed): the
+// comma or bracket that ends it goes to `end`, the raw text of its "id"
+// value, if any, to `id`. False for what that reading must take: an
+// element that goes on past the chunk, is no object, has an escape in a
+// string or an object or array for its id.
+bool WholeElement(std::string_view chunk, size_t from, size_t& end,
+                  std::string_view& id) {
+    if (chunk[from] != '{') {
         return false;
+    }
+    int depth = 0;
+    bool expect_key = false;
+    bool key_is_id = false;
+    for (size_t i = from;; i++) {
+        i = SkipTo(chunk, i, kStructural);
+        if (i >= chunk.size()) {
+            return false;
+        }
+        char c = chunk[i];
+        switch (c) {
+        case '"': {
+            size_t close = SkipTo(chunk, i + 1, kStringStop);
+            if (close >= chunk.size() || chunk[close] != '"') {
+                return false;
+            }
+            if (depth == 1 && expect_key) {
+                key_is_id = chunk.substr(i + 1, close - i - 1) == "id";
+                expect_key = false;
+            }
+            i = close;
+            break;
+        }
+        case ':':
+            if (depth == 1 && key_is_id) {
+                size_t value_end;
+                if (!IdValueEnd(chunk, i, value_end)) {
+                    return false;
+                }
+                id = chunk.substr(i + 1, value_end - i - 1);
+                key_is_id = false;
+                i = value_end - 1;   // the comma or brace is read next
+            }
+            break;
+        case '{': case '[':
+            depth++;
+            expect_key = depth == 1 && c == '{';
+            break;
+        case '}': case ']':
+            if (depth > 0) {
+                depth--;
+            } else if (c == ']') {
+                end = i;
+                return true;
+            }
+            break;
+        case ',':
+            if (depth == 0) {
+                end = i;
+                return true;
+            }
+            if (depth == 1) {
+                expect_key = true;
+            }
+            break;
+        }
     }
 }
 
@@ -102,6 +210,34 @@ void BatchMerger::TrackId(char c) {
     }
 }
 
+// The key whose opening quote is at `at`, when its closing quote is in the
+// chunk and no escape comes before it: read as TrackId would byte by
+// byte. `at` moves to the closing quote.
+bool BatchMerger::KeyInChunk(std::string_view chunk, size_t& at) {
+    size_t end = SkipTo(chunk, at + 1, kStringStop);
+    if (end >= chunk.size() || chunk[end] != '"') {
+        return false;
+    }
+    key_is_id_ = chunk.substr(at + 1, end - at - 1) == "id";
+    expect_key_ = false;
+    at = end;
+    return true;
+}
+
+// The id's value after the colon at `at`, when IdValueEnd finds its end
+// in the chunk: taken as TrackId would. `at` moves to the byte before the
+// comma or brace that ends it.
+bool BatchMerger::IdInChunk(std::string_view chunk, size_t& at) {
+    size_t end;
+    if (!IdValueEnd(chunk, at, end)) {
+        return false;
+    }
+    id_.assign(chunk.substr(at + 1, std::min(end - at - 1, kMaxIdLength + 1)));
+    key_is_id_ = false;
+    at = end - 1;
+    return true;
+}
+
 std::string_view BatchMerger::Own(std::string text) {
     own_.push_back(std::move(text));
     return own_.back();
@@ -177,11 +313,20 @@ void BatchMerger::EndElement() {
     dropping_ = false;
 }
 
+// The element's bytes [from, at) end with the comma or bracket at `at`.
+void BatchMerger::ElementEnds(std::string_view chunk, size_t from, size_t at) {
+    Element(chunk, from, at, true);
+    EndElement();
+    LocalsUntilForwarded();
+    state_ = chunk[at] == ']' ? State::kDone : State::kBeforeElement;
+}
+
 const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
     std::string_view chunk) {
     out_.clear();
     own_.clear();
     size_t element_from = 0;   // where the element's bytes in this chunk begin
+    std::string_view whole_id;
     for (size_t i = 0; i < chunk.size(); i++) {
         char c = chunk[i];
         switch (state_) {
@@ -236,25 +381,31 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
             holding_ = rewrite_ != nullptr && !dropping_;
             held_.clear();
             element_from = i;
+            if (size_t end; WholeElement(chunk, i, end, whole_id)) {
+                id_.assign(whole_id.substr(0, kMaxIdLength + 1));
+                ElementEnds(chunk, element_from, end);
+                i = end;
+                break;
+            }
             i--;   // read this byte as part of the element
             break;
         case State::kInElement:
             if (!taking_id_ && !in_key_ && !escaped_) {
                 // bytes that change no state: skipped in one go
-                size_t j = i;
-                if (in_string_) {
-                    while (j < chunk.size() && chunk[j] != '"' &&
-                           chunk[j] != '\\') {
-                        j++;
-                    }
-                } else {
-                    while (j < chunk.size() && !IsStructural(chunk[j])) {
-                        j++;
-                    }
-                }
+                size_t j = SkipTo(chunk, i, in_string_ ? kStringStop : kStructural);
                 if (j > i) {
                     i = j - 1;   // the loop goes on at j
                     break;
+                }
+                // a key, or the id's value, read at once when it lies
+                // whole in the chunk (else byte by byte, below)
+                if (!in_string_ && depth_ == 1) {
+                    if (c == '"' && expect_key_ && KeyInChunk(chunk, i)) {
+                        break;
+                    }
+                    if (c == ':' && key_is_id_ && IdInChunk(chunk, i)) {
+                        break;
+                    }
                 }
             }
             TrackId(c);
@@ -276,10 +427,7 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
             } else if ((c == '}' || c == ']') && depth_ > 0) {
                 depth_--;
             } else if (depth_ == 0 && (c == ',' || c == ']')) {
-                Element(chunk, element_from, i, true);
-                EndElement();
-                LocalsUntilForwarded();
-                state_ = c == ']' ? State::kDone : State::kBeforeElement;
+                ElementEnds(chunk, element_from, i);
             }
             break;
         case State::kDone:

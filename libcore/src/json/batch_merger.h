@@ -8,8 +8,8 @@
 #pragma once
 
 #include <cstddef>
-#include <deque>
 #include <functional>
+#include <list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,7 +47,10 @@ public:
     BatchMerger(std::vector<Slot> slots, MissingAnswer missing)
         : slots_(std::move(slots)),
           answered_(slots_.size(), 0),
-          missing_(missing) {}
+          missing_(missing) {
+        // a chunk's segments: its elements and the local answers between
+        out_.reserve(2 * slots_.size() + 4);
+    }
 
     // What to send for a chunk: ranges of the chunk (input) and text of
     // the merger's own, in order.  Valid until the next call.
@@ -76,9 +79,15 @@ private:
     void Separator();
     // Sends the local answers up to the next forwarded slot.
     void LocalsUntilForwarded();
+    // An id longer than this is no id a client sent: it is not matched.
+    static constexpr size_t kMaxIdLength = 256;
+
     // Follows an element's members for its "id" (depth 1).
     void TrackId(char c);
+    bool KeyInChunk(std::string_view chunk, size_t& at);
+    bool IdInChunk(std::string_view chunk, size_t& at);
     void EndElement();
+    void ElementEnds(std::string_view chunk, size_t from, size_t at);
     void MarkAnswered(std::string_view id);
     // The element bytes [from, to) of the chunk, `ends` there: sent, held
     // or rewritten.
@@ -109,7 +118,9 @@ private:
     bool bare_ = false;
     bool holding_ = false;     // the current element is held in held_
     std::string held_;
-    std::deque<std::string> own_;     // texts made for this call's segments
+    // texts made for this call's segments (a list: none is made for most
+    // chunks, and a view of one stays valid while more are added)
+    std::list<std::string> own_;
     std::vector<Segment> out_;   // text segments point into slots_
 };
 

@@ -242,14 +242,18 @@ std::optional<uint64_t> ParseSlotNumber(std::string_view number_token) {
     }
     uint64_t value = 0;
     for (char c : number_token) {
-        if (c < '0' || c > '9') {
+        auto digit = static_cast<unsigned char>(c - '0');
+        if (digit > 9) {
             return std::nullopt;  // '-', '.', 'e': not a slot
         }
-        auto digit = static_cast<uint64_t>(c - '0');
-        if (value > (UINT64_MAX - digit) / 10) {
-            return std::nullopt;
-        }
         value = value * 10 + digit;
+    }
+    // 19 digits always fit (20 with a leading zero); of 20 others, those up
+    // to UINT64_MAX begin with 1, and a value that wrapped is below 10^19
+    constexpr uint64_t kTen19 = 10000000000000000000ULL;
+    if (number_token.size() == 20 && number_token[0] != '0' &&
+        (number_token[0] != '1' || value < kTen19)) {
+        return std::nullopt;
     }
     return value;
 }

@@ -249,6 +249,7 @@ RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx,
         return decision;
     }
     // merged: the local answers and the corrections go in their places
+    decision.merge.reserve(n);
     if (forwarding < n) {
         decision.forward_body.push_back('[');
     }

@@ -136,6 +136,52 @@ TEST(BatchMerger, SmallElementsAreOfferedToTheRewriteByTheirId) {
     }
 }
 
+// Keys and ids are read at once when they lie whole in a chunk and byte
+// by byte when they do not: every shape of id is matched (or not) alike
+// whatever the chunks, and the rewrite is asked with the same ids.
+TEST(BatchMerger, IdsOfEveryShapeAreReadAlikeWhateverTheChunks) {
+    const std::string long_id = "\"" + std::string(300, 'L') + "\"";
+    std::vector<Slot> slots = {
+        {true, "", "\"a,b}\""}, {true, "", "null"},   {true, "", "{\"x\":1}"},
+        {true, "", "\"a\\\"b\""}, {true, "", "[1]"},  {true, "", long_id},
+        {true, "", "5"},          {true, "", "6"},
+    };
+    // reordered, so each is matched by its id; "i\u0064" is no "id" key,
+    // and the element with it alone leaves id 6 missing
+    const std::string upstream =
+        "[{\"result\":{\"id\":7},\"id\" : 5 },{\"id\":\"a,b}\"},"
+        "{\"id\":{\"x\":1}},{\"id\":null},{\"id\":\"a\\\"b\"},"
+        "{\"jsonrpc\":\"2.0\",\"id\":[1]},{\"id\":" + long_id + "},"
+        "{\"i\\u0064\":6}]";
+    auto merge = [&](size_t step, std::vector<std::string>& asked) {
+        BatchMerger merger(slots, Missing);
+        merger.SetRewrite([&asked](std::string_view id, std::string_view)
+                              -> std::optional<std::string> {
+            asked.emplace_back(id);
+            return std::nullopt;
+        });
+        std::string out;
+        for (size_t at = 0; at < upstream.size(); at += step) {
+            std::string_view chunk = std::string_view(upstream).substr(at, step);
+            out += Apply(merger.Feed(chunk), chunk);
+        }
+        return out + Apply(merger.Finish(), {});
+    };
+    std::vector<std::string> whole_asked;
+    std::string whole = merge(upstream.size(), whole_asked);
+    EXPECT_EQ(whole, upstream.substr(0, upstream.size() - 1) + "," +
+                         Missing(long_id) + "," + Missing("6") + "]");
+    EXPECT_EQ(whole_asked,
+              (std::vector<std::string>{"5", "\"a,b}\"", "{\"x\":1}", "null",
+                                        "\"a\\\"b\"", "[1]",
+                                        std::string(long_id, 0, 257), ""}));
+    for (size_t step = 1; step < upstream.size(); step++) {
+        std::vector<std::string> asked;
+        EXPECT_EQ(merge(step, asked), whole) << "step " << step;
+        EXPECT_EQ(asked, whole_asked) << "step " << step;
+    }
+}
+
 TEST(BatchMerger, AnAnswerThatIsNoArrayPassesAsItIs) {
     BatchMerger merger(kSlots, Missing);
     std::string_view up = R"({"jsonrpc":"2.0","error":{"code":-32600},"id":null})";

@@ -154,8 +154,13 @@ TEST(SlotNumber, OnlyPlainDigitsThatFit) {
     EXPECT_EQ(ParseSlotNumber("0"), 0u);
     EXPECT_EQ(ParseSlotNumber("341234567"), 341234567u);
     EXPECT_EQ(ParseSlotNumber("18446744073709551615"), UINT64_MAX);
+    EXPECT_EQ(ParseSlotNumber("9999999999999999999"), 9999999999999999999u);
+    EXPECT_EQ(ParseSlotNumber("10000000000000000000"), 10000000000000000000u);
+    EXPECT_EQ(ParseSlotNumber("01234567890123456789"), 1234567890123456789u);
     for (const char* bad : {"", "-1", "1.5", "1e3", "18446744073709551616",
                             "99999999999999999999", "000000000000000000001",
+                            "20000000000000000000", "19999999999999999999",
+                            "36893488147419103231", "1844674407370955161x",
                             " 1", "1 "}) {
         EXPECT_FALSE(ParseSlotNumber(bad)) << bad;
     }
