@@ -1,5 +1,7 @@
 #include "json/json_writer.h"
 
+#include <algorithm>
+
 #include "json/utf8.h"
 
 namespace solgate {
@@ -76,6 +78,17 @@ void AppendResultEnvelope(std::string& out, std::string_view id_raw,
 
 void AppendErrorEnvelope(std::string& out, std::string_view id_raw, int code,
                          std::string_view message, std::string_view data_raw) {
+    // room for the whole envelope at once (a message without escapes),
+    // not a reallocation for each piece as the string doubles
+    constexpr size_t kFraming = sizeof(
+        "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-2147483648,\"message\":\"\","
+        "\"data\":},\"id\":}");
+    size_t need = out.size() + kFraming + message.size() + data_raw.size() +
+                  std::max<size_t>(id_raw.size(), 4);
+    if (need > out.capacity()) {
+        // geometric, as appends grow it: a batch's answers append many
+        out.reserve(std::max(need, 2 * out.capacity()));
+    }
     out += "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":";
     out += std::to_string(code);
     out += ",\"message\":";
