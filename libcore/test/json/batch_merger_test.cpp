@@ -147,10 +147,11 @@ TEST(BatchMerger, IdsOfEveryShapeAreReadAlikeWhateverTheChunks) {
         {true, "", "5"},          {true, "", "6"},
     };
     // reordered, so each is matched by its id; "i\u0064" is no "id" key,
-    // and the element with it alone leaves id 6 missing
+    // and the element with it alone leaves id 6 missing; an element
+    // without an id (after one with an id, in one chunk) is asked with none
     const std::string upstream =
         "[{\"result\":{\"id\":7},\"id\" : 5 },{\"id\":\"a,b}\"},"
-        "{\"id\":{\"x\":1}},{\"id\":null},{\"id\":\"a\\\"b\"},"
+        "{\"id\":{\"x\":1}},{\"id\":null},{\"result\":0},{\"id\":\"a\\\"b\"},"
         "{\"jsonrpc\":\"2.0\",\"id\":[1]},{\"id\":" + long_id + "},"
         "{\"i\\u0064\":6}]";
     auto merge = [&](size_t step, std::vector<std::string>& asked) {
@@ -173,7 +174,7 @@ TEST(BatchMerger, IdsOfEveryShapeAreReadAlikeWhateverTheChunks) {
                          Missing(long_id) + "," + Missing("6") + "]");
     EXPECT_EQ(whole_asked,
               (std::vector<std::string>{"5", "\"a,b}\"", "{\"x\":1}", "null",
-                                        "\"a\\\"b\"", "[1]",
+                                        "", "\"a\\\"b\"", "[1]",
                                         std::string(long_id, 0, 257), ""}));
     for (size_t step = 1; step < upstream.size(); step++) {
         std::vector<std::string> asked;
@@ -233,6 +234,23 @@ TEST(BatchMerger, AWholeElementInOneChunkIsOneInputRange) {
     ASSERT_EQ(segments.size(), 1u);
     EXPECT_TRUE(segments[0].input);
     EXPECT_EQ(segments[0].length, body.size());
+}
+
+// Forwarded elements one after another, with nothing to put between them,
+// go out as one range of the chunk, their commas included.
+TEST(BatchMerger, ConsecutiveForwardedElementsAreOneInputRange) {
+    BatchMerger merger({{true, "x", "1"}, {true, "x", "2"}, {true, "x", "3"}},
+                       Missing);
+    std::string_view up = R"([{"id":1},{"id":2},{"id":3}])";
+    const auto& segments = merger.Feed(up);
+    ASSERT_EQ(segments.size(), 2u);
+    EXPECT_EQ(segments[0].text, "[");
+    EXPECT_TRUE(segments[1].input);
+    EXPECT_EQ(segments[1].offset, 1u);
+    EXPECT_EQ(segments[1].length, up.size() - 2);
+    // a space after a comma: the merger's own comma, the same text
+    EXPECT_EQ(Merge({{true, "x", "1"}, {true, "x", "2"}}, R"([{"id":1}, {"id":2}])", 100),
+              R"([{"id":1},{"id":2}])");
 }
 
 }  // namespace
