@@ -106,7 +106,7 @@ int sg_merge_new(const sg_request_t* req, sg_merge_t** out) noexcept {
             const auto& calls = r.parsed().calls;
             for (size_t k = 0; k < calls.size(); k++) {
                 const solgate::RpcCall& call = calls[k];
-                if (call.method != "getSlot" || call.id_raw.empty()) {
+                if (call.method != std::string_view("getSlot") || call.id_raw.empty()) {
                     continue;
                 }
                 solgate::sg_commitment_t commitment = solgate::EffectiveCommitment(
