@@ -235,25 +235,29 @@ void PlanRouteInto(const Network& network, const RpcRequest& request,
 
 Tips PlanTips(const Network& network, const RoutePlan& plan, int64_t now_ms) {
     Tips tips;
-    tips.processed =
-        network.PickTip(plan.lane, plan.matched, kAxisProcessed, now_ms);
-    tips.finalized =
-        network.PickTip(plan.lane, plan.matched, kAxisFinalized, now_ms);
+    tips.processed = PlanTip(network, plan, kAxisProcessed, now_ms);
+    tips.finalized = PlanTip(network, plan, kAxisFinalized, now_ms);
+    tips.indexed = PlanIndexed(network, plan);
+    return tips;
+}
+
+uint64_t PlanTip(const Network& network, const RoutePlan& plan, LaneAxis axis,
+                 int64_t now_ms) {
+    uint64_t tip = network.PickTip(plan.lane, plan.matched, axis, now_ms);
     // Upstreams that do not serve the method must not push its tip past
     // what the serving ones hold: cap statelessly (no guard, no floor).
     if (plan.serving.size() < plan.matched.size()) {
-        tips.processed = std::min(
-            tips.processed,
-            network.PickTip(std::nullopt, plan.serving, kAxisProcessed, now_ms));
-        tips.finalized = std::min(
-            tips.finalized,
-            network.PickTip(std::nullopt, plan.serving, kAxisFinalized, now_ms));
+        tip = std::min(tip, network.PickTip(std::nullopt, plan.serving, axis, now_ms));
     }
+    return tip;
+}
+
+uint64_t PlanIndexed(const Network& network, const RoutePlan& plan) {
+    uint64_t indexed = 0;
     for (size_t i : plan.serving) {
-        tips.indexed = std::max(tips.indexed,
-                                network.slots().View(i, kSlotShred));
+        indexed = std::max(indexed, network.slots().View(i, kSlotShred));
     }
-    return tips;
+    return indexed;
 }
 
 }  // namespace solgate

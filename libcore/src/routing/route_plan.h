@@ -52,5 +52,9 @@ void ResetPlan(RoutePlan& plan);
 // pick), capped at the serving upstreams' majority when only some of the
 // matched upstreams serve the method; indexed = their highest watermark.
 Tips PlanTips(const Network& network, const RoutePlan& plan, int64_t now_ms);
+// Its parts: the tip on one axis, and the indexed watermark.
+uint64_t PlanTip(const Network& network, const RoutePlan& plan, LaneAxis axis,
+                 int64_t now_ms);
+uint64_t PlanIndexed(const Network& network, const RoutePlan& plan);
 
 }  // namespace solgate

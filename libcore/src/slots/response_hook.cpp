@@ -95,7 +95,7 @@ std::optional<ResponseHook::Correction> ResponseHook::Rewrite(
                       commitment_ == SG_COMMITMENT_NONE) &&
                      !plan_.has_selector;
     if (!tips_) {
-        tips_ = PlanTips(network_, plan_, now_ms);
+        tips_ = GetSlotTips(commitment_, network_, plan_, now_ms);
     }
     uint64_t corrected = CorrectGetSlot(commitment_, answer->slot, *tips_,
                                         processed ? tips.Answered() : 0);

@@ -32,6 +32,24 @@ uint64_t CorrectGetSlot(sg_commitment_t commitment, uint64_t response,
     return std::max(base, answered);
 }
 
+Tips GetSlotTips(sg_commitment_t commitment, const Network& network,
+                 const RoutePlan& plan, int64_t now_ms) {
+    Tips tips;
+    switch (commitment) {
+    case SG_COMMITMENT_CONFIRMED:
+        break;
+    case SG_COMMITMENT_FINALIZED:
+        tips.finalized = PlanTip(network, plan, kAxisFinalized, now_ms);
+        tips.indexed = PlanIndexed(network, plan);
+        break;
+    case SG_COMMITMENT_PROCESSED:
+    case SG_COMMITMENT_NONE:
+        tips.processed = PlanTip(network, plan, kAxisProcessed, now_ms);
+        break;
+    }
+    return tips;
+}
+
 bool BlockUnavailable(uint64_t slot, const Tips& tips, uint64_t margin) {
     return tips.indexed > 0 && slot > tips.indexed &&
            slot - tips.indexed > margin;

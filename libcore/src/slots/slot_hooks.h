@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "routing/network.h"
+#include "routing/route_plan.h"
 #include "rpc/cluster.h"
 
 namespace solgate {
@@ -23,6 +24,12 @@ constexpr uint64_t kFinalizedIndexFallbackLag = 32;
 //    never sent into the window getBlock cannot serve yet.
 uint64_t CorrectGetSlot(sg_commitment_t commitment, uint64_t response,
                         const Tips& tips, uint64_t answered = 0);
+
+// The tips CorrectGetSlot reads for `commitment` (PlanTips' values; the
+// others are left 0): a getSlot answer picks only the tips it is corrected
+// with (a confirmed one, none).
+Tips GetSlotTips(sg_commitment_t commitment, const Network& network,
+                 const RoutePlan& plan, int64_t now_ms);
 
 // True when getBlock(slot) is beyond the indexed frontier plus the margin.
 // Fails open: an unknown frontier (0) never rejects.

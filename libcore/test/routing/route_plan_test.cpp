@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "routing/route_plan.h"
+#include "slots/slot_hooks.h"
 #include "support/fakes.h"
 
 namespace solgate {
@@ -211,6 +212,18 @@ TEST(RoutePlan, TipsOfTheServingUpstreams) {
     EXPECT_EQ(tips.processed, 1001u);
     EXPECT_EQ(tips.finalized, 961u);
     EXPECT_EQ(tips.indexed, 1012u);
+    // a getSlot answer picks only the tips its correction reads
+    RoutePlan plan = PlanRoute(t.network, req, "");
+    Tips processed = GetSlotTips(SG_COMMITMENT_PROCESSED, t.network, plan, 1);
+    EXPECT_EQ(processed.processed, 1001u);
+    EXPECT_EQ(processed.finalized + processed.indexed, 0u);
+    Tips finalized = GetSlotTips(SG_COMMITMENT_FINALIZED, t.network, plan, 1);
+    EXPECT_EQ(finalized.finalized, 961u);
+    EXPECT_EQ(finalized.indexed, 1012u);
+    EXPECT_EQ(finalized.processed, 0u);
+    Tips none = GetSlotTips(SG_COMMITMENT_CONFIRMED, t.network, plan, 1);
+    EXPECT_EQ(none.processed + none.finalized + none.indexed, 0u);
+    EXPECT_EQ(GetSlotTips(SG_COMMITMENT_NONE, t.network, plan, 1).processed, 1001u);
 }
 
 }  // namespace
