@@ -151,14 +151,28 @@ std::optional<SlotAnswer> CanonicalSlotAnswer(std::string_view body) {
     if (body.substr(0, kPrefix.size()) != kPrefix) {
         return std::nullopt;
     }
+    // the digits read as they are found (19 always fit; more go to
+    // ParseSlotNumber, which knows where a uint64 ends)
     size_t begin = kPrefix.size();
     size_t end = begin;
-    while (end < body.size() && body[end] >= '0' && body[end] <= '9') {
-        end++;
+    uint64_t value = 0;
+    for (unsigned digit; end < body.size() &&
+                         (digit = static_cast<unsigned char>(body[end] - '0')) <= 9;
+         end++) {
+        value = value * 10 + digit;
     }
-    bool leading_zero = end - begin > 1 && body[begin] == '0';
-    auto slot = ParseSlotNumber(body.substr(begin, end - begin));
-    if (!slot || leading_zero || body.substr(end, kIdKey.size()) != kIdKey) {
+    size_t length = end - begin;
+    if (length == 0 || (length > 1 && body[begin] == '0')) {
+        return std::nullopt;
+    }
+    if (length > 19) {
+        auto wide = ParseSlotNumber(body.substr(begin, length));
+        if (!wide) {
+            return std::nullopt;
+        }
+        value = *wide;
+    }
+    if (body.substr(end, kIdKey.size()) != kIdKey) {
         return std::nullopt;
     }
     std::string_view id = body.substr(end + kIdKey.size());
@@ -170,23 +184,22 @@ std::optional<SlotAnswer> CanonicalSlotAnswer(std::string_view body) {
         return std::nullopt;
     }
     id.remove_suffix(1);
-    bool plain_string = id.size() >= 2 && id.front() == '"' &&
-                        id.back() == '"' &&
-                        id.substr(1, id.size() - 2).find_first_of("\"\\") ==
-                            std::string_view::npos;
-    bool digits = !id.empty() && id.find_first_not_of("0123456789") ==
-                                     std::string_view::npos &&
-                  (id.size() == 1 || id[0] != '0');
-    if (!plain_string && !digits && id != "null") {
+    // a number without a leading zero, null, or a string of printable
+    // ASCII without quotes or escapes inside (else yajl judges)
+    bool quoted = id.size() >= 2 && id.front() == '"' && id.back() == '"';
+    bool digits = !id.empty() && (id.size() == 1 || id[0] != '0');
+    std::string_view inside = quoted ? id.substr(1, id.size() - 2) : id;
+    for (char c : inside) {
+        auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u >= 0x80 || c == '"' || c == '\\') {
+            return std::nullopt;
+        }
+        digits = digits && c >= '0' && c <= '9';
+    }
+    if (!quoted && !digits && id != "null") {
         return std::nullopt;
     }
-    for (char c : id) {
-        unsigned char u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u >= 0x80) {
-            return std::nullopt;  // control bytes or UTF-8: let yajl judge
-        }
-    }
-    return SlotAnswer{*slot, begin, end};
+    return SlotAnswer{value, begin, end};
 }
 
 }  // namespace
