@@ -37,6 +37,12 @@ our @LaneTraffic = (
     step { %main::View = map { $_->{id} => $_->{processed_slot} } upstreams() },
     rpc_request('/', 99, 'getSlot', '[{"commitment":"processed"}]'));
 our @LaneHeaders = (('X-Solgate-Use-Upstream: family:slow') x 12, '');
+# A getSlot picks only the axis it is corrected with; the poller's tick
+# refreshes both axes of every lane.
+our $LanesRefreshed = step {
+    wait_until(sub { metric(qr/^solgate_network_served_tip_slot\{network="mainnet",lane="fast",axis="finalized"\} ([1-9]\d*)$/m) },
+               5, 'the poller refreshed the lanes');
+};
 
 add_block_preprocessor(sub {
     my $block = shift;
@@ -79,8 +85,9 @@ ok($fast_slot >= $view{'fast-a'} - 2, "the default selector gets the fast tip ($
 
 
 === TEST 2: each lane has its series in /metrics
-The same traffic as TEST 1 makes the lanes "slow" and "fast".
---- request eval: [@LaneTraffic, "GET /metrics"]
+The same traffic as TEST 1 makes the lanes "slow" and "fast"; the "fast"
+lane's finalized tip (no request asked for it) shows up within a tick.
+--- request eval: [@LaneTraffic, $LanesRefreshed, "GET /metrics"]
 --- more_headers eval: [@LaneHeaders, '']
 --- check
 my $m = $_[13]{body};
