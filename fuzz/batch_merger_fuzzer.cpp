@@ -1,9 +1,10 @@
 // The batch answer merger on any upstream answer, fed in two chunks: it
 // never reads outside a chunk, and ends with the array closed; bare (a
 // run of a batch that goes call by call), it writes no bracket of its own
-// and never passes a non-array through.  Fed byte by byte (where no key or
-// id lies whole in a chunk, so none is read at once) it writes the same
-// answer and asks the rewrite with the same ids.
+// and never passes a non-array through.  Fed whole, in the two chunks, and
+// byte by byte (where no key or id lies whole in a chunk, so none is read
+// at once) it writes the same answer and asks the rewrite with the same
+// ids; the rewrite replaces the elements whose id has an odd length.
 #include "fuzz_common.h"
 #include "json/batch_merger.h"
 
@@ -19,8 +20,8 @@ struct Merged {
     std::vector<std::string> asked;
 };
 
-static Merged MergeInSteps(const std::vector<BatchMerger::Slot>& slots, bool bare,
-                           std::string_view upstream, size_t step) {
+static Merged MergeChunks(const std::vector<BatchMerger::Slot>& slots, bool bare,
+                          const std::vector<std::string_view>& chunks) {
     Merged merged;
     BatchMerger merger(slots, Missing);
     if (bare) {
@@ -29,7 +30,10 @@ static Merged MergeInSteps(const std::vector<BatchMerger::Slot>& slots, bool bar
     merger.SetRewrite([&merged](std::string_view id, std::string_view)
                           -> std::optional<std::string> {
         merged.asked.emplace_back(id);
-        return std::nullopt;
+        if (id.size() % 2 == 0) {
+            return std::nullopt;
+        }
+        return "{\"rewritten\":" + std::string(id) + "}";
     });
     auto apply = [&merged](const std::vector<BatchMerger::Segment>& segments,
                            std::string_view chunk) {
@@ -38,12 +42,21 @@ static Merged MergeInSteps(const std::vector<BatchMerger::Slot>& slots, bool bar
                                          : seg.text);
         }
     };
-    for (size_t at = 0; at < upstream.size(); at += step) {
-        std::string_view chunk = upstream.substr(at, step);
-        apply(merger.Feed(chunk), chunk);
+    for (std::string_view chunk : chunks) {
+        // each chunk in storage of its own, so a read past it is caught
+        std::string own(chunk);
+        apply(merger.Feed(own), own);
     }
     apply(merger.Finish(), {});
     return merged;
+}
+
+static std::vector<std::string_view> Steps(std::string_view text, size_t step) {
+    std::vector<std::string_view> chunks;
+    for (size_t at = 0; at < text.size(); at += step) {
+        chunks.push_back(text.substr(at, step));
+    }
+    return chunks;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -90,13 +103,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     std::string upstream = std::string(in.head) + std::string(in.tail);
     if (!upstream.empty()) {
-        Merged whole = MergeInSteps(slots, bare, upstream, upstream.size());
-        Merged bytes = MergeInSteps(slots, bare, upstream, 1);
-        if (whole.text != bytes.text) {
-            fuzz::Fail("fed whole or byte by byte, the merged answer is the same");
+        Merged whole = MergeChunks(slots, bare, {upstream});
+        Merged split = MergeChunks(slots, bare, {in.head, in.tail});
+        Merged bytes = MergeChunks(slots, bare, Steps(upstream, 1));
+        if (whole.text != bytes.text || whole.text != split.text) {
+            fuzz::Fail("fed whole, in two or byte by byte, the merged answer is the same");
         }
-        if (whole.asked != bytes.asked) {
-            fuzz::Fail("fed whole or byte by byte, the rewrite is asked the same ids");
+        if (whole.asked != bytes.asked || whole.asked != split.asked) {
+            fuzz::Fail("fed whole, in two or byte by byte, the rewrite is asked the same ids");
         }
     }
     return 0;

@@ -111,6 +111,9 @@ int sg_merge_new(const sg_request_t* req, sg_merge_t** out) noexcept {
                 }
                 solgate::sg_commitment_t commitment = solgate::EffectiveCommitment(
                     call, r.network()->settings());
+                if (static_cast<size_t>(commitment) >= merge->hooks.size()) {
+                    continue;   // no such commitment: its answer is left as it is
+                }
                 auto& hook = merge->hooks[commitment];
                 if (!hook) {
                     if (auto made = solgate::ResponseHook::ForCall(
