@@ -93,12 +93,13 @@ unsigned ActionBytes(const char* at, size_t count) {
 // An object element at `from` that ends in the chunk, read in one pass
 // with the same rules as the byte-by-byte reading (TrackId and Feed),
 // visiting only the bytes ActionBytes marks: the comma or bracket that
-// ends it goes to `end`, the raw text of its "id" value, if any, to `id`.
-// False for what that reading must take: an element that goes on past the
-// chunk, is no object, has an escape in a string, or an object or array
-// for its id.
+// ends it goes to `end`, the raw text of its "id" value to `id` (empty
+// when it has none). False for what that reading must take: an element
+// that goes on past the chunk, is no object, has an escape in a string, or
+// an object or array for its id.
 bool WholeElement(std::string_view chunk, size_t from, size_t& end,
                   std::string_view& id) {
+    id = {};
     if (chunk[from] != '{') {
         return false;
     }
@@ -227,10 +228,10 @@ void BatchMerger::Separator() {
 // before it went out as the range of the chunk that ends at that comma:
 // the comma joins the two ranges, so consecutive forwarded elements go out
 // as one range of the chunk (a plain batch answer is sent as it came).
-bool BatchMerger::SeparatorOfInput(size_t at) {
+bool BatchMerger::SeparatorOfInput(std::string_view chunk, size_t at) {
     if (sent_ == 0 || at == 0 || out_.empty() || !out_.back().input ||
         out_.back().offset + out_.back().length != at - 1 ||
-        chunk_[at - 1] != ',') {
+        chunk[at - 1] != ',') {
         return false;
     }
     sent_++;
@@ -307,10 +308,16 @@ bool BatchMerger::IdInChunk(std::string_view chunk, size_t& at) {
     if (!IdValueEnd(chunk, at, end)) {
         return false;
     }
-    id_.assign(chunk.substr(at + 1, std::min(end - at - 1, kMaxIdLength + 1)));
+    TakeId(chunk.substr(at + 1, end - at - 1));
     key_is_id_ = false;
     at = end - 1;
     return true;
+}
+
+// An id's raw text read at once, kept as TrackId keeps it byte by byte:
+// up to one byte past kMaxIdLength, so a longer one matches no call.
+void BatchMerger::TakeId(std::string_view raw) {
+    id_.assign(raw.substr(0, kMaxIdLength + 1));
 }
 
 std::string_view BatchMerger::Own(std::string text) {
@@ -400,7 +407,6 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
     std::string_view chunk) {
     out_.clear();
     own_.clear();
-    chunk_ = chunk;
     size_t element_from = 0;   // where the element's bytes in this chunk begin
     std::string_view whole_id;
     for (size_t i = 0; i < chunk.size(); i++) {
@@ -443,7 +449,7 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
             } else if (++extra_ > kMaxExtraElements) {
                 dropping_ = true;
             }
-            if (!dropping_ && !SeparatorOfInput(i)) {
+            if (!dropping_ && !SeparatorOfInput(chunk, i)) {
                 Separator();
             }
             state_ = State::kInElement;
@@ -457,9 +463,8 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
             holding_ = rewrite_ != nullptr && !dropping_;
             held_.clear();
             element_from = i;
-            whole_id = {};
             if (size_t end; WholeElement(chunk, i, end, whole_id)) {
-                id_.assign(whole_id.substr(0, kMaxIdLength + 1));
+                TakeId(whole_id);
                 ElementEnds(chunk, element_from, end);
                 i = end;
                 break;

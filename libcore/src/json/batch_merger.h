@@ -77,7 +77,7 @@ private:
     void Text(std::string_view text);
     void Input(size_t offset, size_t length);
     void Separator();
-    bool SeparatorOfInput(size_t at);
+    bool SeparatorOfInput(std::string_view chunk, size_t at);
     // Sends the local answers up to the next forwarded slot.
     void LocalsUntilForwarded();
     // An id longer than this is no id a client sent: it is not matched.
@@ -87,6 +87,7 @@ private:
     void TrackId(char c);
     bool KeyInChunk(std::string_view chunk, size_t& at);
     bool IdInChunk(std::string_view chunk, size_t& at);
+    void TakeId(std::string_view raw);
     void EndElement();
     void ElementEnds(std::string_view chunk, size_t from, size_t at);
     void MarkAnswered(std::string_view id);
@@ -123,7 +124,6 @@ private:
     // chunks, and a view of one stays valid while more are added)
     std::list<std::string> own_;
     std::vector<Segment> out_;   // text segments point into slots_
-    std::string_view chunk_;     // the one Feed reads
 };
 
 }  // namespace solgate
