@@ -23,31 +23,65 @@ struct sg_response_s : solgate::Recycled<sg_response_s> {
     std::string rewritten;  // backs sg_correction_t::body
 };
 
-// Made and freed once per merged batch: recycled storage.
+namespace solgate::capi {
+
+// A getSlot call of a merged batch, by its id as the client wrote it: its
+// answer is corrected as a single getSlot's is, by `hook`.
+struct SlotHookEntry {
+    std::string_view id;
+    size_t call;
+    ResponseHook* hook;
+};
+
+// What a merge leaves behind for the thread's next one: its containers,
+// emptied, with their capacity (ThreadSpares).
+struct MergeRoom {
+    BatchMerger::Room merger;
+    std::vector<sg_merge_segment_t> segments;
+    std::vector<SlotHookEntry> slot_hooks;
+};
+using MergeSpares = ThreadSpares<MergeRoom>;
+
+}  // namespace solgate::capi
+
+// Made and freed once per merged batch: recycled storage, and containers
+// from the thread's last merges (MergeRoom).
 struct sg_merge_s : solgate::Recycled<sg_merge_s> {
-    explicit sg_merge_s(std::vector<solgate::BatchMerger::Slot> slots)
-        : merger(std::move(slots), solgate::MissingBatchAnswer) {}
+    // `slots` are the request's, which outlives the merge.
+    sg_merge_s(const std::vector<solgate::BatchMerger::Slot>& slots,
+               solgate::capi::MergeRoom&& room)
+        : merger(slots, solgate::MissingBatchAnswer, std::move(room.merger)),
+          segments(std::move(room.segments)),
+          slot_hooks(std::move(room.slot_hooks)) {
+        segments.clear();
+        slot_hooks.clear();
+    }
+
+    // The containers, for the thread's next merge.
+    void GiveRoomBack() {
+        solgate::capi::MergeSpares::GiveWith([this](solgate::capi::MergeRoom& room) {
+            room.merger = std::move(merger).TakeRoom();
+            room.segments = std::move(segments);
+            room.slot_hooks = std::move(slot_hooks);
+        });
+    }
 
     // The hook that corrects the getSlot answer with this id, if one does.
     solgate::ResponseHook* SlotHook(std::string_view id) {
         auto at = std::lower_bound(
             slot_hooks.begin(), slot_hooks.end(), id,
-            [](const SlotHookEntry& entry, std::string_view key) { return entry.id < key; });
+            [](const solgate::capi::SlotHookEntry& entry, std::string_view key) {
+                return entry.id < key;
+            });
         return at != slot_hooks.end() && at->id == id ? at->hook : nullptr;
     }
 
     solgate::BatchMerger merger;
     std::vector<sg_merge_segment_t> segments;  // backs sg_merge_feed's
-    // The getSlot calls sent, by id as the client wrote it (sorted; of
-    // equal ids, the first call's): their answers are corrected as a single
-    // getSlot's is, by one hook per commitment. The ids are the request's,
-    // which outlives the merge (the hooks read its plan too).
-    struct SlotHookEntry {
-        std::string_view id;
-        size_t call;
-        solgate::ResponseHook* hook;
-    };
-    std::vector<SlotHookEntry> slot_hooks;
+    // The getSlot calls sent (sorted by id; of equal ids, the first
+    // call's), corrected by one hook per commitment. The ids are the
+    // request's, which outlives the merge (the hooks read its plan too).
+    std::vector<solgate::capi::SlotHookEntry> slot_hooks;
     std::array<std::optional<solgate::ResponseHook>,
                solgate::SG_COMMITMENT_FINALIZED + 1>
         hooks;
@@ -97,7 +131,10 @@ int sg_merge_new(const sg_request_t* req, sg_merge_t** out) noexcept {
         if (r.merge().empty() && !r.run()) {
             return SG_NONE;
         }
-        auto merge = std::make_unique<sg_merge_s>(r.merge());
+        // the spare is moved from where it is kept into the merge's members
+        auto merge = solgate::capi::MergeSpares::Use([&](solgate::capi::MergeRoom& room) {
+            return std::make_unique<sg_merge_s>(r.merge(), std::move(room));
+        });
         if (r.run()) {
             merge->merger.SetBare();   // its brackets are the client's
         }
@@ -154,7 +191,16 @@ int sg_merge_new(const sg_request_t* req, sg_merge_t** out) noexcept {
     });
 }
 
-void sg_merge_free(sg_merge_t* merge) noexcept { delete merge; }
+void sg_merge_free(sg_merge_t* merge) noexcept {
+    if (merge == nullptr) {
+        return;
+    }
+    Guard(SG_OK, [merge] {
+        merge->GiveRoomBack();
+        return SG_OK;
+    });
+    delete merge;
+}
 
 int sg_merge_feed(sg_merge_t* merge, const char* data, size_t len, int last,
                   int64_t now_ms, const sg_merge_segment_t** segments,

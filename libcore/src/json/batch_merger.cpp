@@ -329,7 +329,7 @@ std::string_view BatchMerger::Own(std::string text) {
 // one that ends in the chunk it began in is offered as a view, and passes
 // as a range of the chunk unless it is rewritten.
 void BatchMerger::Element(std::string_view chunk, size_t from, size_t to,
-                          bool ends) {
+                          bool ends, std::string_view id) {
     if (!holding_) {
         Input(from, to - from);
         return;
@@ -349,7 +349,7 @@ void BatchMerger::Element(std::string_view chunk, size_t from, size_t to,
     }
     std::optional<std::string> rewritten;
     if (whole.size() <= kMaxHeldElement) {
-        rewritten = rewrite_(Trimmed(id_), whole);
+        rewritten = rewrite_(id, whole);
     }
     if (rewritten) {
         Text(Own(std::move(*rewritten)));
@@ -386,8 +386,7 @@ void BatchMerger::MarkAnswered(std::string_view id) {
     }
 }
 
-void BatchMerger::EndElement() {
-    std::string_view id = Trimmed(id_);
+void BatchMerger::EndElement(std::string_view id) {
     if (!id.empty()) {
         MarkAnswered(id);
     }
@@ -396,9 +395,11 @@ void BatchMerger::EndElement() {
 }
 
 // The element's bytes [from, at) end with the comma or bracket at `at`.
-void BatchMerger::ElementEnds(std::string_view chunk, size_t from, size_t at) {
-    Element(chunk, from, at, true);
-    EndElement();
+void BatchMerger::ElementEnds(std::string_view chunk, size_t from, size_t at,
+                              std::string_view raw_id) {
+    std::string_view id = Trimmed(raw_id);
+    Element(chunk, from, at, true, id);
+    EndElement(id);
     LocalsUntilForwarded();
     state_ = chunk[at] == ']' ? State::kDone : State::kBeforeElement;
 }
@@ -464,8 +465,9 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
             held_.clear();
             element_from = i;
             if (size_t end; WholeElement(chunk, i, end, whole_id)) {
-                TakeId(whole_id);
-                ElementEnds(chunk, element_from, end);
+                // its id read as TakeId keeps one, without the copy
+                ElementEnds(chunk, element_from, end,
+                            whole_id.substr(0, kMaxIdLength + 1));
                 i = end;
                 break;
             }
@@ -509,7 +511,7 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
             } else if ((c == '}' || c == ']') && depth_ > 0) {
                 depth_--;
             } else if (depth_ == 0 && (c == ',' || c == ']')) {
-                ElementEnds(chunk, element_from, i);
+                ElementEnds(chunk, element_from, i, id_);
             }
             break;
         case State::kDone:

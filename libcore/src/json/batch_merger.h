@@ -44,13 +44,6 @@ public:
     // of a larger array.  An upstream's answer that is not an array is then
     // dropped, and each call gets its MissingAnswer.
     void SetBare() { bare_ = true; }
-    BatchMerger(std::vector<Slot> slots, MissingAnswer missing)
-        : slots_(std::move(slots)),
-          answered_(slots_.size(), 0),
-          missing_(missing) {
-        // a chunk's segments: its elements and the local answers between
-        out_.reserve(2 * slots_.size() + 4);
-    }
 
     // What to send for a chunk: ranges of the chunk (input) and text of
     // the merger's own, in order.  Valid until the next call.
@@ -60,6 +53,30 @@ public:
         size_t length = 0;
         std::string_view text;   // !input
     };
+
+    // Storage a merger leaves behind for the next one (a batch answer is
+    // merged once per request: see ThreadSpares); a merger empties it.
+    struct Room {
+        std::vector<unsigned char> answered;
+        std::vector<Segment> out;
+    };
+    // `slots` is read, not copied: it must outlive the merger (the routed
+    // request's, which outlives its merge).
+    BatchMerger(const std::vector<Slot>& slots, MissingAnswer missing,
+                Room room = {})
+        : slots_(slots),
+          answered_(std::move(room.answered)),
+          missing_(missing),
+          out_(std::move(room.out)) {
+        answered_.assign(slots_.size(), 0);
+        out_.clear();
+        // a chunk's segments: its elements and the local answers between
+        out_.reserve(2 * slots_.size() + 4);
+    }
+    BatchMerger(std::vector<Slot>&&, MissingAnswer, Room = {}) = delete;
+    // The storage worth keeping, for the next merger.
+    Room TakeRoom() && { return Room{std::move(answered_), std::move(out_)}; }
+
     const std::vector<Segment>& Feed(std::string_view chunk);
     // The upstream's answer ended: what is still to send.
     const std::vector<Segment>& Finish();
@@ -88,16 +105,19 @@ private:
     bool KeyInChunk(std::string_view chunk, size_t& at);
     bool IdInChunk(std::string_view chunk, size_t& at);
     void TakeId(std::string_view raw);
-    void EndElement();
-    void ElementEnds(std::string_view chunk, size_t from, size_t at);
+    void EndElement(std::string_view id);
+    // `raw_id`: the element's id as read, up to kMaxIdLength + 1 bytes.
+    void ElementEnds(std::string_view chunk, size_t from, size_t at,
+                     std::string_view raw_id);
     void MarkAnswered(std::string_view id);
-    // The element bytes [from, to) of the chunk, `ends` there: sent, held
-    // or rewritten.
-    void Element(std::string_view chunk, size_t from, size_t to, bool ends);
+    // The element bytes [from, to) of the chunk, `ends` there (with `id`):
+    // sent, held or rewritten.
+    void Element(std::string_view chunk, size_t from, size_t to, bool ends,
+                 std::string_view id = {});
     void FlushHeld();
     std::string_view Own(std::string text);
 
-    std::vector<Slot> slots_;
+    const std::vector<Slot>& slots_;
     std::vector<unsigned char> answered_;   // by slot: an element had its id
     MissingAnswer missing_;
     size_t next_ = 0;          // the next slot to send
@@ -115,7 +135,7 @@ private:
     bool key_is_id_ = false;
     bool taking_id_ = false;
     std::string key_;
-    std::string id_;
+    std::string id_;           // read byte by byte (a whole element's is a view)
     Rewrite rewrite_;
     bool bare_ = false;
     bool holding_ = false;     // the current element is held in held_

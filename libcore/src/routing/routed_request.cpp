@@ -23,7 +23,8 @@ RouteDecision RoutedRequest::Route(const Network& network,
     PlanRouteInto(network, parsed_, selector.text, selector.from_client,
                   plan_);
     RouteDecision decision =
-        RouteRequest(parsed_, network, plan_, now_ms, RouteOptions{run_});
+        RouteRequest(parsed_, network, plan_, now_ms,
+                     RouteOptions{run_, &merge_room_});
     merge_ = std::move(decision.merge);
     pieces_ = std::move(decision.pieces);
     return decision;
@@ -36,6 +37,11 @@ void RoutedRequest::TakeRoomInto(RequestRoom& room) {
         room.calls.clear();
     }
     room.plan = std::move(plan_);   // emptied by the next request
+    // the merge's storage (or the unused one this request was given)
+    if (merge_.capacity() <= kCallsKept) {
+        room.merge = std::move(merge_.capacity() > 0 ? merge_ : merge_room_);
+        room.merge.clear();
+    }
 }
 
 Network::PickRequest RoutedRequest::NextPick(int64_t now_ms) const {

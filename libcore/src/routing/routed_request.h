@@ -24,6 +24,7 @@ namespace solgate {
 struct RequestRoom {
     std::vector<RpcCall> calls;
     RoutePlan plan;
+    std::vector<BatchMerger::Slot> merge;
 };
 
 class RoutedRequest {
@@ -42,6 +43,7 @@ public:
         : parsed_(ParseRpcRequest(body, len, std::move(room.calls))),
           plan_(std::move(room.plan)) {
         ResetPlan(plan_);
+        merge_room_ = std::move(room.merge);
     }
 
     // At the end: the storage worth handing on, moved into `room` (a
@@ -203,6 +205,8 @@ private:
     uint32_t data_retries_ = 0;
     std::optional<uint64_t> holding_slot_;
     std::vector<BatchMerger::Slot> merge_;
+    // An earlier request's storage for merge_ (Route hands it on).
+    std::vector<BatchMerger::Slot> merge_room_;
     std::vector<BatchPiece> pieces_;
     bool run_ = false;
     // Made when a policy takes the request (or on first use): most

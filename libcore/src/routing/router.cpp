@@ -249,6 +249,10 @@ RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx,
         return decision;
     }
     // merged: the local answers and the corrections go in their places
+    if (options.merge_room != nullptr) {
+        decision.merge.swap(*options.merge_room);
+        decision.merge.clear();
+    }
     decision.merge.reserve(n);
     if (forwarding < n) {
         decision.forward_body.push_back('[');

@@ -50,6 +50,9 @@ struct RouteDecision {
 // applied to the client's batch.
 struct RouteOptions {
     bool run = false;
+    // Storage for the decision's merge (a batch's), taken when one is
+    // made: an earlier request's, so a warm thread allocates none.
+    std::vector<BatchMerger::Slot>* merge_room = nullptr;
 };
 
 // Bad input never reaches an upstream: a body or call that is malformed is

@@ -85,7 +85,8 @@ TEST(BatchMerger, AMissingAnswerGetsItsTextAndExtrasAreKept) {
     EXPECT_EQ(Merge({{true, "missing", "\"a\\\"b\""}},
                     R"([{"x\"id":1,"id":"a\"b"}])", 2),
               R"([{"x\"id":1,"id":"a\"b"}])");
-    BatchMerger merger({{true, "x", "1"}}, Missing);
+    const std::vector<Slot> one = {{true, "x", "1"}};
+    BatchMerger merger(one, Missing);
     std::string_view up = R"([{"id":1},2])";
     std::string out = Apply(merger.Feed(up), up);
     out += Apply(merger.Finish(), {});   // after Feed's segments were read
@@ -217,7 +218,8 @@ TEST(BatchMerger, BareMergesHaveNoBrackets) {
     EXPECT_FALSE(merger.passthrough());
     EXPECT_EQ(out, kSlots[0].text + "," + kSlots[2].text + "," + Missing("2") +
                        "," + Missing("4"));
-    BatchMerger none({}, Missing);   // a run of notifications
+    const std::vector<Slot> no_calls;
+    BatchMerger none(no_calls, Missing);   // a run of notifications
     none.SetBare();
     std::string_view empty_array = "[]";
     EXPECT_EQ(Apply(none.Feed(empty_array), empty_array) +
@@ -226,7 +228,8 @@ TEST(BatchMerger, BareMergesHaveNoBrackets) {
 }
 
 TEST(BatchMerger, AWholeElementInOneChunkIsOneInputRange) {
-    BatchMerger merger({{true, "x", "1"}}, Missing);
+    const std::vector<Slot> one = {{true, "x", "1"}};
+    BatchMerger merger(one, Missing);
     std::string_view first = "[";
     merger.Feed(first);
     std::string_view body = std::string_view(R"({"result":"big"})");
@@ -239,8 +242,9 @@ TEST(BatchMerger, AWholeElementInOneChunkIsOneInputRange) {
 // Forwarded elements one after another, with nothing to put between them,
 // go out as one range of the chunk, their commas included.
 TEST(BatchMerger, ConsecutiveForwardedElementsAreOneInputRange) {
-    BatchMerger merger({{true, "x", "1"}, {true, "x", "2"}, {true, "x", "3"}},
-                       Missing);
+    const std::vector<Slot> three = {{true, "x", "1"}, {true, "x", "2"},
+                                     {true, "x", "3"}};
+    BatchMerger merger(three, Missing);
     std::string_view up = R"([{"id":1},{"id":2},{"id":3}])";
     const auto& segments = merger.Feed(up);
     ASSERT_EQ(segments.size(), 2u);
@@ -251,6 +255,29 @@ TEST(BatchMerger, ConsecutiveForwardedElementsAreOneInputRange) {
     // a space after a comma: the merger's own comma, the same text
     EXPECT_EQ(Merge({{true, "x", "1"}, {true, "x", "2"}}, R"([{"id":1}, {"id":2}])", 100),
               R"([{"id":1},{"id":2}])");
+}
+
+// A merger made with the storage another one left (as each batch's merge
+// is, from the thread's spares) starts as a new one: nothing of the last
+// answer is in the next.
+TEST(BatchMerger, ARoomFromAnotherMergerLeavesNothingOfIt) {
+    std::string_view up = R"([{"id":4},{"jsonrpc":"2.0","id":2}])";
+    std::string fresh = Merge(kSlots, up, 3);
+    BatchMerger::Room room;
+    {
+        const std::vector<Slot> other = {{true, "x", "4"}, {true, "x", "9"},
+                                         {false, "L", ""}};
+        BatchMerger first(other, Missing);
+        std::string_view half = R"([{"id":4},{"id")";
+        first.Feed(half);   // stopped inside an element, one slot answered
+        room = std::move(first).TakeRoom();
+    }
+    EXPECT_FALSE(room.answered.empty());
+    BatchMerger merger(kSlots, Missing, std::move(room));
+    std::string out = Apply(merger.Feed(up.substr(0, 3)), up.substr(0, 3));
+    out += Apply(merger.Feed(up.substr(3)), up.substr(3));
+    out += Apply(merger.Finish(), {});
+    EXPECT_EQ(out, fresh);
 }
 
 }  // namespace

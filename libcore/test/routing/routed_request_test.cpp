@@ -433,6 +433,45 @@ TEST(RoutedRequest, ClientErrorsAndPolicyOffAreTheClients) {
 
 // A batch sent in part that no upstream could serve keeps its local
 // answers; the calls that went upstream get the all-failed error.
+// A merged batch hands its merge's storage on too; the next requests made
+// in that room merge (or not) as ones made from nothing.
+TEST(RoutedRequest, TheRoomKeepsAMergesStorageAndNothingOfIt) {
+    NetworkSettings mainnet;
+    mainnet.cluster = SG_CLUSTER_MAINNET_BETA;
+    TestNetwork t(1, mainnet);
+    const std::string batch =
+        R"([{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"},)"
+        R"({"jsonrpc":"2.0","id":"b","method":"getSlot"}])";
+    RequestRoom room;
+    {
+        RoutedRequest first(batch.data(), batch.size(), std::move(room));
+        ASSERT_TRUE(first.Route(t.network, {}, 0).forward);
+        ASSERT_EQ(first.merge().size(), 2u);
+        first.TakeRoomInto(room);
+    }
+    EXPECT_TRUE(room.merge.empty());
+    EXPECT_GE(room.merge.capacity(), 2u);
+
+    // a single call: no merge, and the storage waits for the next batch
+    RoutedRequest single(kGetSlot.data(), kGetSlot.size(), std::move(room));
+    ASSERT_TRUE(single.Route(t.network, {}, 0).forward);
+    EXPECT_TRUE(single.merge().empty());
+    single.TakeRoomInto(room);
+    EXPECT_GE(room.merge.capacity(), 2u);
+
+    const std::string other =
+        R"([{"jsonrpc":"2.0","id":7,"method":"getSlot"}])";
+    RoutedRequest fresh(Parse(other));
+    ASSERT_TRUE(fresh.Route(t.network, {}, 0).forward);
+    RoutedRequest reused(other.data(), other.size(), std::move(room));
+    ASSERT_TRUE(reused.Route(t.network, {}, 0).forward);
+    ASSERT_EQ(reused.merge().size(), fresh.merge().size());
+    ASSERT_EQ(reused.merge().size(), 1u);
+    EXPECT_TRUE(reused.merge()[0].forwarded);
+    EXPECT_EQ(reused.merge()[0].id, "7");
+    EXPECT_EQ(reused.merge()[0].text, "");
+}
+
 TEST(RoutedRequest, ASplitBatchThatFailsKeepsItsLocalAnswers) {
     NetworkSettings mainnet;
     mainnet.cluster = SG_CLUSTER_MAINNET_BETA;
