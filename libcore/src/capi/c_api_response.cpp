@@ -29,7 +29,6 @@ namespace solgate::capi {
 // answer is corrected as a single getSlot's is, by `hook`.
 struct SlotHookEntry {
     std::string_view id;
-    size_t call;
     ResponseHook* hook;
 };
 
@@ -66,22 +65,29 @@ struct sg_merge_s : solgate::Recycled<sg_merge_s> {
         });
     }
 
-    // The hook that corrects the getSlot answer with this id, if one does.
+    // The hook that corrects the getSlot answer with this id, if one does:
+    // the next call's, as an upstream answers in the order it was asked
+    // (almost always), else the first call's with that id.
     solgate::ResponseHook* SlotHook(std::string_view id) {
-        auto at = std::lower_bound(
-            slot_hooks.begin(), slot_hooks.end(), id,
-            [](const solgate::capi::SlotHookEntry& entry, std::string_view key) {
-                return entry.id < key;
-            });
-        return at != slot_hooks.end() && at->id == id ? at->hook : nullptr;
+        if (next_hook < slot_hooks.size() && slot_hooks[next_hook].id == id) {
+            return slot_hooks[next_hook++].hook;
+        }
+        for (size_t k = 0; k < slot_hooks.size(); k++) {
+            if (slot_hooks[k].id == id) {
+                next_hook = k + 1;
+                return slot_hooks[k].hook;
+            }
+        }
+        return nullptr;
     }
 
     solgate::BatchMerger merger;
     std::vector<sg_merge_segment_t> segments;  // backs sg_merge_feed's
-    // The getSlot calls sent (sorted by id; of equal ids, the first
-    // call's), corrected by one hook per commitment. The ids are the
-    // request's, which outlives the merge (the hooks read its plan too).
+    // The getSlot calls sent, in order, corrected by one hook per
+    // commitment. The ids are the request's, which outlives the merge
+    // (the hooks read its plan too).
     std::vector<solgate::capi::SlotHookEntry> slot_hooks;
+    size_t next_hook = 0;   // where SlotHook looks first
     std::array<std::optional<solgate::ResponseHook>,
                solgate::SG_COMMITMENT_FINALIZED + 1>
         hooks;
@@ -141,8 +147,7 @@ int sg_merge_new(const sg_request_t* req, sg_merge_t** out) noexcept {
         if (r.network() != nullptr && r.upstream()) {
             merge->slot_hooks.reserve(r.parsed().calls.size());
             const auto& calls = r.parsed().calls;
-            for (size_t k = 0; k < calls.size(); k++) {
-                const solgate::RpcCall& call = calls[k];
+            for (const solgate::RpcCall& call : calls) {
                 if (call.method != std::string_view("getSlot") || call.id_raw.empty()) {
                     continue;
                 }
@@ -159,16 +164,9 @@ int sg_merge_new(const sg_request_t* req, sg_merge_t** out) noexcept {
                     }
                 }
                 if (hook) {
-                    merge->slot_hooks.push_back({call.id_raw, k, &*hook});
+                    merge->slot_hooks.push_back({call.id_raw, &*hook});
                 }
             }
-            auto& hooks = merge->slot_hooks;
-            std::sort(hooks.begin(), hooks.end(), [](const auto& a, const auto& b) {
-                return a.id != b.id ? a.id < b.id : a.call < b.call;
-            });
-            hooks.erase(std::unique(hooks.begin(), hooks.end(),
-                                    [](const auto& a, const auto& b) { return a.id == b.id; }),
-                        hooks.end());
         }
         if (!merge->slot_hooks.empty()) {
             sg_merge_s* self = merge.get();
@@ -222,10 +220,8 @@ int sg_merge_feed(sg_merge_t* merge, const char* data, size_t len, int last,
                     s.input ? nullptr : s.text.data()});
             }
         };
-        take(merge->merger.Feed(std::string_view(data, len)));
-        if (last) {
-            take(merge->merger.Finish());
-        }
+        std::string_view chunk(data, len);
+        take(last ? merge->merger.FeedLast(chunk) : merge->merger.Feed(chunk));
         *segments = merge->segments.data();
         *n = merge->segments.size();
         return SG_OK;

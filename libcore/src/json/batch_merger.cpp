@@ -527,8 +527,20 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
 const std::vector<BatchMerger::Segment>& BatchMerger::Finish() {
     out_.clear();
     own_.clear();
+    AppendFinish();
+    return out_;
+}
+
+const std::vector<BatchMerger::Segment>& BatchMerger::FeedLast(
+    std::string_view chunk) {
+    Feed(chunk);
+    AppendFinish();   // the chunk's own texts stay
+    return out_;
+}
+
+void BatchMerger::AppendFinish() {
     if (state_ == State::kPassthrough) {
-        return out_;
+        return;
     }
     if (state_ == State::kStart && !bare_) {
         Text("[");
@@ -552,7 +564,6 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Finish() {
         Text("]");
     }
     state_ = State::kDone;
-    return out_;
 }
 
 }  // namespace solgate

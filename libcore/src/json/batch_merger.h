@@ -80,6 +80,9 @@ public:
     const std::vector<Segment>& Feed(std::string_view chunk);
     // The upstream's answer ended: what is still to send.
     const std::vector<Segment>& Finish();
+    // Feed and Finish at once, for a last chunk: one list of segments (a
+    // Finish after Feed would end the life of Feed's texts).
+    const std::vector<Segment>& FeedLast(std::string_view chunk);
 
     // The upstream did not answer with an array (an error for the whole
     // batch): its answer passes as it is, and the local answers are lost
@@ -97,6 +100,8 @@ private:
     bool SeparatorOfInput(std::string_view chunk, size_t at);
     // Sends the local answers up to the next forwarded slot.
     void LocalsUntilForwarded();
+    // What Finish sends, after the segments out_ already has.
+    void AppendFinish();
     // An id longer than this is no id a client sent: it is not matched.
     static constexpr size_t kMaxIdLength = 256;
 

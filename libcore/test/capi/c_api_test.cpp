@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "capi/c_handles.h"
 #include "solgate/solgate.h"
 #include "support/temp_dir.h"
 
@@ -258,6 +259,72 @@ TEST(CApi, ResponseHooksForTheCurrentAttempt) {
     EXPECT_EQ(sg_response_new(req, 0, &resp), SG_NONE);   // batches: nothing
     EXPECT_EQ(resp, nullptr);
     sg_request_free(req);
+}
+
+// The client's batch answer for `upstream_answer`, the upstream's answer to
+// `batch` (sent whole), fed in one chunk.
+std::string MergedAnswer(sg_network_t* net, const char* batch,
+                         std::string_view upstream_answer) {
+    sg_request_t* req = Parse(batch);
+    sg_route_t route;
+    EXPECT_EQ(sg_request_route(req, net, &kNoSelector, 0, &route), SG_OK);
+    sg_pick_t pick;
+    EXPECT_EQ(sg_request_pick(req, 0, &pick), SG_OK);
+    sg_merge_t* merge = nullptr;
+    EXPECT_EQ(sg_merge_new(req, &merge), SG_OK);
+    const sg_merge_segment_t* segments = nullptr;
+    size_t n = 0;
+    EXPECT_EQ(sg_merge_feed(merge, upstream_answer.data(), upstream_answer.size(),
+                            1, 0, &segments, &n),
+              SG_OK);
+    std::string out;
+    for (size_t k = 0; k < n; k++) {
+        out += segments[k].input
+                   ? upstream_answer.substr(segments[k].offset, segments[k].length)
+                   : std::string_view(segments[k].text, segments[k].length);
+    }
+    sg_merge_free(merge);
+    sg_request_free(req);
+    return out;
+}
+
+// Each getSlot answer of a batch is corrected by its own call's commitment:
+// the call it answers is found by its id, the next one first (an upstream
+// answers in order, almost always), so calls that share an id are each
+// corrected by theirs.
+TEST(CApi, EachGetSlotOfABatchIsCorrectedByItsCallsCommitment) {
+    CNetwork net({{"a", "http://x"}});
+    solgate::UpstreamRecord& tips = net.get()->network.record(0);
+    tips.processed = 1000;
+    tips.finalized = 968;
+    tips.shred = 950;   // finalized answers: the indexed finalized tip
+    auto answer = [](uint64_t slot, const char* id) {
+        return std::string(R"({"jsonrpc":"2.0","result":)") +
+               std::to_string(slot) + R"(,"id":)" + id + "}";
+    };
+    const char* batch =
+        R"([{"jsonrpc":"2.0","id":1,"method":"getSlot","params":[{"commitment":"finalized"}]},)"
+        R"({"jsonrpc":"2.0","id":2,"method":"getSlot","params":[{"commitment":"processed"}]}])";
+    // in order, and out of order
+    EXPECT_EQ(MergedAnswer(net.get(), batch,
+                           "[" + answer(500, "1") + "," + answer(500, "2") + "]"),
+              "[" + answer(950, "1") + "," + answer(1000, "2") + "]");
+    EXPECT_EQ(MergedAnswer(net.get(), batch,
+                           "[" + answer(500, "2") + "," + answer(500, "1") + "]"),
+              "[" + answer(1000, "2") + "," + answer(950, "1") + "]");
+    // one id for both calls
+    const char* same_id =
+        R"([{"jsonrpc":"2.0","id":"s","method":"getSlot","params":[{"commitment":"finalized"}]},)"
+        R"({"jsonrpc":"2.0","id":"s","method":"getSlot","params":[{"commitment":"processed"}]}])";
+    EXPECT_EQ(MergedAnswer(net.get(), same_id,
+                           "[" + answer(500, "\"s\"") + "," + answer(500, "\"s\"") + "]"),
+              "[" + answer(950, "\"s\"") + "," + answer(1000, "\"s\"") + "]");
+    // an id no call has is left as it is
+    EXPECT_EQ(MergedAnswer(net.get(), batch,
+                           "[" + answer(500, "1") + "," + answer(500, "9") + "]"),
+              "[" + answer(950, "1") + "," + answer(500, "9") + "," +
+                  R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: )"
+                  R"(the upstream answered the batch without an answer to this call"},"id":2}])");
 }
 
 TEST(CApi, AdminEndpointsAndTheirRefusals) {

@@ -257,6 +257,28 @@ TEST(BatchMerger, ConsecutiveForwardedElementsAreOneInputRange) {
               R"([{"id":1},{"id":2}])");
 }
 
+// The last chunk fed with the end: the texts made for its elements (a
+// rewrite) are still there beside the end's.
+TEST(BatchMerger, ALastChunkFedWithTheEndKeepsItsRewrittenElements) {
+    const std::vector<Slot> slots = {{true, "m1", "1"}, {false, "L", ""},
+                                     {true, "m2", "2"}};
+    std::string_view up = R"([{"result":5,"id":1}])";
+    for (size_t split : {size_t{0}, size_t{1}, size_t{8}, up.size()}) {
+        BatchMerger merger(slots, Missing);
+        merger.SetRewrite([](std::string_view id, std::string_view)
+                              -> std::optional<std::string> {
+            return std::string(R"({"rewritten":)") + std::string(id) + "}";
+        });
+        std::string_view head = up.substr(0, split);
+        std::string_view tail = up.substr(split);
+        std::string out = Apply(merger.Feed(head), head);
+        // the segments read only after the whole list is made
+        std::string tail_copy(tail);
+        out += Apply(merger.FeedLast(tail_copy), tail_copy);
+        EXPECT_EQ(out, R"([{"rewritten":1},L,)" + Missing("2") + "]") << split;
+    }
+}
+
 // A merger made with the storage another one left (as each batch's merge
 // is, from the thread's spares) starts as a new one: nothing of the last
 // answer is in the next.
