@@ -4,7 +4,8 @@
 // and never passes a non-array through.  Fed whole, in the two chunks, and
 // byte by byte (where no key or id lies whole in a chunk, so none is read
 // at once) it writes the same answer and asks the rewrite with the same
-// ids; the rewrite replaces the elements whose id has an odd length.
+// ids and slots (a slot always a forwarded call's with that id); the
+// rewrite replaces the elements whose id has an odd length.
 #include "fuzz_common.h"
 #include "json/batch_merger.h"
 
@@ -14,7 +15,7 @@ static std::string Missing(std::string_view id) {
     return "{\"missing\":" + std::string(id) + "}";
 }
 
-// The merged answer and the ids the rewrite was asked with.
+// The merged answer and the ids (and slots) the rewrite was asked with.
 struct Merged {
     std::string text;
     std::vector<std::string> asked;
@@ -30,9 +31,14 @@ static Merged MergeChunks(const std::vector<BatchMerger::Slot>& slots, bool bare
     if (bare) {
         merger.SetBare();
     }
-    merger.SetRewrite([&merged](std::string_view id, std::string_view)
+    merger.SetRewrite([&merged, &slots](size_t slot, std::string_view id, std::string_view)
                           -> std::optional<std::string> {
-        merged.asked.emplace_back(id);
+        if (slot != BatchMerger::kNoSlot &&
+            (slot >= slots.size() || !slots[slot].forwarded || slots[slot].id != id)) {
+            fuzz::Fail("the rewrite is given the slot of a forwarded call with the element's id");
+        }
+        merged.asked.push_back(std::string(id) + " in slot " +
+                               (slot == BatchMerger::kNoSlot ? "none" : std::to_string(slot)));
         if (id.size() % 2 == 0) {
             return std::nullopt;
         }

@@ -176,7 +176,9 @@ cpu_snap() {
     {
         awk '$1 == "cpu0" || $1 == "cpu1" { t = 0; for (i = 2; i <= NF; i++) t += $i; printf "%d %d ", t - $5 - $6, t }
              $1 == "processes" { f = $2 } END { printf "%d\n", f }' /proc/stat
-        cat /proc/[0-9]*/stat 2>/dev/null | awk '{
+        # a process that ends between the glob and the read fails cat
+        # (and, under pipefail, the snapshot): what was read is enough
+        { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk '{
             i = index($0, ") "); n = split(substr($0, i + 2), f, " ");
             if (n > 13 && f[2] != 2 && $1 != 2) print $1, f[12] + f[13] }'
     } > "$1"

@@ -25,20 +25,15 @@ struct sg_response_s : solgate::Recycled<sg_response_s> {
 
 namespace solgate::capi {
 
-// A getSlot call of a merged batch, by its id as the client wrote it: its
-// answer is corrected as a single getSlot's is, by `hook`.
-struct SlotHookEntry {
-    std::string_view id;
-    ResponseHook* hook;
-};
-
 // What a merge leaves behind for the thread's next one: its containers,
 // emptied, with their capacity (ThreadSpares).
 struct MergeRoom {
     BatchMerger::Room merger;
     std::vector<sg_merge_segment_t> segments;
-    std::vector<SlotHookEntry> slot_hooks;
+    std::vector<ResponseHook*> slot_hooks;
 };
+// A larger batch's containers are let go (max_batch_size may be raised).
+constexpr size_t kMergeSlotsKept = 128;
 using MergeSpares = ThreadSpares<MergeRoom>;
 
 }  // namespace solgate::capi
@@ -58,6 +53,9 @@ struct sg_merge_s : solgate::Recycled<sg_merge_s> {
 
     // The containers, for the thread's next merge.
     void GiveRoomBack() {
+        if (slot_hooks.capacity() > solgate::capi::kMergeSlotsKept) {
+            return;
+        }
         solgate::capi::MergeSpares::GiveWith([this](solgate::capi::MergeRoom& room) {
             room.merger = std::move(merger).TakeRoom();
             room.segments = std::move(segments);
@@ -65,29 +63,12 @@ struct sg_merge_s : solgate::Recycled<sg_merge_s> {
         });
     }
 
-    // The hook that corrects the getSlot answer with this id, if one does:
-    // the next call's, as an upstream answers in the order it was asked
-    // (almost always), else the first call's with that id.
-    solgate::ResponseHook* SlotHook(std::string_view id) {
-        if (next_hook < slot_hooks.size() && slot_hooks[next_hook].id == id) {
-            return slot_hooks[next_hook++].hook;
-        }
-        for (size_t k = 0; k < slot_hooks.size(); k++) {
-            if (slot_hooks[k].id == id) {
-                next_hook = k + 1;
-                return slot_hooks[k].hook;
-            }
-        }
-        return nullptr;
-    }
-
     solgate::BatchMerger merger;
     std::vector<sg_merge_segment_t> segments;  // backs sg_merge_feed's
-    // The getSlot calls sent, in order, corrected by one hook per
-    // commitment. The ids are the request's, which outlives the merge
-    // (the hooks read its plan too).
-    std::vector<solgate::capi::SlotHookEntry> slot_hooks;
-    size_t next_hook = 0;   // where SlotHook looks first
+    // By slot of the merger: the hook that corrects its getSlot answer (one
+    // per commitment, in `hooks`), or null. The hooks read the request's
+    // plan: the request outlives the merge.
+    std::vector<solgate::ResponseHook*> slot_hooks;
     std::array<std::optional<solgate::ResponseHook>,
                solgate::SG_COMMITMENT_FINALIZED + 1>
         hooks;
@@ -145,10 +126,14 @@ int sg_merge_new(const sg_request_t* req, sg_merge_t** out) noexcept {
             merge->merger.SetBare();   // its brackets are the client's
         }
         if (r.network() != nullptr && r.upstream()) {
-            merge->slot_hooks.reserve(r.parsed().calls.size());
             const auto& calls = r.parsed().calls;
-            for (const solgate::RpcCall& call : calls) {
-                if (call.method != std::string_view("getSlot") || call.id_raw.empty()) {
+            const auto& slots = r.merge();
+            bool any = false;
+            merge->slot_hooks.assign(slots.size(), nullptr);
+            for (size_t k = 0; k < slots.size(); k++) {
+                const solgate::RpcCall& call = calls.at(slots[k].call);
+                if (!slots[k].forwarded ||
+                    call.method != std::string_view("getSlot")) {
                     continue;
                 }
                 solgate::sg_commitment_t commitment = solgate::EffectiveCommitment(
@@ -164,25 +149,27 @@ int sg_merge_new(const sg_request_t* req, sg_merge_t** out) noexcept {
                     }
                 }
                 if (hook) {
-                    merge->slot_hooks.push_back({call.id_raw, &*hook});
+                    merge->slot_hooks[k] = &*hook;
+                    any = true;
                 }
             }
-        }
-        if (!merge->slot_hooks.empty()) {
-            sg_merge_s* self = merge.get();
-            merge->merger.SetRewrite(
-                [self](std::string_view id, std::string_view element)
-                    -> std::optional<std::string> {
-                    solgate::ResponseHook* hook = self->SlotHook(id);
-                    if (hook == nullptr) {
-                        return std::nullopt;
-                    }
-                    auto corrected = hook->Rewrite(element, self->now_ms);
-                    if (!corrected) {
-                        return std::nullopt;
-                    }
-                    return std::move(corrected->body);
-                });
+            if (any) {
+                sg_merge_s* self = merge.get();
+                merge->merger.SetRewrite(
+                    [self](size_t slot, std::string_view, std::string_view element)
+                        -> std::optional<std::string> {
+                        solgate::ResponseHook* hook =
+                            slot < self->slot_hooks.size() ? self->slot_hooks[slot] : nullptr;
+                        if (hook == nullptr) {
+                            return std::nullopt;
+                        }
+                        auto corrected = hook->Rewrite(element, self->now_ms);
+                        if (!corrected) {
+                            return std::nullopt;
+                        }
+                        return std::move(corrected->body);
+                    });
+            }
         }
         *out = merge.release();
         return SG_OK;

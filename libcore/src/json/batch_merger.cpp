@@ -329,7 +329,7 @@ std::string_view BatchMerger::Own(std::string text) {
 // one that ends in the chunk it began in is offered as a view, and passes
 // as a range of the chunk unless it is rewritten.
 void BatchMerger::Element(std::string_view chunk, size_t from, size_t to,
-                          bool ends, std::string_view id) {
+                          bool ends, size_t slot, std::string_view id) {
     if (!holding_) {
         Input(from, to - from);
         return;
@@ -349,7 +349,7 @@ void BatchMerger::Element(std::string_view chunk, size_t from, size_t to,
     }
     std::optional<std::string> rewritten;
     if (whole.size() <= kMaxHeldElement) {
-        rewritten = rewrite_(id, whole);
+        rewritten = rewrite_(slot, id, whole);
     }
     if (rewritten) {
         Text(Own(std::move(*rewritten)));
@@ -370,25 +370,28 @@ void BatchMerger::FlushHeld() {
     holding_ = false;
 }
 
-// The element answered the slot it filled, if its id is that slot's (the
-// upstream kept the order), else the first unanswered one with its id.
-void BatchMerger::MarkAnswered(std::string_view id) {
+// The slot an element answers: the one it filled, if its id is that
+// slot's (the upstream kept the order), else the first unanswered one with
+// its id.
+size_t BatchMerger::AnsweredSlot(std::string_view id) const {
+    if (id.empty()) {
+        return kNoSlot;
+    }
     if (filling_ < slots_.size() && slots_[filling_].forwarded &&
         !answered_[filling_] && slots_[filling_].id == id) {
-        answered_[filling_] = 1;
-        return;
+        return filling_;
     }
     for (size_t k = 0; k < slots_.size(); k++) {
         if (slots_[k].forwarded && !answered_[k] && slots_[k].id == id) {
-            answered_[k] = 1;
-            return;
+            return k;
         }
     }
+    return kNoSlot;
 }
 
-void BatchMerger::EndElement(std::string_view id) {
-    if (!id.empty()) {
-        MarkAnswered(id);
+void BatchMerger::EndElement(size_t slot) {
+    if (slot != kNoSlot) {
+        answered_[slot] = 1;
     }
     id_.clear();
     dropping_ = false;
@@ -398,8 +401,9 @@ void BatchMerger::EndElement(std::string_view id) {
 void BatchMerger::ElementEnds(std::string_view chunk, size_t from, size_t at,
                               std::string_view raw_id) {
     std::string_view id = Trimmed(raw_id);
-    Element(chunk, from, at, true, id);
-    EndElement(id);
+    size_t slot = AnsweredSlot(id);
+    Element(chunk, from, at, true, slot, id);
+    EndElement(slot);
     LocalsUntilForwarded();
     state_ = chunk[at] == ']' ? State::kDone : State::kBeforeElement;
 }

@@ -26,6 +26,7 @@ public:
         bool forwarded = false;
         std::string text;
         std::string id;
+        size_t call = 0;   // the request's call it stands for (not read here)
     };
     // The answer for a call whose id no element carried (made only then).
     using MissingAnswer = std::string (*)(std::string_view id);
@@ -34,11 +35,15 @@ public:
     // With a rewrite, an element is held until it ends or passes this size.
     static constexpr size_t kMaxHeldElement = 1024;
 
-    // An element's replacement (given its id as written, and its text), or
-    // nullopt to send it as it is; asked of every element small enough to
-    // hold whole (a getSlot answer in a batch is corrected so).
+    // The slot of no call: an element whose id no unanswered call has.
+    static constexpr size_t kNoSlot = static_cast<size_t>(-1);
+    // An element's replacement, given the slot it answers (an index into
+    // the slots, as the merger matched it; kNoSlot for none), its id as
+    // written and its text; or nullopt to send it as it is. Asked of every
+    // element small enough to hold whole (a getSlot answer in a batch is
+    // corrected so, by its call's commitment).
     using Rewrite = std::function<std::optional<std::string>(
-        std::string_view id, std::string_view element)>;
+        size_t slot, std::string_view id, std::string_view element)>;
     void SetRewrite(Rewrite rewrite) { rewrite_ = std::move(rewrite); }
     // The elements only, without the array's brackets: the answer is part
     // of a larger array.  An upstream's answer that is not an array is then
@@ -110,15 +115,16 @@ private:
     bool KeyInChunk(std::string_view chunk, size_t& at);
     bool IdInChunk(std::string_view chunk, size_t& at);
     void TakeId(std::string_view raw);
-    void EndElement(std::string_view id);
+    void EndElement(size_t slot);
     // `raw_id`: the element's id as read, up to kMaxIdLength + 1 bytes.
     void ElementEnds(std::string_view chunk, size_t from, size_t at,
                      std::string_view raw_id);
-    void MarkAnswered(std::string_view id);
-    // The element bytes [from, to) of the chunk, `ends` there (with `id`):
-    // sent, held or rewritten.
+    // The slot an element with this id answers, or kNoSlot.
+    size_t AnsweredSlot(std::string_view id) const;
+    // The element bytes [from, to) of the chunk, `ends` there (answering
+    // `slot`, with `id`): sent, held or rewritten.
     void Element(std::string_view chunk, size_t from, size_t to, bool ends,
-                 std::string_view id = {});
+                 size_t slot = kNoSlot, std::string_view id = {});
     void FlushHeld();
     std::string_view Own(std::string text);
 

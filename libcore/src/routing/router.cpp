@@ -261,7 +261,7 @@ RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx,
         const RpcCall& call = request.calls[i];
         if (!local.empty() && !local[i].empty()) {
             if (!silent(i)) {
-                decision.merge.push_back({false, std::move(local[i]), {}});
+                decision.merge.push_back({false, std::move(local[i]), {}, i});
             }
             continue;
         }
@@ -274,7 +274,7 @@ RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx,
         if (call.id_raw.empty()) {
             continue;   // a notification: the upstream answers nothing
         }
-        decision.merge.push_back({true, {}, call.id_raw});
+        decision.merge.push_back({true, {}, call.id_raw, i});
     }
     if (forwarding < n) {
         decision.forward_body.push_back(']');

@@ -289,9 +289,9 @@ std::string MergedAnswer(sg_network_t* net, const char* batch,
 }
 
 // Each getSlot answer of a batch is corrected by its own call's commitment:
-// the call it answers is found by its id, the next one first (an upstream
-// answers in order, almost always), so calls that share an id are each
-// corrected by theirs.
+// the call the merger matched the element to (by its id, the call it
+// fills first), so calls that share an id are each corrected by theirs,
+// and another method's answer is never taken for a getSlot's.
 TEST(CApi, EachGetSlotOfABatchIsCorrectedByItsCallsCommitment) {
     CNetwork net({{"a", "http://x"}});
     solgate::UpstreamRecord& tips = net.get()->network.record(0);
@@ -319,6 +319,18 @@ TEST(CApi, EachGetSlotOfABatchIsCorrectedByItsCallsCommitment) {
     EXPECT_EQ(MergedAnswer(net.get(), same_id,
                            "[" + answer(500, "\"s\"") + "," + answer(500, "\"s\"") + "]"),
               "[" + answer(950, "\"s\"") + "," + answer(1000, "\"s\"") + "]");
+    // another method's answer with a getSlot's id
+    const char* shared_id =
+        R"([{"jsonrpc":"2.0","id":1,"method":"getSlot","params":[{"commitment":"finalized"}]},)"
+        R"({"jsonrpc":"2.0","id":1,"method":"getBlockHeight"}])";
+    EXPECT_EQ(MergedAnswer(net.get(), shared_id,
+                           "[" + answer(500, "1") + "," + answer(500, "1") + "]"),
+              "[" + answer(950, "1") + "," + answer(500, "1") + "]");
+    EXPECT_EQ(MergedAnswer(net.get(), shared_id,
+                           "[" + answer(500, "1") + "]"),
+              "[" + answer(950, "1") + "," +
+                  R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: )"
+                  R"(the upstream answered the batch without an answer to this call"},"id":1}])");
     // an id no call has is left as it is
     EXPECT_EQ(MergedAnswer(net.get(), batch,
                            "[" + answer(500, "1") + "," + answer(500, "9") + "]"),

@@ -431,8 +431,6 @@ TEST(RoutedRequest, ClientErrorsAndPolicyOffAreTheClients) {
               RoutedRequest::Retry::kNone);
 }
 
-// A batch sent in part that no upstream could serve keeps its local
-// answers; the calls that went upstream get the all-failed error.
 // A merged batch hands its merge's storage on too; the next requests made
 // in that room merge (or not) as ones made from nothing.
 TEST(RoutedRequest, TheRoomKeepsAMergesStorageAndNothingOfIt) {
@@ -472,6 +470,8 @@ TEST(RoutedRequest, TheRoomKeepsAMergesStorageAndNothingOfIt) {
     EXPECT_EQ(reused.merge()[0].text, "");
 }
 
+// A batch sent in part that no upstream could serve keeps its local
+// answers; the calls that went upstream get the all-failed error.
 TEST(RoutedRequest, ASplitBatchThatFailsKeepsItsLocalAnswers) {
     NetworkSettings mainnet;
     mainnet.cluster = SG_CLUSTER_MAINNET_BETA;
