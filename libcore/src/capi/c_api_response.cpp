@@ -53,11 +53,13 @@ struct sg_merge_s : solgate::Recycled<sg_merge_s> {
 
     // The containers, for the thread's next merge.
     void GiveRoomBack() {
-        if (slot_hooks.capacity() > solgate::capi::kMergeSlotsKept) {
+        solgate::BatchMerger::Room kept = std::move(merger).TakeRoom();
+        if (kept.answered.capacity() > solgate::capi::kMergeSlotsKept ||
+            slot_hooks.capacity() > solgate::capi::kMergeSlotsKept) {
             return;
         }
-        solgate::capi::MergeSpares::GiveWith([this](solgate::capi::MergeRoom& room) {
-            room.merger = std::move(merger).TakeRoom();
+        solgate::capi::MergeSpares::GiveWith([&](solgate::capi::MergeRoom& room) {
+            room.merger = std::move(kept);
             room.segments = std::move(segments);
             room.slot_hooks = std::move(slot_hooks);
         });
@@ -131,9 +133,11 @@ int sg_merge_new(const sg_request_t* req, sg_merge_t** out) noexcept {
             bool any = false;
             merge->slot_hooks.assign(slots.size(), nullptr);
             for (size_t k = 0; k < slots.size(); k++) {
-                const solgate::RpcCall& call = calls.at(slots[k].call);
-                if (!slots[k].forwarded ||
-                    call.method != std::string_view("getSlot")) {
+                if (!slots[k].forwarded || slots[k].call >= calls.size()) {
+                    continue;
+                }
+                const solgate::RpcCall& call = calls[slots[k].call];
+                if (call.method != std::string_view("getSlot")) {
                     continue;
                 }
                 solgate::sg_commitment_t commitment = solgate::EffectiveCommitment(

@@ -401,7 +401,9 @@ void BatchMerger::EndElement(size_t slot) {
 void BatchMerger::ElementEnds(std::string_view chunk, size_t from, size_t at,
                               std::string_view raw_id) {
     std::string_view id = Trimmed(raw_id);
-    size_t slot = AnsweredSlot(id);
+    // an element dropped (past kMaxExtraElements) answers nothing: its
+    // call, if it had one, gets its missing answer
+    size_t slot = dropping_ ? kNoSlot : AnsweredSlot(id);
     Element(chunk, from, at, true, slot, id);
     EndElement(slot);
     LocalsUntilForwarded();

@@ -291,7 +291,8 @@ std::string MergedAnswer(sg_network_t* net, const char* batch,
 // Each getSlot answer of a batch is corrected by its own call's commitment:
 // the call the merger matched the element to (by its id, the call it
 // fills first), so calls that share an id are each corrected by theirs,
-// and another method's answer is never taken for a getSlot's.
+// and another method's answer in its own place is not taken for a
+// getSlot's.
 TEST(CApi, EachGetSlotOfABatchIsCorrectedByItsCallsCommitment) {
     CNetwork net({{"a", "http://x"}});
     solgate::UpstreamRecord& tips = net.get()->network.record(0);
@@ -331,6 +332,12 @@ TEST(CApi, EachGetSlotOfABatchIsCorrectedByItsCallsCommitment) {
               "[" + answer(950, "1") + "," +
                   R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: )"
                   R"(the upstream answered the batch without an answer to this call"},"id":1}])");
+    // a notification first: the merge's slots are not the calls' indexes
+    const char* after_notification =
+        R"([{"jsonrpc":"2.0","method":"getSlot","params":[{"commitment":"finalized"}]},)"
+        R"({"jsonrpc":"2.0","id":1,"method":"getSlot","params":[{"commitment":"processed"}]}])";
+    EXPECT_EQ(MergedAnswer(net.get(), after_notification, "[" + answer(500, "1") + "]"),
+              "[" + answer(1000, "1") + "]");
     // an id no call has is left as it is
     EXPECT_EQ(MergedAnswer(net.get(), batch,
                            "[" + answer(500, "1") + "," + answer(500, "9") + "]"),

@@ -104,6 +104,22 @@ TEST(BatchMerger, AMissingAnswerGetsItsTextAndExtrasAreKept) {
     EXPECT_EQ(elements, 1 + BatchMerger::kMaxExtraElements) << merged;
 }
 
+// An element dropped past kMaxExtraElements answers no call, even one
+// whose id it carries: that call gets its missing answer, as when no
+// element came for it.
+TEST(BatchMerger, ADroppedElementLeavesItsCallToItsMissingAnswer) {
+    const std::vector<Slot> slots = {{true, "x", "1"}, {true, "x", "2"}};
+    std::string up = R"([{"id":9},{"id":8})";
+    for (size_t k = 0; k < BatchMerger::kMaxExtraElements; k++) {
+        up += ",{\"id\":" + std::to_string(100 + k) + "}";
+    }
+    up += R"(,{"id":2}])";
+    std::string merged = Merge(slots, up, up.size());
+    EXPECT_EQ(merged.find(R"({"id":2})"), std::string::npos) << merged;
+    EXPECT_NE(merged.find(Missing("1")), std::string::npos) << merged;
+    EXPECT_NE(merged.find(Missing("2")), std::string::npos) << merged;
+}
+
 // An element small enough to hold whole is offered to the rewrite, with the
 // slot it answers and its id: a getSlot answer inside a batch is corrected
 // so.
