@@ -314,11 +314,13 @@ bool BatchMerger::IdInChunk(std::string_view chunk, size_t& at) {
     return true;
 }
 
-// An id's raw text read at once, kept as TrackId keeps it byte by byte:
-// up to one byte past kMaxIdLength, so a longer one matches no call.
-void BatchMerger::TakeId(std::string_view raw) {
-    id_.assign(raw.substr(0, kMaxIdLength + 1));
+// An id's raw text read at once, as TrackId keeps it byte by byte: up to
+// one byte past kMaxIdLength, so a longer one matches no call.
+std::string_view BatchMerger::KeptId(std::string_view raw) {
+    return raw.substr(0, kMaxIdLength + 1);
 }
+
+void BatchMerger::TakeId(std::string_view raw) { id_.assign(KeptId(raw)); }
 
 std::string_view BatchMerger::Own(std::string text) {
     own_.push_back(std::move(text));
@@ -471,9 +473,8 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
             held_.clear();
             element_from = i;
             if (size_t end; WholeElement(chunk, i, end, whole_id)) {
-                // its id read as TakeId keeps one, without the copy
-                ElementEnds(chunk, element_from, end,
-                            whole_id.substr(0, kMaxIdLength + 1));
+                // its id kept as TakeId keeps one, without the copy
+                ElementEnds(chunk, element_from, end, KeptId(whole_id));
                 i = end;
                 break;
             }

@@ -114,6 +114,7 @@ private:
     void TrackId(char c);
     bool KeyInChunk(std::string_view chunk, size_t& at);
     bool IdInChunk(std::string_view chunk, size_t& at);
+    static std::string_view KeptId(std::string_view raw);
     void TakeId(std::string_view raw);
     void EndElement(size_t slot);
     // `raw_id`: the element's id as read, up to kMaxIdLength + 1 bytes.
