@@ -7,7 +7,7 @@ use Getopt::Long;
 use JSON::PP;
 
 my %opt = (work => 'build/bench');
-GetOptions(\%opt, 'work=s', 'rounds=i', 'seconds=f', 'warmup=f', 'connections=i',
+GetOptions(\%opt, 'work=s', 'rounds=i', 'seconds=f', 'slice=f', 'warmup=f', 'connections=i',
            'elapsed=i', 'block-bytes=i', 'upstream-cpu=s', 'pinned=i') or die "bad options\n";
 my $work = $opt{work};
 
@@ -157,8 +157,8 @@ sub paired_ratios {
 
 # ---- the table ---------------------------------------------------------
 
-printf "\nSolgate benchmark: %d rounds x %gs (+%gs warm-up), wrk -t1 -c%d on CPU 1; gateway worker_processes 1 %s; upstream nginx + solana-sim on CPU %s\n\n",
-    $opt{rounds}, $opt{seconds}, $opt{warmup}, $opt{connections},
+printf "\nSolgate benchmark: %d rounds x %gs per variant in %gs slices taken in turn (+%gs warm-up), wrk -t1 -c%d on CPU 1; gateway worker_processes 1 %s; upstream nginx + solana-sim on CPU %s\n\n",
+    $opt{rounds}, $opt{seconds}, $opt{slice} // $opt{seconds}, $opt{warmup}, $opt{connections},
     $opt{pinned} ? 'pinned to CPU 0 (BENCH_PIN=1)' : 'not pinned', $opt{'upstream-cpu'};
 my $fmt = "%-25s %-13s %9s %8s %8s %8s %6s %6s %7s %8s %8s %8s %6s  %s\n";
 printf $fmt, 'scenario', 'variant', 'req/s', 'p99 ms', 'req/s x', 'p99 x', 'spread', 'gw', 'gw us', 'us/req x', 'us/req x', 'cpu0 us', 'up', 'notes';
@@ -185,9 +185,10 @@ for my $s (@scenarios) {
             sprintf('%.0f%%', 100 * $m->{upstream_cpu}), $notes;
     }
 }
-print "\nreq/s, p99, gw us/req: medians over the rounds.  \"x baseline\", \"x lua\" columns: median over the\n",
-      "rounds of the variant's value / that variant's value in the same round (paired, so drift between\n",
-      "rounds cancels).  spread = (max - min) / median of req/s over the rounds.  gw cpu / up cpu = share\n",
+print "\nreq/s, p99, gw us/req: medians over the rounds; a round measures the variants in turn, a slice\n",
+      "each, so drift within it falls on all of them alike (its p99: the median of its slices').\n",
+      "\"x baseline\", \"x lua\" columns: median over the rounds of the variant's value / that variant's value\n",
+      "in the same round (paired, so drift between rounds cancels).  spread = (max - min) / median of req/s over the rounds.  gw cpu / up cpu = share\n",
       "of one core the gateway worker / the upstream worker used.  gw us/req = the gateway worker's own CPU\n",
       "time (utime + stime, any CPU) per request: the headline.  cpu0 us x base (BENCH_PIN=1 only) = busy\n",
       "time of CPU 0 per request (the worker and the kernel's work for it) over baseline's.\n";
@@ -393,7 +394,8 @@ printf "\nrun time: %d s; raw numbers and medians: %s/results.json\n", $opt{elap
 
 my %json = (
     config => {
-        rounds => $opt{rounds}, seconds => $opt{seconds}, warmup_seconds => $opt{warmup},
+        rounds => $opt{rounds}, seconds => $opt{seconds}, slice_seconds => $opt{slice} // $opt{seconds},
+        warmup_seconds => $opt{warmup},
         connections => $opt{connections}, wrk_threads => 1, wrk_cpu => 1, gateway_cpu => $opt{pinned} ? 0 : 'any',
         upstream_cpu => $opt{'upstream-cpu'}, block_bytes => $opt{'block-bytes'},
         elapsed_seconds => $opt{elapsed},

@@ -6,8 +6,12 @@
 #
 # Environment:
 #   BENCH_ROUNDS        rounds per scenario (default 3); variants interleave
-#   BENCH_SECONDS       seconds per measured run (default 5)
-#   BENCH_WARMUP        seconds of warm-up before each run (default 1)
+#   BENCH_SECONDS       seconds each variant is measured per round (default 5)
+#   BENCH_SLICE         seconds per slice (default 1): a round measures the
+#                       variants in turn, a slice each, until each has had
+#                       BENCH_SECONDS, so the machine's drift falls on all alike
+#   BENCH_WARMUP        seconds of warm-up per variant before a scenario's
+#                       first round (default 1)
 #   BENCH_CONNECTIONS   wrk connections (default 16)
 #   BENCH_SCENARIOS     subset, e.g. "getslot block" (default: all six)
 #   BENCH_FLEET         1 (default): getslot and balance also run Solgate in fleet
@@ -25,7 +29,7 @@
 #   BENCH_PIN           0 (default): the gateway worker is not pinned, and its whole
 #                       CPU time per request is the headline; 1: pinned to CPU 0
 #                       alone, CPU 0's busy time per request is shown beside it
-#   BENCH_RETRIES       re-measurements per run (default 2), BENCH_MAX_RETRIES in all (12)
+#   BENCH_RETRIES       re-measurements per slice (default 2), BENCH_MAX_RETRIES in all (30)
 #   SOLGATE_NGINX       nginx binary (default /usr/sbin/nginx)
 set -euo pipefail
 
@@ -36,6 +40,7 @@ bench_defaults
 WORK=$ROOT/build/bench
 ROUNDS=${BENCH_ROUNDS:-3}
 SECONDS_PER_RUN=${BENCH_SECONDS:-5}
+SLICE=${BENCH_SLICE:-1}
 WARMUP=${BENCH_WARMUP:-1}
 CONNS=${BENCH_CONNECTIONS:-16}
 POLL_SECONDS=${BENCH_POLL_SECONDS:-10}
@@ -43,7 +48,7 @@ FOREIGN_MAX=${BENCH_FOREIGN_MAX:-0.10}
 KERNEL_MAX=${BENCH_KERNEL_MAX:-0.15}
 FORKS_MAX=${BENCH_FORKS_MAX:-40}
 RETRIES=${BENCH_RETRIES:-2}
-MAX_RETRIES=${BENCH_MAX_RETRIES:-12}
+MAX_RETRIES=${BENCH_MAX_RETRIES:-30}
 SCENARIOS=${BENCH_SCENARIOS:-$ALL_SCENARIOS}
 VARIANTS="baseline lua solgate"
 # Fleet mode costs nothing on the request path by design (it reads shared
@@ -65,6 +70,12 @@ POLL_SIM_PORT=19691
 for s in $SCENARIOS; do
     case " $ALL_SCENARIOS " in *" $s "*) ;; *) echo "unknown scenario: $s" >&2; exit 2 ;; esac
 done
+case "$SECONDS_PER_RUN $SLICE" in
+    *[!0-9\ ]*|0\ *|*\ 0) echo "BENCH_SECONDS and BENCH_SLICE must be whole seconds above 0" >&2; exit 2 ;;
+esac
+[ $((SECONDS_PER_RUN % SLICE)) = 0 ] \
+    || { echo "BENCH_SECONDS ($SECONDS_PER_RUN) must be a multiple of BENCH_SLICE ($SLICE)" >&2; exit 2; }
+SLICES=$((SECONDS_PER_RUN / SLICE))
 
 on_exit() {
     local rc=$?
@@ -80,6 +91,7 @@ T0=$(date +%s)
 rm -rf "$WORK/up" "$WORK/gw" "$WORK/runs" "$WORK/log_warnings.txt"
 mkdir -p "$WORK/up" "$WORK/gw" "$WORK/runs" "$WORK/req"
 RAW=$WORK/raw.tsv
+SLICES_TSV=$WORK/slices.tsv
 REDIS_OPS=$WORK/redis_ops.tsv
 # commands: what the fleet gateway sent (its round-trip histogram's count);
 # operations: what redis-server executed (a script's own calls counted)
@@ -98,12 +110,13 @@ for s in $SCENARIOS; do
 done
 MEM=$WORK/mem.tsv
 printf 'scenario\tvariant\tround\trequests\tduration_us\tbytes\tp50_us\tp99_us\tmax_us\tgw_cpu\tup_cpu\twrk_cpu\tcpu0_busy\tcpu1_busy\tkernel_out\tforks\tforeign\trss_before_kb\trss_after_kb\thwm_kb\tdisturbed\tretries\n' > "$RAW"
+printf 'scenario\tvariant\tround\tslice\trequests\tduration_us\tbytes\tp50_us\tp99_us\tmax_us\tgw_cpu\tup_cpu\twrk_cpu\tcpu0_busy\tcpu1_busy\tkernel_out\tforks\tforeign\trss_before_kb\trss_after_kb\thwm_kb\tdisturbed\tretries\n' > "$SLICES_TSV"
 printf 'scenario\tvariant\trss_start_kb\trss_end_kb\thwm_end_kb\n' > "$MEM"
 
 for s in $ALL_SCENARIOS; do printf '%s' "${REQ[$s]}" > "$WORK/req/$s.json"; done
 bench_start_upstream "$WORK/up"
 
-bench_log "upstream ready (block answer $BLOCK_BYTES bytes); scenarios: $SCENARIOS; $ROUNDS rounds x ${SECONDS_PER_RUN}s (+${WARMUP}s warm-up), wrk -t1 -c$CONNS"
+bench_log "upstream ready (block answer $BLOCK_BYTES bytes); scenarios: $SCENARIOS; $ROUNDS rounds x ${SECONDS_PER_RUN}s per variant in ${SLICE}s slices taken in turn (+${WARMUP}s warm-up per variant and scenario), wrk -t1 -c$CONNS"
 
 # ---- one measured run ---------------------------------------------------------------
 
@@ -135,24 +148,29 @@ check_wrk() {
     fi
 }
 
-# measure_once SCENARIO VARIANT ROUND: warm-up, then one measured run; sets
-# MEASURED (one raw.tsv line, without the flag columns), FOREIGN (share of a
+# warm_up SCENARIO VARIANT: a run that is not measured, so the first slice
+# does not pay for opening the upstream's connections.
+warm_up() {
+    local s=$1 v=$2 out=$WORK/runs/$1-$2.warmup
+    wrk_run "$s" "$v" "$WARMUP" "$out" || { cat "$out" >&2; bench_die "wrk failed for $s/$v"; }
+    check_wrk "$s" "$v" "$out"
+}
+
+# measure_once SCENARIO VARIANT ROUND SLICE: one measured slice; sets
+# MEASURED (one slices.tsv line, without the flag columns), FOREIGN (share of a
 # CPU used by processes other than ours), FORKS and KERNEL_OUT (CPU busy
 # outside the benchmark's processes, in interrupt context; pinned: CPU 0
 # busy outside the gateway worker).
 measure_once() {
-    local s=$1 v=$2 r=$3
+    local s=$1 v=$2 r=$3 k=$4
     local worker=${GW_WORKER[$v]}
-    local out=$WORK/runs/$s-$v-$r.txt
-    wrk_run "$s" "$v" "$WARMUP" "$out.warmup" || { cat "$out.warmup" >&2; bench_die "wrk failed for $s/$v"; }
-    check_wrk "$s" "$v" "$out.warmup"
-
+    local out=$WORK/runs/$s-$v-$r-$k.txt
     local rss_before gw0 up0 sim0
     rss_before=$(status_kb "$worker" VmRSS)
     gw0=$(cpu_ticks "$worker"); up0=$(cpu_ticks "$UP_WORKER"); sim0=$(cpu_ticks "$SIM_PID")
     cpu_snap "$WORK/snap.before"
     local TIMEFORMAT='%U %S'
-    if ! { time wrk_run "$s" "$v" "$SECONDS_PER_RUN" "$out"; } 2> "$out.time"; then
+    if ! { time wrk_run "$s" "$v" "$SLICE" "$out"; } 2> "$out.time"; then
         cat "$out" >&2; bench_die "wrk failed for $s/$v"
     fi
     cpu_snap "$WORK/snap.after"
@@ -185,23 +203,21 @@ measure_once() {
         KERNEL_OUT=$(awk -v c0="$cpu0" -v c1="$cpu1" -v g="$gw_cpu" -v u="$up_cpu" -v w="$wrk_cpu" \
             -v m="$sim_cpu" -v f="$FOREIGN" 'BEGIN { printf "%.3f", c0 + c1 - g - u - w - m - f }')
     fi
-    MEASURED=$(printf '%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s' \
-        "$s" "$v" "$r" "$(get requests)" "$dur_us" "$(get bytes)" "$(get p50_us)" "$(get p99_us)" "$(get max_us)" \
+    MEASURED=$(printf '%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s' \
+        "$s" "$v" "$r" "$k" "$(get requests)" "$dur_us" "$(get bytes)" "$(get p50_us)" "$(get p99_us)" "$(get max_us)" \
         "$gw_cpu" "$up_cpu" "$wrk_cpu" "$cpu0" "$cpu1" "$KERNEL_OUT" "$FORKS" "$FOREIGN" \
         "$rss_before" "$(status_kb "$worker" VmRSS)" "$(status_kb "$worker" VmHWM)")
-    awk -v r="$(get requests)" -v d="$dur_us" -v p="$(get p99_us)" -v g="$gw_cpu" -v c0="$cpu0" -v u="$up_cpu" -v c1="$cpu1" \
-        -v f="$FOREIGN" -v k="$FORKS" -v tag="$s/$v round $r" 'BEGIN { printf "[bench]   %-22s %9.0f req/s  p99 %7.3f ms  gateway worker %3.0f%% %6.1f us/req  cpu0 %3.0f%%  upstream %3.0f%%  cpu1 %3.0f%%  foreign %3.0f%% %d forks\n",
-            tag, r / (d / 1e6), p / 1000, g * 100, g * 1e6 / (r / (d / 1e6)), c0 * 100, u * 100, c1 * 100, f * 100, k }' >&2
 }
 
-# measure SCENARIO VARIANT ROUND: measure_once, again when the run was
-# disturbed (at most BENCH_RETRIES times per run and BENCH_MAX_RETRIES in
-# all); a run still disturbed is kept and flagged (1 or 2 in raw.tsv).
+# measure SCENARIO VARIANT ROUND SLICE: measure_once, again when the slice
+# was disturbed (at most BENCH_RETRIES times per slice and BENCH_MAX_RETRIES
+# in all); a slice still disturbed is kept and flagged (1 or 2 in
+# slices.tsv, and its round in raw.tsv).
 RETRIES_LEFT=$MAX_RETRIES
 measure() {
-    local s=$1 v=$2 r=$3 attempt=0 disturbed
+    local s=$1 v=$2 r=$3 k=$4 attempt=0 disturbed
     while :; do
-        measure_once "$s" "$v" "$r"
+        measure_once "$s" "$v" "$r" "$k"
         # 1: other processes took CPU (or a build forked a lot); 2: the
         # kernel did the gateway's network work in interrupt context instead
         # of charging it to the worker (a different, faster data path that
@@ -212,14 +228,44 @@ measure() {
         local why="other processes used $FOREIGN of a CPU and forked $FORKS times"
         [ "$disturbed" = 2 ] && why="the kernel spent $KERNEL_OUT of a CPU outside the benchmark's processes (its network path changed)"
         if [ "$attempt" -ge "$RETRIES" ] || [ "$RETRIES_LEFT" -le 0 ]; then
-            bench_log "$s/$v round $r: $why; keeping the run, flagged"
+            bench_log "$s/$v round $r slice $k: $why; keeping the slice, flagged"
             break
         fi
         attempt=$((attempt + 1)); RETRIES_LEFT=$((RETRIES_LEFT - 1))
-        bench_log "$s/$v round $r: $why; measuring again"
+        bench_log "$s/$v round $r slice $k: $why; measuring again"
         sleep 1
     done
-    printf '%s\t%s\t%s\n' "$MEASURED" "$disturbed" "$attempt" >> "$RAW"
+    printf '%s\t%s\t%s\n' "$MEASURED" "$disturbed" "$attempt" >> "$SLICES_TSV"
+}
+
+# round_row SCENARIO VARIANT ROUND: the round's slices of the variant as one
+# raw.tsv line: counts and bytes added up, CPU shares weighted by each
+# slice's duration (so gw us/req is the round's CPU time over its
+# requests), p50 and p99 the slices' medians, max the largest, RSS before
+# the first slice and after the last, the worst flag and all the retries;
+# and the round's line in the log.
+round_row() {
+    awk -F'\t' -v s="$1" -v v="$2" -v r="$3" '
+        function median(a, n,   i, j, x) {
+            for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        }
+        $1 == s && $2 == v && $3 == r {
+            n++; req += $5; dur += $6; bytes += $7; p50[n] = $8; p99[n] = $9; if ($10 > mx) mx = $10
+            for (i = 11; i <= 16; i++) w[i] += $i * $6
+            forks += $17; w[18] += $18 * $6
+            if (n == 1) rss0 = $19
+            rss1 = $20; hwm = $21; if ($22 > flag) flag = $22; retries += $23
+        }
+        END {
+            if (n == 0 || dur == 0) exit 1
+            printf "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d", s, v, r, req, dur, bytes, median(p50, n), median(p99, n), mx
+            for (i = 11; i <= 16; i++) printf "\t%.3f", w[i] / dur
+            printf "\t%d\t%.3f\t%d\t%d\t%d\t%d\t%d\n", forks, w[18] / dur, rss0, rss1, hwm, flag, retries
+        }' "$SLICES_TSV" >> "$RAW" || bench_die "$1/$2 round $3: no slices measured"
+    tail -n 1 "$RAW" | awk -F'\t' '{ rps = $4 / ($5 / 1e6)
+        printf "[bench]   %-22s %9.0f req/s  p99 %7.3f ms  gateway worker %3.0f%% %6.1f us/req  cpu0 %3.0f%%  upstream %3.0f%%  cpu1 %3.0f%%  foreign %3.0f%% %d forks\n",
+            $1 "/" $2 " round " $3, rps, $8 / 1000, $10 * 100, $10 * 1e6 / rps, $13 * 100, $11 * 100, $14 * 100, $17 * 100, $16 }' >&2
 }
 
 # ---- scenarios --------------------------------------------------------------
@@ -256,8 +302,18 @@ for s in $SCENARIOS; do
         printf '%s\t%s\t%s\n' "$s" "$v" "$(status_kb "${GW_WORKER[$v]}" VmRSS)" > "$WORK/runs/$s-$v.rss_start"
     done
     redis0=$(redis_commands) sent0=$(fleet_commands) t0=$(date +%s.%N)
+    for v in $SCENARIO_VARIANTS; do warm_up "$s" "$v"; done
+    # Each round takes the variants in turn, a slice each, the first of the
+    # turn moving on by one every slice.
+    set -- $SCENARIO_VARIANTS
     for r in $(seq "$ROUNDS"); do
-        for v in $SCENARIO_VARIANTS; do measure "$s" "$v" "$r"; done
+        for k in $(seq "$SLICES"); do
+            for i in $(seq 0 $(($# - 1))); do
+                j=$(( (i + k - 1) % $# + 1 ))
+                measure "$s" "${!j}" "$r" "$k"
+            done
+        done
+        for v in $SCENARIO_VARIANTS; do round_row "$s" "$v" "$r"; done
     done
     case " $SCENARIO_VARIANTS " in *" solgate_fleet "*)
         # the fleet gateway's commands while the scenario ran
@@ -318,6 +374,6 @@ CONF
 
 T1=$(date +%s)
 bench_cleanup
-perl "$HERE/report.pl" --work "$WORK" --rounds "$ROUNDS" --seconds "$SECONDS_PER_RUN" \
+perl "$HERE/report.pl" --work "$WORK" --rounds "$ROUNDS" --seconds "$SECONDS_PER_RUN" --slice "$SLICE" \
     --warmup "$WARMUP" --connections "$CONNS" --elapsed $((T1 - T0)) --block-bytes "$BLOCK_BYTES" \
     --upstream-cpu "$UPSTREAM_CPU" --pinned "$GATEWAY_PIN"
