@@ -187,6 +187,53 @@ bool WholeElement(std::string_view chunk, size_t from, size_t& end,
     return false;
 }
 
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// The shape Solana nodes write a number's answer in (a getSlot's, a
+// getBlockHeight's), `{"jsonrpc":"2.0","result":<digits>,"id":<id>}` with
+// a number id or a string id without escapes, directly followed by the
+// comma or bracket that ends it: read by comparing it with the shape, not
+// byte by byte. Ends and id as WholeElement would read them; false for
+// anything else (left to WholeElement).
+bool CanonicalElement(std::string_view chunk, size_t from, size_t& end,
+                      std::string_view& id) {
+    constexpr std::string_view kHead = R"({"jsonrpc":"2.0","result":)";
+    constexpr std::string_view kIdKey = R"(,"id":)";
+    std::string_view rest = chunk.substr(from);
+    if (rest.substr(0, kHead.size()) != kHead) {
+        return false;
+    }
+    size_t i = kHead.size();
+    const size_t result_from = i;
+    while (i < rest.size() && IsDigit(rest[i])) i++;
+    if (i == result_from || rest.substr(i, kIdKey.size()) != kIdKey) {
+        return false;
+    }
+    i += kIdKey.size();
+    const size_t id_from = i;
+    if (i < rest.size() && rest[i] == '"') {
+        i = rest.find_first_of("\\\"", i + 1);
+        if (i == std::string_view::npos || rest[i] != '"') {
+            return false;
+        }
+        i++;
+    } else {
+        if (i < rest.size() && rest[i] == '-') i++;
+        const size_t digits_from = i;
+        while (i < rest.size() && IsDigit(rest[i])) i++;
+        if (i == digits_from) {
+            return false;
+        }
+    }
+    if (i + 1 >= rest.size() || rest[i] != '}' ||
+        (rest[i + 1] != ',' && rest[i + 1] != ']')) {
+        return false;
+    }
+    id = rest.substr(id_from, i - id_from);
+    end = from + i + 1;
+    return true;
+}
+
 std::string_view Trimmed(std::string_view s) {
     while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
     while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
@@ -472,7 +519,8 @@ const std::vector<BatchMerger::Segment>& BatchMerger::Feed(
             holding_ = rewrite_ != nullptr && !dropping_;
             held_.clear();
             element_from = i;
-            if (size_t end; WholeElement(chunk, i, end, whole_id)) {
+            if (size_t end; CanonicalElement(chunk, i, end, whole_id) ||
+                            WholeElement(chunk, i, end, whole_id)) {
                 // its id kept as TakeId keeps one, without the copy
                 ElementEnds(chunk, element_from, end, KeptId(whole_id));
                 i = end;

@@ -204,6 +204,52 @@ TEST(BatchMerger, IdsOfEveryShapeAreReadAlikeWhateverTheChunks) {
     }
 }
 
+// The shape nodes answer a number in is read by comparison; its near
+// misses (a space before the comma, an escape in the id, a result that is
+// no plain number, a fraction for an id) by the general reading: all are
+// matched, sent and asked about alike whatever the chunks.
+TEST(BatchMerger, TheNodesShapeAndItsNearMissesAreReadAlike) {
+    const std::string head = R"({"jsonrpc":"2.0","result":)";
+    const std::vector<std::string> ids = {
+        "1", "-2", "\"a,}\"", "\"e\\\"\"", "3", "4.5", "5", "6", "\"\"", "7"};
+    std::vector<Slot> slots;
+    for (const auto& id : ids) {
+        slots.push_back({true, "", id});
+    }
+    const std::string upstream =
+        "[" + head + "300,\"id\":1}," + head + "0,\"id\":-2}," +
+        head + "12,\"id\":\"a,}\"}," + head + "1,\"id\":\"e\\\"\"}," +
+        head + "1,\"id\":3} ," + head + "1,\"id\":4.5}," +
+        head + "-1,\"id\":5}," + head + "\"1\",\"id\":6}," +
+        head + "9,\"id\":\"\"}," + head + "8,\"id\":7}]";
+    auto merge = [&](size_t step, std::vector<std::string>& asked) {
+        BatchMerger merger(slots, Missing);
+        merger.SetRewrite([&asked](size_t slot, std::string_view id, std::string_view)
+                              -> std::optional<std::string> {
+            asked.push_back(std::string(id) + " in " + std::to_string(slot));
+            return std::nullopt;
+        });
+        std::string out;
+        for (size_t at = 0; at < upstream.size(); at += step) {
+            std::string_view chunk = std::string_view(upstream).substr(at, step);
+            out += Apply(merger.Feed(chunk), chunk);
+        }
+        return out + Apply(merger.Finish(), {});
+    };
+    std::vector<std::string> whole_asked;
+    EXPECT_EQ(merge(upstream.size(), whole_asked), upstream);
+    std::vector<std::string> want;
+    for (size_t k = 0; k < ids.size(); k++) {
+        want.push_back(ids[k] + " in " + std::to_string(k));
+    }
+    EXPECT_EQ(whole_asked, want);
+    for (size_t step = 1; step < upstream.size(); step++) {
+        std::vector<std::string> asked;
+        EXPECT_EQ(merge(step, asked), upstream) << "step " << step;
+        EXPECT_EQ(asked, want) << "step " << step;
+    }
+}
+
 TEST(BatchMerger, AnAnswerThatIsNoArrayPassesAsItIs) {
     BatchMerger merger(kSlots, Missing);
     std::string_view up = R"({"jsonrpc":"2.0","error":{"code":-32600},"id":null})";
