@@ -140,3 +140,27 @@ POST /some/path?key=secret
 qr{^"POST / HTTP/1\.1}m
 --- no_error_log eval
 [qr{^"POST /some/path}m, '[error]']
+
+
+
+=== TEST 8: a batch answer merged here goes out with its length, not in chunks
+--- request eval
+"POST /\n[" . join(',', map { call($_, 'getSlot') } 1 .. 3) . ',' . call(4, 'getGenesisHash') . ']'
+--- response_body_like eval
+qr/^\[(?:\{"jsonrpc":"2.0","result":\d+,"id":\d\},){3}\{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":4\}\]$/
+--- response_headers
+!Transfer-Encoding
+--- response_headers_like
+Content-Length: \d+
+
+
+
+=== TEST 9: a batch answer over 16 KB streams, in chunks
+--- request eval
+"POST /big\n[" . call(1, 'getSlot') . ',' . call(2, 'getBlock', '[' . produced_slot() . ',{"maxSupportedTransactionVersion":0}]') . ']'
+--- response_body_like eval
+qr/^\[\{"jsonrpc":"2.0","result":\d+,"id":1\},\{"jsonrpc":"2.0","result":\{"blockHeight":\d+,(?:.{50000}){100}.*\},"id":2\}\]$/s
+--- response_headers
+Transfer-Encoding: chunked
+!Content-Length
+--- timeout: 20

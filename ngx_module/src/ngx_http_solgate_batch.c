@@ -5,12 +5,20 @@
  * merged with the local answers as it streams (libcore says where each
  * goes).  A chunk that holds no boundary passes as it is; one that does is
  * copied once, so the copies per response stay within (calls + 2) proxy
- * buffers whatever the answers' size.
+ * buffers whatever the answers' size.  An upstream answer of a known
+ * length up to NGX_HTTP_SOLGATE_BATCH_HELD_MAX (a batch of small calls) is
+ * merged whole before the header goes, so the client gets its length
+ * rather than chunks; a longer one streams, chunked.
  */
 
 #include "ngx_http_solgate_module.h"
 
 
+#define NGX_HTTP_SOLGATE_BATCH_HELD_MAX  16384
+
+
+static ngx_int_t ngx_http_solgate_batch_release(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
 static void ngx_http_solgate_free_merge(void *data);
 
 
@@ -48,11 +56,15 @@ ngx_http_solgate_replace_body(ngx_http_request_t *r, sg_str_t body)
 }
 
 
-/* The answer's length changes: it goes out chunked. */
+/*
+ * The answer's length changes: it goes out chunked, or, when it is held
+ * (ctx->batch_held), with its length once it is merged.
+ */
 ngx_int_t
 ngx_http_solgate_batch_header(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx)
 {
+    off_t                length;
     ngx_pool_cleanup_t  *cln;
 
     if (sg_merge_new(ctx->rpc, &ctx->merge) != SG_OK) {
@@ -75,6 +87,17 @@ ngx_http_solgate_batch_header(ngx_http_request_t *r,
     ngx_http_clear_content_length(r);
     ngx_http_clear_accept_ranges(r);
 
+    length = r->upstream->headers_in.content_length_n;
+
+    /* a piece's answer goes into the client's array: never held */
+    if (r == r->main && length >= 0
+        && length <= NGX_HTTP_SOLGATE_BATCH_HELD_MAX)
+    {
+        ctx->batch_held = 1;
+        ctx->batch_left = length;
+        ctx->batch_out = NULL;
+    }
+
     return NGX_OK;
 }
 
@@ -90,14 +113,25 @@ ngx_http_solgate_batch_body(ngx_http_request_t *r,
     ngx_chain_t               *out, **ll, *cl;
     const sg_merge_segment_t  *seg;
 
+    if (ctx->batch_merged) {
+        /* after a held answer's last byte: nginx's end of it, as it is */
+        return ngx_http_solgate_next_body_filter(r, in);
+    }
+
     out = NULL;
     ll = &out;
+    last = 0;
 
-    for ( /* void */ ; in != NULL; in = in->next) {
+    for ( /* void */ ; in != NULL && !last; in = in->next) {
         b = in->buf;
         len = ngx_buf_in_memory(b) ? (size_t) (b->last - b->pos) : 0;
 
         last = ngx_http_solgate_is_last(r, b);
+
+        if (ctx->batch_held) {
+            ctx->batch_left -= (off_t) len;
+            last = last || ctx->batch_left <= 0;
+        }
 
         if (sg_merge_feed(ctx->merge, (char *) b->pos, len, last,
                           (int64_t) ngx_current_msec, &seg, &n)
@@ -111,8 +145,10 @@ ngx_http_solgate_batch_body(ngx_http_request_t *r,
             return NGX_ERROR;
         }
 
+        /* a held answer never keeps proxy's buffer, which is read into
+         * again once this returns */
         if (n == 1 && seg[0].input && seg[0].offset == 0
-            && seg[0].length == len && !last)
+            && seg[0].length == len && !last && !ctx->batch_held)
         {
             cl->buf = b;                    /* no boundary in it */
 
@@ -152,7 +188,54 @@ ngx_http_solgate_batch_body(ngx_http_request_t *r,
 
     *ll = NULL;
 
-    return ngx_http_solgate_next_body_filter(r, out);
+    if (!ctx->batch_held) {
+        return ngx_http_solgate_next_body_filter(r, out);
+    }
+
+    /* held: kept until the answer is all merged, then sent with its
+     * length, and whatever followed its last byte after it */
+    for (ll = &ctx->batch_out; *ll; ll = &(*ll)->next) { /* void */ }
+    *ll = out;
+
+    if (!last) {
+        return NGX_OK;
+    }
+
+    for ( /* void */ ; *ll; ll = &(*ll)->next) { /* void */ }
+    *ll = in;
+
+    return ngx_http_solgate_batch_release(r, ctx);
+}
+
+
+/* The held answer, merged: its header with its length, then itself. */
+static ngx_int_t
+ngx_http_solgate_batch_release(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx)
+{
+    off_t         length;
+    ngx_int_t     rc;
+    ngx_chain_t  *cl;
+
+    length = 0;
+    for (cl = ctx->batch_out; cl; cl = cl->next) {
+        length += ngx_buf_size(cl->buf);
+    }
+
+    ctx->batch_held = 0;
+    ctx->batch_merged = 1;
+    r->headers_out.content_length_n = length;
+
+    rc = ngx_http_solgate_next_header_filter(r);
+
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
+        return rc;
+    }
+
+    cl = ctx->batch_out;
+    ctx->batch_out = NULL;
+
+    return ngx_http_solgate_next_body_filter(r, cl);
 }
 
 

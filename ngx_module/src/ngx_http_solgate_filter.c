@@ -128,6 +128,10 @@ ngx_http_solgate_header_filter(ngx_http_request_t *r)
             return NGX_ERROR;
         }
 
+        if (ctx->batch_held) {
+            return NGX_OK;      /* sent with the merged answer */
+        }
+
         return ngx_http_solgate_response_header(r, ctx);
     }
 

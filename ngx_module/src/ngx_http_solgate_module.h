@@ -186,6 +186,8 @@ typedef struct {
     sg_response_t               *response;  /* getSlot rewrite or harvest */
     sg_merge_t                  *merge;     /* a batch sent in part */
     ngx_chain_t                 *held;      /* getSlot answer being read */
+    ngx_chain_t                 *batch_out; /* merged, its header held */
+    off_t                        batch_left; /* upstream bytes to come */
 
     ngx_http_solgate_fanout_t   *fanout;    /* subrequests under way */
     ngx_http_solgate_attempt_t  *attempt;   /* a subrequest's: which one */
@@ -205,6 +207,8 @@ typedef struct {
     unsigned                     answered:1;     /* we wrote the response */
     unsigned                     data_retry:1;   /* the last one lacked data */
     unsigned                     batch_split:1;  /* part of it goes upstream */
+    unsigned                     batch_held:1;   /* ... its header held */
+    unsigned                     batch_merged:1; /* ... the answer all read */
     unsigned                     peer_attempt:1; /* upstream is a region */
     unsigned                     block_served:1;
     unsigned                     rewrite_error:1;
