@@ -67,6 +67,14 @@ for my $i (1 .. 9) {
 }
 is_deeply([map { sim_client_calls($_, 'getSlot') } @Ports], [3, 3, 3],
     'nine requests spread three to each node');
+
+# A merged batch answer (held whole, TEST 8) says its own length: read to
+# the connection's end, the body is exactly that long.
+my $batch = '[' . join(',', map { call($_, 'getSlot') } 1 .. 3) . ','
+    . call(4, 'getGenesisHash') . ']';
+my $merged = http_post(server_port(), '/', $batch);
+is($merged->{headers}{'content-length'}, length $merged->{body},
+    'a merged batch answer is as long as its Content-Length says');
 nginx_stop();
 
 __DATA__

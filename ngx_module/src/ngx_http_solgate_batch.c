@@ -122,7 +122,10 @@ ngx_http_solgate_batch_body(ngx_http_request_t *r,
     ll = &out;
     last = 0;
 
-    for ( /* void */ ; in != NULL && !last; in = in->next) {
+    /* a held answer ends at its last byte: what follows is nginx's */
+    for ( /* void */ ; in != NULL && !(last && ctx->batch_held);
+         in = in->next)
+    {
         b = in->buf;
         len = ngx_buf_in_memory(b) ? (size_t) (b->last - b->pos) : 0;
 
