@@ -41,6 +41,31 @@ std::string Merge(const std::vector<Slot>& slots, std::string_view upstream,
     return out + Apply(merger.Finish(), {});
 }
 
+// What a rewrite that replaces nothing was asked: each element's id and
+// slot, in order.
+struct Asked {
+    std::vector<std::string> ids;
+    std::vector<size_t> slots;
+};
+
+// The merged answer, fed in chunks of `step` bytes, with such a rewrite.
+std::string MergeAsking(const std::vector<Slot>& slots, std::string_view upstream,
+                        size_t step, Asked& asked) {
+    BatchMerger merger(slots, Missing);
+    merger.SetRewrite([&asked](size_t slot, std::string_view id, std::string_view)
+                          -> std::optional<std::string> {
+        asked.ids.emplace_back(id);
+        asked.slots.push_back(slot);
+        return std::nullopt;
+    });
+    std::string out;
+    for (size_t at = 0; at < upstream.size(); at += step) {
+        std::string_view chunk = upstream.substr(at, step);
+        out += Apply(merger.Feed(chunk), chunk);
+    }
+    return out + Apply(merger.Finish(), {});
+}
+
 const std::vector<Slot> kSlots = {
     {false, R"({"jsonrpc":"2.0","result":"genesis","id":1})", ""},
     {true, R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"none"},"id":2})", "2"},
@@ -175,32 +200,18 @@ TEST(BatchMerger, IdsOfEveryShapeAreReadAlikeWhateverTheChunks) {
         "{\"id\":{\"x\":1}},{\"id\":null},{\"result\":0},{\"id\":\"a\\\"b\"},"
         "{\"jsonrpc\":\"2.0\",\"id\":[1]},{\"id\":" + long_id + "},"
         "{\"i\\u0064\":6}]";
-    auto merge = [&](size_t step, std::vector<std::string>& asked) {
-        BatchMerger merger(slots, Missing);
-        merger.SetRewrite([&asked](size_t, std::string_view id, std::string_view)
-                              -> std::optional<std::string> {
-            asked.emplace_back(id);
-            return std::nullopt;
-        });
-        std::string out;
-        for (size_t at = 0; at < upstream.size(); at += step) {
-            std::string_view chunk = std::string_view(upstream).substr(at, step);
-            out += Apply(merger.Feed(chunk), chunk);
-        }
-        return out + Apply(merger.Finish(), {});
-    };
-    std::vector<std::string> whole_asked;
-    std::string whole = merge(upstream.size(), whole_asked);
+    Asked whole_asked;
+    std::string whole = MergeAsking(slots, upstream, upstream.size(), whole_asked);
     EXPECT_EQ(whole, upstream.substr(0, upstream.size() - 1) + "," +
                          Missing(long_id) + "," + Missing("6") + "]");
-    EXPECT_EQ(whole_asked,
+    EXPECT_EQ(whole_asked.ids,
               (std::vector<std::string>{"5", "\"a,b}\"", "{\"x\":1}", "null",
                                         "", "\"a\\\"b\"", "[1]",
                                         std::string(long_id, 0, 257), ""}));
     for (size_t step = 1; step < upstream.size(); step++) {
-        std::vector<std::string> asked;
-        EXPECT_EQ(merge(step, asked), whole) << "step " << step;
-        EXPECT_EQ(asked, whole_asked) << "step " << step;
+        Asked asked;
+        EXPECT_EQ(MergeAsking(slots, upstream, step, asked), whole) << "step " << step;
+        EXPECT_EQ(asked.ids, whole_asked.ids) << "step " << step;
     }
 }
 
@@ -222,31 +233,19 @@ TEST(BatchMerger, TheNodesShapeAndItsNearMissesAreReadAlike) {
         head + "1,\"id\":3} ," + head + "1,\"id\":4.5}," +
         head + "-1,\"id\":5}," + head + "\"1\",\"id\":6}," +
         head + "9,\"id\":\"\"}," + head + "8,\"id\":7}]";
-    auto merge = [&](size_t step, std::vector<std::string>& asked) {
-        BatchMerger merger(slots, Missing);
-        merger.SetRewrite([&asked](size_t slot, std::string_view id, std::string_view)
-                              -> std::optional<std::string> {
-            asked.push_back(std::string(id) + " in " + std::to_string(slot));
-            return std::nullopt;
-        });
-        std::string out;
-        for (size_t at = 0; at < upstream.size(); at += step) {
-            std::string_view chunk = std::string_view(upstream).substr(at, step);
-            out += Apply(merger.Feed(chunk), chunk);
-        }
-        return out + Apply(merger.Finish(), {});
-    };
-    std::vector<std::string> whole_asked;
-    EXPECT_EQ(merge(upstream.size(), whole_asked), upstream);
-    std::vector<std::string> want;
+    Asked whole_asked;
+    EXPECT_EQ(MergeAsking(slots, upstream, upstream.size(), whole_asked), upstream);
+    std::vector<size_t> in_order(ids.size());
     for (size_t k = 0; k < ids.size(); k++) {
-        want.push_back(ids[k] + " in " + std::to_string(k));
+        in_order[k] = k;
     }
-    EXPECT_EQ(whole_asked, want);
+    EXPECT_EQ(whole_asked.ids, ids);
+    EXPECT_EQ(whole_asked.slots, in_order);
     for (size_t step = 1; step < upstream.size(); step++) {
-        std::vector<std::string> asked;
-        EXPECT_EQ(merge(step, asked), upstream) << "step " << step;
-        EXPECT_EQ(asked, want) << "step " << step;
+        Asked asked;
+        EXPECT_EQ(MergeAsking(slots, upstream, step, asked), upstream) << "step " << step;
+        EXPECT_EQ(asked.ids, ids) << "step " << step;
+        EXPECT_EQ(asked.slots, in_order) << "step " << step;
     }
 }
 
