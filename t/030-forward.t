@@ -9,13 +9,16 @@ use JSON::PP;
 
 our @Ports = (19821, 19822, 19823);
 our $BigPort = 19824;
-sim_start(port => $_, args => ['--slot-ms', 50, '--quiet']) for @Ports;
+our $CutPort = 19825;   # answers clients with half of what it announces
+sim_start(port => $_, args => ['--slot-ms', 50, '--quiet']) for @Ports, $CutPort;
+sim_fault($CutPort, 'cut_answers', on => 1);
 sim_start(port => $BigPort, args => ['--slot-ms', 50, '--block-bytes', 5000000, '--quiet']);
 
 our $HttpConfig =
     network_conf('mainnet', upstreams => sim_upstreams(@Ports))
   . network_conf('big', upstreams => [['big', "http://big_sim"]])
   . network_conf('own', cluster => 'custom', upstreams => sim_upstreams($Ports[0]))
+  . network_conf('cut', upstreams => [['cut', "http://127.0.0.1:$CutPort"]])
   . "    upstream big_sim { server 127.0.0.1:$BigPort; keepalive 4; }\n";
 
 our $Config = solgate_locations('mainnet', extra => join "\n        ",
@@ -24,6 +27,7 @@ our $Config = solgate_locations('mainnet', extra => join "\n        ",
         'add_header X-Solgate-Host $solgate_upstream_host always;')
   . "    location /big { solgate_pass big; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /own { solgate_pass own; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+  . "    location /cut { solgate_pass cut; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location = /metrics { solgate_metrics; }\n";
 
 add_block_preprocessor(sub {
@@ -172,3 +176,19 @@ qr/^\[\{"jsonrpc":"2.0","result":\d+,"id":1\},\{"jsonrpc":"2.0","result":\{"bloc
 Transfer-Encoding: chunked
 !Content-Length
 --- timeout: 20
+
+
+
+=== TEST 10: a batch answer cut short: the local answers, and an error for each call sent
+(in a batch's order of no importance: clients match answers by id)
+--- request eval
+"POST /cut\n[" . call(1, 'getSlot') . ',' . call(2, 'getGenesisHash') . ',' . call(3, 'getSlot') . ']'
+--- response_body_like eval
+qr/^\[\{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":2\},\{"jsonrpc":"2.0","error":\{"code":-32603,"message":"Internal error: the upstream answered the batch without an answer to this call"\},"id":1\},\{"jsonrpc":"2.0","error":\{"code":-32603,"message":"[^"]+"\},"id":3\}\]$/
+--- response_headers
+!Transfer-Encoding
+--- error_log
+upstream prematurely closed connection
+--- no_error_log
+[alert]
+[crit]

@@ -17,6 +17,10 @@
 #define NGX_HTTP_SOLGATE_BATCH_HELD_MAX  16384
 
 
+static ngx_buf_t *ngx_http_solgate_merged_buf(ngx_http_request_t *r,
+    const sg_merge_segment_t *seg, size_t n, u_char *input);
+static ngx_int_t ngx_http_solgate_batch_cut(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
 static ngx_int_t ngx_http_solgate_batch_release(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 static void ngx_http_solgate_free_merge(void *data);
@@ -106,9 +110,8 @@ ngx_int_t
 ngx_http_solgate_batch_body(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in)
 {
-    size_t                     i, n, len, total;
+    size_t                     n, len;
     ngx_uint_t                 last;
-    u_char                    *p;
     ngx_buf_t                 *b, *nb;
     ngx_chain_t               *out, **ll, *cl;
     const sg_merge_segment_t  *seg;
@@ -134,6 +137,14 @@ ngx_http_solgate_batch_body(ngx_http_request_t *r,
         if (ctx->batch_held) {
             ctx->batch_left -= (off_t) len;
             last = last || ctx->batch_left <= 0;
+
+            /* nginx flushes what it has when the upstream closed or timed
+             * out short of its answer's length */
+            if (!last && b->flush && r->upstream != NULL
+                && r->upstream->peer.connection == NULL)
+            {
+                return ngx_http_solgate_batch_cut(r, ctx);
+            }
         }
 
         if (sg_merge_feed(ctx->merge, (char *) b->pos, len, last,
@@ -156,30 +167,15 @@ ngx_http_solgate_batch_body(ngx_http_request_t *r,
             cl->buf = b;                    /* no boundary in it */
 
         } else {
-            total = 0;
-            for (i = 0; i < n; i++) {
-                total += seg[i].length;
-            }
-
-            nb = total > 0 ? ngx_create_temp_buf(r->pool, total)
-                           : ngx_calloc_buf(r->pool);
+            nb = ngx_http_solgate_merged_buf(r, seg, n, b->pos);
             if (nb == NULL) {
                 return NGX_ERROR;
             }
 
-            p = nb->last;
-            for (i = 0; i < n; i++) {
-                p = ngx_cpymem(p, seg[i].input ? (char *) b->pos
-                                                 + seg[i].offset
-                                               : seg[i].text,
-                               seg[i].length);
-            }
-
-            nb->last = p;
             nb->last_buf = b->last_buf;
             nb->last_in_chain = b->last_in_chain;
             nb->flush = b->flush;
-            nb->sync = total == 0 && !b->last_buf;    /* special, so not "zero size" */
+            nb->sync = nb->last == nb->pos && !b->last_buf;  /* special, so not "zero size" */
 
             b->pos = b->last;               /* consumed: proxy reuses it */
             cl->buf = nb;
@@ -206,6 +202,85 @@ ngx_http_solgate_batch_body(ngx_http_request_t *r,
 
     for ( /* void */ ; *ll; ll = &(*ll)->next) { /* void */ }
     *ll = in;
+
+    return ngx_http_solgate_batch_release(r, ctx);
+}
+
+
+/* The segments of a chunk (its bytes at `input`) copied into one buffer. */
+static ngx_buf_t *
+ngx_http_solgate_merged_buf(ngx_http_request_t *r,
+    const sg_merge_segment_t *seg, size_t n, u_char *input)
+{
+    size_t      i, total;
+    u_char     *p;
+    ngx_buf_t  *b;
+
+    total = 0;
+    for (i = 0; i < n; i++) {
+        total += seg[i].length;
+    }
+
+    b = total > 0 ? ngx_create_temp_buf(r->pool, total)
+                  : ngx_calloc_buf(r->pool);
+    if (b == NULL) {
+        return NULL;
+    }
+
+    p = b->last;
+    for (i = 0; i < n; i++) {
+        p = ngx_cpymem(p, seg[i].input ? (char *) input + seg[i].offset
+                                       : seg[i].text,
+                       seg[i].length);
+    }
+
+    b->last = p;
+
+    return b;
+}
+
+
+/*
+ * A held answer cut short: nothing of it has gone, so the client's batch
+ * is answered as if the upstream had answered no call, from a new merge
+ * of nothing: the local answers in their places, -32603 for the rest.
+ */
+static ngx_int_t
+ngx_http_solgate_batch_cut(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
+{
+    size_t                     n;
+    ngx_buf_t                 *b;
+    sg_merge_t                *empty;
+    ngx_chain_t               *cl;
+    const sg_merge_segment_t  *seg;
+
+    if (sg_merge_new(ctx->rpc, &empty) != SG_OK) {
+        return NGX_ERROR;
+    }
+
+    b = NULL;
+    cl = ngx_alloc_chain_link(r->pool);
+
+    if (cl != NULL
+        && sg_merge_feed(empty, "", 0, 1, (int64_t) ngx_current_msec, &seg,
+                         &n)
+           == SG_OK)
+    {
+        b = ngx_http_solgate_merged_buf(r, seg, n, NULL);
+    }
+
+    sg_merge_free(empty);
+
+    if (b == NULL) {
+        return NGX_ERROR;
+    }
+
+    b->last_buf = 1;
+    b->last_in_chain = 1;
+
+    cl->buf = b;
+    cl->next = NULL;
+    ctx->batch_out = cl;
 
     return ngx_http_solgate_batch_release(r, ctx);
 }

@@ -53,6 +53,8 @@ std::string Faults::to_json() const {
     o += close ? "true" : "false";
     o += ",\"behind_answers\":";
     o += behind_answers ? "true" : "false";
+    o += ",\"cut_answers\":";
+    o += cut_answers ? "true" : "false";
     o += ",\"getblock_latency_ms\":";
     json_append_u64(o, getblock_latency_ms);
     o += ",\"getblock_failure_rate\":";

@@ -49,6 +49,9 @@ struct Faults {
     // Client (not poller) calls answered -32005 "Node is behind", as a node
     // that fell behind answers reads.
     bool behind_answers = false;
+    // Client (not poller) answers cut short: the whole body's
+    // Content-Length, half of the body, then the connection closed.
+    bool cut_answers = false;
     // getBlock only: extra delay, and the fraction of calls that fail with
     // -32019 "Failed to query long-term storage" (HTTP 503 when alone).
     uint64_t getblock_latency_ms = 0;

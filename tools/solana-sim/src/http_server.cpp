@@ -224,6 +224,10 @@ class HttpConnection : public WsSession {
         head += resp.content_type;
         head += "\r\nContent-Length: ";
         head += std::to_string(resp.body.size());
+        if (resp.cut_body) {
+            keep_alive = false;
+            resp.body.resize(resp.body.size() / 2);
+        }
         head += keep_alive ? "\r\nConnection: keep-alive\r\n\r\n" : "\r\nConnection: close\r\n\r\n";
         write_raw(std::move(head), std::move(resp.body));
         if (!keep_alive) shutdown_then_close();  // shutdown waits for the write

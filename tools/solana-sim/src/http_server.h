@@ -39,6 +39,8 @@ struct HttpResponse {
     uint64_t delay_ms = 0;
     // Close the connection without writing anything.
     bool drop_connection = false;
+    // Say the whole body's length, send half of it, then close.
+    bool cut_body = false;
     // For a websocket request: answer 101 and hand the connection to the
     // server's WsHandler (status and body are then unused).
     bool accept_websocket = false;

@@ -170,6 +170,7 @@ HttpResponse SimNode::handle_rpc(const HttpRequest& req) {
         if (!resp.body.empty()) return resp;
     }
     resp.body = parsed ? rpc_.respond(doc.root()) : RpcEngine::parse_error_body();
+    resp.cut_body = f.cut_answers && !from_poller;
     // A lone getBlock that failed to query storage: 503, like an archive
     // backend that is temporarily unavailable. Batches keep 200.
     if (parsed && rpc_.last_was_storage_failure()) resp.status = 503;
@@ -317,6 +318,10 @@ HttpResponse SimNode::handle_control(const HttpRequest& req) {
         if (!need_bool("on", on)) return control_error(400, "expected on=1|0");
         f.close = on;
         change = std::string("close=") + (on ? "on" : "off");
+    } else if (fault == "cut_answers") {
+        if (!need_bool("on", on)) return control_error(400, "expected on=1|0");
+        f.cut_answers = on;
+        change = std::string("cut_answers=") + (on ? "on" : "off");
     } else if (fault == "behind_answers") {
         if (!need_bool("on", on)) return control_error(400, "expected on=1|0");
         f.behind_answers = on;

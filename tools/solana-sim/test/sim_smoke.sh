@@ -339,6 +339,15 @@ check "behind_answers: clients get -32005" test "$body" = '{"jsonrpc":"2.0","err
 body=$(curl -s -A "solgate-poller/0.1.0" -d '{"jsonrpc":"2.0","id":12,"method":"getSlot"}' "http://127.0.0.1:$PORT_A/")
 check "behind_answers: the poller is answered" grep -q '"result":[0-9]*' <<<"$body"
 ctl "$PORT_A" '/_sim/fault/clear' >/dev/null
+ctl "$PORT_A" '/_sim/fault/cut_answers?on=1' >/dev/null
+# the whole length announced, half of the body, then the connection closed
+cut=$(curl -s --max-time 10 -i -d '{"jsonrpc":"2.0","id":14,"method":"getSlot"}' "http://127.0.0.1:$PORT_A/" || true)
+said=$(sed -n 's/^Content-Length: \([0-9]*\)\r$/\1/p' <<<"$cut")
+got=$(printf '%s' "${cut#*$'\r\n\r\n'}" | wc -c)
+check "cut_answers: half the announced body, then the end" test -n "$said" -a "$got" = "$((said / 2))"
+body=$(curl -s -A "solgate-poller/0.1.0" -d '{"jsonrpc":"2.0","id":15,"method":"getSlot"}' "http://127.0.0.1:$PORT_A/")
+check "cut_answers: the poller is answered whole" grep -q '"result":[0-9]*,"id":15}$' <<<"$body"
+ctl "$PORT_A" '/_sim/fault/clear' >/dev/null
 balance='{"jsonrpc":"2.0","id":13,"method":"getBalance","params":["83astBRguLMdt2h5U1Tpdq5tjFoJ6noeGwaY3mDLVcri"]}'
 right=$(rpc "$PORT_A" "$balance" | grep -o '"value":[0-9]*' | cut -d: -f2)
 ctl "$PORT_A" '/_sim/fault/wrong_value?method=getBalance' >/dev/null
