@@ -187,6 +187,8 @@ Transfer-Encoding: chunked
 qr/^\[\{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":2\},\{"jsonrpc":"2.0","error":\{"code":-32603,"message":"Internal error: the upstream answered the batch without an answer to this call"\},"id":1\},\{"jsonrpc":"2.0","error":\{"code":-32603,"message":"[^"]+"\},"id":3\}\]$/
 --- response_headers
 !Transfer-Encoding
+--- response_headers_like
+Content-Length: \d+
 --- error_log
 upstream prematurely closed connection
 --- no_error_log
