@@ -29,18 +29,6 @@ std::string Apply(const std::vector<BatchMerger::Segment>& segments,
     return out;
 }
 
-// The merged answer, fed in chunks of `step` bytes.
-std::string Merge(const std::vector<Slot>& slots, std::string_view upstream,
-                  size_t step) {
-    BatchMerger merger(slots, Missing);
-    std::string out;
-    for (size_t at = 0; at < upstream.size(); at += step) {
-        std::string_view chunk = upstream.substr(at, step);
-        out += Apply(merger.Feed(chunk), chunk);
-    }
-    return out + Apply(merger.Finish(), {});
-}
-
 // What a rewrite that replaces nothing was asked: each element's id and
 // slot, in order.
 struct Asked {
@@ -48,16 +36,19 @@ struct Asked {
     std::vector<size_t> slots;
 };
 
-// The merged answer, fed in chunks of `step` bytes, with such a rewrite.
-std::string MergeAsking(const std::vector<Slot>& slots, std::string_view upstream,
-                        size_t step, Asked& asked) {
+// The merged answer, fed in chunks of `step` bytes; with `asked`, under a
+// rewrite that replaces nothing and records what it is asked there.
+std::string Merge(const std::vector<Slot>& slots, std::string_view upstream,
+                  size_t step, Asked* asked = nullptr) {
     BatchMerger merger(slots, Missing);
-    merger.SetRewrite([&asked](size_t slot, std::string_view id, std::string_view)
-                          -> std::optional<std::string> {
-        asked.ids.emplace_back(id);
-        asked.slots.push_back(slot);
-        return std::nullopt;
-    });
+    if (asked != nullptr) {
+        merger.SetRewrite([asked](size_t slot, std::string_view id, std::string_view)
+                              -> std::optional<std::string> {
+            asked->ids.emplace_back(id);
+            asked->slots.push_back(slot);
+            return std::nullopt;
+        });
+    }
     std::string out;
     for (size_t at = 0; at < upstream.size(); at += step) {
         std::string_view chunk = upstream.substr(at, step);
@@ -201,7 +192,7 @@ TEST(BatchMerger, IdsOfEveryShapeAreReadAlikeWhateverTheChunks) {
         "{\"jsonrpc\":\"2.0\",\"id\":[1]},{\"id\":" + long_id + "},"
         "{\"i\\u0064\":6}]";
     Asked whole_asked;
-    std::string whole = MergeAsking(slots, upstream, upstream.size(), whole_asked);
+    std::string whole = Merge(slots, upstream, upstream.size(), &whole_asked);
     EXPECT_EQ(whole, upstream.substr(0, upstream.size() - 1) + "," +
                          Missing(long_id) + "," + Missing("6") + "]");
     EXPECT_EQ(whole_asked.ids,
@@ -210,7 +201,7 @@ TEST(BatchMerger, IdsOfEveryShapeAreReadAlikeWhateverTheChunks) {
                                         std::string(long_id, 0, 257), ""}));
     for (size_t step = 1; step < upstream.size(); step++) {
         Asked asked;
-        EXPECT_EQ(MergeAsking(slots, upstream, step, asked), whole) << "step " << step;
+        EXPECT_EQ(Merge(slots, upstream, step, &asked), whole) << "step " << step;
         EXPECT_EQ(asked.ids, whole_asked.ids) << "step " << step;
     }
 }
@@ -234,7 +225,7 @@ TEST(BatchMerger, TheNodesShapeAndItsNearMissesAreReadAlike) {
         head + "-1,\"id\":5}," + head + "\"1\",\"id\":6}," +
         head + "9,\"id\":\"\"}," + head + "8,\"id\":7}]";
     Asked whole_asked;
-    EXPECT_EQ(MergeAsking(slots, upstream, upstream.size(), whole_asked), upstream);
+    EXPECT_EQ(Merge(slots, upstream, upstream.size(), &whole_asked), upstream);
     std::vector<size_t> in_order(ids.size());
     for (size_t k = 0; k < ids.size(); k++) {
         in_order[k] = k;
@@ -243,7 +234,7 @@ TEST(BatchMerger, TheNodesShapeAndItsNearMissesAreReadAlike) {
     EXPECT_EQ(whole_asked.slots, in_order);
     for (size_t step = 1; step < upstream.size(); step++) {
         Asked asked;
-        EXPECT_EQ(MergeAsking(slots, upstream, step, asked), upstream) << "step " << step;
+        EXPECT_EQ(Merge(slots, upstream, step, &asked), upstream) << "step " << step;
         EXPECT_EQ(asked.ids, ids) << "step " << step;
         EXPECT_EQ(asked.slots, in_order) << "step " << step;
     }
