@@ -188,10 +188,11 @@ for my $s (@scenarios) {
 print "\nreq/s, p99, gw us/req: medians over the rounds; a round measures the variants in turn, a slice\n",
       "each, so drift within it falls on all of them alike (its p99: the median of its slices').\n",
       "\"x baseline\", \"x lua\" columns: median over the rounds of the variant's value / that variant's value\n",
-      "in the same round (paired, so drift between rounds cancels).  spread = (max - min) / median of req/s over the rounds.  gw cpu / up cpu = share\n",
-      "of one core the gateway worker / the upstream worker used.  gw us/req = the gateway worker's own CPU\n",
-      "time (utime + stime, any CPU) per request: the headline.  cpu0 us x base (BENCH_PIN=1 only) = busy\n",
-      "time of CPU 0 per request (the worker and the kernel's work for it) over baseline's.\n";
+      "in the same round (paired, so drift between rounds cancels).  spread = (max - min) / median of\n",
+      "req/s over the rounds.  gw cpu / up cpu = share of one core the gateway worker / the upstream\n",
+      "worker used.  gw us/req = the gateway worker's own CPU time (utime + stime, any CPU) per\n",
+      "request: the headline.  cpu0 us x base (BENCH_PIN=1 only) = busy time of CPU 0 per request (the\n",
+      "worker and the kernel's work for it) over baseline's.\n";
 my @noisy = map { my $s = $_; map { "$s/$_" } grep { $result{$s}{$_} && $result{$s}{$_}{median}{rps_spread} > 0.10 } @variant_order } @scenarios;
 print "\nNOISY: req/s spread above 10% for ", join(', ', @noisy),
       ": the machine's speed changed during the scenario (see build/bench/raw.tsv); re-run, or raise BENCH_ROUNDS.\n"
