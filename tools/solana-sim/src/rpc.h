@@ -56,6 +56,9 @@ struct CallStats {
     uint64_t http_requests = 0;
     // Connections whose first request came from a client, not the poller.
     uint64_t client_connections = 0;
+    // The request target (path and query) of the last client JSON-RPC
+    // request: what a gateway in front forwards, or strips.
+    std::string last_client_target;
     // getBlock calls failed by the getblock_failure_rate fault (-32019).
     uint64_t getblock_failures = 0;
     // The slots of the last kRecentBlocks blocks answered, oldest first:
@@ -71,6 +74,7 @@ struct CallStats {
         poller_total = 0;
         http_requests = 0;
         client_connections = 0;
+        last_client_target.clear();
         getblock_failures = 0;
         blocks_served.clear();
     }
