@@ -96,7 +96,7 @@ GTEST_OBJS := $(patsubst libcore/test/%.cpp,$(BUILD)/test/libcore/%.o,$(GTEST_SR
 CMOCKA_BIN := $(BUILD)/test/module_tests
 CMOCKA_SRCS := $(wildcard ngx_module/test/*.c)
 
-.PHONY: all deps test test-build fuzz-syntax unit-test sim-test kit-client prove run bench request-cost fuzz soak clean \
+.PHONY: all deps test test-build fuzz-syntax conf-check unit-test sim-test kit-client prove run bench request-cost fuzz soak clean \
 	module install uninstall deb
 
 all: $(MODULE) $(SIM)
@@ -208,7 +208,13 @@ kit-client:
 	  || echo "kit-client: npm ci failed; t/090 skips its @solana/kit check"; \
 	fi
 
-test: all fuzz-syntax unit-test sim-test kit-client prove
+test: all fuzz-syntax conf-check unit-test sim-test kit-client prove
+
+# conf/solgate_dispatch.conf is solgate_proxy.conf with the dispatcher's
+# proxy_pass, written by tools/dispatch-conf.sh: the two must not drift.
+conf-check:
+	@tools/dispatch-conf.sh conf/solgate_proxy.conf | diff -u conf/solgate_dispatch.conf - \
+	  || { echo "conf/solgate_dispatch.conf is behind conf/solgate_proxy.conf: run tools/dispatch-conf.sh > conf/solgate_dispatch.conf" >&2; exit 1; }
 
 # everything `make test` runs, built (with -j2) but not run
 test-build: all $(GTEST_BIN) $(CMOCKA_BIN) fuzz-syntax
@@ -255,7 +261,8 @@ request-cost: $(CORE_LIB)
 # modules from (nginx -V: --modules-path=/usr/lib/nginx/modules), the
 # load line in modules-available (enable it by linking it into
 # /etc/nginx/modules-enabled/, as the package's postinst does), the
-# forwarding snippet as /etc/nginx/snippets/solgate_proxy.conf, and the
+# forwarding snippets as /etc/nginx/snippets/solgate_proxy.conf and
+# solgate_dispatch.conf, and the
 # README and examples.  build/ keeps its unstripped files.
 PREFIX     ?= /usr
 SYSCONFDIR ?= /etc
@@ -271,6 +278,7 @@ INSTALLED  := $(DESTDIR)$(MODULEDIR)/ngx_http_solgate_module.so \
 	$(DESTDIR)$(MODULEDIR)/$(CORE_SONAME) \
 	$(DESTDIR)$(MODCONFDIR)/mod-http-solgate.conf \
 	$(DESTDIR)$(SYSCONFDIR)/nginx/snippets/solgate_proxy.conf \
+	$(DESTDIR)$(SYSCONFDIR)/nginx/snippets/solgate_dispatch.conf \
 	$(DESTDIR)$(DOCDIR)/README.md \
 	$(DESTDIR)$(DOCDIR)/examples/solgate-production.conf \
 	$(DESTDIR)$(DOCDIR)/examples/solgate-fleet.conf
@@ -284,7 +292,8 @@ install: $(MODULE)
 	$(STRIP) $(DESTDIR)$(MODULEDIR)/ngx_http_solgate_module.so $(DESTDIR)$(MODULEDIR)/$(CORE_SONAME)
 	echo 'load_module $(MODULE_LOAD)/ngx_http_solgate_module.so;' \
 	  > $(DESTDIR)$(MODCONFDIR)/mod-http-solgate.conf
-	$(INSTALL) -m 0644 conf/solgate_proxy.conf $(DESTDIR)$(SYSCONFDIR)/nginx/snippets/
+	$(INSTALL) -m 0644 conf/solgate_proxy.conf conf/solgate_dispatch.conf \
+	  $(DESTDIR)$(SYSCONFDIR)/nginx/snippets/
 	$(INSTALL) -m 0644 README.md $(DESTDIR)$(DOCDIR)/
 	$(INSTALL) -m 0644 conf/solgate-production.conf conf/solgate-fleet.conf \
 	  $(DESTDIR)$(DOCDIR)/examples/
@@ -302,7 +311,8 @@ DEB_ARCH   := $(shell dpkg --print-architecture 2>/dev/null)
 DEB_DIR    := $(BUILD)/deb
 DEB        := $(DEB_DIR)/libnginx-mod-http-solgate_$(VERSION)_$(DEB_ARCH).deb
 DEB_SRCS   := $(wildcard debian/* debian/source/*) README.md \
-	conf/solgate_proxy.conf conf/solgate-production.conf conf/solgate-fleet.conf
+	conf/solgate_proxy.conf conf/solgate_dispatch.conf conf/solgate-production.conf \
+	conf/solgate-fleet.conf
 
 $(DEB): $(MODULE) $(DEB_SRCS) | $(BUILD)/.deps-ok
 	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = "$(VERSION)" ] || { \

@@ -105,8 +105,9 @@ our ($Deb, $Pkg);
          'postinst (dh_nginx) links modules-available/mod-http-solgate.conf as modules-enabled/50-mod-http-solgate.conf');
     like(slurp("$control/postrm"), qr{"\$1" = "purge".*rm /etc/nginx/modules-enabled/\$to}s,
          'purging removes the link');
-    is(slurp("$control/conffiles"), "/etc/nginx/snippets/solgate_proxy.conf\n",
-       'the snippet is a conffile');
+    is(slurp("$control/conffiles"),
+       "/etc/nginx/snippets/solgate_dispatch.conf\n/etc/nginx/snippets/solgate_proxy.conf\n",
+       'the snippets are conffiles');
     ok(!-e "$control/shlibs" && !-e "$control/triggers",
        'no shlibs or ldconfig trigger for the private core library');
 }
@@ -122,8 +123,10 @@ our ($Deb, $Pkg);
     is(slurp("$Pkg/usr/share/nginx/modules-available/mod-http-solgate.conf"),
        "load_module modules/ngx_http_solgate_module.so;\n",
        'modules-available/mod-http-solgate.conf loads it as Debian\'s modules are loaded');
-    is(slurp("$Pkg/etc/nginx/snippets/solgate_proxy.conf"), slurp("$Root/conf/solgate_proxy.conf"),
-       'the snippet is /etc/nginx/snippets/solgate_proxy.conf');
+    for my $snippet (qw(solgate_proxy.conf solgate_dispatch.conf)) {
+        is(slurp("$Pkg/etc/nginx/snippets/$snippet"), slurp("$Root/conf/$snippet"),
+           "the snippet is /etc/nginx/snippets/$snippet");
+    }
     my $doc = "$Pkg/usr/share/doc/libnginx-mod-http-solgate";
     ok(-f "$doc/$_", "doc: $_") for qw(copyright changelog.gz README.md.gz
         examples/solgate-production.conf examples/solgate-fleet.conf);

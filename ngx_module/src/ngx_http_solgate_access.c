@@ -87,6 +87,10 @@ ngx_http_solgate_access_handler(ngx_http_request_t *r)
 
     ctx = ngx_http_solgate_get_ctx(r);
 
+    if (ctx != NULL) {
+        ngx_http_solgate_dispatch_restore_uri(r, ctx);
+    }
+
     if (ctx != NULL && ctx->rpc != NULL) {
         /* back from the retry redirect: the last attempt failed */
         rc = ngx_http_solgate_retry(r, ctx);

@@ -69,6 +69,13 @@ static ngx_command_t  ngx_http_solgate_commands[] = {
       0,
       NULL },
 
+    { ngx_string("solgate_dispatch"),
+      NGX_HTTP_UPS_CONF|NGX_CONF_NOARGS,
+      ngx_http_solgate_dispatch,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
     { ngx_string("solgate_pass"),
       NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_http_solgate_pass,
@@ -172,6 +179,10 @@ ngx_http_solgate_init(ngx_conf_t *cf)
         return NGX_ERROR;
     }
 
+    if (ngx_http_solgate_dispatch_check(cf, smcf) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
     cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module);
 
     h = ngx_array_push(&cmcf->phases[NGX_HTTP_ACCESS_PHASE].handlers);
@@ -180,6 +191,20 @@ ngx_http_solgate_init(ngx_conf_t *cf)
     }
 
     *h = ngx_http_solgate_access_handler;
+
+    /*
+     * A phase runs its handlers last pushed first: the URI becomes "/" for
+     * solgate_dispatch after a call of a batch is routed, and after any
+     * fan-out it starts took the client's URI for its subrequests.
+     */
+    if (smcf->dispatchers.nelts > 0) {
+        h = ngx_array_push(&cmcf->phases[NGX_HTTP_PRECONTENT_PHASE].handlers);
+        if (h == NULL) {
+            return NGX_ERROR;
+        }
+
+        *h = ngx_http_solgate_dispatch_uri_handler;
+    }
 
     /* the calls of a batch that goes call by call are subrequests, which
      * skip the access phase */
@@ -233,6 +258,13 @@ ngx_http_solgate_create_main_conf(ngx_conf_t *cf)
     }
 
     if (ngx_array_init(&smcf->balanced, cf->pool, 2,
+                       sizeof(ngx_http_upstream_srv_conf_t *))
+        != NGX_OK)
+    {
+        return NULL;
+    }
+
+    if (ngx_array_init(&smcf->dispatchers, cf->pool, 1,
                        sizeof(ngx_http_upstream_srv_conf_t *))
         != NGX_OK)
     {

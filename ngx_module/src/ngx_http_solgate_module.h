@@ -38,6 +38,17 @@ typedef struct {
 
 
 /*
+ * Where solgate_dispatch sends an attempt: the upstream {} block its URL
+ * names, or its address; `unfit` says why neither, if it cannot.
+ */
+typedef struct {
+    ngx_http_upstream_srv_conf_t  *block;
+    ngx_http_upstream_resolved_t  *address;
+    const char                    *unfit;
+} ngx_http_solgate_target_t;
+
+
+/*
  * What proxy_pass needs of an upstream (a node) or of another region's
  * gateway.  A node that is one server of an upstream {} block is pinned to
  * it by solgate_balancer: `peer` is that server's first address in the
@@ -57,6 +68,8 @@ typedef struct {
     unsigned                       backup_peer:1;
     unsigned                       by_name:1; /* its host must be resolved */
     unsigned                       ws_by_name:1;  /* ... and its ws= host */
+    ngx_http_solgate_target_t      target;    /* for solgate_dispatch */
+    ngx_http_solgate_target_t      ws_target;
 } ngx_http_solgate_upstream_t;
 
 
@@ -144,6 +157,7 @@ typedef struct {
     ngx_array_t                  pass_refs; /* ngx_http_solgate_pass_ref_t */
     ngx_array_t                  balanced;  /* upstream {} blocks with
                                                solgate_balancer, uscf * */
+    ngx_array_t                  dispatchers; /* ... with solgate_dispatch */
     ngx_http_solgate_settings_t  defaults;  /* solgate_network_defaults */
     sg_str_t                    *shared_state; /* its words, or NULL */
     ngx_uint_t                   shared_state_n;
@@ -159,6 +173,7 @@ typedef struct {
     ngx_http_solgate_network_t  *network;   /* NULL: not a solgate location */
     ngx_str_t                    health_name;
     ngx_http_solgate_network_t  *health;    /* solgate_health's network */
+    unsigned                     dispatched:1; /* proxies to solgate_dispatch */
 } ngx_http_solgate_loc_conf_t;
 
 
@@ -203,6 +218,9 @@ typedef struct {
     sg_block_call_t             *block_call;     /* Cube Runner's call */
     sg_capture_t                *capture;        /* copy into the cache */
     ngx_http_solgate_ws_t       *ws;             /* an upgraded connection */
+    ngx_str_t                    client_uri;     /* solgate_dispatch sends
+                                                    "/": the client's */
+    ngx_str_t                    client_args;
 
     unsigned                     answered:1;     /* we wrote the response */
     unsigned                     data_retry:1;   /* the last one lacked data */
@@ -221,6 +239,8 @@ typedef struct {
     unsigned                     run:1;          /* ... that is a run */
     unsigned                     started:1;      /* ... routed */
     unsigned                     websocket:1;    /* an upgrade request */
+    unsigned                     client_uri_kept:1; /* solgate_dispatch's */
+    unsigned                     client_unparsed_uri:1;
 } ngx_http_solgate_ctx_t;
 
 
@@ -288,6 +308,17 @@ char *ngx_http_solgate_balancer(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 ngx_uint_t ngx_http_solgate_is_balanced(ngx_http_solgate_main_conf_t *smcf,
     ngx_http_upstream_srv_conf_t *uscf);
+
+/* ngx_http_solgate_dispatch.c */
+char *ngx_http_solgate_dispatch(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+ngx_int_t ngx_http_solgate_dispatch_check(ngx_conf_t *cf,
+    ngx_http_solgate_main_conf_t *smcf);
+ngx_uint_t ngx_http_solgate_is_dispatch_block(
+    ngx_http_upstream_srv_conf_t *uscf);
+ngx_int_t ngx_http_solgate_dispatch_uri_handler(ngx_http_request_t *r);
+void ngx_http_solgate_dispatch_restore_uri(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
 
 /* ngx_http_solgate_blocks.c */
 char *ngx_http_solgate_blocks_block(ngx_conf_t *cf, ngx_command_t *cmd,

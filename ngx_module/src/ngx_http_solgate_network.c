@@ -1098,6 +1098,7 @@ ngx_http_solgate_find_block(ngx_conf_t *cf, ngx_str_t *authority)
         if (!(uscf[i]->flags & NGX_HTTP_UPSTREAM_CREATE)
             || uscf[i]->servers == NULL
             || uscf[i]->servers->nelts == 0
+            || ngx_http_solgate_is_dispatch_block(uscf[i])
             || uscf[i]->host.len != authority->len
             || ngx_strncasecmp(uscf[i]->host.data, authority->data,
                                authority->len) != 0)
