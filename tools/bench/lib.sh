@@ -27,6 +27,15 @@ bench_defaults() {
         1) GATEWAY_AFFINITY='worker_cpu_affinity 01;' ;;
         *) echo "BENCH_PIN must be 0 or 1" >&2; exit 2 ;;
     esac
+    # How Solgate's locations forward: dispatch (solgate_dispatch.conf, a
+    # fixed proxy_pass to the dispatcher block: what a network of plain
+    # http:// nodes uses) or proxy (solgate_proxy.conf, proxy_pass
+    # $solgate_upstream_url: https, paths, vendors).
+    SOLGATE_SNIPPET=${BENCH_SNIPPET:-dispatch}
+    case $SOLGATE_SNIPPET in
+        dispatch|proxy) ;;
+        *) echo "BENCH_SNIPPET must be dispatch or proxy" >&2; exit 2 ;;
+    esac
 
     # Ports (all in 19600-19699): the solana-sim behind the poll path and
     # one upstream server block per scenario.
@@ -402,6 +411,7 @@ CONF
     solgate_host_id bench-gw;
 CONF
                 fi
+                [ "$SOLGATE_SNIPPET" = dispatch ] && echo "    upstream solgate { solgate_dispatch; }"
                 cat <<CONF
     solgate_network bench {
         cluster mainnet-beta;
@@ -411,11 +421,11 @@ $(solgate_bench_policy "$variant")
         listen 127.0.0.1:$port;
         location / {
             solgate_pass bench;
-            include $ROOT/conf/solgate_proxy.conf;
+            include $ROOT/conf/solgate_$SOLGATE_SNIPPET.conf;
         }
         location @solgate_retry {
             solgate_pass bench;
-            include $ROOT/conf/solgate_proxy.conf;
+            include $ROOT/conf/solgate_$SOLGATE_SNIPPET.conf;
         }
         location = /_bench/metrics {
             solgate_metrics;
