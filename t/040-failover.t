@@ -6,6 +6,7 @@
 use Test::Nginx::Socket 'no_plan';
 use Solgate::Sim;
 use Solgate::TestConf;
+use Solgate::Gateway;
 
 our @Ports = (19831, 19832, 19833);
 our $DeadPort = 19839;   # nothing listens here
@@ -177,3 +178,35 @@ POST /
 --- error_code: 400
 --- no_error_log
 retrying on
+
+
+
+=== TEST 8: a node that cuts its answer short is out of rotation after it, though its 200 went on (too late to fail over)
+--- init
+clear_faults();
+--- config eval
+$::Config . "    location /solgate/ { solgate_admin; }\n    location = /metrics { solgate_metrics; }\n"
+--- wait_for eval
+['every node is polled', sub { !grep { !((upstream_state($_, 'mainnet') || {})->{processed_slot} || 0) } qw(sim-a sim-b sim-c) }, 5]
+--- request eval
+[step {
+     sim_fault($Ports[1], 'cut_answers', on => 1);
+     my $res = http_post(server_port(), '/?use-upstream=sim-b',
+         '{"jsonrpc":"2.0","id":1,"method":"getBalance","params":["83astBRguLMdt2h5U1Tpdq5tjFoJ6noeGwaY3mDLVcri"]}');
+     is($res->{status}, 200, 'the cut answer began as a 200');
+     unlike($res->{body} || '', qr/\}$/, 'and ended short of its JSON');
+     like(metrics_text(), qr/^solgate_upstream_cut_answers_total\{network="mainnet",upstream="sim-b"\} 1$/m,
+          'metric: one cut answer of sim-b');
+     cmp_ok((upstream_state('sim-b', 'mainnet') || {})->{ejected_for_ms} || 0, '>', 0, 'sim-b is out of rotation');
+     sim_reset($_) for @Ports;
+ },
+ @{ main::getslots('/', 12) }]
+--- response_body_like eval
+[@{ main::slot_answers(12) }]
+--- check
+is(sim_client_calls($Ports[1], 'getSlot'), 0, 'sim-b got none of the next 12');
+--- error_log eval
+qr/\[warn\] .*solgate: upstream "sim-b" of network "mainnet" out of rotation for \d+ ms after a failed attempt \(its answer was cut short\)/
+--- no_error_log
+[alert]
+[crit]

@@ -814,6 +814,41 @@ ngx_http_solgate_report_attempt(ngx_http_request_t *r,
 
 
 /*
+ * The answer of an attempt reported as answered ended short (the body
+ * filter saw nginx's flush after the upstream's connection was gone): too
+ * late to fail over, but a failed attempt for the upstream's health.
+ */
+void
+ngx_http_solgate_report_cut(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx)
+{
+    uint32_t  ejected_ms;
+
+    if (!ctx->reported || ctx->cut_reported || ctx->rpc == NULL
+        || ctx->upstream == NULL || ctx->peer_attempt)
+    {
+        return;
+    }
+
+    ctx->cut_reported = 1;
+
+    if (sg_request_report_cut(ctx->rpc, (int64_t) ngx_current_msec,
+                              &ejected_ms)
+        != SG_OK
+        || ejected_ms == 0)
+    {
+        return;
+    }
+
+    ngx_http_solgate_log_by_id(NGX_LOG_WARN, r,
+                  "solgate: upstream \"%V\" of network \"%V\" out of "
+                  "rotation for %uD ms after a failed attempt (its answer "
+                  "was cut short)",
+                  &ctx->upstream->id, &ctx->network->name, ejected_ms);
+}
+
+
+/*
  * An answer small enough to judge whole, when all of it came in with its
  * headers (it is then in the upstream's buffer, not yet passed on): what
  * an error answer is, since nodes write headers and body at once.

@@ -15,6 +15,8 @@ static ngx_int_t ngx_http_solgate_error_header(ngx_http_request_t *r);
 static ngx_int_t ngx_http_solgate_fail_over(ngx_http_request_t *r);
 static ngx_int_t ngx_http_solgate_body_filter(ngx_http_request_t *r,
     ngx_chain_t *in);
+static ngx_uint_t ngx_http_solgate_answer_cut(ngx_http_request_t *r,
+    ngx_chain_t *in);
 static ngx_int_t ngx_http_solgate_error_body(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in);
 static ngx_int_t ngx_http_solgate_piece_body(ngx_http_request_t *r,
@@ -234,6 +236,12 @@ ngx_http_solgate_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
                                           in->buf->last - in->buf->pos) != 0;
     }
 
+    if (ctx->reported && !ctx->cut_reported
+        && ngx_http_solgate_answer_cut(r, in))
+    {
+        ngx_http_solgate_report_cut(r, ctx);
+    }
+
     if (ctx->capture != NULL) {
         ngx_http_solgate_blocks_body(r, ctx, in);
     }
@@ -247,6 +255,30 @@ ngx_http_solgate_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
     }
 
     return ngx_http_next_body_filter(r, in);
+}
+
+
+/*
+ * nginx ends an answer whose upstream closed or timed out before its end
+ * with a flush (a whole one ends with the last buffer), once the upstream
+ * connection is gone.
+ */
+static ngx_uint_t
+ngx_http_solgate_answer_cut(ngx_http_request_t *r, ngx_chain_t *in)
+{
+    ngx_chain_t  *cl;
+
+    if (r->upstream == NULL || r->upstream->peer.connection != NULL) {
+        return 0;
+    }
+
+    for (cl = in; cl; cl = cl->next) {
+        if (cl->buf->flush && !cl->buf->last_buf && !cl->buf->last_in_chain) {
+            return 1;
+        }
+    }
+
+    return 0;
 }
 
 

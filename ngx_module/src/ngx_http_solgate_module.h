@@ -233,6 +233,7 @@ typedef struct {
     unsigned                     rewrite_sent:1;
     unsigned                     harvest_done:1;
     unsigned                     reported:1;     /* the attempt's end */
+    unsigned                     cut_reported:1; /* ... came short of it */
     unsigned                     body_seen:1;    /* the upstream's first bytes */
     unsigned                     rpc_error:1;    /* ... were a JSON-RPC error */
     unsigned                     is_piece:1;     /* a subrequest for a piece */
@@ -378,6 +379,8 @@ ngx_int_t ngx_http_solgate_access_handler(ngx_http_request_t *r);
 ngx_int_t ngx_http_solgate_piece_handler(ngx_http_request_t *r);
 ngx_int_t ngx_http_solgate_log_handler(ngx_http_request_t *r);
 ngx_int_t ngx_http_solgate_report_attempt(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
+void ngx_http_solgate_report_cut(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 ngx_http_upstream_state_t *ngx_http_solgate_last_state(ngx_http_request_t *r);
 void ngx_http_solgate_resume(ngx_http_request_t *r,

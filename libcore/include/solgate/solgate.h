@@ -448,6 +448,14 @@ typedef struct {
 SG_API int sg_request_report(sg_request_t *req, const sg_attempt_end_t *end,
     int64_t now_ms, sg_attempt_report_t *out) SG_NOEXCEPT;
 
+/* The attempt reported as answered was cut short: its connection closed or
+ * timed out before the answer's end, after its status went on (too late
+ * to fail over).  It counts as a failed attempt for the upstream's health
+ * (max_fails) and in its cut answers.  *ejected_ms: how long that took the
+ * upstream out of rotation, 0: not.  Fails open. */
+SG_API int sg_request_report_cut(sg_request_t *req, int64_t now_ms,
+    uint32_t *ejected_ms) SG_NOEXCEPT;
+
 /* The request is over (log phase): counts it by upstream, method and
  * outcome, and the answering upstream's latency.  rpc_error: the
  * upstream's answer looked like a JSON-RPC error (sg_looks_like_rpc_error

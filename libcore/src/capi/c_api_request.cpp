@@ -205,6 +205,18 @@ int sg_request_report(sg_request_t* req, const sg_attempt_end_t* end,
     });
 }
 
+int sg_request_report_cut(sg_request_t* req, int64_t now_ms,
+                          uint32_t* ejected_ms) noexcept {
+    if (req == nullptr || ejected_ms == nullptr) {
+        return SG_INVALID;
+    }
+    *ejected_ms = 0;
+    return Guard(SG_ERROR, [&] {
+        *ejected_ms = static_cast<uint32_t>(req->request.ReportCut(now_ms));
+        return SG_OK;
+    });
+}
+
 void sg_request_finish(sg_request_t* req, unsigned http_status, int rpc_error,
                        int64_t duration_ms) noexcept {
     if (req == nullptr) {

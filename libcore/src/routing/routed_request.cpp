@@ -103,6 +103,9 @@ RoutedRequest::AttemptReport RoutedRequest::Report(const AttemptEnd& end,
         JudgeAnswer(end, now_ms, &report);
     }
     if (network_ != nullptr && upstream_) {
+        fails_before_answer_ =
+            network_->host(*upstream_).consecutive_fails.load(
+                std::memory_order_relaxed);
         report.ejected_ms =
             network_->ReportAttempt(*upstream_, report.outcome, now_ms);
     }
@@ -115,6 +118,24 @@ RoutedRequest::AttemptReport RoutedRequest::Report(const AttemptEnd& end,
             .fetch_add(1, std::memory_order_relaxed);
     }
     return report;
+}
+
+int64_t RoutedRequest::ReportCut(int64_t now_ms) {
+    if (network_ == nullptr || !upstream_) {
+        return 0;
+    }
+    UpstreamHostRecord& host = network_->host(*upstream_);
+    host.cut_answers.fetch_add(1, std::memory_order_relaxed);
+    // Report's success for the header ended the upstream's failure run:
+    // the cut takes that back, so cuts in a row reach max_fails (another
+    // worker's attempt in between may have moved it; close enough)
+    uint32_t run = host.consecutive_fails.load(std::memory_order_relaxed);
+    if (run < fails_before_answer_) {
+        host.consecutive_fails.store(fails_before_answer_,
+                                     std::memory_order_relaxed);
+    }
+    return network_->ReportAttempt(
+        *upstream_, ClassifyAttempt(0, false, std::string_view()), now_ms);
 }
 
 std::vector<size_t> RoutedRequest::TakeTargets(size_t want, int64_t now_ms) {

@@ -105,6 +105,12 @@ public:
     // upstreams that may hold it; a skipped slot (-32007, -32009) asks each
     // candidate once. The best such answer is kept for GiveUpAnswer.
     AttemptReport Report(const AttemptEnd& end, int64_t now_ms);
+    // The attempt Report took as answered ended before its answer did (the
+    // connection closed or timed out mid-answer, after its status went to
+    // the client, so it cannot fail over): a failed attempt for the
+    // upstream's health all the same, and counted as cut. Returns how long
+    // that took the upstream out of rotation (0: not).
+    int64_t ReportCut(int64_t now_ms);
     // The request is over: count it (upstream, method, outcome) and, when
     // an upstream answered, its latency. Once; `rpc_error` when the
     // upstream's answer was a JSON-RPC error.
@@ -199,6 +205,7 @@ private:
     // it (kMaxUpstreams bytes).
     std::array<unsigned char, kMaxUpstreams> tried_{};
     std::optional<size_t> upstream_;
+    uint32_t fails_before_answer_ = 0;   // for ReportCut
     size_t attempts_ = 0;
     bool finished_ = false;
     // Missing-data retries made; the getBlock slot they look for.

@@ -192,6 +192,7 @@ void UpstreamRecord::Reset(std::string_view new_id) {
     for (size_t c = 0; c < kAttemptCauses; c++) {
         host.failovers[c].store(0);
     }
+    host.cut_answers.store(0);
     for (auto& count : host.broadcasts) {
         count.store(0);
     }

@@ -102,6 +102,8 @@ struct UpstreamHostRecord {
     std::atomic<uint64_t> latency_sum_ms[kMethodClasses];
     // Attempts on it that failed and were failed over, by AttemptCause.
     std::atomic<uint64_t> failovers[kAttemptCauses];
+    // Answers that ended before their end (RoutedRequest::ReportCut).
+    std::atomic<uint64_t> cut_answers;
     // broadcast attempts sent to it: [0] answered a result, [1] did not.
     std::atomic<uint64_t> broadcasts[2];
     // WebSocket subscription connections on it: open now, ever opened,
@@ -254,7 +256,7 @@ struct NetworkHostCounters {
 
 struct NetworkShared {
     static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
-    static constexpr uint32_t kLayout = 17;
+    static constexpr uint32_t kLayout = 18;
 
     uint32_t magic;
     uint32_t layout;

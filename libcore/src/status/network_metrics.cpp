@@ -473,6 +473,11 @@ const std::vector<MetricFamily>& NetworkFamilies() {
          "Attempts on the upstream that failed and were retried elsewhere, "
          "by cause (transport, timeout, http_429, http_5xx, node_behind).",
          AppendFailoverSamples},
+        {"solgate_upstream_cut_answers_total", "counter",
+         "Answers from the upstream that ended before their end (the "
+         "connection closed or timed out mid-answer, too late to fail "
+         "over); each counts as a failed attempt (max_fails).",
+         PerUpstream(RecordCounter<&UpstreamHostRecord::cut_answers>)},
         {"solgate_broadcast_attempts_total", "counter",
          "broadcast attempts sent to the upstream, by outcome (ok: a "
          "result; failed: an error, an HTTP failure or no answer).",

@@ -265,6 +265,31 @@ TEST(RoutedRequest, ReportsEjectAndTheNextRequestsGoElsewhere) {
     EXPECT_EQ(a.ejected_ms, 0);
 }
 
+TEST(RoutedRequest, AnAnswerCutShortCountsAsAFailureThoughItWasReportedAnswered) {
+    BuiltNetwork b({{"a", "http://a", "max_fails=2", "fail_timeout=5s"},
+                    {"b", "http://b"}});
+    RoutedRequest::AttemptEnd answered;
+    answered.http_status = 200;
+    SelectorSources on_a;   // both to a: its failures need not move routing
+    on_a.query = "a";
+    for (int k = 0; k < 2; k++) {
+        RoutedRequest req(Parse(kGetSlot));
+        ASSERT_TRUE(req.Route(b.network, on_a, 1000).forward);
+        auto attempt = req.NextAttempt(1000);
+        ASSERT_EQ(attempt->upstream, 0u) << k;
+        EXPECT_EQ(req.Report(answered, 1000).outcome.cause, AttemptCause::kOk);
+        // the second cut in a row is max_fails: out for fail_timeout
+        EXPECT_EQ(req.ReportCut(1000), k == 0 ? 0 : 5000) << k;
+    }
+    EXPECT_EQ(b.network.host(0).cut_answers.load(), 2u);
+    EXPECT_EQ(b.network.host(1).cut_answers.load(), 0u);
+    EXPECT_EQ(FirstPicks(b.network, {}, 4, 2000),
+              (std::map<size_t, int>{{1, 4}}));
+    // no attempt yet: nothing to blame
+    RoutedRequest none(Parse(kGetSlot));
+    EXPECT_EQ(none.ReportCut(3000), 0);
+}
+
 // A write is tried again only when it never reached the node.
 TEST(RoutedRequest, WritesAreRetriedOnlyWhenTheyNeverReachedTheNode) {
     TestNetwork t(2);

@@ -188,7 +188,7 @@ TEST(StatusRenderMetrics, OneHelpAndTypePerFamilyWithTwoNetworks) {
             EXPECT_EQ(closed.count(MetricName(line)), 0u) << line;
         }
     }
-    EXPECT_EQ(helped.size(), 64u);  // 40 + Cube Runner's 24
+    EXPECT_EQ(helped.size(), 65u);  // 41 + Cube Runner's 24
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot"
                            "{network=\"devnet\",upstream=\"up-0\"} 0"));
     EXPECT_TRUE(HasLine(m, "solgate_network_indexed_tip_slot"
@@ -226,6 +226,7 @@ TEST(StatusRenderMetrics, FamiliesInFixedOrder) {
                          "solgate_requests_total counter",
                          "solgate_request_duration_seconds histogram",
                          "solgate_failovers_total counter",
+                         "solgate_upstream_cut_answers_total counter",
                          "solgate_broadcast_attempts_total counter",
                          "solgate_ws_connections gauge",
                          "solgate_ws_connections_total counter",
@@ -302,12 +303,12 @@ TEST(StatusRenderMetrics, EveryLineFollowsTheTextFormat) {
             samples++;
         }
     }
-    // Per upstream: 16 single-sample families, 2 x 5 poll methods, 5
+    // Per upstream: 17 single-sample families, 2 x 5 poll methods, 5
     // failover causes and 2 broadcast outcomes; per network: 2 retry
     // reasons, 4 consensus outcomes, 2 hedge counters, the uncounted
     // requests, 3 counters, 3 lane families x 2 axes for lane "all" (no
     // group lanes formed) and the indexed tip.
-    EXPECT_EQ(samples, 4u * (16 + 2 * kPollMethodCount + 5 + 2) + 2u * 19);
+    EXPECT_EQ(samples, 4u * (17 + 2 * kPollMethodCount + 5 + 2) + 2u * 19);
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot{network=\"mainnet\","
                            "upstream=\"up-0\"} 18446744073709551615"));
 }

@@ -404,6 +404,11 @@ solgate_failovers_total{network="devnet",upstream="up-0",cause="timeout"} 0
 solgate_failovers_total{network="devnet",upstream="up-0",cause="http_429"} 0
 solgate_failovers_total{network="devnet",upstream="up-0",cause="http_5xx"} 0
 solgate_failovers_total{network="devnet",upstream="up-0",cause="node_behind"} 0
+# HELP solgate_upstream_cut_answers_total Answers from the upstream that ended before their end (the connection closed or timed out mid-answer, too late to fail over); each counts as a failed attempt (max_fails).
+# TYPE solgate_upstream_cut_answers_total counter
+solgate_upstream_cut_answers_total{network="mainnet",upstream="up-0"} 0
+solgate_upstream_cut_answers_total{network="mainnet",upstream="up-1"} 0
+solgate_upstream_cut_answers_total{network="devnet",upstream="up-0"} 0
 # HELP solgate_broadcast_attempts_total broadcast attempts sent to the upstream, by outcome (ok: a result; failed: an error, an HTTP failure or no answer).
 # TYPE solgate_broadcast_attempts_total counter
 solgate_broadcast_attempts_total{network="mainnet",upstream="up-0",outcome="ok"} 0
