@@ -825,7 +825,7 @@ ngx_http_solgate_report_cut(ngx_http_request_t *r,
     uint32_t  ejected_ms;
 
     if (!ctx->reported || ctx->cut_reported || ctx->rpc == NULL
-        || ctx->upstream == NULL || ctx->peer_attempt)
+        || ctx->upstream == NULL || ctx->peer_attempt || ctx->websocket)
     {
         return;
     }

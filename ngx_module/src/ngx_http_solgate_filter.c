@@ -261,14 +261,21 @@ ngx_http_solgate_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 /*
  * nginx ends an answer whose upstream closed or timed out before its end
  * with a flush (a whole one ends with the last buffer), once the upstream
- * connection is gone.
+ * connection is gone.  Not a cut: a WebSocket's idle end (504 after the
+ * 101), or an unbuffered answer all read whose client was too slow to
+ * take it (nginx times the upstream out while it waits for the client).
  */
 static ngx_uint_t
 ngx_http_solgate_answer_cut(ngx_http_request_t *r, ngx_chain_t *in)
 {
-    ngx_chain_t  *cl;
+    ngx_chain_t          *cl;
+    ngx_http_upstream_t  *u;
 
-    if (r->upstream == NULL || r->upstream->peer.connection != NULL) {
+    u = r->upstream;
+
+    if (u == NULL || u->peer.connection != NULL || u->upgrade
+        || (!u->buffering && u->length == 0))
+    {
         return 0;
     }
 

@@ -89,6 +89,7 @@ std::optional<RoutedRequest::Attempt> RoutedRequest::NextAttempt(
     }
     tried_[picked->upstream] = 1;
     upstream_ = picked->upstream;
+    answered_ = false;
     attempts_++;
     return Attempt{picked->upstream, picked->tier,
                    all_cordoned && network_->TakeAllCordonedWarning(now_ms)};
@@ -109,6 +110,7 @@ RoutedRequest::AttemptReport RoutedRequest::Report(const AttemptEnd& end,
         report.ejected_ms =
             network_->ReportAttempt(*upstream_, report.outcome, now_ms);
     }
+    answered_ = report.outcome.cause == AttemptCause::kOk;
     bool failed = report.outcome.cause != AttemptCause::kOk;
     report.write_not_retried = failed && end.connected && parsed_.HasWrite();
     if (failed && !report.write_not_retried && network_ != nullptr &&
@@ -121,14 +123,17 @@ RoutedRequest::AttemptReport RoutedRequest::Report(const AttemptEnd& end,
 }
 
 int64_t RoutedRequest::ReportCut(int64_t now_ms) {
-    if (network_ == nullptr || !upstream_) {
+    if (network_ == nullptr || !upstream_ || !answered_) {
         return 0;
     }
+    answered_ = false;
     UpstreamHostRecord& host = network_->host(*upstream_);
     host.cut_answers.fetch_add(1, std::memory_order_relaxed);
     // Report's success for the header ended the upstream's failure run:
-    // the cut takes that back, so cuts in a row reach max_fails (another
-    // worker's attempt in between may have moved it; close enough)
+    // the cut takes that back, so cuts in a row reach max_fails. The run
+    // is the host's, not this request's: successes of other requests
+    // since the header are taken back too (with max_fails 1, the default,
+    // nothing is: any cut ejects)
     uint32_t run = host.consecutive_fails.load(std::memory_order_relaxed);
     if (run < fails_before_answer_) {
         host.consecutive_fails.store(fails_before_answer_,

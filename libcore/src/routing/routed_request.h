@@ -206,6 +206,7 @@ private:
     std::array<unsigned char, kMaxUpstreams> tried_{};
     std::optional<size_t> upstream_;
     uint32_t fails_before_answer_ = 0;   // for ReportCut
+    bool answered_ = false;              // the last Report was a success
     size_t attempts_ = 0;
     bool finished_ = false;
     // Missing-data retries made; the getBlock slot they look for.

@@ -285,9 +285,18 @@ TEST(RoutedRequest, AnAnswerCutShortCountsAsAFailureThoughItWasReportedAnswered)
     EXPECT_EQ(b.network.host(1).cut_answers.load(), 0u);
     EXPECT_EQ(FirstPicks(b.network, {}, 4, 2000),
               (std::map<size_t, int>{{1, 4}}));
-    // no attempt yet: nothing to blame
+    // no attempt yet, or one that failed (its answer was never passed
+    // on): nothing to blame twice
     RoutedRequest none(Parse(kGetSlot));
     EXPECT_EQ(none.ReportCut(3000), 0);
+    RoutedRequest failed(Parse(kGetSlot));
+    ASSERT_TRUE(failed.Route(b.network, {}, 3000).forward);
+    ASSERT_EQ(failed.NextAttempt(3000)->upstream, 1u);
+    RoutedRequest::AttemptEnd bad;
+    bad.http_status = 502;
+    failed.Report(bad, 3000);
+    EXPECT_EQ(failed.ReportCut(3000), 0);
+    EXPECT_EQ(b.network.host(1).cut_answers.load(), 0u);
 }
 
 // A write is tried again only when it never reached the node.
