@@ -61,18 +61,8 @@ our $Produced = find_slot($PrunedFirst - 400, $PrunedFirst - 100, qr/"result":\{
 our $SkippedOld = find_slot($PrunedFirst - 400, $PrunedFirst - 100, qr/"code":-32007/);
 our $Skipped = find_slot($PrunedFirst + 100, $PrunedFirst + 600, qr/"code":-32007/);
 
-add_block_preprocessor(sub {
-    my $block = shift;
-    $block->set_value(http_config => $HttpConfig) unless defined $block->http_config;
-    $block->set_value(config => $Config) unless defined $block->config;
-    $block->set_value(setup => 'clean();') unless defined $block->setup;
-    $block->set_value(no_error_log => $Bad)
-        unless defined $block->no_error_log || defined $block->must_die;
-});
-
-no_shuffle();
-no_root_location();
-run_tests();
+run_solgate_blocks(http_config => $HttpConfig, config => $Config, setup => 'clean();',
+                   no_error_log => $Bad);
 
 __DATA__
 

@@ -95,18 +95,8 @@ sub all_on_sim_a {
     return @conns;
 }
 
-add_block_preprocessor(sub {
-    my $block = shift;
-    $block->set_value(http_config => $HttpConfig) unless defined $block->http_config;
-    $block->set_value(config => $Config) unless defined $block->config;
-    $block->set_value(setup => 'clean();') unless defined $block->setup;
-    $block->set_value(no_error_log => $Bad)
-        unless defined $block->no_error_log || defined $block->must_die;
-});
-
-no_shuffle();
-no_root_location();
-run_tests();
+run_solgate_blocks(http_config => $HttpConfig, config => $Config, setup => 'clean();',
+                   no_error_log => $Bad);
 
 __DATA__
 

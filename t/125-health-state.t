@@ -82,18 +82,8 @@ sub reload_with_zone {
                10, 'the reload replaced every worker');
 }
 
-add_block_preprocessor(sub {
-    my $block = shift;
-    $block->set_value(http_config => http_config()) unless defined $block->http_config;
-    $block->set_value(config => $Config) unless defined $block->config;
-    $block->set_value(setup => 'clean();') unless defined $block->setup;
-    $block->set_value(no_error_log => $Bad)
-        unless defined $block->no_error_log || defined $block->must_die;
-});
-
-no_shuffle();
-no_root_location();
-run_tests();
+run_solgate_blocks(http_config => http_config(), config => $Config, setup => 'clean();',
+                   no_error_log => $Bad);
 
 __DATA__
 

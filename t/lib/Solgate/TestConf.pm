@@ -8,7 +8,7 @@ use strict;
 use warnings;
 use Exporter 'import';
 
-our @EXPORT = qw(network_conf solgate_locations sim_upstreams);
+our @EXPORT = qw(network_conf solgate_locations sim_upstreams run_solgate_blocks);
 
 # network_conf('mainnet', cluster => 'mainnet-beta',
 #              upstreams => [[id, url, extra], ...],
@@ -49,6 +49,28 @@ sub solgate_locations {
         include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf;
     }
 _EOC_
+}
+
+# run_solgate_blocks(http_config => TEXT, config => TEXT, setup => PERL,
+#                    no_error_log => TEXT): runs the file's blocks in
+# order, each taking these sections unless it has its own (a must_die
+# block takes no no_error_log).
+sub run_solgate_blocks {
+    my %default = @_;
+    Test::Nginx::Socket::add_block_preprocessor(sub {
+        my $block = shift;
+        for my $section (qw(http_config config setup)) {
+            my $value = $default{$section};
+            next if !defined $value || defined $block->$section;
+            $block->set_value($section => $value);
+        }
+        $block->set_value(no_error_log => $default{no_error_log})
+            if defined $default{no_error_log}
+               && !defined $block->no_error_log && !defined $block->must_die;
+    });
+    Test::Nginx::Socket::no_shuffle();
+    Test::Nginx::Socket::no_root_location();
+    Test::Nginx::Socket::run_tests();
 }
 
 1;
