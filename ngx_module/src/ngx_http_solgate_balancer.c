@@ -70,25 +70,6 @@ ngx_http_solgate_balancer(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 }
 
 
-ngx_uint_t
-ngx_http_solgate_is_balanced(ngx_http_solgate_main_conf_t *smcf,
-    ngx_http_upstream_srv_conf_t *uscf)
-{
-    ngx_uint_t                      i;
-    ngx_http_upstream_srv_conf_t  **balanced;
-
-    balanced = smcf->balanced.elts;
-
-    for (i = 0; i < smcf->balanced.nelts; i++) {
-        if (balanced[i] == uscf) {
-            return 1;
-        }
-    }
-
-    return 0;
-}
-
-
 static ngx_int_t
 ngx_http_solgate_balancer_init_upstream(ngx_conf_t *cf,
     ngx_http_upstream_srv_conf_t *us)

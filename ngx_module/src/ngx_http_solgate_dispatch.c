@@ -31,8 +31,6 @@ static ngx_int_t ngx_http_solgate_dispatch_init_upstream(ngx_conf_t *cf,
     ngx_http_upstream_srv_conf_t *us);
 static ngx_int_t ngx_http_solgate_dispatch_init_peer(ngx_http_request_t *r,
     ngx_http_upstream_srv_conf_t *us);
-static ngx_uint_t ngx_http_solgate_is_dispatcher(
-    ngx_http_solgate_main_conf_t *smcf, ngx_http_upstream_srv_conf_t *uscf);
 static ngx_int_t ngx_http_solgate_check_dispatcher(ngx_conf_t *cf,
     ngx_http_upstream_srv_conf_t *uscf);
 static ngx_int_t ngx_http_solgate_aim_all(ngx_conf_t *cf,
@@ -272,7 +270,8 @@ ngx_http_solgate_dispatch_check(ngx_conf_t *cf,
         proxy = ref[i].location->loc_conf[ngx_http_proxy_module.ctx_index];
 
         if (proxy == NULL
-            || !ngx_http_solgate_is_dispatcher(smcf, proxy->upstream))
+            || !ngx_http_solgate_block_listed(&smcf->dispatchers,
+                                              proxy->upstream))
         {
             continue;
         }
@@ -299,25 +298,6 @@ ngx_http_solgate_dispatch_check(ngx_conf_t *cf,
     }
 
     return NGX_OK;
-}
-
-
-static ngx_uint_t
-ngx_http_solgate_is_dispatcher(ngx_http_solgate_main_conf_t *smcf,
-    ngx_http_upstream_srv_conf_t *uscf)
-{
-    ngx_uint_t                      i;
-    ngx_http_upstream_srv_conf_t  **dispatcher;
-
-    dispatcher = smcf->dispatchers.elts;
-
-    for (i = 0; i < smcf->dispatchers.nelts; i++) {
-        if (dispatcher[i] == uscf) {
-            return 1;
-        }
-    }
-
-    return 0;
 }
 
 

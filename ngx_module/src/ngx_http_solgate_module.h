@@ -301,14 +301,14 @@ ngx_int_t ngx_http_solgate_build_cores(ngx_conf_t *cf,
     ngx_http_solgate_main_conf_t *smcf);
 ngx_http_upstream_srv_conf_t *ngx_http_solgate_find_block(ngx_conf_t *cf,
     ngx_str_t *authority);
+ngx_uint_t ngx_http_solgate_block_listed(ngx_array_t *blocks,
+    ngx_http_upstream_srv_conf_t *uscf);
 sg_block_server_t *ngx_http_solgate_block_servers(ngx_conf_t *cf,
     ngx_http_upstream_srv_conf_t *uscf);
 
 /* ngx_http_solgate_balancer.c */
 char *ngx_http_solgate_balancer(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
-ngx_uint_t ngx_http_solgate_is_balanced(ngx_http_solgate_main_conf_t *smcf,
-    ngx_http_upstream_srv_conf_t *uscf);
 
 /* ngx_http_solgate_dispatch.c */
 char *ngx_http_solgate_dispatch(ngx_conf_t *cf, ngx_command_t *cmd,

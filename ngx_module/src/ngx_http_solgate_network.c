@@ -940,7 +940,7 @@ ngx_http_solgate_split_block(ngx_conf_t *cf,
 
     n = uscf->servers->nelts;
 
-    if (n > 1 && !ngx_http_solgate_is_balanced(smcf, uscf)) {
+    if (n > 1 && !ngx_http_solgate_block_listed(&smcf->balanced, uscf)) {
         ngx_log_error(NGX_LOG_EMERG, cf->log, 0,
                       "upstream \"%V\" of network \"%V\" names upstream "
                       "block \"%V\", which has %ui servers: put "
@@ -1080,6 +1080,26 @@ ngx_http_solgate_is_address(ngx_conf_t *cf, ngx_str_t *authority)
     return ngx_parse_addr_port(cf->temp_pool, &addr, authority->data,
                                authority->len)
            == NGX_OK;
+}
+
+
+/* Whether `uscf` is one of `blocks` (uscf *: solgate_balancer's, ...). */
+ngx_uint_t
+ngx_http_solgate_block_listed(ngx_array_t *blocks,
+    ngx_http_upstream_srv_conf_t *uscf)
+{
+    ngx_uint_t                      i;
+    ngx_http_upstream_srv_conf_t  **listed;
+
+    listed = blocks->elts;
+
+    for (i = 0; i < blocks->nelts; i++) {
+        if (listed[i] == uscf) {
+            return 1;
+        }
+    }
+
+    return 0;
 }
 
 
