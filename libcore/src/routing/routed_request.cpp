@@ -104,11 +104,12 @@ RoutedRequest::AttemptReport RoutedRequest::Report(const AttemptEnd& end,
         JudgeAnswer(end, now_ms, &report);
     }
     if (network_ != nullptr && upstream_) {
+        UpstreamHostRecord& host = network_->host(*upstream_);
         fails_before_answer_ =
-            network_->host(*upstream_).consecutive_fails.load(
-                std::memory_order_relaxed);
+            host.consecutive_fails.load(std::memory_order_relaxed);
         report.ejected_ms =
             network_->ReportAttempt(*upstream_, report.outcome, now_ms);
+        resets_after_answer_ = host.run_resets.load(std::memory_order_relaxed);
     }
     answered_ = report.outcome.cause == AttemptCause::kOk;
     bool failed = report.outcome.cause != AttemptCause::kOk;
@@ -130,14 +131,16 @@ int64_t RoutedRequest::ReportCut(int64_t now_ms) {
     UpstreamHostRecord& host = network_->host(*upstream_);
     host.cut_answers.fetch_add(1, std::memory_order_relaxed);
     // Report's success for the header ended the upstream's failure run:
-    // the cut takes that back, so cuts in a row reach max_fails. The run
-    // is the host's, not this request's: successes of other requests
-    // since the header are taken back too (with max_fails 1, the default,
-    // nothing is: any cut ejects)
-    uint32_t run = host.consecutive_fails.load(std::memory_order_relaxed);
-    if (run < fails_before_answer_) {
-        host.consecutive_fails.store(fails_before_answer_,
-                                     std::memory_order_relaxed);
+    // the cut takes that back, so cuts in a row reach max_fails; unless
+    // another answer has ended the run since, which stands (with max_fails
+    // 1, the default, any cut ejects)
+    if (host.run_resets.load(std::memory_order_relaxed) ==
+        resets_after_answer_) {
+        uint32_t run = host.consecutive_fails.load(std::memory_order_relaxed);
+        if (run < fails_before_answer_) {
+            host.consecutive_fails.store(fails_before_answer_,
+                                         std::memory_order_relaxed);
+        }
     }
     return network_->ReportAttempt(
         *upstream_, ClassifyAttempt(0, false, std::string_view()), now_ms);

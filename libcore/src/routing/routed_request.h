@@ -205,7 +205,8 @@ private:
     // it (kMaxUpstreams bytes).
     std::array<unsigned char, kMaxUpstreams> tried_{};
     std::optional<size_t> upstream_;
-    uint32_t fails_before_answer_ = 0;   // for ReportCut
+    uint32_t fails_before_answer_ = 0;   // for ReportCut: the run, and
+    uint32_t resets_after_answer_ = 0;   // the host's run_resets after
     bool answered_ = false;              // the last Report was a success
     size_t attempts_ = 0;
     bool finished_ = false;

@@ -111,6 +111,7 @@ int64_t RecordAttempt(UpstreamHostRecord& host,
     RecordFailureShare(host, failed);
     if (!failed) {
         host.consecutive_fails.store(0, std::memory_order_relaxed);
+        host.run_resets.fetch_add(1, std::memory_order_relaxed);
         return 0;
     }
     uint32_t run =

@@ -178,6 +178,7 @@ void UpstreamRecord::Reset(std::string_view new_id) {
     host.latency_ewma_us.store(0);
     host.failure_ewma.store(0);
     host.consecutive_fails.store(0);
+    host.run_resets.store(0);
     host.ejected_until_ms.store(0);
     host.eject_cause.store(0);
     host.lagging.store(0);

@@ -90,6 +90,9 @@ struct UpstreamHostRecord {
     std::atomic<uint32_t> latency_ewma_us;    // 0: no sample yet
     std::atomic<uint32_t> failure_ewma;       // share of failures, /65536
     std::atomic<uint32_t> consecutive_fails;
+    // Successes that ended (reset) the failure run, wrapping: an answer cut
+    // short takes its own reset back only if no other came after it.
+    std::atomic<uint32_t> run_resets;
     std::atomic<int64_t> ejected_until_ms;    // monotonic; 0: not ejected
     std::atomic<uint32_t> eject_cause;        // AttemptCause of the ejection
     std::atomic<uint32_t> lagging;            // the poller's last verdict
@@ -256,7 +259,7 @@ struct NetworkHostCounters {
 
 struct NetworkShared {
     static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
-    static constexpr uint32_t kLayout = 18;
+    static constexpr uint32_t kLayout = 19;
 
     uint32_t magic;
     uint32_t layout;

@@ -299,6 +299,38 @@ TEST(RoutedRequest, AnAnswerCutShortCountsAsAFailureThoughItWasReportedAnswered)
     EXPECT_EQ(b.network.host(1).cut_answers.load(), 0u);
 }
 
+// Another request's whole answer between a header and its cut ends the
+// failure run: the cut does not take that answer's success back.
+TEST(RoutedRequest, AnAnswerCutShortLeavesOtherAnswersSuccessesStanding) {
+    BuiltNetwork b({{"a", "http://a", "max_fails=2", "fail_timeout=5s"},
+                    {"b", "http://b"}});
+    RoutedRequest::AttemptEnd answered;
+    answered.http_status = 200;
+    RoutedRequest::AttemptEnd bad;
+    bad.http_status = 502;
+    SelectorSources on_a;
+    on_a.query = "a";
+    auto attempt_on_a = [&](RoutedRequest& req, const RoutedRequest::AttemptEnd& end) {
+        ASSERT_TRUE(req.Route(b.network, on_a, 1000).forward);
+        ASSERT_EQ(req.NextAttempt(1000)->upstream, 0u);
+        req.Report(end, 1000);
+    };
+    RoutedRequest failed(Parse(kGetSlot));
+    attempt_on_a(failed, bad);                 // run 1 of 2
+    EXPECT_EQ(b.network.host(0).consecutive_fails.load(), 1u);
+    RoutedRequest cut(Parse(kGetSlot));
+    attempt_on_a(cut, answered);               // its header: run ended
+    RoutedRequest whole(Parse(kGetSlot));
+    attempt_on_a(whole, answered);             // another answer, whole
+    EXPECT_EQ(cut.ReportCut(1000), 0);         // run 1, not 2: still in
+    EXPECT_EQ(b.network.host(0).consecutive_fails.load(), 1u);
+    EXPECT_EQ(b.network.host(0).cut_answers.load(), 1u);
+    // with nothing in between, the same cut takes its success back
+    RoutedRequest cut_again(Parse(kGetSlot));
+    attempt_on_a(cut_again, answered);
+    EXPECT_EQ(cut_again.ReportCut(1000), 5000);
+}
+
 // A write is tried again only when it never reached the node.
 TEST(RoutedRequest, WritesAreRetriedOnlyWhenTheyNeverReachedTheNode) {
     TestNetwork t(2);
