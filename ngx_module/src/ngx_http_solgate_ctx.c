@@ -87,6 +87,11 @@ ngx_http_solgate_cleanup_ctx(void *data)
         ngx_del_timer(&ctx->retry_timer);
     }
 
+    if (ctx->response != NULL) {
+        sg_response_free(ctx->response);   /* it reads the request's */
+        ctx->response = NULL;
+    }
+
     /* a capture still open here belongs to a response cut short */
     sg_capture_free(ctx->capture);
     sg_block_call_free(ctx->block_call);

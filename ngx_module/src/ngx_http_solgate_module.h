@@ -200,7 +200,10 @@ typedef struct {
 
     sg_response_t               *response;  /* getSlot rewrite or harvest */
     sg_merge_t                  *merge;     /* a batch sent in part */
-    ngx_chain_t                 *held;      /* getSlot answer being read */
+    ngx_chain_t                 *held;      /* getSlot answer being read:
+                                               held_link, or NULL */
+    ngx_chain_t                  held_link;
+    ngx_buf_t                    held_buf;  /* its memory taken as it comes */
     ngx_chain_t                 *batch_out; /* merged, its header held */
     off_t                        batch_left; /* upstream bytes to come */
 

@@ -14,8 +14,8 @@
  * client's id can make it (client_max_body_size's default); past that it
  * is sent as it came.
  */
-#define NGX_HTTP_SOLGATE_SLOT_ANSWER_MAX   1024
-#define NGX_HTTP_SOLGATE_SLOT_ANSWER_HELD  (1024 * 1024)
+#define NGX_HTTP_SOLGATE_SLOT_ANSWER_FIRST  128
+#define NGX_HTTP_SOLGATE_SLOT_ANSWER_HELD   (1024 * 1024)
 
 
 static ngx_int_t ngx_http_solgate_harvest(ngx_http_request_t *r,
@@ -28,30 +28,22 @@ static ngx_buf_t *ngx_http_solgate_grow_held(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, size_t more);
 static ngx_int_t ngx_http_solgate_release_held(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, ngx_chain_t *in);
-static void ngx_http_solgate_free_response(void *data);
 
 
 ngx_int_t
 ngx_http_solgate_response_header(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx)
 {
-    ngx_pool_cleanup_t  *cln;
+    if (ctx->response != NULL) {    /* freed with the context otherwise */
+        sg_response_free(ctx->response);
+        ctx->response = NULL;
+    }
 
     if (sg_response_new(ctx->rpc, (int64_t) ngx_current_msec, &ctx->response)
         != SG_OK)
     {
         return ngx_http_solgate_next_header_filter(r);
     }
-
-    cln = ngx_pool_cleanup_add(r->pool, 0);
-    if (cln == NULL) {
-        sg_response_free(ctx->response);
-        ctx->response = NULL;
-        return NGX_ERROR;
-    }
-
-    cln->handler = ngx_http_solgate_free_response;
-    cln->data = ctx->response;
 
     if (sg_response_kind(ctx->response) == SG_RESPONSE_HARVEST) {
         return ngx_http_solgate_next_header_filter(r);
@@ -61,18 +53,10 @@ ngx_http_solgate_response_header(ngx_http_request_t *r,
     r->filter_need_in_memory = 1;
     r->allow_ranges = 0;
 
-    ctx->held = ngx_alloc_chain_link(r->pool);
-    if (ctx->held == NULL) {
-        return NGX_ERROR;
-    }
-
-    ctx->held->buf = ngx_create_temp_buf(r->pool,
-                                         NGX_HTTP_SOLGATE_SLOT_ANSWER_MAX);
-    if (ctx->held->buf == NULL) {
-        return NGX_ERROR;
-    }
-
-    ctx->held->next = NULL;
+    ngx_memzero(&ctx->held_buf, sizeof(ngx_buf_t));
+    ctx->held_link.buf = &ctx->held_buf;
+    ctx->held_link.next = NULL;
+    ctx->held = &ctx->held_link;
 
     return NGX_OK;
 }
@@ -217,13 +201,17 @@ ngx_http_solgate_send_slot_answer(ngx_http_request_t *r,
 }
 
 
-/* Room for `more` bytes in the held answer, or NULL past the limit. */
+/*
+ * Room for `more` bytes in the held answer (its memory is taken when the
+ * first bytes come), or NULL past the limit.
+ */
 static ngx_buf_t *
 ngx_http_solgate_grow_held(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx,
     size_t more)
 {
     size_t      used, size;
-    ngx_buf_t  *held, *b;
+    u_char     *p;
+    ngx_buf_t  *held;
 
     held = ctx->held->buf;
     used = held->last - held->pos;
@@ -233,17 +221,21 @@ ngx_http_solgate_grow_held(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx,
     }
 
     size = ngx_max(2 * (size_t) (held->end - held->start), used + more);
+    size = ngx_max(size, NGX_HTTP_SOLGATE_SLOT_ANSWER_FIRST);
     size = ngx_min(size, NGX_HTTP_SOLGATE_SLOT_ANSWER_HELD);
 
-    b = ngx_create_temp_buf(r->pool, size);
-    if (b == NULL) {
+    p = ngx_pnalloc(r->pool, size);
+    if (p == NULL) {
         return NULL;
     }
 
-    b->last = ngx_cpymem(b->pos, held->pos, used);
-    ctx->held->buf = b;
+    held->last = ngx_cpymem(p, held->pos, used);
+    held->pos = p;
+    held->start = p;
+    held->end = p + size;
+    held->temporary = 1;
 
-    return b;
+    return held;
 }
 
 
@@ -276,9 +268,3 @@ ngx_http_solgate_release_held(ngx_http_request_t *r,
     return ngx_http_solgate_next_body_filter(r, held);
 }
 
-
-static void
-ngx_http_solgate_free_response(void *data)
-{
-    sg_response_free(data);
-}
