@@ -361,9 +361,6 @@ static ngx_int_t
 ngx_http_solgate_aim(ngx_conf_t *cf, ngx_http_solgate_target_t *target,
     ngx_str_t *url, ngx_str_t *authority)
 {
-    ngx_url_t                      u;
-    ngx_http_upstream_resolved_t  *address;
-
     static ngx_str_t  http = ngx_string("http://");
 
     ngx_memzero(target, sizeof(ngx_http_solgate_target_t));
@@ -384,36 +381,14 @@ ngx_http_solgate_aim(ngx_conf_t *cf, ngx_http_solgate_target_t *target,
         return NGX_OK;
     }
 
-    target->block = ngx_http_solgate_find_block(cf, authority);
-
-    if (target->block != NULL) {
-        return NGX_OK;
-    }
-
-    ngx_memzero(&u, sizeof(ngx_url_t));
-    u.url = *authority;
-    u.default_port = 80;
-    u.no_resolve = 1;
-
-    if (ngx_parse_url(cf->pool, &u) != NGX_OK || u.naddrs == 0) {
-        target->unfit = "its host is neither an upstream {} block nor an "
-                        "address (name it in an upstream {} block)";
-        return NGX_OK;
-    }
-
-    address = ngx_pcalloc(cf->pool, sizeof(ngx_http_upstream_resolved_t));
-    if (address == NULL) {
+    if (ngx_http_solgate_reach(cf, authority, target) != NGX_OK) {
         return NGX_ERROR;
     }
 
-    address->host = *authority;
-    address->port = u.port;
-    address->naddrs = 1;
-    address->sockaddr = u.addrs[0].sockaddr;
-    address->socklen = u.addrs[0].socklen;
-    address->name = u.addrs[0].name;
-
-    target->address = address;
+    if (target->block == NULL && target->address == NULL) {
+        target->unfit = "its host is neither an upstream {} block nor an "
+                        "address (name it in an upstream {} block)";
+    }
 
     return NGX_OK;
 }

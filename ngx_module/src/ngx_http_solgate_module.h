@@ -302,6 +302,8 @@ ngx_http_solgate_network_t *ngx_http_solgate_find_network(
     ngx_http_solgate_main_conf_t *smcf, ngx_str_t *name);
 ngx_int_t ngx_http_solgate_build_cores(ngx_conf_t *cf,
     ngx_http_solgate_main_conf_t *smcf);
+ngx_int_t ngx_http_solgate_reach(ngx_conf_t *cf, ngx_str_t *authority,
+    ngx_http_solgate_target_t *target);
 ngx_http_upstream_srv_conf_t *ngx_http_solgate_find_block(ngx_conf_t *cf,
     ngx_str_t *authority);
 ngx_uint_t ngx_http_solgate_block_listed(ngx_array_t *blocks,

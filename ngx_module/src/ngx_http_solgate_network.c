@@ -50,8 +50,6 @@ static ngx_int_t ngx_http_solgate_name_nodes(ngx_conf_t *cf,
     ngx_http_solgate_network_t *network, ngx_http_solgate_upstream_t *upstream,
     ngx_http_upstream_srv_conf_t *uscf, size_t at,
     ngx_http_solgate_upstream_t *node, size_t nodes);
-static ngx_uint_t ngx_http_solgate_is_address(ngx_conf_t *cf,
-    ngx_str_t *authority);
 static void ngx_http_solgate_free_core(void *data);
 static char *ngx_http_solgate_check_debounce(ngx_conf_t *cf, void *post,
     void *data);
@@ -871,6 +869,7 @@ ngx_http_solgate_reach_blocks(ngx_conf_t *cf,
     ngx_uint_t                      i;
     ngx_array_t                     all;
     ngx_http_upstream_srv_conf_t   *uscf;
+    ngx_http_solgate_target_t       reach;
     ngx_http_solgate_upstream_t    *upstream, *node;
 
     if (ngx_array_init(&all, cf->pool, network->upstreams.nelts,
@@ -884,18 +883,26 @@ ngx_http_solgate_reach_blocks(ngx_conf_t *cf,
     at = 0;
 
     for (i = 0; i < network->upstreams.nelts; i++) {
-        uscf = ngx_http_solgate_find_block(cf, &upstream[i].authority);
-        nodes = 1;
+        if (ngx_http_solgate_reach(cf, &upstream[i].authority, &reach)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
 
-        upstream[i].by_name = uscf == NULL
-                              && !ngx_http_solgate_is_address(
-                                     cf, &upstream[i].authority);
-        upstream[i].ws_by_name = upstream[i].ws_authority.len > 0
-                                 && ngx_http_solgate_find_block(
-                                        cf, &upstream[i].ws_authority)
-                                    == NULL
-                                 && !ngx_http_solgate_is_address(
-                                        cf, &upstream[i].ws_authority);
+        uscf = reach.block;
+        nodes = 1;
+        upstream[i].by_name = reach.block == NULL && reach.address == NULL;
+
+        if (upstream[i].ws_authority.len > 0) {
+            if (ngx_http_solgate_reach(cf, &upstream[i].ws_authority, &reach)
+                != NGX_OK)
+            {
+                return NGX_ERROR;
+            }
+
+            upstream[i].ws_by_name = reach.block == NULL
+                                     && reach.address == NULL;
+        }
 
         if (uscf != NULL
             && ngx_http_solgate_split_block(cf, smcf, network, &upstream[i],
@@ -1071,15 +1078,50 @@ ngx_http_solgate_block_servers(ngx_conf_t *cf,
 }
 
 
-/* Whether host[:port] is an IP address, which needs no resolver. */
-static ngx_uint_t
-ngx_http_solgate_is_address(ngx_conf_t *cf, ngx_str_t *authority)
+/*
+ * How nginx reaches the host `authority` names: through its upstream {}
+ * block, or (an IP address, port 80 when none is given) that address;
+ * neither (both NULL) for a name nginx would resolve per request.
+ */
+ngx_int_t
+ngx_http_solgate_reach(ngx_conf_t *cf, ngx_str_t *authority,
+    ngx_http_solgate_target_t *target)
 {
-    ngx_addr_t  addr;
+    ngx_url_t                      u;
+    ngx_http_upstream_resolved_t  *address;
 
-    return ngx_parse_addr_port(cf->temp_pool, &addr, authority->data,
-                               authority->len)
-           == NGX_OK;
+    ngx_memzero(target, sizeof(ngx_http_solgate_target_t));
+
+    target->block = ngx_http_solgate_find_block(cf, authority);
+
+    if (target->block != NULL) {
+        return NGX_OK;
+    }
+
+    ngx_memzero(&u, sizeof(ngx_url_t));
+    u.url = *authority;
+    u.default_port = 80;
+    u.no_resolve = 1;
+
+    if (ngx_parse_url(cf->pool, &u) != NGX_OK || u.naddrs == 0) {
+        return NGX_OK;
+    }
+
+    address = ngx_pcalloc(cf->pool, sizeof(ngx_http_upstream_resolved_t));
+    if (address == NULL) {
+        return NGX_ERROR;
+    }
+
+    address->host = *authority;
+    address->port = u.port;
+    address->naddrs = 1;
+    address->sockaddr = u.addrs[0].sockaddr;
+    address->socklen = u.addrs[0].socklen;
+    address->name = u.addrs[0].name;
+
+    target->address = address;
+
+    return NGX_OK;
 }
 
 
