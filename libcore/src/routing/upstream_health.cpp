@@ -132,6 +132,7 @@ int64_t RecordAttempt(UpstreamHostRecord& host,
     host.ejected_until_ms.store(std::max(before, until),
                                 std::memory_order_relaxed);
     host.consecutive_fails.store(0, std::memory_order_relaxed);
+    host.run_resets.fetch_add(1, std::memory_order_relaxed);
     if (before > now_ms) {
         return 0;  // already out: extended, not a new ejection
     }

@@ -90,8 +90,9 @@ struct UpstreamHostRecord {
     std::atomic<uint32_t> latency_ewma_us;    // 0: no sample yet
     std::atomic<uint32_t> failure_ewma;       // share of failures, /65536
     std::atomic<uint32_t> consecutive_fails;
-    // Successes that ended (reset) the failure run, wrapping: an answer cut
-    // short takes its own reset back only if no other came after it.
+    // Times the failure run was reset (a success, an ejection), wrapping:
+    // an answer cut short takes its own success's reset back only if no
+    // other came after it.
     std::atomic<uint32_t> run_resets;
     std::atomic<int64_t> ejected_until_ms;    // monotonic; 0: not ejected
     std::atomic<uint32_t> eject_cause;        // AttemptCause of the ejection

@@ -331,6 +331,37 @@ TEST(RoutedRequest, AnAnswerCutShortLeavesOtherAnswersSuccessesStanding) {
     EXPECT_EQ(cut_again.ReportCut(1000), 5000);
 }
 
+// An ejection ends the failure run too: a cut after it starts a new one.
+TEST(RoutedRequest, AnAnswerCutShortAfterAnEjectionStartsANewFailureRun) {
+    BuiltNetwork b({{"a", "http://a", "max_fails=3", "fail_timeout=5s"},
+                    {"b", "http://b"}});
+    RoutedRequest::AttemptEnd answered;
+    answered.http_status = 200;
+    RoutedRequest::AttemptEnd bad;
+    bad.http_status = 502;
+    RoutedRequest::AttemptEnd too_many;   // out for its Retry-After
+    too_many.http_status = 429;
+    too_many.retry_after = "1";
+    SelectorSources on_a;
+    on_a.query = "a";
+    auto attempt_on_a = [&](RoutedRequest& req, const RoutedRequest::AttemptEnd& end) {
+        ASSERT_TRUE(req.Route(b.network, on_a, 1000).forward);
+        ASSERT_EQ(req.NextAttempt(1000)->upstream, 0u);
+        req.Report(end, 1000);
+    };
+    RoutedRequest failed(Parse(kGetSlot));
+    attempt_on_a(failed, bad);
+    RoutedRequest failed_again(Parse(kGetSlot));
+    attempt_on_a(failed_again, bad);           // run 2 of 3
+    RoutedRequest cut(Parse(kGetSlot));
+    attempt_on_a(cut, answered);               // its header: run ended
+    RoutedRequest limited(Parse(kGetSlot));
+    attempt_on_a(limited, too_many);           // out 1 s: the run ends
+    EXPECT_EQ(b.network.host(0).consecutive_fails.load(), 0u);
+    EXPECT_EQ(cut.ReportCut(1000), 0);         // run 1, not back to 3
+    EXPECT_EQ(b.network.host(0).consecutive_fails.load(), 1u);
+}
+
 // A write is tried again only when it never reached the node.
 TEST(RoutedRequest, WritesAreRetriedOnlyWhenTheyNeverReachedTheNode) {
     TestNetwork t(2);
