@@ -178,11 +178,16 @@ ngx_http_solgate_send_slot_answer(ngx_http_request_t *r,
                        "knownHighestSlot=%uL responseSlot=%uL upstreamId=%V",
                        fix.to, fix.from, &ctx->upstream->id);
 
+        /* libcore's memory, until the request's end: not ours to write */
         held->pos = (u_char *) fix.body.data;
         held->last = held->pos + fix.body.len;
+        held->temporary = 0;
+        held->memory = 1;
     }
 
+    /* a subrequest's end, as ngx_http_send_special marks it */
     held->last_buf = (r == r->main) ? 1 : 0;
+    held->sync = (r == r->main) ? 0 : 1;
     held->last_in_chain = 1;
 
     ngx_http_clear_content_length(r);
