@@ -207,7 +207,7 @@ $::Config . "    location /solgate/ { solgate_admin; }\n    location = /metrics 
 is(sim_client_calls($Ports[1], 'getSlot'), 0, 'sim-b got none of the next 12');
 for my $id (qw(sim-a sim-c)) {
     like(metrics_text(), qr/^solgate_upstream_cut_answers_total\{network="mainnet",upstream="$id"\} 0$/m,
-         "$id's whole answers are no cut");
+         "${id}'s whole answers are no cut");
 }
 clear_faults();
 --- error_log eval
