@@ -257,7 +257,7 @@ qr/upstream "solgate" has solgate_dispatch, which takes the block of its own: no
 main::dispatch_locations('mainnet')
 --- must_die
 --- error_log
-"solgate_dispatch" directive takes a block of its own: no "server", "keepalive" or balancer beside it (they go in the nodes' blocks)
+"solgate_dispatch" directive takes the block of its own: no "server", "keepalive", "zone" or balancer in it (they go in the nodes' blocks)
 
 
 

@@ -817,6 +817,8 @@ ngx_http_solgate_report_attempt(ngx_http_request_t *r,
  * The answer of an attempt reported as answered ended short (the body
  * filter saw nginx's flush after the upstream's connection was gone): too
  * late to fail over, but a failed attempt for the upstream's health.
+ * `reported` says ngx_http_solgate_report_attempt counted the attempt, so
+ * it had a request and a node of the network (not another region).
  */
 void
 ngx_http_solgate_report_cut(ngx_http_request_t *r,
@@ -824,9 +826,7 @@ ngx_http_solgate_report_cut(ngx_http_request_t *r,
 {
     uint32_t  ejected_ms;
 
-    if (!ctx->reported || ctx->cut_reported || ctx->rpc == NULL
-        || ctx->upstream == NULL || ctx->peer_attempt || ctx->websocket)
-    {
+    if (!ctx->reported || ctx->cut_reported || ctx->websocket) {
         return;
     }
 

@@ -20,6 +20,15 @@
 
 
 /*
+ * What a block with solgate_dispatch must not hold, said alike when the
+ * directive meets it and when the postconfiguration check does.
+ */
+#define NGX_HTTP_SOLGATE_DISPATCH_ALONE                                      \
+    "takes the block of its own: no \"server\", \"keepalive\", \"zone\" "   \
+    "or balancer in it (they go in the nodes' blocks)"
+
+
+/*
  * Its location configuration (private to it) begins with the
  * ngx_http_upstream_conf_t whose `upstream` a fixed proxy_pass sets; a
  * pointer read there counts only when it is one of our blocks.
@@ -59,8 +68,7 @@ ngx_http_solgate_dispatch(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     if (uscf->peer.init_upstream != NULL
         || (uscf->servers != NULL && uscf->servers->nelts > 0))
     {
-        return "takes a block of its own: no \"server\", \"keepalive\" or "
-               "balancer beside it (they go in the nodes' blocks)";
+        return NGX_HTTP_SOLGATE_DISPATCH_ALONE;
     }
 
     /*
@@ -314,10 +322,8 @@ ngx_http_solgate_check_dispatcher(ngx_conf_t *cf,
     }
 
     ngx_log_error(NGX_LOG_EMERG, cf->log, 0,
-                  "upstream \"%V\" has solgate_dispatch, which takes the "
-                  "block of its own: no \"server\", \"keepalive\", "
-                  "\"zone\" or balancer in it (they go in the nodes' "
-                  "blocks) in %s:%ui",
+                  "upstream \"%V\" has solgate_dispatch, which "
+                  NGX_HTTP_SOLGATE_DISPATCH_ALONE " in %s:%ui",
                   &uscf->host, uscf->file_name, uscf->line);
 
     return NGX_ERROR;
