@@ -215,3 +215,29 @@ qr/\[warn\] .*solgate: upstream "sim-b" of network "mainnet" out of rotation for
 --- no_error_log
 [alert]
 [crit]
+
+
+
+=== TEST 9: a minContextSlot no node has reached fails over but takes no node out of rotation (a client chooses it)
+--- init
+clear_faults();
+--- config eval
+$::Config . "    location /solgate/ { solgate_admin; }\n    location = /metrics { solgate_metrics; }\n"
+--- wait_for eval
+['every node is polled', sub { !grep { !((upstream_state($_, 'mainnet') || {})->{processed_slot} || 0) } qw(sim-a sim-b sim-c) }, 5]
+--- request eval
+[map { "POST /\n" . '{"jsonrpc":"2.0","id":' . $_ . ',"method":"getBalance","params":["83astBRguLMdt2h5U1Tpdq5tjFoJ6noeGwaY3mDLVcri",{"minContextSlot":999999999999}]}' } 1 .. 3]
+--- error_code eval
+[200, 200, 200]
+--- response_body_like eval
+[map { qr/^\{"jsonrpc":"2.0","error":\{"code":-32016,.*"id":$_\}$/ } 1 .. 3]
+--- check
+for my $id (qw(sim-a sim-b sim-c)) {
+    is((upstream_state($id, 'mainnet') || {})->{ejected_for_ms} || 0, 0, "${id} is in rotation");
+}
+like(metrics_text(), qr/^solgate_failovers_total\{network="mainnet",upstream="sim-[abc]",cause="node_behind"\} [1-9]/m,
+     'the calls were failed over (node_behind)');
+--- error_log
+retrying on
+--- no_error_log eval
+[qr/upstream "sim-[abc]" of network "mainnet" out of rotation/, '[alert]']

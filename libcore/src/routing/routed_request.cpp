@@ -317,6 +317,10 @@ void RoutedRequest::JudgeAnswer(const AttemptEnd& end, int64_t now_ms,
     case RpcErrorClass::kServerRetryable:
         if (AnotherCandidate(now_ms)) {
             report->outcome.cause = AttemptCause::kNodeBehind;
+            // -32016: the client's minContextSlot, which any client may set
+            // past every node (or name at a commitment behind the one the
+            // node is at), is not the node's failure
+            report->outcome.health = *code != kMinContextSlotNotReached;
         }
         return;
     case RpcErrorClass::kMissingData: {

@@ -107,6 +107,9 @@ AttemptOutcome ClassifyAttempt(unsigned http_status, bool timed_out,
 int64_t RecordAttempt(UpstreamHostRecord& host,
                       const conf::UpstreamRouting& routing,
                       const AttemptOutcome& outcome, int64_t now_ms) {
+    if (!outcome.health) {
+        return 0;
+    }
     bool failed = outcome.cause != AttemptCause::kOk;
     RecordFailureShare(host, failed);
     if (!failed) {

@@ -49,6 +49,10 @@ constexpr uint32_t kMaxRetryAfterMs = 60000;
 struct AttemptOutcome {
     AttemptCause cause = AttemptCause::kOk;
     uint32_t retry_after_ms = 0;   // a 429's Retry-After, 0 when none
+    // false: the answer reflects what the client asked (a minContextSlot
+    // the node has not reached), not the node's health: failed over, but
+    // neither a failure towards max_fails nor one in its failure share
+    bool health = true;
 };
 
 // What an attempt's answer means: status 0 is no HTTP answer (a timeout
@@ -60,8 +64,9 @@ AttemptOutcome ClassifyAttempt(unsigned http_status, bool timed_out,
 
 // One client attempt's outcome: a success clears the failure run; the
 // max_fails-th failure in a row ejects the upstream for fail_timeout, and a
-// Retry-After for as long as it asks (up to kMaxRetryAfterMs). Returns for
-// how many ms this attempt ejected it (0: it did not, or it was out).
+// Retry-After for as long as it asks (up to kMaxRetryAfterMs); an outcome
+// that says nothing of its health changes nothing. Returns for how many ms
+// this attempt ejected it (0: it did not, or it was out).
 int64_t RecordAttempt(UpstreamHostRecord& host,
                       const conf::UpstreamRouting& routing,
                       const AttemptOutcome& outcome, int64_t now_ms);

@@ -18,7 +18,7 @@ RpcErrorClass ClassifyRpcError(int64_t code) {
         return RpcErrorClass::kSkippedSlot;
     case -32005:   // node unhealthy / behind
     case -32012:   // scan error
-    case -32016:   // minimum context slot not reached
+    case kMinContextSlotNotReached:
     case -32019:   // failed to query long-term storage
         return RpcErrorClass::kServerRetryable;
     case -32002:   // transaction simulation failed

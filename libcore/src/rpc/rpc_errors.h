@@ -20,6 +20,9 @@ enum class RpcErrorClass : uint8_t {
 // -32002 -32003 -32006 -32013 -32015 -32018 -32602: client errors.
 RpcErrorClass ClassifyRpcError(int64_t code);
 
+// The node's answer to a call whose minContextSlot it has not reached.
+constexpr int64_t kMinContextSlotNotReached = -32016;
+
 // Methods a healthy node may answer with missing data or a skipped slot
 // (ledger history by slot or signature, secondary indexes): in a batch
 // each goes to upstreams alone, so that retry_missing_data can ask another.

@@ -435,6 +435,40 @@ TEST(RoutedRequest, ANodeThatSaysItIsBehindIsFailedOverForReads) {
     }
 }
 
+// -32016 answers the client's minContextSlot, which any client may set
+// past every node: the read goes to another node, and no node is out of
+// rotation for it, however many come (max_fails=1).
+TEST(RoutedRequest, AMinContextSlotNotReachedIsFailedOverButNoNodesFailure) {
+    BuiltNetwork b({{"a", "http://a", "max_fails=1"},
+                    {"b", "http://b", "max_fails=1"}});
+    const std::string not_reached =
+        R"({"jsonrpc":"2.0","error":{"code":-32016,"message":"Minimum )"
+        R"(context slot has not been reached"},"id":1})";
+    RoutedRequest::AttemptEnd answered;
+    answered.http_status = 200;
+    answered.answer = not_reached;
+    const std::string ask =
+        R"({"jsonrpc":"2.0","id":1,"method":"getBalance","params":["x",)"
+        R"({"minContextSlot":999999999999}]})";
+    for (int k = 0; k < 3; k++) {
+        RoutedRequest read(Parse(ask));
+        ASSERT_TRUE(read.Route(b.network, {}, 1000).forward);
+        size_t first = read.NextAttempt(1000)->upstream;
+        RoutedRequest::AttemptReport r = read.Report(answered, 1000);
+        EXPECT_EQ(r.outcome.cause, AttemptCause::kNodeBehind) << k;
+        EXPECT_EQ(r.ejected_ms, 0) << k;
+        EXPECT_EQ(b.network.host(first).consecutive_fails.load(), 0u) << k;
+        ASSERT_TRUE(read.NextAttempt(1000)) << k;
+        EXPECT_EQ(read.Report(answered, 1000).outcome.cause, AttemptCause::kOk)
+            << "none left: the answer stands";
+    }
+    EXPECT_EQ(FirstPicks(b.network, {}, 4, 2000).size(), 2u)
+        << "both nodes still take traffic";
+    EXPECT_EQ(b.network.host(0).ejections.load() +
+                  b.network.host(1).ejections.load(),
+              0u);
+}
+
 // The answer views a body that lives as long as the test binary.
 RoutedRequest::AttemptEnd ErrorAnswer(int code, const std::string& message) {
     static std::deque<std::string> bodies;
