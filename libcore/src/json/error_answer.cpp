@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "base/printable.h"
 #include "json/json_events.h"
 #include "json/yajl_reader.h"
 
@@ -80,11 +81,7 @@ std::optional<std::string> ParseErrorMessage(std::string_view body) {
 }
 
 std::string ReasonPhrase(std::string_view message) {
-    std::string out;
-    for (char c : message) {
-        auto b = static_cast<unsigned char>(c);
-        out.push_back(b >= 0x20 && b < 0x7f ? c : '?');
-    }
+    std::string out = PrintableAscii(message);
     if (out.size() > kMaxReasonPhrase) {
         out.resize(kMaxReasonPhrase - 3);
         out += "...";

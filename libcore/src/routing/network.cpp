@@ -4,6 +4,7 @@
 #include <array>
 #include <cstring>
 
+#include "base/printable.h"
 #include "conf/conf_messages.h"
 #include "routing/fan_out.h"
 #include "routing/selector.h"
@@ -510,10 +511,7 @@ void Network::OperatorCordon(size_t i, std::string_view reason,
                              int64_t wall_ms) const {
     // Operators type reasons into URLs: keep printable ASCII only, so the
     // reason is always valid in JSON and in Prometheus labels.
-    std::string text(reason);
-    for (char& c : text) {
-        if (c < 0x20 || c > 0x7e) c = '?';
-    }
+    std::string text = PrintableAscii(reason);
     cordons().SetCordonNote(i, text.empty() ? "cordoned by the operator"
                                             : text);
     CordonState next{CordonOwner::kOperator, CordonCause::kOperator, wall_ms};

@@ -1,5 +1,6 @@
 #include "status/admin_api.h"
 
+#include "base/printable.h"
 #include "conf/conf_messages.h"
 #include "json/json_writer.h"
 #include "slots/state_poller.h"
@@ -108,7 +109,8 @@ AdminAnswer CordonAction(const std::vector<const Network*>& networks,
         return *refused;
     }
     std::string_view id = *request.upstream;
-    std::string_view reason = request.reason.value_or("");
+    // as the network keeps it, so that the log line is one line too
+    std::string reason = PrintableAscii(request.reason.value_or(""));
     if (cordon) {
         network->OperatorCordon(index, reason, wall_ms);
     } else {
@@ -118,7 +120,7 @@ AdminAnswer CordonAction(const std::vector<const Network*>& networks,
                        " upstream " + Quoted(id) + " of network " +
                        Quoted(network->name());
     return Saved(*network, done,
-                 reason.empty() ? "" : ": " + std::string(reason), now_ms,
+                 reason.empty() ? "" : ": " + reason, now_ms,
                  wall_ms);
 }
 

@@ -134,7 +134,8 @@ TEST(CApi, ASubscriptionIsPickedAmongUpstreamsWithWs) {
 
 // POST .../cordon or .../uncordon for upstream `id`, as the module asks.
 sg_admin_answer_t Admin(sg_network_t* net, const char* uri, const char* id,
-                        bool post = true) {
+                        bool post = true,
+                        std::string_view reason = "maintenance") {
     sg_admin_request_t req{};
     req.uri = S(uri);
     req.post = post ? 1 : 0;
@@ -143,7 +144,7 @@ sg_admin_answer_t Admin(sg_network_t* net, const char* uri, const char* id,
         req.upstream = S(id);
         req.has_upstream = 1;
     }
-    req.reason = S("maintenance");
+    req.reason = sg_str_t{reason.data(), reason.size()};
     req.has_reason = 1;
     sg_network_t* nets[] = {net};
     sg_admin_answer_t answer;
@@ -155,6 +156,19 @@ std::string Take(sg_text_t* text) {
     std::string out(text->data == nullptr ? "" : text->data, text->len);
     sg_text_free(text);
     return out;
+}
+
+// The reason comes from a URL: a newline in it would forge a log line.
+TEST(CApi, AnOperatorsReasonIsLoggedAsOneLineOfPrintableText) {
+    CNetwork net({{"a", "http://x"}});
+    using namespace std::string_view_literals;
+    sg_admin_answer_t cordon = Admin(net.get(), "/solgate/cordon", "a", true,
+                                     "disk\n[emerg] forged\x01\xff\0end"sv);
+    EXPECT_EQ(cordon.http_status, 200u);
+    Take(&cordon.body);
+    EXPECT_EQ(Take(&cordon.log),
+              "operator cordoned upstream \"a\" of network \"mainnet\": "
+              "disk?[emerg] forged???end");
 }
 
 TEST(CApi, EveryUpstreamCordonedWarnsOncePerInterval) {
