@@ -599,3 +599,32 @@ _EOC_
  }]
 --- error_log eval
 qr/closing websocket on upstream "sim-f" of network "fastmove" \(cordoned\) with 1012/
+
+
+
+=== TEST 22: a malformed upgrade is answered by the gateway with a JSON-RPC error, never handed to a node
+--- wait_for eval
+['the nodes are polled', sub { (state_of('sim-b')->{processed_slot} || 0) > 0 }, 5]
+--- raw_request eval
+my $head = "GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n";
+my $key = "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n";
+[$head . "Connection: keep-alive\r\n$key" . "Sec-WebSocket-Version: 13\r\n\r\n",
+ $head . "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n",
+ $head . "Connection: Upgrade\r\nSec-WebSocket-Key: dGhl\x01SBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+ $head . "Connection: Upgrade\r\n$key" . "Sec-WebSocket-Version: 8\r\n\r\n",
+ $head . "Connection: Upgrade\r\n$key" . "Sec-WebSocket-Version: 13\r\nContent-Length: 5\r\n\r\nhello"]
+--- error_code eval
+[400, 400, 400, 426, 400]
+--- response_body_like eval
+[qr/^\{"jsonrpc":"2.0","error":\{"code":-32600,"message":"Invalid request: a WebSocket upgrade must say \\"Connection: Upgrade\\""\},"id":null\}$/,
+ qr/Sec-WebSocket-Key of 16 bytes in base64/,
+ qr/Sec-WebSocket-Key of 16 bytes in base64/,
+ qr/only WebSocket version 13 is served/,
+ qr/carries no body/]
+--- response_headers eval
+[undef, undef, undef, "Sec-WebSocket-Version: 13", undef]
+--- check
+is(ws_sessions($Ports[0]) + ws_sessions($Ports[1]), 0, 'no node holds a session');
+--- no_error_log
+upstream prematurely closed
+[alert]

@@ -118,6 +118,13 @@ ngx_http_solgate_access_handler(ngx_http_request_t *r)
     }
 
     if (ngx_http_solgate_ws_requested(r)) {
+        rc = ngx_http_solgate_ws_refuse(r, ctx);
+
+        if (rc != NGX_DECLINED) {
+            ngx_http_finalize_request(r, rc);
+            return NGX_DONE;
+        }
+
         return ngx_http_solgate_ws_route(r, ctx);
     }
 

@@ -450,6 +450,8 @@ struct ngx_http_solgate_ws_s {
 
 /* ngx_http_solgate_ws.c */
 ngx_uint_t ngx_http_solgate_ws_requested(ngx_http_request_t *r);
+ngx_int_t ngx_http_solgate_ws_refuse(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
 ngx_int_t ngx_http_solgate_ws_switched(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 void ngx_http_solgate_ws_untrack(ngx_http_solgate_ws_t *ws, unsigned move);

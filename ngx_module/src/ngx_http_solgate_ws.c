@@ -68,6 +68,77 @@ ngx_http_solgate_ws_requested(ngx_http_request_t *r)
 }
 
 
+/* RFC 6455 4.2.2: another version than ours is answered with ours */
+#define NGX_HTTP_SOLGATE_UPGRADE_REQUIRED  426
+
+
+/*
+ * A malformed upgrade (RFC 6455 4.2.1, libcore judges) is answered here
+ * with a JSON-RPC error: NGX_DECLINED when it may go on, else what to
+ * finalize the request with.
+ */
+ngx_int_t
+ngx_http_solgate_ws_refuse(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
+{
+    sg_str_t            body;
+    ngx_uint_t          status;
+    ngx_table_elt_t    *found[3], *h;
+    sg_ws_handshake_t   handshake;
+
+    /* nginx 1.22 keeps no pointer to Connection (only what it says of
+     * keep-alive) */
+    static ngx_str_t  names[3] = {
+        ngx_string("Connection"), ngx_string("Sec-WebSocket-Key"),
+        ngx_string("Sec-WebSocket-Version")
+    };
+
+    ngx_http_solgate_find_headers(r, names, found, 3);
+
+    ngx_memzero(&handshake, sizeof(sg_ws_handshake_t));
+
+    if (found[0] != NULL) {
+        handshake.connection = ngx_http_solgate_sg_str(&found[0]->value);
+    }
+
+    if (found[1] != NULL) {
+        handshake.key = ngx_http_solgate_sg_str(&found[1]->value);
+    }
+
+    if (found[2] != NULL) {
+        handshake.version = ngx_http_solgate_sg_str(&found[2]->value);
+    }
+
+    handshake.has_body = r->headers_in.content_length_n > 0
+                         || r->headers_in.chunked;
+
+    status = sg_ws_handshake_refusal(&handshake, &body);
+
+    if (status == 0) {
+        return NGX_DECLINED;
+    }
+
+    if (ngx_http_discard_request_body(r) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (status == NGX_HTTP_SOLGATE_UPGRADE_REQUIRED) {
+        h = ngx_list_push(&r->headers_out.headers);
+        if (h == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        h->hash = 1;
+        ngx_str_set(&h->key, "Sec-WebSocket-Version");
+        ngx_str_set(&h->value, "13");
+    }
+
+    ctx->answered = 1;
+
+    return ngx_http_solgate_send_json(r, status, (u_char *) body.data,
+                                      body.len);
+}
+
+
 /*
  * The upstream answered 101 and nginx is about to pipe the two
  * connections: they carry subscriptions, idle for minutes between

@@ -392,6 +392,23 @@ SG_API void sg_network_ws_closed(const sg_network_t *net, size_t i,
  */
 typedef struct sg_ws_frames_s  sg_ws_frames_t;
 
+/*
+ * A client's WebSocket upgrade (RFC 6455 4.2.1), before it goes to a node:
+ * each header's value (data NULL: absent) and whether it carries a body.
+ * Returns 0 when it may go on, else the HTTP status to answer (400, or 426
+ * for a version other than 13, with "Sec-WebSocket-Version: 13") with
+ * *body the JSON-RPC error (static memory).
+ */
+typedef struct {
+    sg_str_t     connection;
+    sg_str_t     key;        /* Sec-WebSocket-Key */
+    sg_str_t     version;    /* Sec-WebSocket-Version */
+    int          has_body;
+} sg_ws_handshake_t;
+
+SG_API unsigned sg_ws_handshake_refusal(const sg_ws_handshake_t *handshake,
+    sg_str_t *body) SG_NOEXCEPT;
+
 SG_API int sg_ws_frames_new(sg_ws_frames_t **out) SG_NOEXCEPT;
 SG_API void sg_ws_frames_free(sg_ws_frames_t *frames) SG_NOEXCEPT;
 SG_API void sg_ws_frames_feed(sg_ws_frames_t *frames,

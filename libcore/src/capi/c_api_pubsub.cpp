@@ -7,6 +7,7 @@
 #include "pubsub/subscriber_moves.h"
 #include "pubsub/ws_counts.h"
 #include "pubsub/ws_frames.h"
+#include "pubsub/ws_handshake.h"
 #include "pubsub/ws_holders.h"
 #include "solgate/solgate.h"
 
@@ -22,6 +23,28 @@ using solgate::capi::ToStr;
 }  // namespace
 
 extern "C" {
+
+unsigned sg_ws_handshake_refusal(const sg_ws_handshake_t* handshake,
+                                 sg_str_t* body) noexcept {
+    if (handshake == nullptr || body == nullptr) {
+        return 400;
+    }
+    auto present = [](sg_str_t s) -> std::optional<std::string_view> {
+        if (s.data == nullptr) {
+            return std::nullopt;
+        }
+        return std::string_view(s.data, s.len);
+    };
+    auto refusal = solgate::JudgeWsHandshake(
+        present(handshake->connection), present(handshake->key),
+        present(handshake->version), handshake->has_body != 0);
+    if (!refusal) {
+        *body = sg_str_t{nullptr, 0};
+        return 0;
+    }
+    *body = sg_str_t{refusal->body.data(), refusal->body.size()};
+    return refusal->http_status;
+}
 
 int sg_ws_frames_new(sg_ws_frames_t** out) noexcept {
     if (out == nullptr) {

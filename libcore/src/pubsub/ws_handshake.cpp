@@ -1,0 +1,124 @@
+#include "pubsub/ws_handshake.h"
+
+#include <string>
+
+#include "json/json_writer.h"
+#include "rpc/rpc_request.h"
+
+namespace solgate {
+namespace {
+
+std::string_view Trimmed(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+        s.remove_prefix(1);
+    }
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
+        s.remove_suffix(1);
+    }
+    return s;
+}
+
+bool SameLetters(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) {
+        return false;
+    }
+    for (size_t i = 0; i < a.size(); i++) {
+        char x = a[i] >= 'A' && a[i] <= 'Z' ? char(a[i] - 'A' + 'a') : a[i];
+        if (x != b[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// "Connection: keep-alive, Upgrade": one of its comma-separated tokens.
+bool HasUpgradeToken(std::string_view connection) {
+    while (!connection.empty()) {
+        size_t comma = connection.find(',');
+        if (SameLetters(Trimmed(connection.substr(0, comma)), "upgrade")) {
+            return true;
+        }
+        if (comma == std::string_view::npos) {
+            break;
+        }
+        connection.remove_prefix(comma + 1);
+    }
+    return false;
+}
+
+bool Base64Letter(char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+           (c >= '0' && c <= '9') || c == '+' || c == '/';
+}
+
+// Sixteen bytes in base64: 22 letters and "==".
+bool SixteenBytesKey(std::string_view key) {
+    key = Trimmed(key);
+    if (key.size() != 24 || key.substr(22) != "==") {
+        return false;
+    }
+    for (char c : key.substr(0, 22)) {
+        if (!Base64Letter(c)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+const std::string& Refusal(int which) {
+    static const std::string kBodies[] = {
+        [] {
+            std::string out;
+            AppendErrorEnvelope(out, {}, kInvalidRequest,
+                                "Invalid request: a WebSocket upgrade must "
+                                "say \"Connection: Upgrade\"");
+            return out;
+        }(),
+        [] {
+            std::string out;
+            AppendErrorEnvelope(out, {}, kInvalidRequest,
+                                "Invalid request: a WebSocket upgrade needs a "
+                                "Sec-WebSocket-Key of 16 bytes in base64 "
+                                "(RFC 6455)");
+            return out;
+        }(),
+        [] {
+            std::string out;
+            AppendErrorEnvelope(out, {}, kInvalidRequest,
+                                "Invalid request: only WebSocket version 13 "
+                                "is served (Sec-WebSocket-Version: 13)");
+            return out;
+        }(),
+        [] {
+            std::string out;
+            AppendErrorEnvelope(out, {}, kInvalidRequest,
+                                "Invalid request: a WebSocket upgrade carries "
+                                "no body");
+            return out;
+        }(),
+    };
+    return kBodies[which];
+}
+
+}  // namespace
+
+std::optional<WsHandshakeRefusal> JudgeWsHandshake(
+    std::optional<std::string_view> connection,
+    std::optional<std::string_view> key,
+    std::optional<std::string_view> version, bool has_body) {
+    if (!connection || !HasUpgradeToken(*connection)) {
+        return WsHandshakeRefusal{400, Refusal(0)};
+    }
+    if (!version || Trimmed(*version) != "13") {
+        return WsHandshakeRefusal{426, Refusal(2)};
+    }
+    if (!key || !SixteenBytesKey(*key)) {
+        return WsHandshakeRefusal{400, Refusal(1)};
+    }
+    if (has_body) {
+        return WsHandshakeRefusal{400, Refusal(3)};
+    }
+    return std::nullopt;
+}
+
+}  // namespace solgate
