@@ -386,7 +386,10 @@ Role Parser::PlaceInCall(Frame& call, Kind kind, std::string_view text) {
         if (kind == Kind::kArray) {
             return Role::kParams;
         }
-        if (kind != Kind::kMap && kind != Kind::kNull) {
+        // null is none (as agave reads it); an object (JSON-RPC's params
+        // by name) no Solana node takes, and its commitment and
+        // minContextSlot would go unread here
+        if (kind != Kind::kNull) {
             FailCall(kInvalidParams,
                      "Invalid params: \"params\" must be an array");
         }

@@ -164,6 +164,20 @@ TEST(RpcParser, ScalarParamsAreInvalidParams) {
     EXPECT_EQ(req.calls[0].error.code, kInvalidParams);
 }
 
+// By name (an object) no Solana node takes parameters, and Solgate would
+// not read its commitment; null is none, as agave reads it.
+TEST(RpcParser, ParamsByNameAreInvalidParamsAndNullIsNone) {
+    auto by_name = Parse(R"({"jsonrpc":"2.0","id":1,"method":"getSlot",)"
+                         R"("params":{"commitment":"finalized"}})");
+    EXPECT_EQ(by_name.calls[0].error.code, kInvalidParams);
+    EXPECT_EQ(by_name.calls[0].error.message,
+              "Invalid params: \"params\" must be an array");
+    auto none = Parse(R"({"jsonrpc":"2.0","id":1,"method":"getSlot",)"
+                      R"("params":null})");
+    EXPECT_EQ(none.calls[0].error.code, 0);
+    EXPECT_FALSE(none.calls[0].commitment);
+}
+
 TEST(RpcParser, UnknownCommitmentIsInvalidParams) {
     for (const char* commitment : {"\"recent\"", "\"max\"", "1", "null",
                                    "\"Finalized\""}) {
