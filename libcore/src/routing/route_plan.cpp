@@ -10,6 +10,23 @@ namespace {
 
 using conf::Quoted;
 
+// A selector as an error names it: a client's may be kilobytes long, so
+// past kEchoedSelector bytes it is cut (at a character's start) and says
+// how long it was.
+constexpr size_t kEchoedSelector = 128;
+
+std::string QuotedSelector(std::string_view selector) {
+    if (selector.size() <= kEchoedSelector) {
+        return Quoted(selector);
+    }
+    size_t cut = kEchoedSelector;
+    while (cut > 0 && (static_cast<unsigned char>(selector[cut]) & 0xC0) == 0x80) {
+        cut--;
+    }
+    return Quoted(selector.substr(0, cut)) + "... (" +
+           std::to_string(selector.size()) + " bytes)";
+}
+
 // The distinct methods of the request's calls.
 std::vector<std::string_view> Methods(const RpcRequest& request) {
     std::vector<std::string_view> methods;
@@ -97,7 +114,7 @@ bool PlanSelectorGroup(const Network& network, std::string_view selector,
     if (!group.error.empty()) {
         plan.error = RpcError{kInvalidParams,
                               "Invalid params: use-upstream selector " +
-                                  Quoted(selector) + ": " + group.error};
+                                  QuotedSelector(selector) + ": " + group.error};
         return false;
     }
     plan.matched.insert(plan.matched.end(), group.matched.begin(),
@@ -202,7 +219,7 @@ void PlanRouteInto(const Network& network, const RpcRequest& request,
     if (plan.matched.empty()) {
         plan.error = RpcError{kInvalidParams,
                               "Invalid params: use-upstream selector " +
-                                  Quoted(selector) +
+                                  QuotedSelector(selector) +
                                   " matches no upstream of network " +
                                   Quoted(network.name())};
         return;
@@ -212,7 +229,7 @@ void PlanRouteInto(const Network& network, const RpcRequest& request,
             kMethodNotFound,
             "Method not found: no upstream " +
                 (plan.has_selector
-                     ? "matching use-upstream selector " + Quoted(selector)
+                     ? "matching use-upstream selector " + QuotedSelector(selector)
                      : "of network " + Quoted(network.name())) +
                 (request.shape == RpcRequest::Shape::kSubscription
                      ? std::string(" has a WebSocket endpoint (\"ws=\")")
@@ -228,7 +245,7 @@ void PlanRouteInto(const Network& network, const RpcRequest& request,
         plan.error = RpcError{
             kNodeUnhealthy,
             "Node is unhealthy: every upstream matching use-upstream "
-            "selector " + Quoted(selector) + " is cordoned"};
+            "selector " + QuotedSelector(selector) + " is cordoned"};
         return;
     }
 }

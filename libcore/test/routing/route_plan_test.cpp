@@ -108,6 +108,21 @@ TEST(RoutePlan, SelectorErrorsAreTheClientsInvalidParams) {
     EXPECT_EQ(none.error->message,
               "Invalid params: use-upstream selector \"nothing-*\" matches no "
               "upstream of network \"mainnet\"");
+    // a client's selector of kilobytes is named by its first 128 bytes
+    std::string long_one = "é" + std::string(7000, 'x');
+    RoutePlan long_none = PlanRoute(t.network, req, long_one);
+    ASSERT_TRUE(long_none.error);
+    EXPECT_EQ(long_none.error->message,
+              "Invalid params: use-upstream selector \"" + long_one.substr(0, 128) +
+                  "\"... (7002 bytes): selector longer than 1024 characters");
+    // cut at a character's start, never inside one
+    std::string wide = std::string(127, 'x') + "é";
+    RoutePlan wide_none = PlanRoute(t.network, req, wide + "y");
+    ASSERT_TRUE(wide_none.error);
+    EXPECT_NE(wide_none.error->message.find("\"" + std::string(127, 'x') +
+                                            "\"... (130 bytes)"),
+              std::string::npos)
+        << wide_none.error->message;
 }
 
 TEST(RoutePlan, EverySelectedUpstreamCordonedIsNodeUnhealthy) {
