@@ -155,12 +155,16 @@ err(-32600, 'Invalid request: nesting deeper than 64 levels', 'null')
 
 
 
-=== TEST 11: a body over client_max_body_size is 413 with a JSON-RPC error
+=== TEST 11: a body over client_max_body_size is 413 with a JSON-RPC error, its message the reason phrase too
 --- request eval
 "POST /\n" . call(1, 'getBalance', '["' . ('A' x 70000) . '"]')
 --- error_code: 413
 --- response_body eval
 err(-32600, 'Invalid request: body larger than client_max_body_size', 'null')
+--- response_headers eval
+"Content-Length: " . length(err(-32600, 'Invalid request: body larger than client_max_body_size', 'null'))
+--- check
+is($_[0]{reason}, 'Invalid request: body larger than client_max_body_size', 'the reason phrase is the message');
 --- no_error_log
 [alert]
 [crit]

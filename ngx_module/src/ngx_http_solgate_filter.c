@@ -168,6 +168,7 @@ ngx_http_solgate_fail_over(ngx_http_request_t *r)
 static ngx_int_t
 ngx_http_solgate_error_header(ngx_http_request_t *r)
 {
+    sg_str_t                 body;
     ngx_http_solgate_ctx_t  *ctx;
 
     ctx = ngx_http_solgate_get_ctx(r);
@@ -187,6 +188,20 @@ ngx_http_solgate_error_header(ngx_http_request_t *r)
 
     r->headers_out.content_length_n = -1;
     ngx_http_clear_content_length(r);
+
+    if (r == r->main) {
+        /* its length, and its message as the reason phrase (413, ...) */
+        body = ngx_http_solgate_error_text(r, ctx, r->headers_out.status);
+        r->headers_out.content_length_n = body.len;
+
+        if (ngx_http_solgate_reason(r, r->headers_out.status,
+                                    (u_char *) body.data, body.len)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
     ngx_http_clear_accept_ranges(r);
     ngx_http_clear_last_modified(r);
     ngx_http_clear_etag(r);

@@ -362,6 +362,8 @@ ngx_int_t ngx_http_solgate_send(ngx_http_request_t *r, ngx_uint_t status,
     ngx_str_t *content_type, u_char *body, size_t len);
 ngx_int_t ngx_http_solgate_send_json(ngx_http_request_t *r,
     ngx_uint_t status, u_char *body, size_t len);
+ngx_int_t ngx_http_solgate_reason(ngx_http_request_t *r, ngx_uint_t status,
+    u_char *body, size_t len);
 ngx_int_t ngx_http_solgate_send_json_header(ngx_http_request_t *r,
     ngx_uint_t status, off_t length);
 ngx_int_t ngx_http_solgate_send_text(ngx_http_request_t *r,

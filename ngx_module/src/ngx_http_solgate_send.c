@@ -8,8 +8,6 @@
 #include "ngx_http_solgate_module.h"
 
 
-static ngx_int_t ngx_http_solgate_reason(ngx_http_request_t *r,
-    ngx_uint_t status, u_char *body, size_t len);
 static void ngx_http_solgate_free_text(void *data);
 
 
@@ -85,7 +83,7 @@ ngx_http_solgate_send_json(ngx_http_request_t *r, ngx_uint_t status,
  * reason phrase ("HTTP/1.1 429 Block 5 is being retrieved ..."): some
  * clients show only that (@solana/kit: "HTTP error (429): <reason>").
  */
-static ngx_int_t
+ngx_int_t
 ngx_http_solgate_reason(ngx_http_request_t *r, ngx_uint_t status,
     u_char *body, size_t len)
 {
