@@ -36,6 +36,14 @@ add_block_preprocessor(sub {
     $block->set_value(config => $Config) unless defined $block->config;
 });
 
+# with the admin API and the metrics, for checks of the nodes' state
+our $ConfigWithState = $Config
+  . "    location /solgate/ { solgate_admin; }\n    location = /metrics { solgate_metrics; }\n";
+sub all_polled {
+    ['every node is polled',
+     sub { !grep { !((upstream_state($_, 'mainnet') || {})->{processed_slot} || 0) } qw(sim-a sim-b sim-c) }, 5]
+}
+
 sub call { my ($id, $method) = @_; qq({"jsonrpc":"2.0","id":$id,"method":"$method"}) }
 sub clear_faults { for my $p (@Ports) { sim_fault($p, 'clear'); sim_reset($p) } }
 sub getslots { [map { "POST $_[0]\n" . call($_, 'getSlot') } 1 .. $_[1]] }
@@ -185,9 +193,9 @@ retrying on
 --- init
 clear_faults();
 --- config eval
-$::Config . "    location /solgate/ { solgate_admin; }\n    location = /metrics { solgate_metrics; }\n"
+$::ConfigWithState
 --- wait_for eval
-['every node is polled', sub { !grep { !((upstream_state($_, 'mainnet') || {})->{processed_slot} || 0) } qw(sim-a sim-b sim-c) }, 5]
+main::all_polled()
 --- request eval
 [step {
      sim_fault($Ports[1], 'cut_answers', on => 1);
@@ -222,9 +230,9 @@ qr/\[warn\] .*solgate: upstream "sim-b" of network "mainnet" out of rotation for
 --- init
 clear_faults();
 --- config eval
-$::Config . "    location /solgate/ { solgate_admin; }\n    location = /metrics { solgate_metrics; }\n"
+$::ConfigWithState
 --- wait_for eval
-['every node is polled', sub { !grep { !((upstream_state($_, 'mainnet') || {})->{processed_slot} || 0) } qw(sim-a sim-b sim-c) }, 5]
+main::all_polled()
 --- request eval
 [map { "POST /\n" . '{"jsonrpc":"2.0","id":' . $_ . ',"method":"getBalance","params":["83astBRguLMdt2h5U1Tpdq5tjFoJ6noeGwaY3mDLVcri",{"minContextSlot":999999999999}]}' } 1 .. 3]
 --- error_code eval

@@ -8,6 +8,7 @@
 namespace solgate {
 namespace {
 
+// Without HTTP's optional whitespace (spaces and tabs) around it.
 std::string_view Trimmed(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
         s.remove_prefix(1);
@@ -18,6 +19,7 @@ std::string_view Trimmed(std::string_view s) {
     return s;
 }
 
+// a == b, b in lower case: header tokens are case-insensitive (ASCII).
 bool SameLetters(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) {
         return false;
@@ -65,39 +67,26 @@ bool SixteenBytesKey(std::string_view key) {
     return true;
 }
 
-const std::string& Refusal(int which) {
+std::string InvalidRequest(std::string_view message) {
+    std::string out;
+    AppendErrorEnvelope(out, {}, kInvalidRequest, message);
+    return out;
+}
+
+enum Refused { kNoUpgradeToken, kBadKey, kOtherVersion, kWithBody };
+
+std::string_view Refusal(Refused why) {
     static const std::string kBodies[] = {
-        [] {
-            std::string out;
-            AppendErrorEnvelope(out, {}, kInvalidRequest,
-                                "Invalid request: a WebSocket upgrade must "
-                                "say \"Connection: Upgrade\"");
-            return out;
-        }(),
-        [] {
-            std::string out;
-            AppendErrorEnvelope(out, {}, kInvalidRequest,
-                                "Invalid request: a WebSocket upgrade needs a "
-                                "Sec-WebSocket-Key of 16 bytes in base64 "
-                                "(RFC 6455)");
-            return out;
-        }(),
-        [] {
-            std::string out;
-            AppendErrorEnvelope(out, {}, kInvalidRequest,
-                                "Invalid request: only WebSocket version 13 "
-                                "is served (Sec-WebSocket-Version: 13)");
-            return out;
-        }(),
-        [] {
-            std::string out;
-            AppendErrorEnvelope(out, {}, kInvalidRequest,
-                                "Invalid request: a WebSocket upgrade carries "
-                                "no body");
-            return out;
-        }(),
+        InvalidRequest("Invalid request: a WebSocket upgrade must say "
+                       "\"Connection: Upgrade\""),
+        InvalidRequest("Invalid request: a WebSocket upgrade needs a "
+                       "Sec-WebSocket-Key of 16 bytes in base64 (RFC 6455)"),
+        InvalidRequest("Invalid request: only WebSocket version 13 is served "
+                       "(Sec-WebSocket-Version: 13)"),
+        InvalidRequest("Invalid request: a WebSocket upgrade carries no "
+                       "body"),
     };
-    return kBodies[which];
+    return kBodies[why];
 }
 
 }  // namespace
@@ -107,16 +96,16 @@ std::optional<WsHandshakeRefusal> JudgeWsHandshake(
     std::optional<std::string_view> key,
     std::optional<std::string_view> version, bool has_body) {
     if (!connection || !HasUpgradeToken(*connection)) {
-        return WsHandshakeRefusal{400, Refusal(0)};
+        return WsHandshakeRefusal{400, Refusal(kNoUpgradeToken)};
     }
     if (!version || Trimmed(*version) != "13") {
-        return WsHandshakeRefusal{426, Refusal(2)};
+        return WsHandshakeRefusal{426, Refusal(kOtherVersion)};
     }
     if (!key || !SixteenBytesKey(*key)) {
-        return WsHandshakeRefusal{400, Refusal(1)};
+        return WsHandshakeRefusal{400, Refusal(kBadKey)};
     }
     if (has_body) {
-        return WsHandshakeRefusal{400, Refusal(3)};
+        return WsHandshakeRefusal{400, Refusal(kWithBody)};
     }
     return std::nullopt;
 }

@@ -299,35 +299,38 @@ TEST(RoutedRequest, AnAnswerCutShortCountsAsAFailureThoughItWasReportedAnswered)
     EXPECT_EQ(b.network.host(1).cut_answers.load(), 0u);
 }
 
+// An attempt of `req` on upstream 0 (named "a", picked by the query
+// selector) that ended with `status` (and Retry-After), reported.
+void AttemptOnA(const BuiltNetwork& b, RoutedRequest& req, unsigned status,
+                std::string_view retry_after = {}) {
+    SelectorSources on_a;
+    on_a.query = "a";
+    ASSERT_TRUE(req.Route(b.network, on_a, 1000).forward);
+    ASSERT_EQ(req.NextAttempt(1000)->upstream, 0u);
+    RoutedRequest::AttemptEnd end;
+    end.http_status = status;
+    end.retry_after = retry_after;
+    req.Report(end, 1000);
+}
+
 // Another request's whole answer between a header and its cut ends the
 // failure run: the cut does not take that answer's success back.
 TEST(RoutedRequest, AnAnswerCutShortLeavesOtherAnswersSuccessesStanding) {
     BuiltNetwork b({{"a", "http://a", "max_fails=2", "fail_timeout=5s"},
                     {"b", "http://b"}});
-    RoutedRequest::AttemptEnd answered;
-    answered.http_status = 200;
-    RoutedRequest::AttemptEnd bad;
-    bad.http_status = 502;
-    SelectorSources on_a;
-    on_a.query = "a";
-    auto attempt_on_a = [&](RoutedRequest& req, const RoutedRequest::AttemptEnd& end) {
-        ASSERT_TRUE(req.Route(b.network, on_a, 1000).forward);
-        ASSERT_EQ(req.NextAttempt(1000)->upstream, 0u);
-        req.Report(end, 1000);
-    };
     RoutedRequest failed(Parse(kGetSlot));
-    attempt_on_a(failed, bad);                 // run 1 of 2
+    AttemptOnA(b, failed, 502);                // run 1 of 2
     EXPECT_EQ(b.network.host(0).consecutive_fails.load(), 1u);
     RoutedRequest cut(Parse(kGetSlot));
-    attempt_on_a(cut, answered);               // its header: run ended
+    AttemptOnA(b, cut, 200);                   // its header: run ended
     RoutedRequest whole(Parse(kGetSlot));
-    attempt_on_a(whole, answered);             // another answer, whole
+    AttemptOnA(b, whole, 200);                 // another answer, whole
     EXPECT_EQ(cut.ReportCut(1000), 0);         // run 1, not 2: still in
     EXPECT_EQ(b.network.host(0).consecutive_fails.load(), 1u);
     EXPECT_EQ(b.network.host(0).cut_answers.load(), 1u);
     // with nothing in between, the same cut takes its success back
     RoutedRequest cut_again(Parse(kGetSlot));
-    attempt_on_a(cut_again, answered);
+    AttemptOnA(b, cut_again, 200);
     EXPECT_EQ(cut_again.ReportCut(1000), 5000);
 }
 
@@ -335,28 +338,14 @@ TEST(RoutedRequest, AnAnswerCutShortLeavesOtherAnswersSuccessesStanding) {
 TEST(RoutedRequest, AnAnswerCutShortAfterAnEjectionStartsANewFailureRun) {
     BuiltNetwork b({{"a", "http://a", "max_fails=3", "fail_timeout=5s"},
                     {"b", "http://b"}});
-    RoutedRequest::AttemptEnd answered;
-    answered.http_status = 200;
-    RoutedRequest::AttemptEnd bad;
-    bad.http_status = 502;
-    RoutedRequest::AttemptEnd too_many;   // out for its Retry-After
-    too_many.http_status = 429;
-    too_many.retry_after = "1";
-    SelectorSources on_a;
-    on_a.query = "a";
-    auto attempt_on_a = [&](RoutedRequest& req, const RoutedRequest::AttemptEnd& end) {
-        ASSERT_TRUE(req.Route(b.network, on_a, 1000).forward);
-        ASSERT_EQ(req.NextAttempt(1000)->upstream, 0u);
-        req.Report(end, 1000);
-    };
     RoutedRequest failed(Parse(kGetSlot));
-    attempt_on_a(failed, bad);
+    AttemptOnA(b, failed, 502);
     RoutedRequest failed_again(Parse(kGetSlot));
-    attempt_on_a(failed_again, bad);           // run 2 of 3
+    AttemptOnA(b, failed_again, 502);          // run 2 of 3
     RoutedRequest cut(Parse(kGetSlot));
-    attempt_on_a(cut, answered);               // its header: run ended
+    AttemptOnA(b, cut, 200);                   // its header: run ended
     RoutedRequest limited(Parse(kGetSlot));
-    attempt_on_a(limited, too_many);           // out 1 s: the run ends
+    AttemptOnA(b, limited, 429, "1");          // out 1 s: the run ends
     EXPECT_EQ(b.network.host(0).consecutive_fails.load(), 0u);
     EXPECT_EQ(cut.ReportCut(1000), 0);         // run 1, not back to 3
     EXPECT_EQ(b.network.host(0).consecutive_fails.load(), 1u);
