@@ -234,7 +234,8 @@ ngx_http_solgate_grow_held(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx,
         return NULL;
     }
 
-    held->last = ngx_cpymem(p, held->pos, used);
+    /* the first time there is nothing to copy, and no memory (NULL) */
+    held->last = used > 0 ? ngx_cpymem(p, held->pos, used) : p;
     held->pos = p;
     held->start = p;
     held->end = p + size;
