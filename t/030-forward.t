@@ -194,3 +194,44 @@ upstream prematurely closed connection
 --- no_error_log
 [alert]
 [crit]
+
+
+
+=== TEST 11: nodes get Content-Type: application/json, whatever the client sent (curl -d sends a form's)
+--- init
+sim_reset($Ports[0]);
+--- request eval
+"POST /own\n" . call(1, 'getSlot')
+--- more_headers
+Content-Type: application/x-www-form-urlencoded
+--- response_body_like: ^\{"jsonrpc":"2.0","result":\d+,"id":1\}$
+--- check
+is(sim_stats($Ports[0])->{last_client_content_type}, 'application/json',
+   'the node was sent application/json');
+
+
+
+=== TEST 12: ... and when the client sent none
+--- init
+sim_reset($Ports[0]);
+--- request eval
+"POST /own\n" . call(1, 'getSlot')
+--- response_body_like: ^\{"jsonrpc":"2.0","result":\d+,"id":1\}$
+--- check
+is(sim_stats($Ports[0])->{last_client_content_type}, 'application/json',
+   'the node was sent application/json');
+
+
+
+=== TEST 13: a compressed body is refused with 415 and reaches no node
+--- init
+sim_reset($Ports[0]);
+--- request eval
+"POST /own\n" . call(1, 'getSlot')
+--- more_headers
+Content-Encoding: gzip
+--- error_code: 415
+--- response_body chomp
+{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request: send the body uncompressed (no Content-Encoding)"},"id":null}
+--- check
+is(sim_stats($Ports[0])->{http_requests}, 0, 'no node was asked');

@@ -142,6 +142,8 @@ $others += $_ for @rest;
 is($others, 20, 'the other nodes answered all 20');
 cmp_ok($a, '>=', 1, 'a was tried (and answered 502)');
 is(sim_stats($_)->{last_client_target}, '/', "the node on $_ was sent \"/\"") for @Sims;
+is(sim_stats($_)->{last_client_content_type}, 'application/json',
+   "the node on $_ was sent application/json, which the client did not send") for @Sims;
 cmp_ok(metric(qr/^solgate_failovers_total\{network="mainnet",upstream="a",cause="http_5xx"\} (\d+)$/m) || 0,
        '>=', 1, 'the failure of a is counted as a failover');
 --- no_error_log
@@ -277,6 +279,8 @@ main::dispatch_locations('fan', "    location /solgate/ { solgate_admin; }\n    
 for my $p ($A, $B) {
     cmp_ok(main::client_calls_of($p, 'getBalance'), '>=', 1, "the broadcast reached the node on $p");
     is(sim_stats($p)->{last_client_target}, '/', "the node on $p was sent \"/\"");
+    is(sim_stats($p)->{last_client_content_type}, 'application/json',
+       "the node on $p was sent application/json");
 }
 is(main::client_calls_of($A, 'getSlot') + main::client_calls_of($B, 'getSlot'), 1, 'the getSlot went to one node');
 

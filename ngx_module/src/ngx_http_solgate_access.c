@@ -37,6 +37,8 @@ static ngx_int_t ngx_http_solgate_answer(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, sg_route_t *route);
 static ngx_int_t ngx_http_solgate_reject_method(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
+static ngx_int_t ngx_http_solgate_json_post(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
 static ngx_int_t ngx_http_solgate_selector_sources(ngx_http_request_t *r,
     sg_selector_sources_t *sources);
 static ngx_uint_t ngx_http_solgate_last_status(ngx_http_request_t *r);
@@ -130,6 +132,13 @@ ngx_http_solgate_access_handler(ngx_http_request_t *r)
 
     if (!(r->method & NGX_HTTP_POST)) {
         ngx_http_finalize_request(r, ngx_http_solgate_reject_method(r, ctx));
+        return NGX_DONE;
+    }
+
+    rc = ngx_http_solgate_json_post(r, ctx);
+
+    if (rc != NGX_DECLINED) {
+        ngx_http_finalize_request(r, rc);
         return NGX_DONE;
     }
 
@@ -628,18 +637,42 @@ static ngx_int_t
 ngx_http_solgate_reject_method(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx)
 {
-    sg_str_t  body;
+    return ngx_http_solgate_refuse(r, ctx, NGX_HTTP_NOT_ALLOWED,
+                                   sg_http_error_answer(NGX_HTTP_NOT_ALLOWED));
+}
 
-    if (ngx_http_discard_request_body(r) != NGX_OK) {
+
+/*
+ * A POST's body goes to nodes as the JSON Solgate reads: a compressed one
+ * is refused (libcore says which), and it goes with the Content-Type nodes
+ * take.  NGX_DECLINED when it may be read.
+ */
+static ngx_int_t
+ngx_http_solgate_json_post(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx)
+{
+    sg_str_t          body, encoding;
+    ngx_uint_t        status;
+    ngx_table_elt_t  *h;
+
+    static ngx_str_t  name = ngx_string("Content-Encoding");
+
+    h = ngx_http_solgate_find_header(r, &name);
+
+    if (h != NULL) {
+        encoding = ngx_http_solgate_sg_str(&h->value);
+        status = sg_body_encoding_refusal(encoding, &body);
+
+        if (status != 0) {
+            return ngx_http_solgate_refuse(r, ctx, status, body);
+        }
+    }
+
+    if (ngx_http_solgate_json_content_type(r) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    body = sg_http_error_answer(NGX_HTTP_NOT_ALLOWED);
-
-    ctx->answered = 1;
-
-    return ngx_http_solgate_send_json(r, NGX_HTTP_NOT_ALLOWED,
-                                      (u_char *) body.data, body.len);
+    return NGX_DECLINED;
 }
 
 

@@ -352,6 +352,7 @@ void ngx_http_solgate_find_headers(ngx_http_request_t *r, ngx_str_t *names,
     ngx_table_elt_t **found, ngx_uint_t n);
 void ngx_http_solgate_find_in_list(ngx_list_t *headers, ngx_str_t *names,
     ngx_table_elt_t **found, ngx_uint_t n);
+ngx_int_t ngx_http_solgate_json_content_type(ngx_http_request_t *r);
 ngx_int_t ngx_http_solgate_query_arg(ngx_http_request_t *r, char *name,
     ngx_uint_t plus_is_space, ngx_str_t *value);
 int64_t ngx_http_solgate_wall_ms(void);
@@ -366,6 +367,8 @@ ngx_int_t ngx_http_solgate_reason(ngx_http_request_t *r, ngx_uint_t status,
     u_char *body, size_t len);
 ngx_int_t ngx_http_solgate_send_json_header(ngx_http_request_t *r,
     ngx_uint_t status, off_t length);
+ngx_int_t ngx_http_solgate_refuse(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx, ngx_uint_t status, sg_str_t body);
 ngx_int_t ngx_http_solgate_send_text(ngx_http_request_t *r,
     ngx_uint_t status, ngx_str_t *content_type, sg_text_t *text);
 

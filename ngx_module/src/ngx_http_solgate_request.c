@@ -1,7 +1,8 @@
 /*
  * What the module reads from a client request for libcore: the body as one
  * range of bytes, request headers, URL-decoded query arguments; and the
- * wall clock libcore is given with them.
+ * wall clock libcore is given with them.  And the one header it sets for
+ * nodes, Content-Type.
  */
 
 #include "ngx_http_solgate_module.h"
@@ -125,6 +126,42 @@ ngx_http_solgate_find_in_list(ngx_list_t *headers, ngx_str_t *names,
             }
         }
     }
+}
+
+
+/*
+ * The request's Content-Type as Solana nodes take it, application/json,
+ * whatever the client sent (curl -d sends a form's) or when it sent none:
+ * proxy_pass passes the client's header on.
+ */
+ngx_int_t
+ngx_http_solgate_json_content_type(ngx_http_request_t *r)
+{
+    ngx_table_elt_t  *h;
+
+    static ngx_str_t  json = ngx_string("application/json");
+
+    h = r->headers_in.content_type;
+
+    if (h != NULL) {
+        /* set, not compared: as cheap, and any case or parameter goes */
+        h->value = json;
+        return NGX_OK;
+    }
+
+    h = ngx_list_push(&r->headers_in.headers);
+    if (h == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_str_set(&h->key, "Content-Type");
+    h->lowcase_key = (u_char *) "content-type";
+    h->hash = ngx_hash_key(h->lowcase_key, h->key.len);
+    h->value = json;
+
+    r->headers_in.content_type = h;
+
+    return NGX_OK;
 }
 
 

@@ -123,6 +123,25 @@ ngx_http_solgate_send_json_header(ngx_http_request_t *r, ngx_uint_t status,
 }
 
 
+/*
+ * A request refused before its body was read: the body discarded, libcore's
+ * JSON-RPC error (static memory) answered with status.
+ */
+ngx_int_t
+ngx_http_solgate_refuse(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx,
+    ngx_uint_t status, sg_str_t body)
+{
+    if (ngx_http_discard_request_body(r) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ctx->answered = 1;
+
+    return ngx_http_solgate_send_json(r, status, (u_char *) body.data,
+                                      body.len);
+}
+
+
 /* A text libcore rendered: released with the request. */
 ngx_int_t
 ngx_http_solgate_send_text(ngx_http_request_t *r, ngx_uint_t status,

@@ -117,10 +117,6 @@ ngx_http_solgate_ws_refuse(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         return NGX_DECLINED;
     }
 
-    if (ngx_http_discard_request_body(r) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
     if (status == NGX_HTTP_SOLGATE_UPGRADE_REQUIRED) {
         h = ngx_list_push(&r->headers_out.headers);
         if (h == NULL) {
@@ -132,10 +128,7 @@ ngx_http_solgate_ws_refuse(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         ngx_str_set(&h->value, "13");
     }
 
-    ctx->answered = 1;
-
-    return ngx_http_solgate_send_json(r, status, (u_char *) body.data,
-                                      body.len);
+    return ngx_http_solgate_refuse(r, ctx, status, body);
 }
 
 

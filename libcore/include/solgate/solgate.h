@@ -555,6 +555,12 @@ SG_API sg_str_t sg_request_lane(const sg_request_t *req) SG_NOEXCEPT;
  * (413, 408, 405, other 4xx, 5xx), id null: static memory. */
 SG_API sg_str_t sg_http_error_answer(unsigned http_status) SG_NOEXCEPT;
 
+/* A POST's body by its Content-Encoding header (data NULL: none): 0 when
+ * it is read as sent, else the HTTP status to answer (415, a compressed
+ * body) with *body the JSON-RPC error (static memory). */
+SG_API unsigned sg_body_encoding_refusal(sg_str_t content_encoding,
+    sg_str_t *body) SG_NOEXCEPT;
+
 
 /* The response path of a forwarded request */
 

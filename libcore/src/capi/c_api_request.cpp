@@ -378,4 +378,18 @@ sg_str_t sg_http_error_answer(unsigned http_status) noexcept {
     }
 }
 
+unsigned sg_body_encoding_refusal(sg_str_t content_encoding,
+                                  sg_str_t* body) noexcept {
+    if (body == nullptr) {
+        return solgate::kCompressedBodyStatus;
+    }
+    *body = sg_str_t{nullptr, 0};
+    if (content_encoding.data == nullptr ||
+        solgate::PlainBody({content_encoding.data, content_encoding.len})) {
+        return 0;
+    }
+    *body = sg_http_error_answer(solgate::kCompressedBodyStatus);
+    return solgate::kCompressedBodyStatus;
+}
+
 }  // extern "C"

@@ -2,42 +2,18 @@
 
 #include <string>
 
+#include "base/header_text.h"
 #include "json/json_writer.h"
 #include "rpc/rpc_request.h"
 
 namespace solgate {
 namespace {
 
-// Without HTTP's optional whitespace (spaces and tabs) around it.
-std::string_view Trimmed(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-        s.remove_suffix(1);
-    }
-    return s;
-}
-
-// a == b, b in lower case: header tokens are case-insensitive (ASCII).
-bool SameLetters(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) {
-        return false;
-    }
-    for (size_t i = 0; i < a.size(); i++) {
-        char x = a[i] >= 'A' && a[i] <= 'Z' ? char(a[i] - 'A' + 'a') : a[i];
-        if (x != b[i]) {
-            return false;
-        }
-    }
-    return true;
-}
-
 // "Connection: keep-alive, Upgrade": one of its comma-separated tokens.
 bool HasUpgradeToken(std::string_view connection) {
     while (!connection.empty()) {
         size_t comma = connection.find(',');
-        if (SameLetters(Trimmed(connection.substr(0, comma)), "upgrade")) {
+        if (SameToken(TrimmedOws(connection.substr(0, comma)), "upgrade")) {
             return true;
         }
         if (comma == std::string_view::npos) {
@@ -55,7 +31,7 @@ bool Base64Letter(char c) {
 
 // Sixteen bytes in base64: 22 letters and "==".
 bool SixteenBytesKey(std::string_view key) {
-    key = Trimmed(key);
+    key = TrimmedOws(key);
     if (key.size() != 24 || key.substr(22) != "==") {
         return false;
     }
@@ -98,7 +74,7 @@ std::optional<WsHandshakeRefusal> JudgeWsHandshake(
     if (!connection || !HasUpgradeToken(*connection)) {
         return WsHandshakeRefusal{400, Refusal(kNoUpgradeToken)};
     }
-    if (!version || Trimmed(*version) != "13") {
+    if (!version || TrimmedOws(*version) != "13") {
         return WsHandshakeRefusal{426, Refusal(kOtherVersion)};
     }
     if (!key || !SixteenBytesKey(*key)) {

@@ -562,6 +562,25 @@ TEST(CApi, StatusAnswers) {
               std::string::npos);
 }
 
+TEST(CApi, ACompressedBodyIsRefusedWith415) {
+    sg_str_t body;
+    EXPECT_EQ(sg_body_encoding_refusal(sg_str_t{nullptr, 0}, &body), 0u);
+    EXPECT_EQ(body.data, nullptr);
+    std::string identity = "identity";
+    EXPECT_EQ(sg_body_encoding_refusal(
+                  sg_str_t{identity.data(), identity.size()}, &body),
+              0u);
+    std::string gzip = "gzip";
+    EXPECT_EQ(sg_body_encoding_refusal(sg_str_t{gzip.data(), gzip.size()},
+                                       &body),
+              415u);
+    EXPECT_NE(Text(body).find("send the body uncompressed"),
+              std::string::npos);
+    EXPECT_EQ(sg_body_encoding_refusal(sg_str_t{gzip.data(), gzip.size()},
+                                       nullptr),
+              415u);
+}
+
 TEST(CApi, StatusTextsAreOwnedAndFreed) {
     CNetwork net({{"a", "http://x"}});
     sg_network_t* nets[] = {net.get()};

@@ -481,6 +481,7 @@ class HttpConnection : public WsSession {
         chunked_ = false;
         expect_continue_ = false;
         req_.user_agent.clear();
+        req_.content_type.clear();
         bool upgrade_websocket = false;
         bool connection_upgrade = false;
         bool version_13 = false;
@@ -551,6 +552,8 @@ class HttpConnection : public WsSession {
                 }
             } else if (iequals(name, "user-agent")) {
                 req_.user_agent = std::string(value);
+            } else if (iequals(name, "content-type")) {
+                req_.content_type = std::string(value);
             } else if (iequals(name, "connection")) {
                 if (has_token(value, "close")) req_.keep_alive = false;
                 else if (has_token(value, "keep-alive")) req_.keep_alive = true;

@@ -21,6 +21,7 @@ struct HttpRequest {
     bool http11 = true;
     bool keep_alive = true;
     std::string user_agent;
+    std::string content_type;  // as sent, empty if none
     std::string body;
     // The connection's first request (tests count new connections by it,
     // to see that keep-alive is used).

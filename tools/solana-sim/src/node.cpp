@@ -142,7 +142,10 @@ HttpResponse SimNode::handle_rpc(const HttpRequest& req) {
     const bool from_poller = req.user_agent.rfind("solgate-poller", 0) == 0;
     if (parsed) rpc_.count_calls(doc.root(), from_poller);
     if (req.first_on_connection && !from_poller) ++stats_.client_connections;
-    if (!from_poller) stats_.last_client_target = req.target;
+    if (!from_poller) {
+        stats_.last_client_target = req.target;
+        stats_.last_client_content_type = req.content_type;
+    }
 
     const Faults& f = chain_.faults();
     HttpResponse resp;
@@ -222,6 +225,7 @@ std::string SimNode::stats_json() const {
     o += ",\"client_connections\":";
     json_append_u64(o, stats_.client_connections);
     o += ",\"last_client_target\":" + json_quote(stats_.last_client_target);
+    o += ",\"last_client_content_type\":" + json_quote(stats_.last_client_content_type);
     o += ",\"slots\":" + slots_json();
     o += ",\"faults\":" + chain_.faults().to_json();
     const PubSubStats ws = pubsub_ ? pubsub_->stats() : PubSubStats();

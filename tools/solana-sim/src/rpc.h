@@ -59,6 +59,9 @@ struct CallStats {
     // The request target (path and query) of the last client JSON-RPC
     // request: what a gateway in front forwards, or strips.
     std::string last_client_target;
+    // Its Content-Type header ("" when it had none): Solana nodes take
+    // only application/json.
+    std::string last_client_content_type;
     // getBlock calls failed by the getblock_failure_rate fault (-32019).
     uint64_t getblock_failures = 0;
     // The slots of the last kRecentBlocks blocks answered, oldest first:
@@ -75,6 +78,7 @@ struct CallStats {
         http_requests = 0;
         client_connections = 0;
         last_client_target.clear();
+        last_client_content_type.clear();
         getblock_failures = 0;
         blocks_served.clear();
     }
