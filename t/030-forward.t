@@ -235,3 +235,19 @@ Content-Encoding: gzip
 {"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request: send the body uncompressed (no Content-Encoding)"},"id":null}
 --- check
 is(sim_stats($Ports[0])->{http_requests}, 0, 'no node was asked');
+
+
+
+=== TEST 14: two Content-Type headers are refused (a node might read the other), and reach no node
+--- init
+sim_reset($Ports[0]);
+--- request eval
+"POST /own\n" . call(1, 'getSlot')
+--- more_headers
+Content-Type: application/json
+Content-Type: text/plain
+--- error_code: 400
+--- response_body chomp
+{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request: more than one Content-Type header"},"id":null}
+--- check
+is(sim_stats($Ports[0])->{http_requests}, 0, 'no node was asked');

@@ -75,6 +75,9 @@ sub polled { my @ids = @_; sub { !grep { !(state_of($_)->{processed_slot} || 0) 
 sub balance { rpc($_[0], 'getBalance', "[$Account]") }
 sub balance_like { qr/^\{"jsonrpc":"2.0","result":\{"context":\{.*"slot":\d+\}.*"id":$_[0]\}$/ }
 sub served { map { sim_client_calls($_) } @_ }
+# a batch with a broadcast call, so it goes call by call, and its answer
+sub pinned_batch { '[' . balance($_[0]) . ',{"jsonrpc":"2.0","id":2,"method":"getSlot"},{"jsonrpc":"2.0","id":3,"method":"getSlot"}]' }
+sub pinned_batch_like { qr/^\[\{"jsonrpc":"2.0","result":\{"context".*"id":$_[0]\},\{"jsonrpc":"2.0","result":\d+,"id":2\},\{"jsonrpc":"2.0","result":\d+,"id":3\}\]$/ }
 
 run_solgate_blocks(http_config => $HttpConfig, config => $Config, setup => 'clean();',
                    no_error_log => $Bad);
@@ -286,7 +289,7 @@ is(main::client_calls_of($A, 'getSlot') + main::client_calls_of($B, 'getSlot'), 
 
 
 
-=== TEST 13: a selector in the arguments pins the calls of a batch that goes call by call
+=== TEST 13: a selector in the arguments or in a header (read once, before the calls are split) pins the calls of a batch that goes call by call
 --- http_config eval
 $::FanConfig
 --- config eval
@@ -294,9 +297,15 @@ main::dispatch_locations('fan', "    location /solgate/ { solgate_admin; }\n")
 --- wait_for eval
 ['both nodes are polled', \&main::fan_polled, 5]
 --- request eval
-[map { "POST /?use-upstream=b\n" . '[' . main::balance($_) . ',{"jsonrpc":"2.0","id":2,"method":"getSlot"},{"jsonrpc":"2.0","id":3,"method":"getSlot"}]' } 1 .. 6]
+[step {
+     for my $i (4 .. 6) {
+         my $res = http_post(server_port(), '/', main::pinned_batch($i), {'X-Solgate-Use-Upstream' => 'b'});
+         like($res->{body}, main::pinned_batch_like($i), "batch $i, pinned by its header, answered");
+     }
+ },
+ map { "POST /?use-upstream=b\n" . main::pinned_batch($_) } 1 .. 3]
 --- response_body_like eval
-[map { qr/^\[\{"jsonrpc":"2.0","result":\{"context".*"id":$_\},\{"jsonrpc":"2.0","result":\d+,"id":2\},\{"jsonrpc":"2.0","result":\d+,"id":3\}\]$/ } 1 .. 6]
+[map { main::pinned_batch_like($_) } 1 .. 3]
 --- check
 is(main::client_calls_of($A, 'getSlot'), 0, 'no getSlot of the pinned batches went to a');
 is(main::client_calls_of($B, 'getSlot'), 12, 'b served all twelve');

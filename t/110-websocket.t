@@ -178,6 +178,11 @@ qr/solgate: upstream "sim-a" failed \(transport, status 502\), retrying on "sim-
           qr/^\{"jsonrpc":"2.0","error":\{"code":-32601,"message":"Method not found: no upstream matching use-upstream selector \\"sim-c\\" has a WebSocket endpoint \(\\"ws=\\"\)"\},"id":null\}$/,
           'the body names the reason');
      is(sim_client_calls($Ports[2]), 0, 'sim-c saw nothing');
+     ok(!Solgate::WebSocket->connect(port => server_port(), path => '/',
+                                     headers => {'X-Solgate-Use-Upstream' => 'sim-c'}),
+        'refused for the selector in the header too');
+     like(Solgate::WebSocket::refused_body(), qr/selector \\"sim-c\\" has a WebSocket endpoint/,
+          'which it names');
      my $bad = gateway_ws('/?use-upstream=' . 'a%20%7C');
      is(Solgate::WebSocket::refused_status(), 400, 'a bad selector is a 400');
  }]

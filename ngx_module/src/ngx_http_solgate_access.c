@@ -40,7 +40,7 @@ static ngx_int_t ngx_http_solgate_reject_method(ngx_http_request_t *r,
 static ngx_int_t ngx_http_solgate_json_post(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 static ngx_int_t ngx_http_solgate_selector_sources(ngx_http_request_t *r,
-    sg_selector_sources_t *sources);
+    ngx_http_solgate_ctx_t *ctx, sg_selector_sources_t *sources);
 static ngx_uint_t ngx_http_solgate_last_status(ngx_http_request_t *r);
 static sg_str_t ngx_http_solgate_whole_answer(ngx_http_upstream_t *u);
 static u_char *ngx_http_solgate_log_error(ngx_http_request_t *r,
@@ -487,7 +487,7 @@ ngx_http_solgate_route_parsed(ngx_http_request_t *r,
     sg_fanout_t            fanout;
     sg_selector_sources_t  sources;
 
-    if (ngx_http_solgate_selector_sources(r, &sources) != NGX_OK) {
+    if (ngx_http_solgate_selector_sources(r, ctx, &sources) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
@@ -643,29 +643,42 @@ ngx_http_solgate_reject_method(ngx_http_request_t *r,
 
 
 /*
- * A POST's body goes to nodes as the JSON Solgate reads: a compressed one
- * is refused (libcore says which), and it goes with the Content-Type nodes
- * take.  NGX_DECLINED when it may be read.
+ * A POST's body goes to nodes as the JSON Solgate reads: libcore judges the
+ * headers that say how to read it (a compressed body, two Content-Types),
+ * and the body goes with the Content-Type nodes take.  The pass over the
+ * headers finds the selector's too.  NGX_DECLINED when it may be read.
  */
 static ngx_int_t
-ngx_http_solgate_json_post(ngx_http_request_t *r,
-    ngx_http_solgate_ctx_t *ctx)
+ngx_http_solgate_json_post(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 {
-    sg_str_t          body, encoding;
-    ngx_uint_t        status;
-    ngx_table_elt_t  *h;
+    sg_str_t            body;
+    ngx_uint_t          status, count[4];
+    ngx_table_elt_t    *found[4];
+    sg_post_headers_t   headers;
 
-    static ngx_str_t  name = ngx_string("Content-Encoding");
+    static ngx_str_t  names[4] = {
+        NGX_HTTP_SOLGATE_SELECTORS,
+        ngx_string("content-encoding"), ngx_string("content-type")
+    };
 
-    h = ngx_http_solgate_find_header(r, &name);
+    ngx_http_solgate_find_in_list(&r->headers_in.headers, names, found,
+                                  count, 4);
 
-    if (h != NULL) {
-        encoding = ngx_http_solgate_sg_str(&h->value);
-        status = sg_body_encoding_refusal(encoding, &body);
+    ctx->selectors[0] = found[0];
+    ctx->selectors[1] = found[1];
 
-        if (status != 0) {
-            return ngx_http_solgate_refuse(r, ctx, status, body);
-        }
+    ngx_memzero(&headers, sizeof(sg_post_headers_t));
+
+    if (found[2] != NULL) {
+        headers.content_encoding = ngx_http_solgate_sg_str(&found[2]->value);
+    }
+
+    headers.content_types = count[3];
+
+    status = sg_post_refusal(&headers, &body);
+
+    if (status != 0) {
+        return ngx_http_solgate_refuse(r, ctx, status, body);
     }
 
     if (ngx_http_solgate_json_content_type(r) != NGX_OK) {
@@ -677,33 +690,27 @@ ngx_http_solgate_json_post(ngx_http_request_t *r,
 
 
 /*
- * Where the request may name its use-upstream selector; libcore applies
- * the precedence and the network's default.
+ * Where the request may name its use-upstream selector (its headers were
+ * found in the access phase); libcore applies the precedence and the
+ * network's default.
  */
 static ngx_int_t
 ngx_http_solgate_selector_sources(ngx_http_request_t *r,
-    sg_selector_sources_t *sources)
+    ngx_http_solgate_ctx_t *ctx, sg_selector_sources_t *sources)
 {
-    ngx_int_t         rc;
-    ngx_str_t         query;
-    ngx_table_elt_t  *found[2];
-
-    static ngx_str_t  headers[] = {
-        ngx_string("X-Solgate-Use-Upstream"),
-        ngx_string("X-ERPC-Use-Upstream")
-    };
+    ngx_int_t   rc;
+    ngx_str_t   query;
 
     ngx_memzero(sources, sizeof(sg_selector_sources_t));
 
-    ngx_http_solgate_find_headers(r, headers, found, 2);
-
-    if (found[0] != NULL) {
-        sources->header = ngx_http_solgate_sg_str(&found[0]->value);
+    if (ctx->selectors[0] != NULL) {
+        sources->header = ngx_http_solgate_sg_str(&ctx->selectors[0]->value);
         sources->has_header = 1;
     }
 
-    if (found[1] != NULL) {
-        sources->erpc_header = ngx_http_solgate_sg_str(&found[1]->value);
+    if (ctx->selectors[1] != NULL) {
+        sources->erpc_header =
+            ngx_http_solgate_sg_str(&ctx->selectors[1]->value);
         sources->has_erpc_header = 1;
     }
 
@@ -783,7 +790,7 @@ ngx_int_t
 ngx_http_solgate_report_attempt(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx)
 {
-    ngx_str_t                   name = ngx_string("Retry-After");
+    ngx_str_t                   name = ngx_string("retry-after");
     ngx_table_elt_t            *retry_after;
     sg_attempt_end_t            end;
     sg_attempt_report_t         report;
@@ -820,7 +827,7 @@ ngx_http_solgate_report_attempt(ngx_http_request_t *r,
 
     if (end.http_status == NGX_HTTP_TOO_MANY_REQUESTS && r->upstream != NULL) {
         ngx_http_solgate_find_in_list(&r->upstream->headers_in.headers,
-                                      &name, &retry_after, 1);
+                                      &name, &retry_after, NULL, 1);
         if (retry_after != NULL) {
             end.retry_after = ngx_http_solgate_sg_str(&retry_after->value);
         }

@@ -40,7 +40,7 @@ ngx_http_solgate_blocks_route(ngx_http_request_t *r,
     sg_blocks_decision_t        d;
     ngx_http_solgate_blocks_t  *b;
 
-    static ngx_str_t  peer_header = ngx_string("X-Solgate-Peer");
+    static ngx_str_t  peer_header = ngx_string("x-solgate-peer");
 
     b = ctx->network->blocks;
 

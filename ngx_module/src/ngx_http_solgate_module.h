@@ -177,6 +177,15 @@ typedef struct {
 } ngx_http_solgate_loc_conf_t;
 
 
+/*
+ * The headers that may name a request's use-upstream selector, in lower
+ * case for ngx_http_solgate_find_in_list: the first names of each list of
+ * headers the access phase looks for, kept in ctx->selectors.
+ */
+#define NGX_HTTP_SOLGATE_SELECTORS                                            \
+    ngx_string("x-solgate-use-upstream"), ngx_string("x-erpc-use-upstream")
+
+
 typedef struct ngx_http_solgate_fanout_s  ngx_http_solgate_fanout_t;
 typedef struct ngx_http_solgate_attempt_s  ngx_http_solgate_attempt_t;
 
@@ -224,6 +233,10 @@ typedef struct {
     ngx_str_t                    client_uri;     /* solgate_dispatch sends
                                                     "/": the client's */
     ngx_str_t                    client_args;
+    ngx_table_elt_t             *selectors[2]; /* NGX_HTTP_SOLGATE_SELECTORS'
+                                                  headers, found with the
+                                                  others the access phase
+                                                  reads (one pass) */
 
     unsigned                     answered:1;     /* we wrote the response */
     unsigned                     data_retry:1;   /* the last one lacked data */
@@ -351,7 +364,7 @@ ngx_table_elt_t *ngx_http_solgate_find_header(ngx_http_request_t *r,
 void ngx_http_solgate_find_headers(ngx_http_request_t *r, ngx_str_t *names,
     ngx_table_elt_t **found, ngx_uint_t n);
 void ngx_http_solgate_find_in_list(ngx_list_t *headers, ngx_str_t *names,
-    ngx_table_elt_t **found, ngx_uint_t n);
+    ngx_table_elt_t **found, ngx_uint_t *count, ngx_uint_t n);
 ngx_int_t ngx_http_solgate_json_content_type(ngx_http_request_t *r);
 ngx_int_t ngx_http_solgate_query_arg(ngx_http_request_t *r, char *name,
     ngx_uint_t plus_is_space, ngx_str_t *value);

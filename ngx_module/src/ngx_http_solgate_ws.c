@@ -82,30 +82,34 @@ ngx_http_solgate_ws_refuse(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 {
     sg_str_t            body;
     ngx_uint_t          status;
-    ngx_table_elt_t    *found[3], *h;
+    ngx_table_elt_t    *found[5], *h;
     sg_ws_handshake_t   handshake;
 
     /* nginx 1.22 keeps no pointer to Connection (only what it says of
-     * keep-alive) */
-    static ngx_str_t  names[3] = {
-        ngx_string("Connection"), ngx_string("Sec-WebSocket-Key"),
-        ngx_string("Sec-WebSocket-Version")
+     * keep-alive); the selector's headers are found in the same pass */
+    static ngx_str_t  names[5] = {
+        NGX_HTTP_SOLGATE_SELECTORS,
+        ngx_string("connection"), ngx_string("sec-websocket-key"),
+        ngx_string("sec-websocket-version")
     };
 
-    ngx_http_solgate_find_headers(r, names, found, 3);
+    ngx_http_solgate_find_headers(r, names, found, 5);
+
+    ctx->selectors[0] = found[0];
+    ctx->selectors[1] = found[1];
 
     ngx_memzero(&handshake, sizeof(sg_ws_handshake_t));
 
-    if (found[0] != NULL) {
-        handshake.connection = ngx_http_solgate_sg_str(&found[0]->value);
-    }
-
-    if (found[1] != NULL) {
-        handshake.key = ngx_http_solgate_sg_str(&found[1]->value);
-    }
-
     if (found[2] != NULL) {
-        handshake.version = ngx_http_solgate_sg_str(&found[2]->value);
+        handshake.connection = ngx_http_solgate_sg_str(&found[2]->value);
+    }
+
+    if (found[3] != NULL) {
+        handshake.key = ngx_http_solgate_sg_str(&found[3]->value);
+    }
+
+    if (found[4] != NULL) {
+        handshake.version = ngx_http_solgate_sg_str(&found[4]->value);
     }
 
     handshake.has_body = r->headers_in.content_length_n > 0

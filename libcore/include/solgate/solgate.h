@@ -555,10 +555,19 @@ SG_API sg_str_t sg_request_lane(const sg_request_t *req) SG_NOEXCEPT;
  * (413, 408, 405, other 4xx, 5xx), id null: static memory. */
 SG_API sg_str_t sg_http_error_answer(unsigned http_status) SG_NOEXCEPT;
 
-/* A POST's body by its Content-Encoding header (data NULL: none): 0 when
- * it is read as sent, else the HTTP status to answer (415, a compressed
- * body) with *body the JSON-RPC error (static memory). */
-SG_API unsigned sg_body_encoding_refusal(sg_str_t content_encoding,
+/*
+ * A JSON-RPC POST's headers that say how to read its body, before it is
+ * read: its Content-Encoding (data NULL: none) and how many Content-Type
+ * headers it has.  Returns 0 when the body may be read, else the HTTP
+ * status to answer (415 a compressed body, 400) with *body the JSON-RPC
+ * error (static memory).
+ */
+typedef struct {
+    sg_str_t     content_encoding;
+    size_t       content_types;
+} sg_post_headers_t;
+
+SG_API unsigned sg_post_refusal(const sg_post_headers_t *headers,
     sg_str_t *body) SG_NOEXCEPT;
 
 

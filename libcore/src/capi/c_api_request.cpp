@@ -13,6 +13,7 @@
 #include "json/error_answer.h"
 #include "routing/router.h"
 #include "rpc/answers.h"
+#include "rpc/post_headers.h"
 #include "solgate/solgate.h"
 
 namespace {
@@ -378,18 +379,29 @@ sg_str_t sg_http_error_answer(unsigned http_status) noexcept {
     }
 }
 
-unsigned sg_body_encoding_refusal(sg_str_t content_encoding,
-                                  sg_str_t* body) noexcept {
-    if (body == nullptr) {
-        return solgate::kCompressedBodyStatus;
+unsigned sg_post_refusal(const sg_post_headers_t* headers,
+                         sg_str_t* body) noexcept {
+    if (headers == nullptr || body == nullptr) {
+        return 400;
     }
-    *body = sg_str_t{nullptr, 0};
-    if (content_encoding.data == nullptr ||
-        solgate::PlainBody({content_encoding.data, content_encoding.len})) {
-        return 0;
+    std::optional<std::string_view> encoding;
+    if (headers->content_encoding.data != nullptr) {
+        encoding = std::string_view(headers->content_encoding.data,
+                                    headers->content_encoding.len);
     }
-    *body = sg_http_error_answer(solgate::kCompressedBodyStatus);
-    return solgate::kCompressedBodyStatus;
+    try {
+        auto refusal = solgate::JudgePostHeaders(encoding,
+                                                 headers->content_types);
+        if (!refusal) {
+            *body = sg_str_t{nullptr, 0};
+            return 0;
+        }
+        *body = ToStr(refusal->body);
+        return refusal->http_status;
+    } catch (...) {
+        *body = ToStr(kInternalErrorBody);
+        return 500;
+    }
 }
 
 }  // extern "C"

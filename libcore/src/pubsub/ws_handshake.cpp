@@ -3,7 +3,7 @@
 #include <string>
 
 #include "base/header_text.h"
-#include "json/json_writer.h"
+#include "rpc/answers.h"
 #include "rpc/rpc_request.h"
 
 namespace solgate {
@@ -43,24 +43,21 @@ bool SixteenBytesKey(std::string_view key) {
     return true;
 }
 
-std::string InvalidRequest(std::string_view message) {
-    std::string out;
-    AppendErrorEnvelope(out, {}, kInvalidRequest, message);
-    return out;
-}
-
 enum Refused { kNoUpgradeToken, kBadKey, kOtherVersion, kWithBody };
 
 std::string_view Refusal(Refused why) {
     static const std::string kBodies[] = {
-        InvalidRequest("Invalid request: a WebSocket upgrade must say "
-                       "\"Connection: Upgrade\""),
-        InvalidRequest("Invalid request: a WebSocket upgrade needs a "
-                       "Sec-WebSocket-Key of 16 bytes in base64 (RFC 6455)"),
-        InvalidRequest("Invalid request: only WebSocket version 13 is served "
-                       "(Sec-WebSocket-Version: 13)"),
-        InvalidRequest("Invalid request: a WebSocket upgrade carries no "
-                       "body"),
+        ErrorAnswer(kInvalidRequest,
+                    "Invalid request: a WebSocket upgrade must say "
+                    "\"Connection: Upgrade\""),
+        ErrorAnswer(kInvalidRequest,
+                    "Invalid request: a WebSocket upgrade needs a "
+                    "Sec-WebSocket-Key of 16 bytes in base64 (RFC 6455)"),
+        ErrorAnswer(kInvalidRequest,
+                    "Invalid request: only WebSocket version 13 is served "
+                    "(Sec-WebSocket-Version: 13)"),
+        ErrorAnswer(kInvalidRequest,
+                    "Invalid request: a WebSocket upgrade carries no body"),
     };
     return kBodies[why];
 }

@@ -1,6 +1,5 @@
 #include "rpc/answers.h"
 
-#include "base/header_text.h"
 #include "json/json_writer.h"
 
 namespace solgate {
@@ -20,41 +19,32 @@ constexpr StatusText kStatusTexts[] = {
      "Invalid request: timed out reading the request body"},
     {413, kInvalidRequest,
      "Invalid request: body larger than client_max_body_size"},
-    {kCompressedBodyStatus, kInvalidRequest,
-     "Invalid request: send the body uncompressed (no Content-Encoding)"},
 };
 
-std::string ErrorBody(int code, std::string_view message) {
+}  // namespace
+
+std::string ErrorAnswer(int code, std::string_view message) {
     std::string out;
     AppendErrorEnvelope(out, {}, code, message);
     return out;
 }
 
-}  // namespace
-
 std::string_view StatusAnswer(unsigned http_status) {
     static const std::string kClientError =
-        ErrorBody(kInvalidRequest, "Invalid request");
+        ErrorAnswer(kInvalidRequest, "Invalid request");
     static const std::string kServerError =
-        ErrorBody(kInternalError, "Internal error");
+        ErrorAnswer(kInternalError, "Internal error");
     static const std::string kSpecific[] = {
-        ErrorBody(kStatusTexts[0].code, kStatusTexts[0].message),
-        ErrorBody(kStatusTexts[1].code, kStatusTexts[1].message),
-        ErrorBody(kStatusTexts[2].code, kStatusTexts[2].message),
-        ErrorBody(kStatusTexts[3].code, kStatusTexts[3].message),
+        ErrorAnswer(kStatusTexts[0].code, kStatusTexts[0].message),
+        ErrorAnswer(kStatusTexts[1].code, kStatusTexts[1].message),
+        ErrorAnswer(kStatusTexts[2].code, kStatusTexts[2].message),
     };
-    static_assert(std::size(kSpecific) == std::size(kStatusTexts));
     for (size_t i = 0; i < std::size(kStatusTexts); i++) {
         if (kStatusTexts[i].status == http_status) {
             return kSpecific[i];
         }
     }
     return http_status < 500 ? kClientError : kServerError;
-}
-
-bool PlainBody(std::string_view content_encoding) {
-    content_encoding = TrimmedOws(content_encoding);
-    return content_encoding.empty() || SameToken(content_encoding, "identity");
 }
 
 std::string FailRequest(const RpcRequest& request, int code,

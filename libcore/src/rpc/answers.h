@@ -13,16 +13,13 @@
 namespace solgate {
 
 // {"jsonrpc":"2.0","error":{...},"id":null} for an HTTP error status: 413,
-// 408, 405 and 415 say what went wrong, other 4xx are -32600 Invalid request,
+// 408 and 405 say what went wrong, other 4xx are -32600 Invalid request,
 // 5xx -32603 Internal error. Static storage (built on the first call).
 std::string_view StatusAnswer(unsigned http_status);
 
-// Whether a request body sent with this Content-Encoding ("" when the
-// request has none) is the bytes Solgate reads: none or identity.  Any
-// other (gzip, ...) is refused with kCompressedBodyStatus, never read as
-// plain JSON and handed to nodes with the header.
-bool PlainBody(std::string_view content_encoding);
-constexpr unsigned kCompressedBodyStatus = 415;
+// {"jsonrpc":"2.0","error":{"code":code,"message":message},"id":null}: an
+// error about the request as a whole, whose id is not read.
+std::string ErrorAnswer(int code, std::string_view message);
 
 // `code` and `message` for every call of the request (an array for a
 // batch), each with its own id.

@@ -562,23 +562,22 @@ TEST(CApi, StatusAnswers) {
               std::string::npos);
 }
 
-TEST(CApi, ACompressedBodyIsRefusedWith415) {
+TEST(CApi, APostsHeadersAreJudgedBeforeItsBody) {
+    sg_post_headers_t headers{};
     sg_str_t body;
-    EXPECT_EQ(sg_body_encoding_refusal(sg_str_t{nullptr, 0}, &body), 0u);
+    headers.content_types = 1;
+    EXPECT_EQ(sg_post_refusal(&headers, &body), 0u);
     EXPECT_EQ(body.data, nullptr);
-    std::string identity = "identity";
-    EXPECT_EQ(sg_body_encoding_refusal(
-                  sg_str_t{identity.data(), identity.size()}, &body),
-              0u);
     std::string gzip = "gzip";
-    EXPECT_EQ(sg_body_encoding_refusal(sg_str_t{gzip.data(), gzip.size()},
-                                       &body),
-              415u);
+    headers.content_encoding = sg_str_t{gzip.data(), gzip.size()};
+    EXPECT_EQ(sg_post_refusal(&headers, &body), 415u);
     EXPECT_NE(Text(body).find("send the body uncompressed"),
               std::string::npos);
-    EXPECT_EQ(sg_body_encoding_refusal(sg_str_t{gzip.data(), gzip.size()},
-                                       nullptr),
-              415u);
+    headers.content_encoding = sg_str_t{nullptr, 0};
+    headers.content_types = 2;
+    EXPECT_EQ(sg_post_refusal(&headers, &body), 400u);
+    EXPECT_EQ(sg_post_refusal(nullptr, &body), 400u);
+    EXPECT_EQ(sg_post_refusal(&headers, nullptr), 400u);
 }
 
 TEST(CApi, StatusTextsAreOwnedAndFreed) {

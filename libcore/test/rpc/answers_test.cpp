@@ -29,20 +29,12 @@ TEST(StatusAnswer, EachStatusClass) {
               R"({"jsonrpc":"2.0","error":{"code":-32603,"message":)"
               R"("Internal error"},"id":null})");
     EXPECT_EQ(StatusAnswer(504), StatusAnswer(500));
-    EXPECT_EQ(StatusAnswer(kCompressedBodyStatus),
-              "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32600,"
-              "\"message\":\"Invalid request: send the body uncompressed "
-              "(no Content-Encoding)\"},\"id\":null}");
 }
 
-TEST(PlainBody, OnlyNoEncodingOrIdentityIsReadAsSent) {
-    EXPECT_TRUE(PlainBody(""));
-    EXPECT_TRUE(PlainBody("identity"));
-    EXPECT_TRUE(PlainBody(" Identity\t"));
-    EXPECT_FALSE(PlainBody("gzip"));
-    EXPECT_FALSE(PlainBody("br"));
-    EXPECT_FALSE(PlainBody("identity, gzip"));
-    EXPECT_FALSE(PlainBody("identityx"));
+TEST(ErrorAnswer, IdNull) {
+    EXPECT_EQ(ErrorAnswer(-32600, "Invalid request: \"x\""),
+              R"({"jsonrpc":"2.0","error":{"code":-32600,"message":)"
+              R"("Invalid request: \"x\""},"id":null})");
 }
 
 TEST(AllFailedAnswer, OneErrorPerCallOfABatch) {
