@@ -223,18 +223,23 @@ is(sim_stats($Ports[0])->{last_client_content_type}, 'application/json',
 
 
 
-=== TEST 13: a compressed body is refused with 415 and reaches no node
+=== TEST 13: a compressed body is refused with 415 and reaches no node (two Content-Encoding headers too: one list of codings)
 --- init
 sim_reset($Ports[0]);
 --- request eval
-"POST /own\n" . call(1, 'getSlot')
+[step {
+     my $res = http_post(server_port(), '/own', call(1, 'getSlot'),
+                         [['Content-Encoding', 'identity'], ['Content-Encoding', 'gzip']]);
+     is($res->{status}, 415, 'identity, then gzip: 415');
+ },
+ "POST /own\n" . call(1, 'getSlot')]
 --- more_headers
 Content-Encoding: gzip
 --- error_code: 415
 --- response_body chomp
 {"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request: send the body uncompressed (no Content-Encoding)"},"id":null}
 --- check
-is(sim_stats($Ports[0])->{http_requests}, 0, 'no node was asked');
+is(sim_client_calls($Ports[0]), 0, 'no node was asked');
 
 
 
@@ -250,4 +255,4 @@ Content-Type: text/plain
 --- response_body chomp
 {"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request: more than one Content-Type header"},"id":null}
 --- check
-is(sim_stats($Ports[0])->{http_requests}, 0, 'no node was asked');
+is(sim_client_calls($Ports[0]), 0, 'no node was asked');

@@ -644,7 +644,8 @@ ngx_http_solgate_reject_method(ngx_http_request_t *r,
 
 /*
  * A POST's body goes to nodes as the JSON Solgate reads: libcore judges the
- * headers that say how to read it (a compressed body, two Content-Types),
+ * headers that say how to read it (a compressed body, two Content-Types or
+ * Content-Encodings),
  * and the body goes with the Content-Type nodes take.  The pass over the
  * headers finds the selector's too.  NGX_DECLINED when it may be read.
  */
@@ -673,6 +674,7 @@ ngx_http_solgate_json_post(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         headers.content_encoding = ngx_http_solgate_sg_str(&found[2]->value);
     }
 
+    headers.content_encodings = count[2];
     headers.content_types = count[3];
 
     status = sg_post_refusal(&headers, &body);

@@ -181,6 +181,9 @@ ngx_http_solgate_json_content_type(ngx_http_request_t *r)
     ngx_str_set(&h->key, "Content-Type");
     h->lowcase_key = (u_char *) "content-type";
     h->hash = ngx_hash_key(h->lowcase_key, h->key.len);
+#if (nginx_version >= 1023000)
+    h->next = NULL;     /* nginx 1.23 links headers of one name */
+#endif
     h->value = json;
 
     r->headers_in.content_type = h;

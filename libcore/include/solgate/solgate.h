@@ -557,13 +557,14 @@ SG_API sg_str_t sg_http_error_answer(unsigned http_status) SG_NOEXCEPT;
 
 /*
  * A JSON-RPC POST's headers that say how to read its body, before it is
- * read: its Content-Encoding (data NULL: none) and how many Content-Type
- * headers it has.  Returns 0 when the body may be read, else the HTTP
- * status to answer (415 a compressed body, 400) with *body the JSON-RPC
- * error (static memory).
+ * read: its first Content-Encoding (data NULL: none) and how many
+ * Content-Encoding and Content-Type headers it has.  Returns 0 when the
+ * body may be read, else the HTTP status to answer (415 a compressed body,
+ * 400) with *body the JSON-RPC error (static memory).
  */
 typedef struct {
     sg_str_t     content_encoding;
+    size_t       content_encodings;
     size_t       content_types;
 } sg_post_headers_t;
 

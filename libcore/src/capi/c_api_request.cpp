@@ -381,17 +381,22 @@ sg_str_t sg_http_error_answer(unsigned http_status) noexcept {
 
 unsigned sg_post_refusal(const sg_post_headers_t* headers,
                          sg_str_t* body) noexcept {
-    if (headers == nullptr || body == nullptr) {
+    if (body == nullptr) {
         return 400;
     }
-    std::optional<std::string_view> encoding;
-    if (headers->content_encoding.data != nullptr) {
-        encoding = std::string_view(headers->content_encoding.data,
-                                    headers->content_encoding.len);
+    if (headers == nullptr) {
+        *body = sg_http_error_answer(400);
+        return 400;
     }
+    solgate::PostHeaders judged;
+    if (headers->content_encoding.data != nullptr) {
+        judged.content_encoding = std::string_view(
+            headers->content_encoding.data, headers->content_encoding.len);
+    }
+    judged.content_encodings = headers->content_encodings;
+    judged.content_types = headers->content_types;
     try {
-        auto refusal = solgate::JudgePostHeaders(encoding,
-                                                 headers->content_types);
+        auto refusal = solgate::JudgePostHeaders(judged);
         if (!refusal) {
             *body = sg_str_t{nullptr, 0};
             return 0;

@@ -24,15 +24,19 @@ std::string_view Refusal(Refused why) {
 
 }  // namespace
 
-std::optional<PostRefusal> JudgePostHeaders(
-    std::optional<std::string_view> content_encoding, size_t content_types) {
-    if (content_encoding) {
-        std::string_view coding = TrimmedOws(*content_encoding);
+std::optional<PostRefusal> JudgePostHeaders(const PostHeaders& headers) {
+    // Two Content-Encoding headers are one list ("identity, gzip"): more
+    // than one coding, so not the body as sent.
+    if (headers.content_encodings > 1) {
+        return PostRefusal{415, Refusal(kCompressed)};
+    }
+    if (headers.content_encoding) {
+        std::string_view coding = TrimmedOws(*headers.content_encoding);
         if (!coding.empty() && !SameToken(coding, "identity")) {
             return PostRefusal{415, Refusal(kCompressed)};
         }
     }
-    if (content_types > 1) {
+    if (headers.content_types > 1) {
         return PostRefusal{400, Refusal(kContentTypeTwice)};
     }
     return std::nullopt;

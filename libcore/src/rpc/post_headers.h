@@ -15,9 +15,12 @@ struct PostRefusal {
     std::string_view body;   // the JSON-RPC error, id null (static memory)
 };
 
-// content_encoding: the header's value, nullopt when absent.
-// content_types: how many Content-Type headers the request has.
-std::optional<PostRefusal> JudgePostHeaders(
-    std::optional<std::string_view> content_encoding, size_t content_types);
+struct PostHeaders {
+    std::optional<std::string_view> content_encoding;  // the first's value
+    size_t content_encodings = 0;   // how many Content-Encoding headers
+    size_t content_types = 0;       // how many Content-Type headers
+};
+
+std::optional<PostRefusal> JudgePostHeaders(const PostHeaders& headers);
 
 }  // namespace solgate

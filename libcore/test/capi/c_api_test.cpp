@@ -570,13 +570,19 @@ TEST(CApi, APostsHeadersAreJudgedBeforeItsBody) {
     EXPECT_EQ(body.data, nullptr);
     std::string gzip = "gzip";
     headers.content_encoding = sg_str_t{gzip.data(), gzip.size()};
+    headers.content_encodings = 1;
     EXPECT_EQ(sg_post_refusal(&headers, &body), 415u);
     EXPECT_NE(Text(body).find("send the body uncompressed"),
               std::string::npos);
     headers.content_encoding = sg_str_t{nullptr, 0};
+    headers.content_encodings = 0;
     headers.content_types = 2;
     EXPECT_EQ(sg_post_refusal(&headers, &body), 400u);
+    EXPECT_NE(Text(body).find("more than one Content-Type"),
+              std::string::npos);
+    body = sg_str_t{nullptr, 0};
     EXPECT_EQ(sg_post_refusal(nullptr, &body), 400u);
+    EXPECT_NE(Text(body).find("-32600"), std::string::npos);
     EXPECT_EQ(sg_post_refusal(&headers, nullptr), 400u);
 }
 
