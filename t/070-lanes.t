@@ -178,3 +178,18 @@ X-Solgate-Use-Upstream: (fast-a
 X-Solgate-Use-Upstream: archive-*
 --- response_body_like eval
 qr/"code":-32602,"message":"Invalid params: use-upstream selector \\"archive-\*\\" matches no upstream of network \\"mainnet\\""/
+
+
+
+=== TEST 11: a selector given twice (two headers, two arguments) is -32602: which one was meant is not known
+--- request eval
+[rpc_request('/', 9, 'getSlot'), rpc_request('/?use-upstream=slow-a&x=1&use-upstream=slow-b', 10, 'getSlot'),
+ rpc_request('/?use-upstream=slow-a&use-upstream=slow-b', 11, 'getSlot')]
+--- more_headers eval
+["X-Solgate-Use-Upstream: slow-a\nX-Solgate-Use-Upstream: slow-b", '', 'X-ERPC-Use-Upstream: fast-a']
+--- response_body eval
+['{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: use-upstream selector given twice (X-Solgate-Use-Upstream): send one"},"id":9}',
+ '{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: use-upstream selector given twice (use-upstream=): send one"},"id":10}',
+ undef]
+--- response_headers eval
+[undef, undef, 'X-Solgate-Upstream: fast-a']

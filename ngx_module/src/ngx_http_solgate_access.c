@@ -667,6 +667,8 @@ ngx_http_solgate_json_post(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 
     ctx->selectors[0] = found[0];
     ctx->selectors[1] = found[1];
+    ctx->selector_twice = count[0] > 1;
+    ctx->erpc_selector_twice = count[1] > 1;
 
     ngx_memzero(&headers, sizeof(sg_post_headers_t));
 
@@ -702,21 +704,24 @@ ngx_http_solgate_selector_sources(ngx_http_request_t *r,
 {
     ngx_int_t   rc;
     ngx_str_t   query;
+    ngx_uint_t  twice;
 
     ngx_memzero(sources, sizeof(sg_selector_sources_t));
 
     if (ctx->selectors[0] != NULL) {
         sources->header = ngx_http_solgate_sg_str(&ctx->selectors[0]->value);
         sources->has_header = 1;
+        sources->header_twice = ctx->selector_twice;
     }
 
     if (ctx->selectors[1] != NULL) {
         sources->erpc_header =
             ngx_http_solgate_sg_str(&ctx->selectors[1]->value);
         sources->has_erpc_header = 1;
+        sources->erpc_header_twice = ctx->erpc_selector_twice;
     }
 
-    rc = ngx_http_solgate_query_arg(r, "use-upstream", 0, &query);
+    rc = ngx_http_solgate_query_arg(r, "use-upstream", 0, &query, &twice);
 
     if (rc == NGX_ERROR) {
         return NGX_ERROR;
@@ -725,6 +730,7 @@ ngx_http_solgate_selector_sources(ngx_http_request_t *r,
     if (rc == NGX_OK) {
         sources->query = ngx_http_solgate_sg_str(&query);
         sources->has_query = 1;
+        sources->query_twice = twice;
     }
 
     return NGX_OK;

@@ -190,7 +190,7 @@ ngx_http_solgate_admin_arg(ngx_http_request_t *r, char *name,
     ngx_int_t  rc;
     ngx_str_t  text;
 
-    rc = ngx_http_solgate_query_arg(r, name, 1, &text);
+    rc = ngx_http_solgate_query_arg(r, name, 1, &text, NULL);
 
     if (rc == NGX_ERROR) {
         return NGX_ERROR;

@@ -258,6 +258,9 @@ typedef struct {
     unsigned                     websocket:1;    /* an upgrade request */
     unsigned                     client_uri_kept:1; /* solgate_dispatch's */
     unsigned                     client_unparsed_uri:1;
+    unsigned                     selector_twice:1;  /* selectors[0]'s name
+                                                      given again */
+    unsigned                     erpc_selector_twice:1;
 } ngx_http_solgate_ctx_t;
 
 
@@ -367,7 +370,7 @@ void ngx_http_solgate_find_in_list(ngx_list_t *headers, ngx_str_t *names,
     ngx_table_elt_t **found, ngx_uint_t *count, ngx_uint_t n);
 ngx_int_t ngx_http_solgate_json_content_type(ngx_http_request_t *r);
 ngx_int_t ngx_http_solgate_query_arg(ngx_http_request_t *r, char *name,
-    ngx_uint_t plus_is_space, ngx_str_t *value);
+    ngx_uint_t plus_is_space, ngx_str_t *value, ngx_uint_t *twice);
 int64_t ngx_http_solgate_wall_ms(void);
 ngx_int_t ngx_http_solgate_read_only(ngx_http_request_t *r);
 

@@ -202,6 +202,8 @@ ngx_http_solgate_pieces_launch(ngx_http_request_t *r,
     sctx->network = ctx->network;
     sctx->selectors[0] = ctx->selectors[0];
     sctx->selectors[1] = ctx->selectors[1];
+    sctx->selector_twice = ctx->selector_twice;
+    sctx->erpc_selector_twice = ctx->erpc_selector_twice;
     sctx->is_piece = 1;
     sctx->run = piece->kind == SG_PIECE_RUN;
     sctx->piece.data = (u_char *) piece->text.data;

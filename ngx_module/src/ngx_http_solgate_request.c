@@ -195,17 +195,32 @@ ngx_http_solgate_json_content_type(ngx_http_request_t *r)
 /*
  * A query argument, URL-decoded into request memory; plus_is_space: '+'
  * is a space (form encoding), while "%2B" stays a '+'.  NGX_DECLINED when
- * the argument is absent.
+ * the argument is absent.  With twice, *twice says whether the arguments
+ * name it again after the first.
  */
 ngx_int_t
 ngx_http_solgate_query_arg(ngx_http_request_t *r, char *name,
-    ngx_uint_t plus_is_space, ngx_str_t *value)
+    ngx_uint_t plus_is_space, ngx_str_t *value, ngx_uint_t *twice)
 {
     u_char     *dst, *src, *plain;
-    ngx_str_t   raw;
+    size_t      len;
+    ngx_str_t   raw, again, args;
 
-    if (ngx_http_arg(r, (u_char *) name, ngx_strlen(name), &raw) != NGX_OK) {
+    len = ngx_strlen(name);
+
+    if (ngx_http_arg(r, (u_char *) name, len, &raw) != NGX_OK) {
         return NGX_DECLINED;
+    }
+
+    if (twice != NULL) {
+        /* ngx_http_arg reads r->args: the ones after the first, a moment */
+        args = r->args;
+        r->args.data = raw.data + raw.len;
+        r->args.len = args.data + args.len - r->args.data;
+
+        *twice = ngx_http_arg(r, (u_char *) name, len, &again) == NGX_OK;
+
+        r->args = args;
     }
 
     plain = ngx_pnalloc(r->pool, raw.len * 2 + 1);

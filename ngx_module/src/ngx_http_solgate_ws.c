@@ -81,7 +81,7 @@ ngx_int_t
 ngx_http_solgate_ws_refuse(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 {
     sg_str_t            body;
-    ngx_uint_t          status;
+    ngx_uint_t          status, count[5];
     ngx_table_elt_t    *found[5], *h;
     sg_ws_handshake_t   handshake;
 
@@ -93,10 +93,13 @@ ngx_http_solgate_ws_refuse(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         ngx_string("sec-websocket-version")
     };
 
-    ngx_http_solgate_find_headers(r, names, found, 5);
+    ngx_http_solgate_find_in_list(&r->headers_in.headers, names, found,
+                                  count, 5);
 
     ctx->selectors[0] = found[0];
     ctx->selectors[1] = found[1];
+    ctx->selector_twice = count[0] > 1;
+    ctx->erpc_selector_twice = count[1] > 1;
 
     ngx_memzero(&handshake, sizeof(sg_ws_handshake_t));
 

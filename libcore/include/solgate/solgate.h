@@ -279,7 +279,8 @@ SG_API int sg_network_health(const sg_network_t *net, int64_t now_ms,
 typedef struct sg_request_s  sg_request_t;
 
 /* Where a request may name its use-upstream selector; the core applies the
- * precedence (header, X-ERPC alias, query, the network's default). */
+ * precedence (header, X-ERPC alias, query, the network's default).  Each
+ * the first one's value; *_twice: the request names it again (an error). */
 typedef struct {
     sg_str_t     header;         /* X-Solgate-Use-Upstream */
     sg_str_t     erpc_header;    /* X-ERPC-Use-Upstream */
@@ -287,6 +288,9 @@ typedef struct {
     int          has_header;
     int          has_erpc_header;
     int          has_query;
+    int          header_twice;
+    int          erpc_header_twice;
+    int          query_twice;
 } sg_selector_sources_t;
 
 typedef enum {

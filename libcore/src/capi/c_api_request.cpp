@@ -104,7 +104,9 @@ int sg_request_route(sg_request_t* req, const sg_network_t* net,
         solgate::SelectorSources from{
             Present(sources->has_header, sources->header),
             Present(sources->has_erpc_header, sources->erpc_header),
-            Present(sources->has_query, sources->query)};
+            Present(sources->has_query, sources->query),
+            sources->header_twice != 0, sources->erpc_header_twice != 0,
+            sources->query_twice != 0};
         solgate::RouteDecision decision =
             req->request.Route(net->network, from, now_ms);
         if (decision.forward) {

@@ -22,6 +22,12 @@ RouteDecision RoutedRequest::Route(const Network& network,
     // in place: plan_ already holds the storage a warm thread reuses
     PlanRouteInto(network, parsed_, selector.text, selector.from_client,
                   plan_);
+    if (!selector.twice.empty()) {
+        plan_.error = RpcError{kInvalidParams,
+                               "Invalid params: use-upstream selector given "
+                               "twice (" + std::string(selector.twice) +
+                                   "): send one"};
+    }
     RouteDecision decision =
         RouteRequest(parsed_, network, plan_, now_ms,
                      RouteOptions{run_, &merge_room_});

@@ -38,6 +38,33 @@ TEST(ChooseSelector, HeaderThenAliasThenQueryThenDefault) {
     EXPECT_FALSE(off.from_client);
 }
 
+TEST(ChooseSelector, TheWinningSourceNamedTwiceIsSaid) {
+    SelectorSources s;
+    s.query = "q";
+    s.query_twice = true;
+    EXPECT_EQ(ChooseSelector(s, "dflt").twice, "use-upstream=");
+    s.erpc_header = "e";   // wins: the query's second does not matter
+    EXPECT_EQ(ChooseSelector(s, "dflt").twice, "");
+    s.header = "h";
+    s.header_twice = true;
+    EXPECT_EQ(ChooseSelector(s, "dflt").twice, "X-Solgate-Use-Upstream");
+    EXPECT_EQ(ChooseSelector(s, "dflt", false).twice, "");
+}
+
+TEST(RoutedRequest, ASelectorGivenTwiceIsInvalidParams) {
+    TestNetwork t(3);
+    RoutedRequest req(Parse(kGetSlot));
+    SelectorSources s;
+    s.header = "up-1";
+    s.header_twice = true;
+    RouteDecision decision = req.Route(t.network, s, 0);
+    EXPECT_FALSE(decision.forward);
+    EXPECT_EQ(decision.answer,
+              R"({"jsonrpc":"2.0","error":{"code":-32602,"message":)"
+              R"("Invalid params: use-upstream selector given twice )"
+              R"((X-Solgate-Use-Upstream): send one"},"id":3})");
+}
+
 TEST(RoutedRequest, TheNetworkDefaultSelectorApplies) {
     NetworkSettings settings;
     settings.default_selector = "up-1";
