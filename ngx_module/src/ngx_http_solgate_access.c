@@ -665,10 +665,7 @@ ngx_http_solgate_json_post(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
     ngx_http_solgate_find_in_list(&r->headers_in.headers, names, found,
                                   count, 4);
 
-    ctx->selectors[0] = found[0];
-    ctx->selectors[1] = found[1];
-    ctx->selector_twice = count[0] > 1;
-    ctx->erpc_selector_twice = count[1] > 1;
+    ngx_http_solgate_keep_selectors(ctx, found, count);
 
     ngx_memzero(&headers, sizeof(sg_post_headers_t));
 

@@ -264,6 +264,19 @@ typedef struct {
 } ngx_http_solgate_ctx_t;
 
 
+/* The selector's headers, the first two names of a pass over the request's
+ * (NGX_HTTP_SOLGATE_SELECTORS): kept for routing. */
+static ngx_inline void
+ngx_http_solgate_keep_selectors(ngx_http_solgate_ctx_t *ctx,
+    ngx_table_elt_t **found, ngx_uint_t *count)
+{
+    ctx->selectors[0] = found[0];
+    ctx->selectors[1] = found[1];
+    ctx->selector_twice = count[0] > 1;
+    ctx->erpc_selector_twice = count[1] > 1;
+}
+
+
 /*
  * A shared memory zone of the module: libcore's table for a network or a
  * solgate_blocks, bound to the zone (kept across reloads) by `bind`.

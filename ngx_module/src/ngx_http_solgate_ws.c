@@ -96,10 +96,7 @@ ngx_http_solgate_ws_refuse(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
     ngx_http_solgate_find_in_list(&r->headers_in.headers, names, found,
                                   count, 5);
 
-    ctx->selectors[0] = found[0];
-    ctx->selectors[1] = found[1];
-    ctx->selector_twice = count[0] > 1;
-    ctx->erpc_selector_twice = count[1] > 1;
+    ngx_http_solgate_keep_selectors(ctx, found, count);
 
     ngx_memzero(&handshake, sizeof(sg_ws_handshake_t));
 
