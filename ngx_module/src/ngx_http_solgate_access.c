@@ -645,9 +645,9 @@ ngx_http_solgate_reject_method(ngx_http_request_t *r,
 /*
  * A POST's body goes to nodes as the JSON Solgate reads: libcore judges the
  * headers that say how to read it (a compressed body, two Content-Types or
- * Content-Encodings),
- * and the body goes with the Content-Type nodes take.  The pass over the
- * headers finds the selector's too.  NGX_DECLINED when it may be read.
+ * Content-Encodings), and the body goes with the Content-Type nodes take.
+ * The pass over the headers finds the selector's too.  NGX_DECLINED when
+ * it may be read.
  */
 static ngx_int_t
 ngx_http_solgate_json_post(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
