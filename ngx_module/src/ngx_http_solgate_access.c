@@ -699,23 +699,25 @@ static ngx_int_t
 ngx_http_solgate_selector_sources(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, sg_selector_sources_t *sources)
 {
-    ngx_int_t   rc;
-    ngx_str_t   query;
-    ngx_uint_t  twice;
+    ngx_int_t          rc;
+    ngx_str_t          query;
+    ngx_uint_t         twice;
+    ngx_table_elt_t  **h;
 
     ngx_memzero(sources, sizeof(sg_selector_sources_t));
 
-    if (ctx->selectors[0] != NULL) {
-        sources->header = ngx_http_solgate_sg_str(&ctx->selectors[0]->value);
+    h = ctx->selectors.header;
+
+    if (h[0] != NULL) {
+        sources->header = ngx_http_solgate_sg_str(&h[0]->value);
         sources->has_header = 1;
-        sources->header_twice = ctx->selector_twice;
+        sources->header_twice = ctx->selectors.twice[0];
     }
 
-    if (ctx->selectors[1] != NULL) {
-        sources->erpc_header =
-            ngx_http_solgate_sg_str(&ctx->selectors[1]->value);
+    if (h[1] != NULL) {
+        sources->erpc_header = ngx_http_solgate_sg_str(&h[1]->value);
         sources->has_erpc_header = 1;
-        sources->erpc_header_twice = ctx->erpc_selector_twice;
+        sources->erpc_header_twice = ctx->selectors.twice[1];
     }
 
     rc = ngx_http_solgate_query_arg(r, "use-upstream", 0, &query, &twice);

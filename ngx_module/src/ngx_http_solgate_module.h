@@ -186,6 +186,16 @@ typedef struct {
     ngx_string("x-solgate-use-upstream"), ngx_string("x-erpc-use-upstream")
 
 
+/*
+ * What those headers say, found with the others the access phase reads
+ * (one pass): a batch's pieces take the main request's.
+ */
+typedef struct {
+    ngx_table_elt_t             *header[2];  /* the first of each name */
+    u_char                       twice[2];   /* ... and the name again */
+} ngx_http_solgate_selectors_t;
+
+
 typedef struct ngx_http_solgate_fanout_s  ngx_http_solgate_fanout_t;
 typedef struct ngx_http_solgate_attempt_s  ngx_http_solgate_attempt_t;
 
@@ -233,10 +243,7 @@ typedef struct {
     ngx_str_t                    client_uri;     /* solgate_dispatch sends
                                                     "/": the client's */
     ngx_str_t                    client_args;
-    ngx_table_elt_t             *selectors[2]; /* NGX_HTTP_SOLGATE_SELECTORS'
-                                                  headers, found with the
-                                                  others the access phase
-                                                  reads (one pass) */
+    ngx_http_solgate_selectors_t selectors;
 
     unsigned                     answered:1;     /* we wrote the response */
     unsigned                     data_retry:1;   /* the last one lacked data */
@@ -258,9 +265,6 @@ typedef struct {
     unsigned                     websocket:1;    /* an upgrade request */
     unsigned                     client_uri_kept:1; /* solgate_dispatch's */
     unsigned                     client_unparsed_uri:1;
-    unsigned                     selector_twice:1;  /* selectors[0]'s name
-                                                      given again */
-    unsigned                     erpc_selector_twice:1;
 } ngx_http_solgate_ctx_t;
 
 
@@ -270,10 +274,12 @@ static ngx_inline void
 ngx_http_solgate_keep_selectors(ngx_http_solgate_ctx_t *ctx,
     ngx_table_elt_t **found, ngx_uint_t *count)
 {
-    ctx->selectors[0] = found[0];
-    ctx->selectors[1] = found[1];
-    ctx->selector_twice = count[0] > 1;
-    ctx->erpc_selector_twice = count[1] > 1;
+    ngx_uint_t  k;
+
+    for (k = 0; k < 2; k++) {
+        ctx->selectors.header[k] = found[k];
+        ctx->selectors.twice[k] = count[k] > 1;
+    }
 }
 
 
@@ -377,8 +383,6 @@ ngx_int_t ngx_http_solgate_body_bytes(ngx_http_request_t *r, u_char **data,
     size_t *len);
 ngx_table_elt_t *ngx_http_solgate_find_header(ngx_http_request_t *r,
     ngx_str_t *name);
-void ngx_http_solgate_find_headers(ngx_http_request_t *r, ngx_str_t *names,
-    ngx_table_elt_t **found, ngx_uint_t n);
 void ngx_http_solgate_find_in_list(ngx_list_t *headers, ngx_str_t *names,
     ngx_table_elt_t **found, ngx_uint_t *count, ngx_uint_t n);
 ngx_int_t ngx_http_solgate_json_content_type(ngx_http_request_t *r);

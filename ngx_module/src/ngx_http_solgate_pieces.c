@@ -200,10 +200,7 @@ ngx_http_solgate_pieces_launch(ngx_http_request_t *r,
     sr->preserve_body = 1;
 
     sctx->network = ctx->network;
-    sctx->selectors[0] = ctx->selectors[0];
-    sctx->selectors[1] = ctx->selectors[1];
-    sctx->selector_twice = ctx->selector_twice;
-    sctx->erpc_selector_twice = ctx->erpc_selector_twice;
+    sctx->selectors = ctx->selectors;
     sctx->is_piece = 1;
     sctx->run = piece->kind == SG_PIECE_RUN;
     sctx->piece.data = (u_char *) piece->text.data;

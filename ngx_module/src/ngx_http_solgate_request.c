@@ -70,20 +70,10 @@ ngx_http_solgate_find_header(ngx_http_request_t *r, ngx_str_t *name)
 {
     ngx_table_elt_t  *found;
 
-    ngx_http_solgate_find_headers(r, name, &found, 1);
+    ngx_http_solgate_find_in_list(&r->headers_in.headers, name, &found, NULL,
+                                  1);
 
     return found;
-}
-
-
-/* found[k]: the first request header called names[k] (in lower case, as
- * the header's lowcase_key), or NULL. */
-void
-ngx_http_solgate_find_headers(ngx_http_request_t *r, ngx_str_t *names,
-    ngx_table_elt_t **found, ngx_uint_t n)
-{
-    ngx_http_solgate_find_in_list(&r->headers_in.headers, names, found,
-                                  NULL, n);
 }
 
 
