@@ -391,10 +391,8 @@ unsigned sg_post_refusal(const sg_post_headers_t* headers,
         return 400;
     }
     solgate::PostHeaders judged;
-    if (headers->content_encoding.data != nullptr) {
-        judged.content_encoding = std::string_view(
-            headers->content_encoding.data, headers->content_encoding.len);
-    }
+    judged.content_encoding = Present(headers->content_encoding.data != nullptr,
+                                      headers->content_encoding);
     judged.content_encodings = headers->content_encodings;
     judged.content_types = headers->content_types;
     try {
