@@ -197,33 +197,28 @@ upstream prematurely closed connection
 
 
 
-=== TEST 11: nodes get Content-Type: application/json, whatever the client sent (curl -d sends a form's)
+=== TEST 11: nodes get Content-Type: application/json, whatever the client sent (curl -d sends a form's), and when it sent none
 --- init
 sim_reset($Ports[0]);
 --- request eval
-"POST /own\n" . call(1, 'getSlot')
+[step {
+     my $res = http_post(server_port(), '/own', call(1, 'getSlot'));
+     like($res->{body}, qr/^\{"jsonrpc":"2.0","result":\d+,"id":1\}$/, 'a call without a Content-Type answered');
+     is(sim_stats($Ports[0])->{last_client_content_type}, 'application/json',
+        'the node was sent application/json');
+     sim_reset($Ports[0]);
+ },
+ "POST /own\n" . call(2, 'getSlot')]
 --- more_headers
 Content-Type: application/x-www-form-urlencoded
---- response_body_like: ^\{"jsonrpc":"2.0","result":\d+,"id":1\}$
+--- response_body_like: ^\{"jsonrpc":"2.0","result":\d+,"id":2\}$
 --- check
 is(sim_stats($Ports[0])->{last_client_content_type}, 'application/json',
    'the node was sent application/json');
 
 
 
-=== TEST 12: ... and when the client sent none
---- init
-sim_reset($Ports[0]);
---- request eval
-"POST /own\n" . call(1, 'getSlot')
---- response_body_like: ^\{"jsonrpc":"2.0","result":\d+,"id":1\}$
---- check
-is(sim_stats($Ports[0])->{last_client_content_type}, 'application/json',
-   'the node was sent application/json');
-
-
-
-=== TEST 13: a compressed body is refused with 415 and reaches no node (two Content-Encoding headers too: one list of codings)
+=== TEST 12: a compressed body is refused with 415 and reaches no node (two Content-Encoding headers too: one list of codings)
 --- init
 sim_reset($Ports[0]);
 --- request eval
@@ -243,7 +238,7 @@ is(sim_client_calls($Ports[0]), 0, 'no node was asked');
 
 
 
-=== TEST 14: two Content-Type headers are refused (a node might read the other), and reach no node
+=== TEST 13: two Content-Type headers are refused (a node might read the other), and reach no node
 --- init
 sim_reset($Ports[0]);
 --- request eval
