@@ -51,6 +51,20 @@ $extra
 _EOC_
 }
 
+# A location written before the dispatcher added the upgrade itself: it
+# still sets the headers with the variables, as solgate_proxy.conf does.
+our $OldSnippet = <<'_EOC_';
+    location /old/ {
+        solgate_pass mainnet;
+        proxy_pass http://solgate;
+        proxy_set_header Host $solgate_upstream_host;
+        proxy_set_header X-Solgate-Peer $solgate_peer_token;
+        proxy_http_version 1.1;
+        proxy_set_header Connection $solgate_connection;
+        proxy_set_header Upgrade $solgate_upgrade;
+    }
+_EOC_
+
 our $Config = dispatch_locations('mainnet',
       "    location /solgate/ { solgate_admin; }\n"
     . "    location = /metrics { solgate_metrics; }\n");
@@ -167,6 +181,8 @@ cmp_ok(metric(qr/^solgate_failovers_total\{network="mainnet",upstream="a",cause=
      my $ack = $ws->wait_json(5, sub { defined $_[0]{id} && $_[0]{id} == 1 });
      like($ack && $ack->{result}, qr/^\d+$/, 'slotSubscribe answered with a subscription id');
      is(sim_stats($B)->{ws_sessions}, 1, "b's pubsub port holds the connection");
+     is(sim_stats($B)->{last_ws_connection}, 'upgrade', 'the dispatcher sent Connection: upgrade, once');
+     is(sim_stats($B)->{last_ws_upgrade}, 'websocket', 'and Upgrade: websocket, once');
      $ws->close(1000);
      wait_for('b sees it closed', sub { sim_stats($B)->{ws_sessions} == 0 }, 5);
  },
@@ -321,3 +337,31 @@ main::dispatch_locations('mainnet')
 --- must_die
 --- error_log
 upstream "solgate" has solgate_dispatch, which takes the block of its own: no "server", "keepalive", "zone" or balancer in it
+
+
+
+=== TEST 15: a client's own X-Solgate-Peer never reaches a node; a location that still sets the upgrade with the variables sends each header once
+--- config eval
+main::dispatch_locations('mainnet', "    location /solgate/ { solgate_admin; }\n" . $::OldSnippet)
+--- wait_for eval
+['every node is polled', main::polled('a', 'b', 'pool.1', 'pool.2'), 5]
+--- request eval
+[step {
+     for my $i (1 .. 8) {
+         my $res = http_post(server_port(), '/', main::balance($i), {'X-Solgate-Peer' => 'forged-token'});
+         like($res->{body}, main::balance_like($i), "call $i answered") or last;
+     }
+     for my $p (@Sims) {
+         next unless sim_client_calls($p);
+         is(sim_stats($p)->{last_client_peer}, '', "the node on $p got no X-Solgate-Peer");
+     }
+     my $ws = Solgate::WebSocket->connect(port => server_port(), path => '/old/ws');
+     ok($ws, 'the upgrade through the old location is answered 101') or diag($Solgate::WebSocket::Error);
+     is(sim_stats($B)->{last_ws_connection}, 'upgrade', 'Connection: upgrade sent once');
+     is(sim_stats($B)->{last_ws_upgrade}, 'websocket', 'Upgrade: websocket sent once');
+     $ws->close(1000) if $ws;
+     wait_for('b sees it closed', sub { sim_stats($B)->{ws_sessions} == 0 }, 5);
+ },
+ "POST /\n" . '{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}']
+--- response_body chomp
+{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":1}

@@ -460,3 +460,46 @@ $c
      is($keyed->{status}, 200, 'a key keeps its own plan');
      like(us(get_block_call(75, $Old))->{body}, qr/"reason":"rate_limit"/, 'the keyless one is limited');
  }]
+
+
+
+=== TEST 17: through solgate_dispatch.conf, Cube Runner's request to another region carries the peer token (the dispatcher adds it) and is served
+eu-west, stopped by TEST 14, runs again; without the token it would
+answer us-east's request 401.
+--- setup
+gateway_start('eu', $EuHttp, $Config, port => $EuPort, no_root_location => 1);
+--- http_config eval
+"    upstream solgate { solgate_dispatch; }\n" . $UsHttp
+--- config eval
+solgate_locations('mainnet', snippet => 'solgate_dispatch.conf')
+  . "    location /solgate/ { solgate_admin; }\n"
+  . "    location = /metrics { solgate_metrics; }\n"
+--- request eval
+[step {
+     my $slot = $Old - 1000;
+     my $eu_answer;
+     for (1 .. 20) {
+         $eu_answer = post_then_stored($EuPort, sub { eu(get_block_call(80, $slot), 'key-op') });
+         last if $eu_answer->{body} =~ /"result"/;
+         $slot--;
+     }
+     like($eu_answer->{body}, qr/"result":\{"blockHeight"/, 'eu-west serves an old block from its ledger');
+     wait_for('eu-west publishes the block in its summary', sub {
+         my $s = eval { decode_json(post_to($EuPort, rpc(1, 'solgateBlockSummary'), undef,
+             'X-Solgate-Peer' => $Token)->{body})->{result} };
+         $s && ($s->{variants}{'getBlock/json/full/r1/v0'} // '') =~ /\b$slot\b/ }, 5, 0.05);
+     my $us_calls = calls($UsSim);
+     my $peer_requests = blocks_state($EuPort)->{peer_requests};
+     my $served;
+     wait_for('us-east serves the old block from eu-west', sub {
+         $served = us(get_block_call(81, $slot), 'key-free');
+         $served->{body} =~ /"result"/ }, 10, 0.05);
+     is(calls($UsSim), $us_calls, 'without asking its own ledger');
+     is(sans_id($served->{body}), sans_id($eu_answer->{body}),
+        'byte-identical to what the eu-west ledger returned');
+     is(metric(qr/^solgate_blocks_peer_fetches_total\{network="mainnet",peer="eu-west"\} (\d+)$/m),
+        1, 'one fetch from eu-west');
+     is(blocks_state($EuPort)->{peer_requests}, $peer_requests + 1,
+        'eu-west answered it as a peer\'s request: the token came with it');
+     gateway_stop($EuPort);
+ }]

@@ -1,6 +1,8 @@
 #!/bin/sh
-# Prints conf/solgate_dispatch.conf: conf/solgate_proxy.conf with its head
-# and its proxy_pass replaced, so that the two snippets forward alike.
+# Prints conf/solgate_dispatch.conf: conf/solgate_proxy.conf with its head,
+# its proxy_pass and its variable headers replaced (the solgate_dispatch
+# block adds those to the attempts that have them), so that the two
+# snippets forward alike.
 # `tools/dispatch-conf.sh > conf/solgate_dispatch.conf` writes it;
 # `make conf-check` (part of `make test`) checks it.
 set -eu
@@ -38,6 +40,25 @@ awk '
         print "# The upstream Solgate chose for this attempt, handed over by the"
         print "# solgate_dispatch block: nginx parses no URL per request."
         print "proxy_pass                http://solgate;"
+        skip = 0
+        next
+    }
+    /^# Cube Runner: when Solgate asks/ { skip = 1 }
+    skip && /^proxy_set_header +X-Solgate-Peer / {
+        print "# Cube Runner: when Solgate asks another region\x27s gateway for a block, the"
+        print "# solgate_dispatch block adds this header, with the token, to that request"
+        print "# alone; \"\" keeps a client\x27s own from reaching nodes and vendors."
+        print "proxy_set_header          X-Solgate-Peer \"\";"
+        skip = 0
+        next
+    }
+    /^# Keep-alive to upstreams;/ { skip = 1 }
+    skip && /^proxy_set_header +Upgrade / {
+        print "# Keep-alive to upstreams; for a WebSocket subscription (an upgrade"
+        print "# request, sent to the upstream\x27s ws= endpoint) the solgate_dispatch block"
+        print "# adds the upgrade\x27s Connection and Upgrade headers to that request alone."
+        print "proxy_http_version        1.1;"
+        print "proxy_set_header          Connection \"\";"
         skip = 0
         next
     }

@@ -33,20 +33,23 @@ sub sim_upstreams {
 }
 
 # The client location (default "/") and @solgate_retry, both routed to
-# $network; $extra goes into the client location.
+# $network; $extra goes into the client location; snippet =>
+# 'solgate_dispatch.conf' includes that one instead of solgate_proxy.conf
+# (its http_config then needs `upstream solgate { solgate_dispatch; }`).
 sub solgate_locations {
     my ($network, %o) = @_;
     my $path = $o{path} || '/';
     my $extra = $o{extra} || '';
+    my $snippet = $o{snippet} || 'solgate_proxy.conf';
     return <<"_EOC_";
     location $path {
         solgate_pass $network;
-        include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf;
+        include \$TEST_NGINX_CONF_DIR/$snippet;
         $extra
     }
     location \@solgate_retry {
         solgate_pass $network;
-        include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf;
+        include \$TEST_NGINX_CONF_DIR/$snippet;
     }
 _EOC_
 }

@@ -475,6 +475,12 @@ class HttpConnection : public WsSession {
         }
     }
 
+    // A header's value added to what the same header said before.
+    static void append_value(std::string& to, std::string_view value) {
+        if (!to.empty()) to += ", ";
+        to += value;
+    }
+
     // Parses the request line and header fields (text ends with CRLF).
     bool parse_headers(std::string_view text) {
         content_length_ = 0;
@@ -482,6 +488,9 @@ class HttpConnection : public WsSession {
         expect_continue_ = false;
         req_.user_agent.clear();
         req_.content_type.clear();
+        req_.solgate_peer.clear();
+        req_.connection.clear();
+        req_.upgrade.clear();
         bool upgrade_websocket = false;
         bool connection_upgrade = false;
         bool version_13 = false;
@@ -554,13 +563,17 @@ class HttpConnection : public WsSession {
                 req_.user_agent = std::string(value);
             } else if (iequals(name, "content-type")) {
                 req_.content_type = std::string(value);
+            } else if (iequals(name, "x-solgate-peer")) {
+                append_value(req_.solgate_peer, value);
             } else if (iequals(name, "connection")) {
+                append_value(req_.connection, value);
                 if (has_token(value, "close")) req_.keep_alive = false;
                 else if (has_token(value, "keep-alive")) req_.keep_alive = true;
                 connection_upgrade = has_token(value, "upgrade");
             } else if (iequals(name, "expect")) {
                 expect_continue_ = iequals(value, "100-continue");
             } else if (iequals(name, "upgrade")) {
+                append_value(req_.upgrade, value);
                 upgrade_websocket = has_token(value, "websocket");
             } else if (iequals(name, "sec-websocket-version")) {
                 version_13 = value == "13";

@@ -22,6 +22,11 @@ struct HttpRequest {
     bool keep_alive = true;
     std::string user_agent;
     std::string content_type;  // as sent, empty if none
+    // Headers a gateway in front adds or strips, as sent: the values of
+    // each, joined with ", " when it came more than once, empty if none.
+    std::string solgate_peer;  // X-Solgate-Peer
+    std::string connection;
+    std::string upgrade;
     std::string body;
     // The connection's first request (tests count new connections by it,
     // to see that keep-alive is used).

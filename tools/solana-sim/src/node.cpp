@@ -95,6 +95,8 @@ void SimNode::stop_pubsub() {
 // dropping connections refuses subscribers the same way.
 HttpResponse SimNode::handle_websocket(const HttpRequest& req) {
     HttpResponse r;
+    stats_.last_ws_connection = req.connection;
+    stats_.last_ws_upgrade = req.upgrade;
     const Faults& f = chain_.faults();
     if (f.close) {
         r.drop_connection = true;
@@ -145,6 +147,7 @@ HttpResponse SimNode::handle_rpc(const HttpRequest& req) {
     if (!from_poller) {
         stats_.last_client_target = req.target;
         stats_.last_client_content_type = req.content_type;
+        stats_.last_client_peer = req.solgate_peer;
     }
 
     const Faults& f = chain_.faults();
@@ -226,6 +229,9 @@ std::string SimNode::stats_json() const {
     json_append_u64(o, stats_.client_connections);
     o += ",\"last_client_target\":" + json_quote(stats_.last_client_target);
     o += ",\"last_client_content_type\":" + json_quote(stats_.last_client_content_type);
+    o += ",\"last_client_peer\":" + json_quote(stats_.last_client_peer);
+    o += ",\"last_ws_connection\":" + json_quote(stats_.last_ws_connection);
+    o += ",\"last_ws_upgrade\":" + json_quote(stats_.last_ws_upgrade);
     o += ",\"slots\":" + slots_json();
     o += ",\"faults\":" + chain_.faults().to_json();
     const PubSubStats ws = pubsub_ ? pubsub_->stats() : PubSubStats();

@@ -62,6 +62,12 @@ struct CallStats {
     // Its Content-Type header ("" when it had none): Solana nodes take
     // only application/json.
     std::string last_client_content_type;
+    // Its X-Solgate-Peer header (values joined with ", " if repeated, ""
+    // when none), and the Connection and Upgrade headers of the last
+    // WebSocket handshake: what a gateway in front adds or strips.
+    std::string last_client_peer;
+    std::string last_ws_connection;
+    std::string last_ws_upgrade;
     // getBlock calls failed by the getblock_failure_rate fault (-32019).
     uint64_t getblock_failures = 0;
     // The slots of the last kRecentBlocks blocks answered, oldest first:
@@ -79,6 +85,9 @@ struct CallStats {
         client_connections = 0;
         last_client_target.clear();
         last_client_content_type.clear();
+        last_client_peer.clear();
+        last_ws_connection.clear();
+        last_ws_upgrade.clear();
         getblock_failures = 0;
         blocks_served.clear();
     }
