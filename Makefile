@@ -211,9 +211,10 @@ kit-client:
 test: all fuzz-syntax conf-check unit-test sim-test kit-client prove
 
 # conf/solgate_dispatch.conf is solgate_proxy.conf with the dispatcher's
-# proxy_pass, written by tools/dispatch-conf.sh: the two must not drift.
+# proxy_pass and headers, written by tools/dispatch-conf.sh: the two must
+# not drift.
 conf-check:
-	@tools/dispatch-conf.sh conf/solgate_proxy.conf | diff -u conf/solgate_dispatch.conf - \
+	@set -o pipefail; tools/dispatch-conf.sh conf/solgate_proxy.conf | diff -u conf/solgate_dispatch.conf - \
 	  || { echo "conf/solgate_dispatch.conf is behind conf/solgate_proxy.conf: run tools/dispatch-conf.sh > conf/solgate_dispatch.conf" >&2; exit 1; }
 
 # everything `make test` runs, built (with -j2) but not run

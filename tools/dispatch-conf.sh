@@ -11,9 +11,9 @@ proxy=${1:-$(dirname "$0")/../conf/solgate_proxy.conf}
 cat <<'HEAD'
 # Forwarding for a Solgate location, through the upstream {} block with
 # solgate_dispatch (written by tools/dispatch-conf.sh from
-# solgate_proxy.conf, which it follows but for the proxy_pass).  Include it
-# beside `solgate_pass` in both locations, and define the block once in
-# the http block:
+# solgate_proxy.conf, which it follows but for the proxy_pass and the
+# headers the block adds itself).  Include it beside `solgate_pass` in both
+# locations, and define the block once in the http block:
 #
 #     upstream solgate {
 #         solgate_dispatch;
@@ -33,34 +33,46 @@ cat <<'HEAD'
 
 HEAD
 
+# Each line of solgate_proxy.conf that differs here, exactly, and what
+# takes its place ("" drops it); a line not found once fails the script,
+# so an edit of solgate_proxy.conf that moves one is never passed over.
 awk '
+    BEGIN {
+        swap["# The upstream Solgate chose for this attempt.  A URL naming an"] = \
+            "# The upstream Solgate chose for this attempt, handed over by the"
+        swap["# `upstream {}` block uses that block (its servers, keepalive, TLS)."] = \
+            "# solgate_dispatch block: nginx parses no URL per request."
+        swap["proxy_pass                $solgate_upstream_url;"] = \
+            "proxy_pass                http://solgate;"
+        swap["# Cube Runner: when Solgate asks another region\x27s gateway for a block, it"] = \
+            "# Cube Runner: when Solgate asks another region\x27s gateway for a block, the"
+        swap["# says so with this header (empty, so not sent, for every other attempt)."] = \
+            "# solgate_dispatch block adds this header, with the token, to that request\n" \
+            "# alone; \"\" keeps a client\x27s own from reaching nodes and vendors."
+        swap["proxy_set_header          X-Solgate-Peer $solgate_peer_token;"] = \
+            "proxy_set_header          X-Solgate-Peer \"\";"
+        swap["# request, sent to the upstream\x27s ws= endpoint) the upgrade instead."] = \
+            "# request, sent to the upstream\x27s ws= endpoint) the solgate_dispatch block\n" \
+            "# adds the upgrade\x27s Connection and Upgrade headers to that request alone."
+        swap["proxy_set_header          Connection $solgate_connection;"] = \
+            "proxy_set_header          Connection \"\";"
+        swap["proxy_set_header          Upgrade $solgate_upgrade;"] = ""
+    }
     !body { if ($0 == "") body = 1; next }
-    /^# The upstream Solgate chose for this attempt\./ { skip = 1 }
-    skip && /^proxy_pass / {
-        print "# The upstream Solgate chose for this attempt, handed over by the"
-        print "# solgate_dispatch block: nginx parses no URL per request."
-        print "proxy_pass                http://solgate;"
-        skip = 0
+    $0 in swap {
+        seen[$0]++
+        if (swap[$0] != "") print swap[$0]
         next
     }
-    /^# Cube Runner: when Solgate asks/ { skip = 1 }
-    skip && /^proxy_set_header +X-Solgate-Peer / {
-        print "# Cube Runner: when Solgate asks another region\x27s gateway for a block, the"
-        print "# solgate_dispatch block adds this header, with the token, to that request"
-        print "# alone; \"\" keeps a client\x27s own from reaching nodes and vendors."
-        print "proxy_set_header          X-Solgate-Peer \"\";"
-        skip = 0
-        next
+    { print }
+    END {
+        for (line in swap) {
+            if (seen[line] != 1) {
+                printf "dispatch-conf.sh: %s: \"%s\" found %d times, not once\n", \
+                       FILENAME, line, seen[line] > "/dev/stderr"
+                failed = 1
+            }
+        }
+        exit failed
     }
-    /^# Keep-alive to upstreams;/ { skip = 1 }
-    skip && /^proxy_set_header +Upgrade / {
-        print "# Keep-alive to upstreams; for a WebSocket subscription (an upgrade"
-        print "# request, sent to the upstream\x27s ws= endpoint) the solgate_dispatch block"
-        print "# adds the upgrade\x27s Connection and Upgrade headers to that request alone."
-        print "proxy_http_version        1.1;"
-        print "proxy_set_header          Connection \"\";"
-        skip = 0
-        next
-    }
-    !skip { print }
 ' "$proxy"

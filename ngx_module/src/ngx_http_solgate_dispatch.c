@@ -191,6 +191,7 @@ ngx_http_solgate_dispatch_init_peer(ngx_http_request_t *r,
 {
     ngx_http_solgate_ctx_t        *ctx;
     ngx_http_solgate_target_t     *target;
+    ngx_http_solgate_loc_conf_t   *slcf;
     ngx_http_upstream_srv_conf_t  *block;
 
     ctx = ngx_http_solgate_get_ctx(r);
@@ -207,10 +208,21 @@ ngx_http_solgate_dispatch_init_peer(ngx_http_request_t *r,
 
     block = target->block;
 
-    if ((ctx->websocket || ctx->peer_attempt)
-        && ngx_http_solgate_dispatch_headers(r, ctx) != NGX_OK)
-    {
-        return NGX_ERROR;
+    if (ctx->websocket || ctx->peer_attempt) {
+        slcf = ngx_http_get_module_loc_conf(r, ngx_http_solgate_module);
+
+        /* the head is proxy's text: not what fastcgi_pass and the like send */
+        if (!slcf->dispatched) {
+            ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                          "upstream \"%V\" has solgate_dispatch: only "
+                          "proxy_pass may send a WebSocket or another "
+                          "region's request to it", &us->host);
+            return NGX_ERROR;
+        }
+
+        if (ngx_http_solgate_dispatch_headers(r, ctx) != NGX_OK) {
+            return NGX_ERROR;
+        }
     }
 
     if (block != NULL) {
