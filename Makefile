@@ -84,7 +84,8 @@ CORE_FLAGS := -std=c++17 -fPIC -fvisibility=hidden -fvisibility-inlines-hidden \
 
 MODULE     := $(BUILD)/modules/ngx_http_solgate_module.so
 MODULE_SRCS := $(wildcard ngx_module/src/*.c ngx_module/src/*.h) ngx_module/config \
-	ngx_module/rpath.opts ngx_module/ngx_http_solgate_module.map
+	ngx_module/rpath.opts ngx_module/ngx_http_solgate_module.map \
+	libcore/include/solgate/solgate.h
 NGX_BUILD  := $(BUILD)/nginx
 
 SIM        := $(BUILD)/bin/solana-sim
