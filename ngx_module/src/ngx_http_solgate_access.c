@@ -510,15 +510,17 @@ ngx_http_solgate_route_parsed(ngx_http_request_t *r,
         return ngx_http_solgate_pieces_start(r, ctx, route.pieces);
     }
 
-    if (sg_request_fanout(ctx->rpc, (int64_t) ngx_current_msec, targets,
-                          NGX_HTTP_SOLGATE_MAX_FANOUT, &fanout)
-        != SG_OK)
-    {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
+    if (route.fan_out) {
+        if (sg_request_fanout(ctx->rpc, (int64_t) ngx_current_msec, targets,
+                              NGX_HTTP_SOLGATE_MAX_FANOUT, &fanout)
+            != SG_OK)
+        {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
 
-    if (fanout.kind != SG_FANOUT_NONE) {
-        return ngx_http_solgate_fanout_start(r, ctx, &fanout, targets);
+        if (fanout.kind != SG_FANOUT_NONE) {
+            return ngx_http_solgate_fanout_start(r, ctx, &fanout, targets);
+        }
     }
 
     if (route.body.len > 0

@@ -310,6 +310,9 @@ typedef struct {
     size_t       pieces;         /* FORWARD: a batch that goes call by call
                                   * in this many pieces (sg_request_piece);
                                   * then body is empty, merged 0 */
+    int          fan_out;        /* FORWARD: a fan-out policy takes it: ask
+                                  * sg_request_fanout (else it is one
+                                  * attempt, and the call is not needed) */
 } sg_route_t;
 
 /*
@@ -498,7 +501,7 @@ SG_API size_t sg_error_reason(const char *answer, size_t len, char *out,
 
 /*
  * Fan-out policies (broadcast, consensus, hedge): once, after
- * sg_request_route said forward, the policy the request falls under and
+ * sg_request_route said forward with fan_out set, the policy the request falls under and
  * the upstreams (indices, up to cap) of the attempts to start at once;
  * kind SG_FANOUT_NONE (n 0) for one attempt as usual.  Each attempt's end
  * is reported with its whole answer (or as cancelled); a report may say

@@ -24,7 +24,7 @@ using solgate::capi::ToStr;
 using solgate::capi::View;
 
 sg_route_t Answer(unsigned status, const std::string& body) {
-    return sg_route_t{SG_ROUTE_ANSWER, status, ToStr(body), 0, 0};
+    return sg_route_t{SG_ROUTE_ANSWER, status, ToStr(body), 0, 0, 0};
 }
 
 // An attempt's end as the glue reports it (the views point into its data).
@@ -113,7 +113,8 @@ int sg_request_route(sg_request_t* req, const sg_network_t* net,
             req->answer = std::move(decision.forward_body);
             *out = sg_route_t{SG_ROUTE_FORWARD, 0, ToStr(req->answer),
                               req->request.merge().empty() ? 0 : 1,
-                              req->request.pieces().size()};
+                              req->request.pieces().size(),
+                              req->request.MayFanOut() ? 1 : 0};
             return SG_OK;
         }
         req->answer = std::move(decision.answer);

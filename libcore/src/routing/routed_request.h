@@ -130,6 +130,12 @@ public:
         uint32_t hedge_after_ms = 0;   // hedge: when to send the next
     };
     FanOutStart StartFanOut(int64_t now_ms);
+    // Whether a policy takes the request, so StartFanOut is worth asking
+    // (most requests: no policy, one attempt).
+    bool MayFanOut() const {
+        return network_ != nullptr &&
+               ChooseFanOut(network_->settings(), parsed_) != FanOutKind::kNone;
+    }
     struct FanOutStep {
         bool decided = false;           // cancel the attempts still running
         std::optional<size_t> launch;   // hedge: start this attempt now

@@ -12,6 +12,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "capi/c_handles.h"
@@ -27,12 +28,24 @@ std::string Text(sg_str_t s) { return std::string(s.data, s.len); }
 // A network built the way the module builds one, bound to its own memory.
 class CNetwork {
 public:
+    // policy: a failsafe policy's words ({"broadcast", "getBalance"}).
     explicit CNetwork(std::initializer_list<std::vector<const char*>> upstreams,
-                      const char* cluster = "mainnet-beta") {
+                      const char* cluster = "mainnet-beta",
+                      std::vector<const char*> policy = {}) {
         char err[256];
         EXPECT_EQ(sg_network_new(S("mainnet"), &net_, err, sizeof(err)), SG_OK);
         EXPECT_EQ(sg_network_set_cluster(net_, S(cluster), err, sizeof(err)),
                   SG_OK);
+        if (!policy.empty()) {
+            std::vector<sg_str_t> args;
+            for (size_t i = 1; i < policy.size(); i++) {
+                args.push_back(S(policy[i]));
+            }
+            EXPECT_EQ(sg_network_set_policy(net_, S(policy[0]), args.data(),
+                                            args.size(), err, sizeof(err)),
+                      SG_OK)
+                << err;
+        }
         for (const auto& words : upstreams) {
             std::vector<sg_str_t> args;
             for (const char* w : words) {
@@ -104,6 +117,31 @@ TEST(CApi, AttemptsNeverRepeatAnUpstreamThenFailAll) {
               R"x("Internal error: no upstream could serve the request )x"
               R"x((2 tried)"},"id":7})x");
     sg_request_free(req);
+}
+
+// The route says whether a policy takes the request: only then is
+// sg_request_fanout asked, and it starts the policy's attempts.
+TEST(CApi, TheRouteSaysWhenAFanOutPolicyTakesTheRequest) {
+    CNetwork plain({{"a", "http://x"}, {"b", "http://y"}});
+    CNetwork policed({{"a", "http://x"}, {"b", "http://y"}}, "mainnet-beta",
+                     {"broadcast", "getBalance"});
+    const char* balance = R"({"jsonrpc":"2.0","id":1,"method":"getBalance"})";
+    const char* slot = R"({"jsonrpc":"2.0","id":2,"method":"getSlot"})";
+    size_t targets[4];
+    sg_fanout_t fanout;
+    for (auto [net, body, fans] :
+         {std::tuple{plain.get(), balance, 0}, std::tuple{policed.get(), slot, 0},
+          std::tuple{policed.get(), balance, 1}}) {
+        sg_request_t* req = Parse(body);
+        sg_route_t route;
+        ASSERT_EQ(sg_request_route(req, net, &kNoSelector, 0, &route), SG_OK);
+        ASSERT_EQ(route.kind, SG_ROUTE_FORWARD);
+        EXPECT_EQ(route.fan_out, fans) << body;
+        ASSERT_EQ(sg_request_fanout(req, 0, targets, 4, &fanout), SG_OK);
+        EXPECT_EQ(fanout.kind, fans ? SG_FANOUT_BROADCAST : SG_FANOUT_NONE) << body;
+        EXPECT_EQ(fanout.n, fans ? 2u : 0u) << body;
+        sg_request_free(req);
+    }
 }
 
 TEST(CApi, ASubscriptionIsPickedAmongUpstreamsWithWs) {
