@@ -373,8 +373,10 @@ unavailable (
      wait_until(sub { metrics_text() =~ /^solgate_shared_state_up\{network="mainnet"\} 1$/m }, 5,
                 'metric: up');
      redis_stop($main::RedisPort);
-     wait_until(sub { metrics_text() =~ /^solgate_shared_state_up\{network="mainnet"\} 0$/m }, 5,
-                'metric: down');
+     # each host finds out on its own: both before either is asked
+     wait_until(sub { !grep { metrics_text($_) !~ /^solgate_shared_state_up\{network="mainnet"\} 0$/m }
+                               (server_port(), $main::BPort) }, 5,
+                'metric: down on both hosts');
      for my $i (1 .. 6) {
          my $a = http_post(server_port(), '/', rpc($i, 'getSlot'));
          my $b = main::on_b(rpc($i, 'getBalance', '["83astBRguLMdt2h5U1Tpdq5tjFoJ6noeGwaY3mDLVcri"]'));
