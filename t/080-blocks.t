@@ -126,6 +126,24 @@ sub eu_asked_by_us {
     return $n;
 }
 
+# An old block eu-west's ledger holds (the first slot from $slot down
+# that was not skipped), asked of eu-west so that its cache keeps it:
+# that slot and eu-west's answer.
+sub eu_holds_old_block { my ($id, $slot) = @_;
+    my $answer;
+    for (1 .. 20) {
+        $answer = post_then_stored($EuPort, sub { eu(get_block_call($id, $slot), 'key-op') });
+        last if $answer->{body} =~ /"result"/;
+        $slot--;
+    }
+    return ($slot, $answer) }
+# ... until eu-west's summary (what us-east's poller reads) lists it
+sub wait_eu_publishes { my ($slot) = @_;
+    wait_for('eu-west publishes the block in its summary', sub {
+        my $s = eval { decode_json(post_to($EuPort, rpc(1, 'solgateBlockSummary'), undef,
+            'X-Solgate-Peer' => $Token)->{body})->{result} };
+        $s && ($s->{variants}{'getBlock/json/full/r1/v0'} // '') =~ /\b$slot\b/ }, 5, 0.05) }
+
 add_block_preprocessor(sub {
     my $block = shift;
     $block->set_value(http_config => $UsHttp) unless defined $block->http_config;
@@ -264,18 +282,11 @@ eu-west's summary says so, then from its own cache.
 --- request eval
 [step {
      my $eu_answer;
-     for (1 .. 20) {
-         $eu_answer = post_then_stored($EuPort, sub { eu(get_block_call(50, $Old), 'key-op') });
-         last if $eu_answer->{body} =~ /"result"/;
-         $Old--;
-     }
+     ($Old, $eu_answer) = eu_holds_old_block(50, $Old);
      $main::EuAnswer = $eu_answer->{body};
      like($main::EuAnswer, qr/"result":\{"blockHeight"/, 'eu-west serves the old block from its ledger');
      $main::EuCalls = calls($EuSim);
-     wait_for('eu-west publishes the block in its summary', sub {
-         my $s = eval { decode_json(post_to($EuPort, rpc(1, 'solgateBlockSummary'), undef,
-             'X-Solgate-Peer' => $Token)->{body})->{result} };
-         $s && ($s->{variants}{'getBlock/json/full/r1/v0'} // '') =~ /\b$Old\b/ }, 5, 0.05);
+     wait_eu_publishes($Old);
      $main::UsCalls = calls($UsSim);
      my $stored_before = stored();
      wait_for('us-east serves the old block once the summary says eu-west holds it', sub {
@@ -476,18 +487,9 @@ solgate_locations('mainnet', snippet => 'solgate_dispatch.conf')
   . "    location = /metrics { solgate_metrics; }\n"
 --- request eval
 [step {
-     my $slot = $Old - 1000;
-     my $eu_answer;
-     for (1 .. 20) {
-         $eu_answer = post_then_stored($EuPort, sub { eu(get_block_call(80, $slot), 'key-op') });
-         last if $eu_answer->{body} =~ /"result"/;
-         $slot--;
-     }
+     my ($slot, $eu_answer) = eu_holds_old_block(80, $Old - 1000);
      like($eu_answer->{body}, qr/"result":\{"blockHeight"/, 'eu-west serves an old block from its ledger');
-     wait_for('eu-west publishes the block in its summary', sub {
-         my $s = eval { decode_json(post_to($EuPort, rpc(1, 'solgateBlockSummary'), undef,
-             'X-Solgate-Peer' => $Token)->{body})->{result} };
-         $s && ($s->{variants}{'getBlock/json/full/r1/v0'} // '') =~ /\b$slot\b/ }, 5, 0.05);
+     wait_eu_publishes($slot);
      my $us_calls = calls($UsSim);
      my $peer_requests = blocks_state($EuPort)->{peer_requests};
      my $served;
