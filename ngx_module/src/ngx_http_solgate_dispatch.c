@@ -268,10 +268,10 @@ ngx_http_solgate_dispatch_headers(ngx_http_request_t *r,
 
     if (ctx->websocket) {
         ngx_str_set(&add[n].key, "Connection");
-        ngx_str_set(&add[n].value, "upgrade");
+        ngx_str_set(&add[n].value, NGX_HTTP_SOLGATE_CONNECTION_UPGRADE);
         n++;
         ngx_str_set(&add[n].key, "Upgrade");
-        ngx_str_set(&add[n].value, "websocket");
+        ngx_str_set(&add[n].value, NGX_HTTP_SOLGATE_UPGRADE);
         n++;
     }
 

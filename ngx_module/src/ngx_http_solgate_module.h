@@ -187,6 +187,15 @@ typedef struct {
 
 
 /*
+ * A WebSocket attempt's Upgrade and Connection values: $solgate_upgrade
+ * and $solgate_connection (solgate_proxy.conf), or what the
+ * solgate_dispatch block adds.
+ */
+#define NGX_HTTP_SOLGATE_UPGRADE             "websocket"
+#define NGX_HTTP_SOLGATE_CONNECTION_UPGRADE  "upgrade"
+
+
+/*
  * What those headers say, found with the others the access phase reads
  * (one pass): a batch's pieces take the main request's.
  */

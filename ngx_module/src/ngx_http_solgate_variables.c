@@ -52,10 +52,10 @@ static ngx_http_solgate_var_t  ngx_http_solgate_vars[] = {
       0 },
 
     { ngx_string("solgate_upgrade"), ngx_http_solgate_upgrade_variable,
-      (uintptr_t) "websocket" },
+      (uintptr_t) NGX_HTTP_SOLGATE_UPGRADE },
 
     { ngx_string("solgate_connection"), ngx_http_solgate_upgrade_variable,
-      (uintptr_t) "upgrade" },
+      (uintptr_t) NGX_HTTP_SOLGATE_CONNECTION_UPGRADE },
 
     { ngx_null_string, NULL, 0 }
 };
