@@ -501,12 +501,13 @@ SG_API size_t sg_error_reason(const char *answer, size_t len, char *out,
 
 /*
  * Fan-out policies (broadcast, consensus, hedge): once, after
- * sg_request_route said forward with fan_out set, the policy the request falls under and
- * the upstreams (indices, up to cap) of the attempts to start at once;
- * kind SG_FANOUT_NONE (n 0) for one attempt as usual.  Each attempt's end
- * is reported with its whole answer (or as cancelled); a report may say
- * the answer is decided (cancel the rest) or name an attempt to start.
- * Once none is pending, sg_request_fanout_answer gives the answer.
+ * sg_request_route said forward with fan_out set, the policy the request
+ * falls under and the upstreams (indices, up to cap) of the attempts to
+ * start at once; kind SG_FANOUT_NONE (n 0) for one attempt as usual.  Each
+ * attempt's end is reported with its whole answer (or as cancelled); a
+ * report may say the answer is decided (cancel the rest) or name an
+ * attempt to start.  Once none is pending, sg_request_fanout_answer gives
+ * the answer.
  */
 typedef enum {
     SG_FANOUT_NONE = 0,
