@@ -336,10 +336,12 @@ public:
     std::optional<PickResult> Pick(const PickRequest& request) const;
 
     // A client attempt on upstream i ended so (failover and passive
-    // health); how long it ejected the upstream for (0: it did not).
+    // health); how long it ejected the upstream for (0: it did not). `run`:
+    // RecordAttempt's.
     int64_t ReportAttempt(size_t i, const AttemptOutcome& outcome,
-                       int64_t now_ms) const {
-        return RecordAttempt(host(i), upstreams_[i].routing, outcome, now_ms);
+                          int64_t now_ms, FailureRun* run = nullptr) const {
+        return RecordAttempt(host(i), upstreams_[i].routing, outcome, now_ms,
+                             run);
     }
     bool has_backups() const { return has_backups_; }
     // Whether this process should log now that every upstream is cordoned:

@@ -110,12 +110,8 @@ RoutedRequest::AttemptReport RoutedRequest::Report(const AttemptEnd& end,
         JudgeAnswer(end, now_ms, &report);
     }
     if (network_ != nullptr && upstream_) {
-        UpstreamHostRecord& host = network_->host(*upstream_);
-        fails_before_answer_ =
-            host.consecutive_fails.load(std::memory_order_relaxed);
-        report.ejected_ms =
-            network_->ReportAttempt(*upstream_, report.outcome, now_ms);
-        resets_after_answer_ = host.run_resets.load(std::memory_order_relaxed);
+        report.ejected_ms = network_->ReportAttempt(
+            *upstream_, report.outcome, now_ms, &answer_run_);
     }
     answered_ = report.outcome.cause == AttemptCause::kOk;
     bool failed = report.outcome.cause != AttemptCause::kOk;
@@ -141,10 +137,10 @@ int64_t RoutedRequest::ReportCut(int64_t now_ms) {
     // another answer has ended the run since, which stands (with max_fails
     // 1, the default, any cut ejects)
     if (host.run_resets.load(std::memory_order_relaxed) ==
-        resets_after_answer_) {
+        answer_run_.resets_after) {
         uint32_t run = host.consecutive_fails.load(std::memory_order_relaxed);
-        if (run < fails_before_answer_) {
-            host.consecutive_fails.store(fails_before_answer_,
+        if (run < answer_run_.fails_before) {
+            host.consecutive_fails.store(answer_run_.fails_before,
                                          std::memory_order_relaxed);
         }
     }

@@ -211,8 +211,7 @@ private:
     // it (kMaxUpstreams bytes).
     std::array<unsigned char, kMaxUpstreams> tried_{};
     std::optional<size_t> upstream_;
-    uint32_t fails_before_answer_ = 0;   // for ReportCut: the run, and
-    uint32_t resets_after_answer_ = 0;   // the host's run_resets after
+    FailureRun answer_run_;              // the last success's, for ReportCut
     bool answered_ = false;              // the last Report was a success
     size_t attempts_ = 0;
     bool finished_ = false;

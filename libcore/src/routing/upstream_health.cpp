@@ -106,24 +106,30 @@ AttemptOutcome ClassifyAttempt(unsigned http_status, bool timed_out,
 
 int64_t RecordAttempt(UpstreamHostRecord& host,
                       const conf::UpstreamRouting& routing,
-                      const AttemptOutcome& outcome, int64_t now_ms) {
+                      const AttemptOutcome& outcome, int64_t now_ms,
+                      FailureRun* run) {
     if (!outcome.health) {
         return 0;
     }
     bool failed = outcome.cause != AttemptCause::kOk;
     RecordFailureShare(host, failed);
     if (!failed) {
-        host.consecutive_fails.store(0, std::memory_order_relaxed);
-        host.run_resets.fetch_add(1, std::memory_order_relaxed);
+        uint32_t fails =
+            host.consecutive_fails.exchange(0, std::memory_order_relaxed);
+        uint32_t resets =
+            host.run_resets.fetch_add(1, std::memory_order_relaxed) + 1;
+        if (run != nullptr) {
+            *run = FailureRun{fails, resets};
+        }
         return 0;
     }
-    uint32_t run =
+    uint32_t run_length =
         host.consecutive_fails.fetch_add(1, std::memory_order_relaxed) + 1;
     int64_t until = 0;
     if (outcome.retry_after_ms > 0) {
         until = now_ms + std::min(outcome.retry_after_ms, kMaxRetryAfterMs);
     }
-    if (routing.max_fails > 0 && run >= routing.max_fails) {
+    if (routing.max_fails > 0 && run_length >= routing.max_fails) {
         until = std::max(until, now_ms + int64_t{routing.fail_timeout_ms});
     }
     if (until == 0) {

@@ -67,9 +67,21 @@ AttemptOutcome ClassifyAttempt(unsigned http_status, bool timed_out,
 // Retry-After for as long as it asks (up to kMaxRetryAfterMs); an outcome
 // that says nothing of its health changes nothing. Returns for how many ms
 // this attempt ejected it (0: it did not, or it was out).
+//
+// `run`, when given, is set by a success (the only attempt a cut answer
+// can follow): the failure run it ended and the host's reset count it
+// left, each read by the atomic operation that changed it, so another
+// worker's report in between is never taken for this one's
+// (RoutedRequest::ReportCut takes the success back only while no other
+// answer has ended the run since).
+struct FailureRun {
+    uint32_t fails_before = 0;   // consecutive_fails before this attempt
+    uint32_t resets_after = 0;   // run_resets after it
+};
 int64_t RecordAttempt(UpstreamHostRecord& host,
                       const conf::UpstreamRouting& routing,
-                      const AttemptOutcome& outcome, int64_t now_ms);
+                      const AttemptOutcome& outcome, int64_t now_ms,
+                      FailureRun* run = nullptr);
 
 // One poll's round trip (failed polls count as failures, not latency).
 void RecordPoll(UpstreamHostRecord& host, bool ok, uint32_t latency_ms);

@@ -57,6 +57,28 @@ TEST(UpstreamHealth, MaxFailsInARowEjectForFailTimeout) {
     EXPECT_FALSE(Ejected(h.host(), 20010));
 }
 
+// A success says which failure run it ended and the reset it made, as
+// its own atomic operations saw them (not read again after them, when
+// another worker may have reported too).
+TEST(UpstreamHealth, ASuccessSaysTheRunItEndedAndTheResetItMade) {
+    Host h;
+    conf::UpstreamRouting r;
+    r.max_fails = 3;
+    AttemptOutcome failed{AttemptCause::kHttpError, 0};
+    FailureRun run{7, 7};
+    RecordAttempt(h.host(), r, failed, 1000, &run);
+    RecordAttempt(h.host(), r, failed, 1001, &run);
+    EXPECT_EQ(run.fails_before, 7u);   // a failure leaves it as it was
+    uint32_t resets = h.host().run_resets.load();
+    RecordAttempt(h.host(), r, {}, 1002, &run);
+    EXPECT_EQ(run.fails_before, 2u);
+    EXPECT_EQ(run.resets_after, resets + 1);
+    EXPECT_EQ(h.host().consecutive_fails.load(), 0u);
+    RecordAttempt(h.host(), r, {}, 1003, &run);   // another worker's, say
+    EXPECT_EQ(run.fails_before, 0u);
+    EXPECT_EQ(run.resets_after, resets + 2);
+}
+
 TEST(UpstreamHealth, RetryAfterIsACoolDown) {
     Host h;
     conf::UpstreamRouting r;
