@@ -36,7 +36,7 @@ inclusive() {   # label, regex
 echo "instructions per round ($rounds rounds; callgrind, inclusive)"
 inclusive "the whole request" "PROGRAM TOTALS"
 inclusive "sg_request_parse" ":sg_request_parse( |$)"
-inclusive "  ParseRpcRequest" "solgate::ParseRpcRequest\\("
+inclusive "  ParseRpcRequestInto" "solgate::ParseRpcRequestInto\\("
 for call in route fanout pick report finish free; do
     inclusive "sg_request_$call" ":sg_request_$call( |$)"
 done

@@ -3,6 +3,7 @@
 // could not judge is answered 500, never forwarded.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <optional>
 #include <string>
@@ -38,8 +39,8 @@ solgate::RoutedRequest::AttemptEnd AttemptEndOf(const sg_attempt_end_t& end) {
     return e;
 }
 
-// The storage of the requests this thread finished, for its next ones.
-using RoomSpares = solgate::ThreadSpares<solgate::RequestRoom>;
+// The requests this thread finished, cleared, for its next ones.
+using RequestSpares = solgate::ThreadSpares<std::unique_ptr<sg_request_s>>;
 
 // Said when even the answer could not be built.
 constexpr std::string_view kInternalErrorBody =
@@ -56,11 +57,12 @@ int sg_request_parse(const char* body, size_t len,
     }
     *out = nullptr;
     return Guard(SG_ERROR, [&] {
-        // the spare is moved from where it is kept, straight into the
-        // request's members
-        *out = RoomSpares::Use([&](solgate::RequestRoom& room) {
-            return new sg_request_s(body, len, std::move(room));
-        });
+        std::unique_ptr<sg_request_s> req = RequestSpares::Take();
+        if (req == nullptr) {
+            req = std::make_unique<sg_request_s>();
+        }
+        req->request.Parse(body, len);
+        *out = req.release();
         return SG_OK;
     });
 }
@@ -73,24 +75,29 @@ int sg_request_subscription(sg_request_t** out) noexcept {
     return Guard(SG_ERROR, [&] {
         solgate::RpcRequest subscription;
         subscription.shape = solgate::RpcRequest::Shape::kSubscription;
-        *out = new sg_request_s(std::move(subscription),
-                                RoomSpares::Take().plan);
+        *out = new sg_request_s(std::move(subscription));
         return SG_OK;
     });
 }
 
 void sg_request_free(sg_request_t* req) noexcept {
-    if (req == nullptr) {
-        return;
+    std::unique_ptr<sg_request_s> owned(req);
+    constexpr size_t kAnswerBytesKept = 16 * 1024;
+    if (owned == nullptr || !owned->request.WorthKeeping() ||
+        owned->answer.capacity() > kAnswerBytesKept ||
+        owned->status_answer.capacity() > kAnswerBytesKept) {
+        return;   // let go
     }
+    owned->request.Clear();
+    owned->answer.clear();
+    owned->status_answer.clear();
     try {
-        RoomSpares::GiveWith([&](solgate::RequestRoom& room) {
-            req->request.TakeRoomInto(room);
+        RequestSpares::GiveWith([&](std::unique_ptr<sg_request_s>& spare) {
+            spare = std::move(owned);
         });
     } catch (...) {
-        // nothing kept: the next request allocates its own
+        // not kept: deleted here
     }
-    delete req;
 }
 
 int sg_request_route(sg_request_t* req, const sg_network_t* net,

@@ -8,11 +8,12 @@
 #include "routing/routed_request.h"
 
 // Made and freed once per request: its storage is recycled per thread.
-struct sg_request_s : solgate::Recycled<sg_request_s> {
-    sg_request_s(solgate::RpcRequest&& parsed, solgate::RoutePlan&& plan_room)
-        : request(std::move(parsed), std::move(plan_room)) {}
-    sg_request_s(const char* body, size_t len, solgate::RequestRoom&& room)
-        : request(body, len, std::move(room)) {}
+// Kept whole and cleared when finished, for the thread's next request
+// (sg_request_free, sg_request_parse).
+struct sg_request_s {
+    sg_request_s() = default;
+    explicit sg_request_s(solgate::RpcRequest&& parsed)
+        : request(std::move(parsed)) {}
 
     solgate::RoutedRequest request;
     std::string answer;  // backs sg_route_t::body

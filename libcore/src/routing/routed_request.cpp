@@ -28,26 +28,50 @@ RouteDecision RoutedRequest::Route(const Network& network,
                                "twice (" + std::string(selector.twice) +
                                    "): send one"};
     }
-    RouteDecision decision =
-        RouteRequest(parsed_, network, plan_, now_ms,
-                     RouteOptions{run_, &merge_room_});
-    merge_ = std::move(decision.merge);
+    RouteDecision decision = RouteRequest(parsed_, network, plan_, now_ms,
+                                          RouteOptions{run_, &merge_});
+    // a merge is made in merge_'s storage, swapped out: swapped back
+    if (decision.merge.capacity() > 0) {
+        merge_.swap(decision.merge);
+    }
     pieces_ = std::move(decision.pieces);
     return decision;
 }
 
-void RoutedRequest::TakeRoomInto(RequestRoom& room) {
+void RoutedRequest::Parse(const char* body, size_t len) {
+    ParseRpcRequestInto(body, len, parsed_);
+}
+
+bool RoutedRequest::WorthKeeping() const {
     constexpr size_t kCallsKept = 64;
-    if (parsed_.calls.capacity() <= kCallsKept) {
-        room.calls = std::move(parsed_.calls);
-        room.calls.clear();
-    }
-    room.plan = std::move(plan_);   // emptied by the next request
-    // the merge's storage (or the unused one this request was given)
-    if (merge_.capacity() <= kCallsKept) {
-        room.merge = std::move(merge_.capacity() > 0 ? merge_ : merge_room_);
-        room.merge.clear();
-    }
+    constexpr size_t kAnswerBytesKept = 16 * 1024;
+    return parsed_.calls.capacity() <= kCallsKept &&
+           merge_.capacity() <= kCallsKept &&
+           pieces_.capacity() <= kCallsKept &&
+           kept_answer_.capacity() <= kAnswerBytesKept;
+}
+
+void RoutedRequest::Clear() {
+    parsed_.shape = RpcRequest::Shape::kUnreadable;
+    parsed_.error = RpcError{};
+    parsed_.calls.clear();
+    parsed_.batch_text = {};
+    network_ = nullptr;
+    ResetPlan(plan_);
+    tried_.fill(0);
+    upstream_.reset();
+    answer_run_ = FailureRun{};
+    answered_ = false;
+    attempts_ = 0;
+    finished_ = false;
+    data_retries_ = 0;
+    holding_slot_.reset();
+    merge_.clear();
+    pieces_.clear();
+    run_ = false;
+    fan_out_.reset();
+    kept_answer_.clear();
+    kept_rank_ = 0;
 }
 
 Network::PickRequest RoutedRequest::NextPick(int64_t now_ms) const {

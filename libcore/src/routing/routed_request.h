@@ -19,37 +19,29 @@
 
 namespace solgate {
 
-// What a finished request's containers leave for the next request on the
-// thread: ParseRpcRequest's and PlanRoute's `room` (both drop the content).
-struct RequestRoom {
-    std::vector<RpcCall> calls;
-    RoutePlan plan;
-    std::vector<BatchMerger::Slot> merge;
-};
-
 class RoutedRequest {
 public:
-    // By reference, not by value: each is moved once, into its member
-    // (this runs once per request; RpcRequest and RoutePlan are large).
+    // An empty request, for Parse: the C API keeps finished requests
+    // whole, cleared, and parses the next into one (sg_request_parse), so
+    // a warm thread builds and destroys no request and allocates nothing.
+    RoutedRequest() = default;
+    // By reference, not by value: each is moved once, into its member.
     // The room's plan is taken whole and emptied in place (ResetPlan):
     // cheaper than building an empty plan and moving each vector into it.
     explicit RoutedRequest(RpcRequest&& parsed, RoutePlan&& plan_room = {})
         : parsed_(std::move(parsed)), plan_(std::move(plan_room)) {
         ResetPlan(plan_);
     }
-    // The same for `body`, parsed straight into the request (the parse is
-    // never moved), with an earlier request's storage.
-    RoutedRequest(const char* body, size_t len, RequestRoom&& room)
-        : parsed_(ParseRpcRequest(body, len, std::move(room.calls))),
-          plan_(std::move(room.plan)) {
-        ResetPlan(plan_);
-        merge_room_ = std::move(room.merge);
-    }
 
-    // At the end: the storage worth handing on, moved into `room` (a
-    // spare kept in place: ThreadSpares). A large batch's calls are let
-    // go, so one huge request is not kept for the thread's life.
-    void TakeRoomInto(RequestRoom& room);
+    // `body`, parsed into this request (as new or cleared), in place: its
+    // calls' storage is reused.
+    void Parse(const char* body, size_t len);
+    // Whether the request's storage is small enough to keep for another
+    // (a large batch's calls, a long kept answer are let go with it).
+    bool WorthKeeping() const;
+    // Makes the request as RoutedRequest() is, keeping its storage. Every
+    // member is reset here.
+    void Clear();
 
     const RpcRequest& parsed() const { return parsed_; }
     // nullptr before Route.
@@ -218,9 +210,8 @@ private:
     // Missing-data retries made; the getBlock slot they look for.
     uint32_t data_retries_ = 0;
     std::optional<uint64_t> holding_slot_;
+    // Route hands its storage to RouteRequest for a batch's merge.
     std::vector<BatchMerger::Slot> merge_;
-    // An earlier request's storage for merge_ (Route hands it on).
-    std::vector<BatchMerger::Slot> merge_room_;
     std::vector<BatchPiece> pieces_;
     bool run_ = false;
     // Made when a policy takes the request (or on first use): most

@@ -162,8 +162,7 @@ bool HasByteYajlTakesForSpace(std::string_view text) {
 class Parser : public JsonValueEvents<Parser, kMaxNestingDepth> {
 public:
     // Fills `request`, which must be as RpcRequest{} is (its calls may
-    // have capacity). The caller owns it, so ParseRpcRequest returns it
-    // without a move (NRVO), straight into its caller's object.
+    // have capacity): ParseRpcRequestInto's, parsed in place.
     Parser(const char* body, size_t len, RpcRequest& request)
         : text_(body, len), request_(request) {}
 
@@ -518,13 +517,11 @@ void Parser::FailDuplicate(int code, std::string_view prefix, Key key) {
 
 }  // namespace
 
-// `request` is the only RpcRequest of a parse, returned by name on every
-// path (NRVO): the caller's object is filled in place, never moved.
-RpcRequest ParseRpcRequest(const char* body, size_t len,
-                           std::vector<RpcCall> room) {
-    RpcRequest request;
-    room.clear();
-    request.calls = std::move(room);
+void ParseRpcRequestInto(const char* body, size_t len, RpcRequest& request) {
+    request.shape = RpcRequest::Shape::kUnreadable;
+    request.error = RpcError{};
+    request.calls.clear();
+    request.batch_text = {};
     PlainJson status;
     {
         Parser plain(body, len, request);
@@ -541,6 +538,15 @@ RpcRequest ParseRpcRequest(const char* body, size_t len,
         request.calls = std::move(calls);
         YajlParser(body, len, request).Run();
     }
+}
+
+// `request` is the only RpcRequest of a parse, returned by name (NRVO):
+// the caller's object is filled in place, never moved.
+RpcRequest ParseRpcRequest(const char* body, size_t len,
+                           std::vector<RpcCall> room) {
+    RpcRequest request;
+    request.calls = std::move(room);
+    ParseRpcRequestInto(body, len, request);
     return request;
 }
 

@@ -106,6 +106,9 @@ constexpr size_t kMaxNestingDepth = 64;
 // (their content is dropped), so a warm thread allocates none.
 RpcRequest ParseRpcRequest(const char* body, size_t len,
                            std::vector<RpcCall> room = {});
+// The same into `request`, whose content is dropped and whose calls'
+// storage is reused.
+void ParseRpcRequestInto(const char* body, size_t len, RpcRequest& request);
 // The same through yajl alone (the reference the plain lexer is checked
 // against in tests).
 RpcRequest ParseRpcRequestWithYajl(const char* body, size_t len);

@@ -78,17 +78,13 @@ TEST(RoutedRequest, TheNetworkDefaultSelectorApplies) {
     EXPECT_EQ(req.attempts(), 1u);
 }
 
-// What a finished request hands on: a small request's calls and its plan;
-// a large batch's calls are let go.
-TEST(RoutedRequest, TheRoomKeepsASmallRequestsStorageOnly) {
+// A finished request is kept whole when small, cleared, and parses the
+// next: a large batch's is let go.
+TEST(RoutedRequest, OnlyASmallRequestIsWorthKeeping) {
     TestNetwork t(3);
     RoutedRequest small(Parse(kGetSlot));
     ASSERT_TRUE(small.Route(t.network, {}, 0).forward);
-    RequestRoom room;
-    small.TakeRoomInto(room);
-    EXPECT_TRUE(room.calls.empty());
-    EXPECT_GE(room.calls.capacity(), 1u);
-    EXPECT_GE(room.plan.allowed.capacity(), 3u);
+    EXPECT_TRUE(small.WorthKeeping());
 
     std::string batch = "[";
     for (int i = 0; i < 100; i++) {
@@ -96,17 +92,7 @@ TEST(RoutedRequest, TheRoomKeepsASmallRequestsStorageOnly) {
     }
     batch += "]";
     RoutedRequest large(Parse(batch));
-    RequestRoom large_room;
-    large.TakeRoomInto(large_room);
-    EXPECT_EQ(large_room.calls.capacity(), 0u);
-
-    // the next request in that room routes as one made from nothing
-    RoutedRequest next(ParseRpcRequest(kGetSlot.data(), kGetSlot.size(),
-                                       std::move(room.calls)),
-                       std::move(room.plan));
-    ASSERT_TRUE(next.Route(t.network, {}, 0).forward);
-    EXPECT_EQ(next.plan().matched, (std::vector<size_t>{0, 1, 2}));
-    EXPECT_TRUE(next.NextAttempt(0));
+    EXPECT_FALSE(large.WorthKeeping());
 }
 
 TEST(RoutedRequest, EachUpstreamAtMostOnceThenTheAllFailedAnswer) {
@@ -578,47 +564,86 @@ TEST(RoutedRequest, ClientErrorsAndPolicyOffAreTheClients) {
               RoutedRequest::Retry::kNone);
 }
 
-// A merged batch hands its merge's storage on too; the next requests made
-// in that room merge (or not) as ones made from nothing.
-TEST(RoutedRequest, TheRoomKeepsAMergesStorageAndNothingOfIt) {
+// A merged batch's merge is made in the storage the request keeps when
+// cleared; the next requests parsed into it merge (or not) as ones made
+// from nothing.
+TEST(RoutedRequest, AClearedRequestKeepsAMergesStorageAndNothingOfIt) {
     NetworkSettings mainnet;
     mainnet.cluster = SG_CLUSTER_MAINNET_BETA;
     TestNetwork t(1, mainnet);
     const std::string batch =
         R"([{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"},)"
         R"({"jsonrpc":"2.0","id":"b","method":"getSlot"}])";
-    RequestRoom room;
-    {
-        RoutedRequest first(batch.data(), batch.size(), std::move(room));
-        ASSERT_TRUE(first.Route(t.network, {}, 0).forward);
-        ASSERT_EQ(first.merge().size(), 2u);
-        first.TakeRoomInto(room);
-    }
-    EXPECT_TRUE(room.merge.empty());
-    EXPECT_GE(room.merge.capacity(), 2u);
+    RoutedRequest req;
+    req.Parse(batch.data(), batch.size());
+    ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
+    ASSERT_EQ(req.merge().size(), 2u);
+    req.Clear();
+    EXPECT_TRUE(req.merge().empty());
 
-    // a single call: no merge, and the storage waits for the next batch
-    RoutedRequest single(kGetSlot.data(), kGetSlot.size(), std::move(room));
-    ASSERT_TRUE(single.Route(t.network, {}, 0).forward);
-    EXPECT_TRUE(single.merge().empty());
-    single.TakeRoomInto(room);
-    EXPECT_GE(room.merge.capacity(), 2u);
+    // a single call: no merge
+    req.Parse(kGetSlot.data(), kGetSlot.size());
+    ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
+    EXPECT_TRUE(req.merge().empty());
+    req.Clear();
 
     const std::string other =
         R"([{"jsonrpc":"2.0","id":7,"method":"getSlot"}])";
     RoutedRequest fresh(Parse(other));
     ASSERT_TRUE(fresh.Route(t.network, {}, 0).forward);
-    RoutedRequest reused(other.data(), other.size(), std::move(room));
-    ASSERT_TRUE(reused.Route(t.network, {}, 0).forward);
-    ASSERT_EQ(reused.merge().size(), fresh.merge().size());
-    ASSERT_EQ(reused.merge().size(), 1u);
-    EXPECT_TRUE(reused.merge()[0].forwarded);
-    EXPECT_EQ(reused.merge()[0].id, "7");
-    EXPECT_EQ(reused.merge()[0].text, "");
+    req.Parse(other.data(), other.size());
+    ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
+    ASSERT_EQ(req.merge().size(), fresh.merge().size());
+    ASSERT_EQ(req.merge().size(), 1u);
+    EXPECT_TRUE(req.merge()[0].forwarded);
+    EXPECT_EQ(req.merge()[0].id, "7");
+    EXPECT_EQ(req.merge()[0].text, "");
 }
 
-// A batch sent in part that no upstream could serve keeps its local
-// answers; the calls that went upstream get the all-failed error.
+// Nothing of a finished request reaches the next parsed into it: its
+// attempts, the upstreams it tried, its kept answer, its retries.
+TEST(RoutedRequest, AClearedRequestIsAsANewOne) {
+    TestNetwork t(3);
+    RoutedRequest req;
+    req.Parse(kGetBlock.data(), kGetBlock.size());
+    ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
+    req.NextAttempt(0);
+    req.Report(ErrorAnswer(-32001, "Block 500 cleaned up"), 0);
+    req.NextAttempt(0);
+    req.Report(ErrorAnswer(-32007, "Slot 500 was skipped"), 0);
+    req.NextAttempt(0);
+    req.Report(ErrorAnswer(-32007, "Slot 500 was skipped"), 0);
+    ASSERT_FALSE(req.NextAttempt(0));
+    ASSERT_NE(req.KeptAnswer(), nullptr);
+    req.Finish(200, true, 5);
+    req.Clear();
+
+    EXPECT_EQ(req.network(), nullptr);
+    EXPECT_EQ(req.attempts(), 0u);
+    EXPECT_FALSE(req.upstream());
+    EXPECT_EQ(req.KeptAnswer(), nullptr);
+    EXPECT_FALSE(req.run());
+    EXPECT_EQ(req.parsed().shape, RpcRequest::Shape::kUnreadable);
+    EXPECT_TRUE(req.parsed().calls.empty());
+
+    req.Parse(kGetBlock.data(), kGetBlock.size());
+    ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
+    std::set<size_t> asked;
+    for (int k = 0; k < 3; k++) {
+        auto attempt = req.NextAttempt(0);
+        ASSERT_TRUE(attempt) << k;
+        asked.insert(attempt->upstream);
+        if (k == 0) {   // its retry is not spent: asked afresh
+            EXPECT_EQ(
+                req.Report(ErrorAnswer(-32001, "Block 500 cleaned up"), 0)
+                    .retry,
+                RoutedRequest::Retry::kMissingData);
+        }
+    }
+    EXPECT_EQ(asked.size(), 3u) << "every upstream may be tried again";
+    EXPECT_EQ(req.attempts(), 3u);
+}
+
 TEST(RoutedRequest, ASplitBatchThatFailsKeepsItsLocalAnswers) {
     NetworkSettings mainnet;
     mainnet.cluster = SG_CLUSTER_MAINNET_BETA;
