@@ -196,6 +196,10 @@ ngx_http_solgate_query_arg(ngx_http_request_t *r, char *name,
     size_t      len;
     ngx_str_t   raw, again, args;
 
+    if (r->args.len == 0) {
+        return NGX_DECLINED;    /* most requests: no query string to search */
+    }
+
     len = ngx_strlen(name);
 
     if (ngx_http_arg(r, (u_char *) name, len, &raw) != NGX_OK) {
