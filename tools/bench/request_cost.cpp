@@ -2,7 +2,8 @@
 // the gateway does for a getBalance that one upstream answers
 // (ngx_http_solgate_access.c, _response.c, _ctx.c), in a loop:
 //
-//   sg_request_parse, sg_request_route, sg_request_fanout (no policy),
+//   sg_request_parse, sg_request_route (sg_request_fanout only if the
+//   route says a policy takes it: none here),
 //   sg_request_pick, sg_response_new (+ feed/finish on a harvest turn,
 //   free), sg_request_report (200 with the whole answer),
 //   sg_request_finish, sg_request_free
@@ -87,10 +88,14 @@ bool Round(const std::string& body, sg_network_t* net, int64_t now_ms) {
     sg_route_t route;
     bool ok = sg_request_route(req, net, &sources, now_ms, &route) == SG_OK &&
               route.kind == SG_ROUTE_FORWARD;
-    size_t targets[8];
-    sg_fanout_t fanout;
-    ok = ok && sg_request_fanout(req, now_ms, targets, 8, &fanout) == SG_OK &&
-         fanout.kind == SG_FANOUT_NONE;
+    // as the access phase: the fan-out is asked only when the route says
+    // a policy takes the request (none does here)
+    if (ok && route.fan_out) {
+        size_t targets[8];
+        sg_fanout_t fanout;
+        ok = sg_request_fanout(req, now_ms, targets, 8, &fanout) == SG_OK &&
+             fanout.kind == SG_FANOUT_NONE;
+    }
     sg_pick_t pick;
     ok = ok && sg_request_pick(req, now_ms, &pick) == SG_OK;
     if (ok) {
