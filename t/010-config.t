@@ -55,7 +55,7 @@ for my $example (qw(solgate-demo.conf solgate-fleet.conf)) {
     close $in;
     $conf =~ s{/usr/lib/nginx/modules/ngx_http_solgate_module\.so}{$ENV{TEST_NGINX_LOAD_MODULES}};
     $conf =~ s{/var/(?:cache|lib)/solgate/}{$dir/}g;
-    $conf =~ s{include solgate_proxy\.conf}{include $ENV{TEST_NGINX_CONF_DIR}/solgate_proxy.conf}g;
+    $conf =~ s{include /etc/nginx/snippets/solgate_proxy\.conf}{include $ENV{TEST_NGINX_CONF_DIR}/solgate_proxy.conf}g;
     $conf =~ s{listen 8899}{listen 127.0.0.1:19979};
     open my $out_fh, '>', "$dir/nginx.conf" or die $!;
     print $out_fh $conf;
@@ -107,13 +107,13 @@ solgate_pass names unknown network "testnet" (no solgate_network "testnet" block
 
 === TEST 3: a network defined after the location that uses it
 --- config
-    location / { solgate_pass later; }
+    location / { solgate_pass later; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
     location @solgate_retry { solgate_pass later; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
 --- http_config
     server {
         listen 127.0.0.1:1985;
-        location / { solgate_pass later; }
-        location @solgate_retry { solgate_pass later; }
+        location / { solgate_pass later; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+        location @solgate_retry { solgate_pass later; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
     }
     solgate_network later { cluster devnet; upstream a http://127.0.0.1:1; }
 --- request
@@ -683,7 +683,7 @@ Every failover would otherwise be an HTTP 500.
     location / { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
 --- must_die
 --- error_log eval
-qr/solgate_pass in \S+nginx\.conf:\d+: its server has no "location \@solgate_retry", which failover needs \(every failed attempt would answer HTTP 500\); add one with "solgate_pass mainnet;" and "include solgate_proxy.conf;"/
+qr/solgate_pass in \S+nginx\.conf:\d+: its server has no "location \@solgate_retry", which failover needs \(every failed attempt would answer HTTP 500\); add one with "solgate_pass mainnet;" and the forwarding snippet \("include \/etc\/nginx\/snippets\/solgate_proxy\.conf;"\)/
 
 
 
@@ -836,3 +836,17 @@ qr/solgate_blocks "mainnet" keyless_plan "gold" is not a plan \(neither built in
 --- must_die
 --- error_log eval
 qr/invalid cache_lock_timeout "2m": must be a time up to 60s \(0 turns the lock off\) in \S+nginx\.conf:\d+/
+
+
+
+=== TEST 59: a solgate_pass location that forwards nothing is refused
+Without the snippet's proxy_pass every call Solgate does not answer itself
+would get the static handler's 404.
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+--- config
+    location / { solgate_pass mainnet; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+--- must_die
+--- error_log eval
+qr/solgate_pass in \S+nginx\.conf:\d+: its location forwards nothing \(no proxy_pass\), so every call Solgate does not answer itself would get a 404; include the forwarding snippet beside it \("include \/etc\/nginx\/snippets\/solgate_proxy\.conf;"\)/

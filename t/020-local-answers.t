@@ -17,10 +17,11 @@ our $HttpConfig =
   . network_conf('test', cluster => 'testnet', upstreams => sim_upstreams($SimPort));
 
 our $Config = solgate_locations('mainnet', extra => 'client_max_body_size 64k;')
-  . "    location /devnet { solgate_pass dev; }\n"
-  . "    location /testnet { solgate_pass test; }\n"
+  . "    location /devnet { solgate_pass dev; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+  . "    location /testnet { solgate_pass test; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /spill {\n"
   . "        solgate_pass mainnet;\n"
+  . "        include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf;\n"
   . "        client_body_buffer_size 1k;\n"
   . "        client_max_body_size 1m;\n"
   . "    }\n";

@@ -21,6 +21,8 @@ static ngx_int_t ngx_http_solgate_resolve_pass_refs(ngx_conf_t *cf,
     ngx_http_solgate_main_conf_t *smcf);
 static ngx_int_t ngx_http_solgate_check_retry_locations(ngx_conf_t *cf,
     ngx_http_solgate_main_conf_t *smcf);
+static ngx_int_t ngx_http_solgate_check_forwarding(ngx_conf_t *cf,
+    ngx_http_solgate_main_conf_t *smcf);
 static ngx_int_t ngx_http_solgate_check_resolvers(ngx_conf_t *cf,
     ngx_http_solgate_main_conf_t *smcf);
 
@@ -172,6 +174,10 @@ ngx_http_solgate_init(ngx_conf_t *cf)
     }
 
     if (ngx_http_solgate_check_retry_locations(cf, smcf) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_solgate_check_forwarding(cf, smcf) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -446,10 +452,44 @@ ngx_http_solgate_check_retry_locations(ngx_conf_t *cf,
                           "\"location @solgate_retry\", which failover "
                           "needs (every failed attempt would answer HTTP "
                           "500); add one with \"solgate_pass %V;\" and "
-                          "\"include solgate_proxy.conf;\"",
+                          "the forwarding snippet (\"include "
+                          "/etc/nginx/snippets/solgate_proxy.conf;\")",
                           &ref[i].at.file, ref[i].at.line, &ref[i].name);
             return NGX_ERROR;
         }
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * A solgate_pass location forwards through the snippet's proxy_pass (or
+ * another *_pass): without one, every call Solgate does not answer itself
+ * would fall to the static handler and get a 404.
+ */
+static ngx_int_t
+ngx_http_solgate_check_forwarding(ngx_conf_t *cf,
+    ngx_http_solgate_main_conf_t *smcf)
+{
+    ngx_uint_t                    i;
+    ngx_http_solgate_pass_ref_t  *ref;
+
+    ref = smcf->pass_refs.elts;
+
+    for (i = 0; i < smcf->pass_refs.nelts; i++) {
+        if (ref[i].health || ref[i].location->handler != NULL) {
+            continue;
+        }
+
+        ngx_log_error(NGX_LOG_EMERG, cf->log, 0,
+                      "solgate_pass in %V:%ui: its location forwards "
+                      "nothing (no proxy_pass), so every call Solgate does "
+                      "not answer itself would get a 404; include the "
+                      "forwarding snippet beside it (\"include "
+                      "/etc/nginx/snippets/solgate_proxy.conf;\")",
+                      &ref[i].at.file, ref[i].at.line);
+        return NGX_ERROR;
     }
 
     return NGX_OK;
