@@ -23,6 +23,17 @@ std::string_view LaneAxisName(LaneAxis axis) {
     return axis == kAxisProcessed ? "processed" : "finalized";
 }
 
+std::string_view CordonCauseName(CordonCause cause) {
+    switch (cause) {
+    case CordonCause::kNone: return "";
+    case CordonCause::kUnhealthy: return "unhealthy";
+    case CordonCause::kShredLag: return "shred_lag";
+    case CordonCause::kGenesis: return "genesis";
+    case CordonCause::kOperator: return "operator";
+    }
+    return "";
+}
+
 void SharedText::Write(std::string_view value) {
     // One writer at a time: a poller thread (the state poller's notes, a
     // cordon the fleet reported) and the admin endpoint may write at once.

@@ -32,6 +32,9 @@ enum class CordonCause : uint32_t {
     kGenesis = 3,     // the upstream serves another cluster
     kOperator = 4,
 };
+// "unhealthy", "shred_lag", "genesis", "operator"; "" for kNone: the
+// metrics' reason label (bounded; the reason's text is the status page's).
+std::string_view CordonCauseName(CordonCause cause);
 enum class HealthOutcome : uint32_t { kUnknown = 0, kOk = 1, kFailed = 2 };
 enum class GenesisCheck : uint32_t { kUnchecked = 0, kMatches = 1, kDiffers = 2 };
 

@@ -289,12 +289,16 @@ SampleWriter PerPollMethod(
     };
 }
 
-// Value 1 with the current reason when cordoned, else reason="" value 0.
+// Value 1 with the cordon's cause when cordoned, else reason="" value 0.
+// The cause, not the reason's text: an operator's words and the poller's
+// (a lag in slots, a node's error page) would make a series per text.
 void AppendCordonedSamples(std::string& out, std::string_view name,
                            const Network& network, int64_t) {
     for (size_t i = 0; i < network.size(); i++) {
         bool cordoned = network.Cordoned(i);
-        std::string reason = cordoned ? CordonReason(network, i) : std::string();
+        std::string_view reason =
+            cordoned ? CordonCauseName(network.cordons().Cordon(i).cause)
+                     : std::string_view();
         AppendSample(out, name,
                      {{"network", network.name()},
                       {"upstream", network.upstream(i).id},
@@ -440,7 +444,9 @@ const std::vector<MetricFamily>& NetworkFamilies() {
          "The upstream's configured weight=.",
          PerUpstream(WeightValue)},
         {"solgate_upstream_cordoned", "gauge",
-         "1 with the reason when the upstream is out of rotation, else 0.",
+         "1 with the cause (unhealthy, shred_lag, genesis, operator) when the "
+         "upstream is out of rotation, else 0; the reason's text is on the "
+         "status page and in the state endpoint.",
          AppendCordonedSamples},
         {"solgate_upstream_cordon_events_total", "counter",
          "Times the upstream was cordoned, by the state poller or an operator.",

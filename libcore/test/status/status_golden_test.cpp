@@ -302,10 +302,10 @@ solgate_upstream_latency_ewma_seconds{network="devnet",upstream="up-0"} 0.000
 solgate_upstream_weight{network="mainnet",upstream="up-0"} 1
 solgate_upstream_weight{network="mainnet",upstream="up-1"} 1
 solgate_upstream_weight{network="devnet",upstream="up-0"} 1
-# HELP solgate_upstream_cordoned 1 with the reason when the upstream is out of rotation, else 0.
+# HELP solgate_upstream_cordoned 1 with the cause (unhealthy, shred_lag, genesis, operator) when the upstream is out of rotation, else 0; the reason's text is on the status page and in the state endpoint.
 # TYPE solgate_upstream_cordoned gauge
 solgate_upstream_cordoned{network="mainnet",upstream="up-0",reason=""} 0
-solgate_upstream_cordoned{network="mainnet",upstream="up-1",reason="disk \"sdb\" \\ swap\nback at noon"} 1
+solgate_upstream_cordoned{network="mainnet",upstream="up-1",reason="operator"} 1
 solgate_upstream_cordoned{network="devnet",upstream="up-0",reason=""} 0
 # HELP solgate_upstream_cordon_events_total Times the upstream was cordoned, by the state poller or an operator.
 # TYPE solgate_upstream_cordon_events_total counter
