@@ -77,9 +77,18 @@ std::string RequestBody(std::string_view method, std::string_view params) {
 }
 
 std::string Excerpt(const std::string& body) {
-    std::string out = body.substr(0, 160);
-    for (char& c : out) {
-        if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+    constexpr size_t kExcerptBytes = 160;
+    std::string out;
+    for (char c : body) {
+        if (out.size() == kExcerptBytes) {
+            break;
+        }
+        bool space = c == ' ' || static_cast<unsigned char>(c) < 0x20;
+        // an error page's indentation would fill the excerpt: one space
+        if (space && !out.empty() && out.back() == ' ') {
+            continue;
+        }
+        out.push_back(space ? ' ' : c);
     }
     return out;
 }

@@ -21,7 +21,8 @@ bool ReplyHealthy(const HttpResult& reply);
 
 std::string RequestBody(std::string_view method, std::string_view params = {});
 
-// The start of a body (160 bytes), printable, for the log.
+// The start of a body (160 bytes), printable, for the log: control bytes
+// as spaces, a run of spaces as one.
 std::string Excerpt(const std::string& body);
 
 // Why a reply is not an answer at all, for the log ("" when it is HTTP

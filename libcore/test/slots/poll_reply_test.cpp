@@ -116,7 +116,10 @@ TEST(Excerpt, AtMost160PrintableBytes) {
     EXPECT_EQ(Excerpt(""), "");
     EXPECT_EQ(Excerpt("short body"), "short body");
     EXPECT_EQ(Excerpt(std::string(200, 'a')), std::string(160, 'a'));
-    EXPECT_EQ(Excerpt("line one\nline\ttwo\r\x01"), "line one line two  ");
+    EXPECT_EQ(Excerpt("line one\nline\ttwo\r\x01"), "line one line two ");
+    // an error page's indentation takes no room
+    EXPECT_EQ(Excerpt("<html>\n    <head>\n        <title>501"),
+              "<html> <head> <title>501");
     // Bytes at or above 0x20 stay, UTF-8 included.
     EXPECT_EQ(Excerpt("caf\xc3\xa9 ~"), "caf\xc3\xa9 ~");
 }
