@@ -42,14 +42,46 @@ for i in "${!ports[@]}"; do
     pids+=($!)
 done
 
-for port in "${ports[@]}"; do
+# A node is up when its process still runs and its port answers as a
+# simulator does (another program holding the port would answer too).
+for i in "${!ports[@]}"; do
+    up=
     for _ in $(seq 50); do
-        curl -s -o /dev/null "127.0.0.1:$port/_sim/stats" && break
+        kill -0 "${pids[$i]}" 2>/dev/null || break
+        if curl -sf -o /dev/null "127.0.0.1:${ports[$i]}/_sim/stats"; then
+            up=1
+            break
+        fi
         sleep 0.1
     done
+    if [ -z "$up" ] || ! kill -0 "${pids[$i]}" 2>/dev/null; then
+        echo "solgate demo: ${names[$i]} did not start on 127.0.0.1:${ports[$i]}:" >&2
+        tail -n 3 "$demo/${names[$i]}.log" >&2
+        exit 1
+    fi
 done
 
 "$nginx" -p "$root/" -c conf/solgate-demo.conf -t -q
+
+"$nginx" -p "$root/" -c conf/solgate-demo.conf &
+nginx_pid=$!
+
+# the banner once nginx listens, not before: it writes its pid file after
+# binding its ports (one in use makes it give up after a few tries)
+up=
+for _ in $(seq 100); do
+    kill -0 "$nginx_pid" 2>/dev/null || break
+    if [ "$(cat "$demo/nginx.pid" 2>/dev/null)" = "$nginx_pid" ]; then
+        up=1
+        break
+    fi
+    sleep 0.1
+done
+if [ -z "$up" ]; then
+    echo "solgate demo: nginx did not start on 127.0.0.1:8899: see" \
+         "build/demo/error.log and the lines above" >&2
+    exit 1
+fi
 
 cat <<'EOM'
 solgate demo: nginx on 127.0.0.1:8899 (RPC) and 8900 (subscriptions) over
@@ -60,6 +92,4 @@ simulated nodes on 18901-18903 (pubsub 18911-18913)
 logs: build/demo/   stop: Ctrl-C
 EOM
 
-"$nginx" -p "$root/" -c conf/solgate-demo.conf &
-nginx_pid=$!
 wait "$nginx_pid"
