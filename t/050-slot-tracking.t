@@ -281,3 +281,43 @@ for my $res (@_) {
     $last = $1 if $1 > $last;
 }
 is($backwards, 0, 'getSlot(processed) never decreased');
+
+
+
+=== TEST 10: a node that is down is not lagging: its last slot makes no lag
+Its getSlot polls fail (HTTP 502): it is cordoned for that, and the lag
+its last slot would make, growing until it is back, is neither logged,
+nor a sample, nor "lagging" in the state; back, its slots are current.
+--- setup
+clean();
+--- wait_for eval
+upstream_wait('the poller has slot views', 'sim-b', sub { $_[0]{processed_slot} > 0 }, 3)
+--- request eval
+[step {
+     sim_fault($Ports[1], 'http_status', code => 502);
+     wait_for('its slot polls fail', sub {
+         my $b = upstream_state('sim-b');
+         !$b->{slots_current} && $b->{cordon} }, 5);
+     my $frozen = upstream_state('sim-b')->{processed_slot};
+     # 10 ms slots: the others pass its last slot by 50 in half a second
+     wait_for('the others are far past its last slot', sub {
+         (upstream_state('sim-a')->{processed_slot} || 0) > $frozen + 50 }, 5);
+     my $b = upstream_state('sim-b');
+     ok($b->{slot_lag_slots} > 20, "its last slot trails ($b->{slot_lag_slots})");
+     ok(!$b->{lagging}, 'but it is not lagging');
+     my $m = metrics_text();
+     unlike($m, qr/^solgate_upstream_slot_lag_slots\{network="mainnet",upstream="sim-b"\}/m,
+            'and has no lag sample');
+     like($m, qr/^solgate_upstream_lagging\{network="mainnet",upstream="sim-b"\} 0$/m,
+          'nor a lagging one');
+     like($m, qr/^solgate_upstream_cordoned\{network="mainnet",upstream="sim-b",reason="unhealthy"\} 1$/m,
+          'its cordon says what is wrong, by its cause');
+     sim_fault($Ports[1], 'clear');
+     wait_for('back, its slots are current', sub {
+         my $s = upstream_state('sim-b');
+         $s->{slots_current} && !$s->{cordon} }, 5);
+ },
+ "GET /solgate/state"]
+--- response_body_like: "slots_current":true
+--- no_error_log eval
+[qr/svm upstream lagging; no client traffic while others are current: network=mainnet upstream=sim-b/]

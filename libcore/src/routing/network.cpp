@@ -560,6 +560,15 @@ uint64_t Network::SlotLagInNetwork(size_t i) const {
     return SlotLagOf(i, LagReferenceOf(all_));
 }
 
+bool Network::SlotsCurrent(size_t i) const {
+    return host(i).slot_polls_failing.load(std::memory_order_relaxed) == 0;
+}
+
+bool Network::LaggingInNetwork(size_t i) const {
+    return SlotsCurrent(i) &&
+           Lagging(SlotLagInNetwork(i), settings_.max_slot_lag);
+}
+
 CandidateTier Network::Standing(size_t i, uint64_t lag, int64_t now_ms,
                                bool subscription) const {
     return StandingOf(i, Cordoned(i), lag, now_ms, subscription);

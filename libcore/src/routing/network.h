@@ -283,6 +283,12 @@ public:
 
     // Upstream i's lag behind the whole network (for the status views).
     uint64_t SlotLagInNetwork(size_t i) const;
+    // Whether upstream i's slot views are its current ones (or none yet):
+    // this host's getSlot polls of it answer. A node that is down keeps
+    // its last slot, and a lag that only grows is no lag.
+    bool SlotsCurrent(size_t i) const;
+    // Lagging by SlotLagInNetwork, while its slots are current.
+    bool LaggingInNetwork(size_t i) const;
 
     struct PickRequest {
         const unsigned char* tried = nullptr;  // one flag per upstream

@@ -75,6 +75,10 @@ struct UpstreamHistory {
 struct UpstreamHostRecord {
     std::atomic<int64_t> last_fanout_ms;
     std::atomic<uint32_t> gate_skips;  // consecutive ticks without getSlot
+    // 1 while this host's getSlot polls of it fail (down, an error page):
+    // its slot views are then the last known, not its current, and its
+    // lag is no lag (Network::SlotsCurrent).
+    std::atomic<uint32_t> slot_polls_failing;
     // When the ledger window was last asked for (monotonic ms).
     std::atomic<int64_t> first_available_polled_ms;
 

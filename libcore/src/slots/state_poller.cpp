@@ -172,7 +172,10 @@ void UpstreamPoller::Tick() {
         Call(kPollGetSlotProcessed,
              RequestBody("getSlot", "[{\"commitment\":\"processed\"}]"),
              [this](const HttpResult& r) {
-                 if (auto v = ReplyU64(r)) {
+                 auto v = ReplyU64(r);
+                 host_.slot_polls_failing.store(v ? 0 : 1,
+                                                std::memory_order_relaxed);
+                 if (v) {
                      views_.Suggest(index_, kSlotProcessed, *v);
                      views_.Observe(index_, *v);
                  }
@@ -352,8 +355,8 @@ void NetworkPoller::SampleHistory(
     size_t i, uint64_t reference, int64_t now,
     std::optional<std::vector<UpstreamTraffic>>& traffic) {
     UpstreamHistory& history = network_.host(i).history;
-    // nothing known of it yet: a gap, not a lag of 0
-    if (network_.slots().Observed(i) != 0) {
+    // nothing known of it yet, or only its last slot: a gap, not a lag
+    if (network_.slots().Observed(i) != 0 && network_.SlotsCurrent(i)) {
         RecordLags(history, now, network_.SlotLagOf(i, reference),
                    IngestionLag(network_, i));
     }
@@ -366,6 +369,9 @@ void NetworkPoller::SampleHistory(
 }
 
 void NetworkPoller::NoteLag(size_t i, uint64_t reference) {
+    if (!network_.SlotsCurrent(i)) {
+        return;   // down: said by its cordon, not a lag that grows
+    }
     uint64_t max_lag = network_.settings().max_slot_lag;
     uint64_t lag = network_.SlotLagOf(i, reference);
     uint32_t lagging = Lagging(lag, max_lag) ? 1 : 0;

@@ -43,14 +43,23 @@ uint64_t HealthyValue(const Network& network, size_t i) {
     return UpstreamHealthy(network, i) ? 1 : 0;
 }
 
-uint64_t SlotLagValue(const Network& network, size_t i) {
-    return network.SlotLagInNetwork(i);
+// {network, upstream} = its lag, for the upstreams whose slots are
+// current: a node that is down has none (its last slot would make one
+// that grows until it is back).
+void AppendSlotLagSamples(std::string& out, std::string_view name,
+                          const Network& network, int64_t) {
+    for (size_t i = 0; i < network.size(); i++) {
+        if (network.SlotsCurrent(i)) {
+            AppendSample(out, name,
+                         {{"network", network.name()},
+                          {"upstream", network.upstream(i).id}},
+                         network.SlotLagInNetwork(i));
+        }
+    }
 }
 
 uint64_t LaggingValue(const Network& network, size_t i) {
-    return Lagging(network.SlotLagInNetwork(i), network.settings().max_slot_lag)
-               ? 1
-               : 0;
+    return network.LaggingInNetwork(i) ? 1 : 0;
 }
 
 uint64_t WeightValue(const Network& network, size_t i) {
@@ -422,8 +431,9 @@ const std::vector<MetricFamily>& NetworkFamilies() {
          PerUpstream(HealthyValue)},
         {"solgate_upstream_slot_lag_slots", "gauge",
          "Slots the upstream's last observed processed slot trails the "
-         "network's reference (the upper median of its upstreams).",
-         PerUpstream(SlotLagValue)},
+         "network's reference (the upper median of its upstreams); none "
+         "while its slot polls fail.",
+         AppendSlotLagSamples},
         {"solgate_upstream_lagging", "gauge",
          "1 while the upstream trails by more than max_slot_lag (no client "
          "traffic while another is current), else 0.",

@@ -109,9 +109,9 @@ void AppendUpstream(std::string& out, const Network& network, size_t i,
     o.Uint("shred_insert_slot", views.View(i, kSlotShred));
     o.Uint("ingestion_lag_slots", IngestionLag(network, i));
     o.Uint("observed_processed_slot", views.Observed(i));
-    uint64_t lag = network.SlotLagInNetwork(i);
-    o.Uint("slot_lag_slots", lag);
-    o.Bool("lagging", Lagging(lag, network.settings().max_slot_lag));
+    o.Uint("slot_lag_slots", network.SlotLagInNetwork(i));
+    o.Bool("slots_current", network.SlotsCurrent(i));
+    o.Bool("lagging", network.LaggingInNetwork(i));
     o.Uint("weight", network.upstream(i).routing.weight);
     o.Uint("debounce_ms", network.DebounceOf(i));
     o.Bool("backup", network.upstream(i).routing.backup);

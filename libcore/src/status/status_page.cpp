@@ -186,6 +186,7 @@ void AppendCordon(std::string& out, const Network& network, size_t i) {
 struct UpstreamFigures {
     uint64_t slot_lag = 0;
     bool lagging = false;
+    bool polls_failing = false;   // its slots are the last known ones
     bool healthy = true;
     bool cordoned = false;
     bool ejected = false;
@@ -195,7 +196,8 @@ UpstreamFigures FiguresOf(const Network& network, size_t i,
                           int64_t now_mono_ms) {
     UpstreamFigures f;
     f.slot_lag = network.SlotLagInNetwork(i);
-    f.lagging = Lagging(f.slot_lag, network.settings().max_slot_lag);
+    f.lagging = network.LaggingInNetwork(i);
+    f.polls_failing = !network.SlotsCurrent(i);
     f.healthy = UpstreamHealthy(network, i);
     f.cordoned = network.Cordoned(i);
     f.ejected = network.host(i).ejected_until_ms.load() > now_mono_ms;
@@ -213,6 +215,9 @@ void AppendUpstreamHeader(std::string& out, const Network& network, size_t i,
     }
     if (f.lagging) {
         Pill(out, "warn", "lagging");
+    }
+    if (f.polls_failing) {
+        Pill(out, "bad", "slot polls failing");
     }
     if (f.ejected) {
         Pill(out, "warn", "ejected");
@@ -254,7 +259,8 @@ void AppendFigures(std::string& out, const Network& network, size_t i,
     Cell(out, "shred-insert slot", SlotText(views.View(i, kSlotShred)));
     Cell(out, "observed slot", SlotText(views.Observed(i)));
     out += "</tr><tr>";
-    Cell(out, "slot lag", std::to_string(f.slot_lag));
+    Cell(out, "slot lag",
+         f.polls_failing ? std::string("unknown") : std::to_string(f.slot_lag));
     Cell(out, "ingestion lag", std::to_string(IngestionLag(network, i)));
     out += "</tr>";
     AppendRates(out, host.history, traffic, now_mono_ms);

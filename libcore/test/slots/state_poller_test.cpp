@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "support/fakes.h"
 #include "slots/state_poller.h"
 
@@ -516,6 +518,67 @@ TEST(NetworkPoller, OneProcessPollsEachUpstream) {
     clock.Advance(400);
     p2.Tick();
     EXPECT_EQ(t2.pending.size(), 8u);
+}
+
+// A node that stops answering keeps its last slot: the lag that grows
+// from it is no lag (it is down, as its cordon says), so it is neither
+// logged as lagging nor kept in its lag history; back and behind, it is.
+TEST(NetworkPoller, ANodeThatIsDownHasNoLag) {
+    TestNetwork net(2);
+    FakeClock clock;
+    FakeTransport t;
+    std::vector<std::string> logs;
+    NetworkPoller poller(net.network, t, clock,
+                         [&](int, const std::string& line) {
+                             logs.push_back(line);
+                         },
+                         101);
+    const std::string down_url = net.network.upstream(1).poll.url;
+    // one tick: upstream 0 at `head`; upstream 1 down, or at `second`
+    auto tick = [&](uint64_t head, std::optional<uint64_t> second) {
+        clock.Advance(400);
+        poller.Tick();
+        t.AnswerEach([&](const FakeTransport::Pending& p) {
+            HttpResult r;
+            bool other = p.url == down_url;
+            if (other && !second) {
+                r.transport_error = 7;
+                r.error_text = "connection refused";
+                return r;
+            }
+            uint64_t slot = other ? *second : head;
+            r.http_status = 200;
+            r.body = Node(slot, slot - 32, slot + 1)[FakeTransport::Kind(p.body)];
+            return r;
+        });
+    };
+    auto lagging_lines = [&] {
+        int n = 0;
+        for (const std::string& line : logs) {
+            n += line.find("upstream lagging") != std::string::npos;
+        }
+        return n;
+    };
+    tick(1000, 1000);
+    EXPECT_TRUE(net.network.SlotsCurrent(1));
+    for (uint64_t head = 1010; head <= 1200; head += 10) {
+        tick(head, std::nullopt);
+    }
+    EXPECT_FALSE(net.network.SlotsCurrent(1));
+    EXPECT_GT(net.network.SlotLagInNetwork(1), 20u);   // its last slot's
+    EXPECT_FALSE(net.network.LaggingInNetwork(1));
+    EXPECT_EQ(lagging_lines(), 0);
+    EXPECT_EQ(net.network.host(1).lagging.load(), 0u);
+
+    tick(1210, 1210);   // back, current
+    EXPECT_TRUE(net.network.SlotsCurrent(1));
+    EXPECT_FALSE(net.network.LaggingInNetwork(1));
+    EXPECT_EQ(lagging_lines(), 0);
+
+    tick(1300, 1220);   // answering, and behind: lagging
+    EXPECT_TRUE(net.network.LaggingInNetwork(1));
+    tick(1310, 1230);   // (a tick judges what the one before it learned)
+    EXPECT_EQ(lagging_lines(), 1);
 }
 
 TEST(NetworkPoller, CrashedHolderIsReplacedAfterTheLeaseExpires) {

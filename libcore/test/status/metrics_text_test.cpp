@@ -289,6 +289,29 @@ TEST(StatusRenderMetrics, ACordonsLabelIsItsCauseNotItsText) {
     EXPECT_EQ(CordonCauseName(CordonCause::kNone), "");
 }
 
+// An upstream whose slot polls fail has no lag sample (its last slot
+// would make one that grows) and is not lagging.
+TEST(StatusRenderMetrics, AnUpstreamWhoseSlotPollsFailHasNoLag) {
+    TestNetwork net(2, Mainnet());
+    net.network.record(0).processed = 1000;
+    net.network.record(1).processed = 900;
+    net.network.slots().Observe(0, 1000);
+    net.network.slots().Observe(1, 900);
+    std::string before = RenderMetrics({&net.network}, 0);
+    EXPECT_TRUE(HasLine(before, "solgate_upstream_lagging{network=\"mainnet\","
+                                "upstream=\"up-1\"} 1")) << before;
+
+    net.network.host(1).slot_polls_failing = 1;
+    std::string m = RenderMetrics({&net.network}, 0);
+    EXPECT_EQ(m.find("solgate_upstream_slot_lag_slots{network=\"mainnet\","
+                     "upstream=\"up-1\"}"),
+              std::string::npos) << m;
+    EXPECT_TRUE(HasLine(m, "solgate_upstream_slot_lag_slots{network=\"mainnet\","
+                           "upstream=\"up-0\"} 0")) << m;
+    EXPECT_TRUE(HasLine(m, "solgate_upstream_lagging{network=\"mainnet\","
+                           "upstream=\"up-1\"} 0")) << m;
+}
+
 TEST(StatusRenderMetrics, EveryLineFollowsTheTextFormat) {
     TestNetwork mainnet(2, Mainnet());
     NamedNetwork devnet("devnet", 2);

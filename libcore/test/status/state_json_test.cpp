@@ -121,8 +121,8 @@ TEST(StatusRenderState, NetworkSettingsAndKeyOrder) {
               (std::vector<std::string>{
                   "id", "processed_slot", "finalized_slot", "shred_insert_slot",
                   "ingestion_lag_slots", "observed_processed_slot",
-                  "slot_lag_slots", "lagging", "weight", "debounce_ms", "backup",
-                  "latency_ewma_us", "failure_share_pct", "ejected_for_ms",
+                  "slot_lag_slots", "slots_current", "lagging", "weight",
+                  "debounce_ms", "backup", "latency_ewma_us", "failure_share_pct", "ejected_for_ms",
                   "ejections", "health", "healthy", "genesis",
                   "cordon", "lease", "traffic_seen_ms_ago", "polls",
                   "poll_errors", "large_rollbacks", "cordon_events",

@@ -166,7 +166,7 @@ const char kStateJson[] =
     R"("upstreams":[{"id":"up-0","processed_slot":1000,)"
     R"("finalized_slot":968,"shred_insert_slot":1004,)"
     R"("ingestion_lag_slots":4,"observed_processed_slot":990,)"
-    R"("slot_lag_slots":10,"lagging":false,"weight":1,"debounce_ms":400,)"
+    R"("slot_lag_slots":10,"slots_current":true,"lagging":false,"weight":1,"debounce_ms":400,)"
     R"("backup":false,"latency_ewma_us":1500,"failure_share_pct":10,)"
     R"("ejected_for_ms":2500,"ejections":6,"health":"ok","healthy":true,)"
     R"("genesis":"matches","cordon":null,"lease":{"pid":4242,)"
@@ -181,7 +181,7 @@ const char kStateJson[] =
     R"("harvested":5},{"id":"up-1","processed_slot":990,)"
     R"("finalized_slot":960,"shred_insert_slot":1002,)"
     R"("ingestion_lag_slots":12,"observed_processed_slot":960,)"
-    R"("slot_lag_slots":40,"lagging":true,"weight":1,"debounce_ms":400,)"
+    R"("slot_lag_slots":40,"slots_current":true,"lagging":true,"weight":1,"debounce_ms":400,)"
     R"("backup":false,"latency_ewma_us":0,"failure_share_pct":0,)"
     R"("ejected_for_ms":0,"ejections":0,"health":"failed",)"
     R"("healthy":false,"genesis":"differs","cordon":{"by":"operator",)"
@@ -232,7 +232,7 @@ const char kStateJson[] =
     R"("all_cordoned_fallbacks":0},"upstreams":[{"id":"up-0",)"
     R"("processed_slot":0,"finalized_slot":0,"shred_insert_slot":0,)"
     R"("ingestion_lag_slots":0,"observed_processed_slot":0,)"
-    R"("slot_lag_slots":0,"lagging":false,"weight":1,"debounce_ms":400,)"
+    R"("slot_lag_slots":0,"slots_current":true,"lagging":false,"weight":1,"debounce_ms":400,)"
     R"("backup":false,"latency_ewma_us":0,"failure_share_pct":0,)"
     R"("ejected_for_ms":0,"ejections":0,"health":"unknown",)"
     R"("healthy":true,"genesis":"unchecked","cordon":null,"lease":null,)"
@@ -272,7 +272,7 @@ solgate_upstream_ingestion_lag_slots{network="devnet",upstream="up-0"} 0
 solgate_upstream_healthy{network="mainnet",upstream="up-0"} 1
 solgate_upstream_healthy{network="mainnet",upstream="up-1"} 0
 solgate_upstream_healthy{network="devnet",upstream="up-0"} 1
-# HELP solgate_upstream_slot_lag_slots Slots the upstream's last observed processed slot trails the network's reference (the upper median of its upstreams).
+# HELP solgate_upstream_slot_lag_slots Slots the upstream's last observed processed slot trails the network's reference (the upper median of its upstreams); none while its slot polls fail.
 # TYPE solgate_upstream_slot_lag_slots gauge
 solgate_upstream_slot_lag_slots{network="mainnet",upstream="up-0"} 10
 solgate_upstream_slot_lag_slots{network="mainnet",upstream="up-1"} 40
