@@ -38,7 +38,8 @@ our $Config = solgate_locations('mainnet')
   . "    location /quiet { solgate_pass quiet; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /limited { solgate_pass limited; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /solgate/ { solgate_admin; }\n"
-  . "    location = /metrics { solgate_metrics; }\n";
+  . "    location = /metrics { solgate_metrics; }\n"
+  . "    location = /status { solgate_status; }\n";
 
 our $Bad = "[error]\n[alert]\n[crit]\n[emerg]\n";
 
@@ -331,6 +332,13 @@ qr/solgate: websocket of network "mainnet" on upstream "sim-[ab]"/
      is_deeply([close_codes(3, @conns)], [(1012) x 3], 'each closed with 1012');
      my @again = map { subscribed() } 1 .. 4;
      is(ws_sessions($Ports[1]), 4, 'new subscriptions go to sim-b');
+     my $a = state_of('sim-a');
+     ok($a->{drain_for_ms} > 25000 && $a->{drain_for_ms} <= 30000,
+        "the state shows the drain's time left ($a->{drain_for_ms} ms)");
+     wait_for('and the subscriptions sim-b holds', sub {
+         (state_of('sim-b')->{ws_open} || 0) == 4 }, 5);
+     like(http_get(server_port(), '/status')->{body}, qr/>draining \d+ s</,
+          'the status page says it drains');
      like(metrics_text(), qr/^solgate_ws_closed_total\{network="mainnet",upstream="sim-a",cause="drained"\} 3$/m,
           'metric: 3 drained');
      $_->close(1000) for @again;

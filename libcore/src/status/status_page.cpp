@@ -1,5 +1,6 @@
 #include "status/status_page.h"
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 
@@ -190,6 +191,7 @@ struct UpstreamFigures {
     bool healthy = true;
     bool cordoned = false;
     bool ejected = false;
+    int64_t drain_for_ms = 0;   // an operator's drain: its time left
 };
 
 UpstreamFigures FiguresOf(const Network& network, size_t i,
@@ -201,6 +203,8 @@ UpstreamFigures FiguresOf(const Network& network, size_t i,
     f.healthy = UpstreamHealthy(network, i);
     f.cordoned = network.Cordoned(i);
     f.ejected = network.host(i).ejected_until_ms.load() > now_mono_ms;
+    int64_t drain_until = network.DrainUntil(i);
+    f.drain_for_ms = drain_until > now_mono_ms ? drain_until - now_mono_ms : 0;
     return f;
 }
 
@@ -221,6 +225,9 @@ void AppendUpstreamHeader(std::string& out, const Network& network, size_t i,
     }
     if (f.ejected) {
         Pill(out, "warn", "ejected");
+    }
+    if (f.drain_for_ms > 0) {
+        Pill(out, "warn", "draining " + AgeText(f.drain_for_ms));
     }
     if (network.upstream(i).routing.backup) {
         Pill(out, "info", "backup");
@@ -272,7 +279,14 @@ void AppendFigures(std::string& out, const Network& network, size_t i,
     Cell(out, "poll round trip",
          latency_us == 0 ? std::string("—") : AgeText(latency_us / 1000));
     Cell(out, "weight", std::to_string(network.upstream(i).routing.weight));
-    out += "</tr></table>";
+    out += "</tr>";
+    if (!network.upstream(i).pubsub.url.empty()) {
+        out += "<tr>";
+        Cell(out, "subscriptions",
+             std::to_string(std::max<int64_t>(host.ws_open.load(), 0)));
+        out += "</tr>";
+    }
+    out += "</table>";
 }
 
 void AppendUpstream(std::string& out, const Network& network, size_t i,

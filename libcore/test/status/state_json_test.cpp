@@ -11,6 +11,7 @@
 #include "slots/state_poller.h"
 #include "status/state_blocks_json.h"
 #include "status/state_json.h"
+#include "status/status_page.h"
 #include "status/status_fixtures.h"
 
 namespace solgate {
@@ -123,7 +124,8 @@ TEST(StatusRenderState, NetworkSettingsAndKeyOrder) {
                   "ingestion_lag_slots", "observed_processed_slot",
                   "slot_lag_slots", "slots_current", "lagging", "weight",
                   "debounce_ms", "backup", "latency_ewma_us", "failure_share_pct", "ejected_for_ms",
-                  "ejections", "health", "healthy", "genesis",
+                  "ejections", "drain_for_ms", "ws_open", "health", "healthy",
+                  "genesis",
                   "cordon", "lease", "traffic_seen_ms_ago", "polls",
                   "poll_errors", "large_rollbacks", "cordon_events",
                   "gate_skipped_ticks", "harvested"}));
@@ -147,6 +149,25 @@ TEST(StatusRenderState, CommitmentAndCustomSettings) {
     EXPECT_EQ(Int(At(n, {"max_finalized_slot_lag"})), 0);
     EXPECT_TRUE(YAJL_IS_FALSE(At(n, {"enforce_block_availability"})));
     EXPECT_EQ(Int(At(n, {"guard_margin"})), 4);
+}
+
+// An operator's drain shows, with its time left, and the subscriptions
+// an upstream holds on this host.
+TEST(StatusRenderState, ADrainAndTheSubscriptionsShow) {
+    TestNetwork net(2, Mainnet());
+    net.network.DrainSubscribers(1, kNowMono - 5000, 30000);
+    net.network.host(1).ws_open = 7;
+    Json json(RenderState({&net.network}, kNowMono, kNowWall));
+    ASSERT_NE(json.root(), nullptr) << json.error();
+    EXPECT_EQ(Int(At(UpstreamAt(json, 0, 1), {"drain_for_ms"})), 25000);
+    EXPECT_EQ(Int(At(UpstreamAt(json, 0, 1), {"ws_open"})), 7);
+    EXPECT_EQ(Int(At(UpstreamAt(json, 0, 0), {"drain_for_ms"})), 0);
+
+    std::string page = RenderStatusPage({&net.network}, kNowMono, kNowWall);
+    EXPECT_NE(page.find("draining 25 s"), std::string::npos) << page;
+    EXPECT_EQ(page.find("draining", page.find("data-upstream=\"up-0\"")),
+              page.find("draining 25 s"))
+        << "up-0 is not drained";
 }
 
 TEST(StatusRenderState, ColdUpstream) {
