@@ -42,19 +42,19 @@ for i in "${!ports[@]}"; do
     pids+=($!)
 done
 
-# A node is up when its process still runs and its port answers as a
-# simulator does (another program holding the port would answer too).
+# A node is up when its own process says it listens (its log is new: a
+# leftover simulator holding the port would answer the port all the same).
 for i in "${!ports[@]}"; do
     up=
     for _ in $(seq 50); do
         kill -0 "${pids[$i]}" 2>/dev/null || break
-        if curl -sf -o /dev/null "127.0.0.1:${ports[$i]}/_sim/stats"; then
+        if grep -q "^solana-sim ${names[$i]} listening on" "$demo/${names[$i]}.log"; then
             up=1
             break
         fi
         sleep 0.1
     done
-    if [ -z "$up" ] || ! kill -0 "${pids[$i]}" 2>/dev/null; then
+    if [ -z "$up" ]; then
         echo "solgate demo: ${names[$i]} did not start on 127.0.0.1:${ports[$i]}:" >&2
         tail -n 3 "$demo/${names[$i]}.log" >&2
         exit 1

@@ -28,6 +28,7 @@ RouteDecision RoutedRequest::Route(const Network& network,
                                "twice (" + std::string(selector.twice) +
                                    "): send one"};
     }
+    merge_.clear();   // (its storage stays, for the merge made below)
     RouteDecision decision = RouteRequest(parsed_, network, plan_, now_ms,
                                           RouteOptions{run_, &merge_});
     // a merge is made in merge_'s storage, swapped out: swapped back

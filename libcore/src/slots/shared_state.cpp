@@ -177,6 +177,7 @@ void UpstreamRecord::Reset(std::string_view new_id) {
     lease.store(0);
     host.last_fanout_ms.store(0);
     host.gate_skips.store(0);
+    host.slot_polls_failing.store(0);
     host.first_available_polled_ms.store(0);
     host.large_rollbacks.store(0);
     host.cordon_events.store(0);
@@ -205,6 +206,7 @@ void UpstreamRecord::Reset(std::string_view new_id) {
         host.failovers[c].store(0);
     }
     host.cut_answers.store(0);
+    host.ws_drain_until_ms.store(0);   // the last id's drain is not this one's
     for (auto& count : host.broadcasts) {
         count.store(0);
     }

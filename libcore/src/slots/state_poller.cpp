@@ -167,6 +167,8 @@ void UpstreamPoller::Tick() {
     if (TrafficFresh(now) && host_.gate_skips.load() < kMaxGateSkips) {
         host_.gate_skips.fetch_add(1);
         host_.gate_skipped_ticks.fetch_add(1);
+        // its answers keep its slots current, whatever a poll last found
+        host_.slot_polls_failing.store(0, std::memory_order_relaxed);
     } else {
         host_.gate_skips.store(0);
         Call(kPollGetSlotProcessed,
@@ -344,6 +346,11 @@ void NetworkPoller::Tick() {
         if (network_.leases().ClaimLease(i, pid_, now, kLeaseTtlMs)) {
             if (!gate_ || gate_(i, now)) {
                 upstreams_[i]->Tick();
+            } else {
+                // another host of the fleet polls it: the views it shares
+                // stand, whatever this host's own polls last found
+                network_.host(i).slot_polls_failing.store(
+                    0, std::memory_order_relaxed);
             }
             NoteLag(i, reference);
             SampleHistory(i, reference, now, traffic);

@@ -241,6 +241,23 @@ TEST_F(PollerTest, TrafficGateSkipsGetSlotAtMostFourTicksInARow) {
     EXPECT_EQ(slot().host.gate_skipped_ticks.load(), 10u);
 }
 
+// Live traffic that stands in for the getSlot polls keeps the slots
+// current, whatever the last poll found.
+TEST_F(PollerTest, TrafficThatStandsInForPollsKeepsTheSlotsCurrent) {
+    clock.Advance(400);
+    poller.Tick();
+    auto node = Node(1000, 968, 1001);
+    node.erase("getSlot_processed");   // this poll fails
+    transport.AnswerAll(node);
+    EXPECT_FALSE(net.network.SlotsCurrent(0));
+    clock.Advance(400);
+    slot().processed_seen_ms = clock.mono - 10;
+    slot().finalized_seen_ms = clock.mono - 10;
+    poller.Tick();
+    EXPECT_EQ(transport.CountKinds()["getSlot_processed"], 0);
+    EXPECT_TRUE(net.network.SlotsCurrent(0));
+}
+
 TEST_F(PollerTest, TrafficGateNeedsBothViewsFresh) {
     for (int tick = 0; tick < 3; tick++) {
         clock.Advance(400);
@@ -579,6 +596,29 @@ TEST(NetworkPoller, ANodeThatIsDownHasNoLag) {
     EXPECT_TRUE(net.network.LaggingInNetwork(1));
     tick(1310, 1230);   // (a tick judges what the one before it learned)
     EXPECT_EQ(lagging_lines(), 1);
+}
+
+// In a fleet, a node another host polls has the slots the fleet shares:
+// what this host's own polls found before does not stand.
+TEST(NetworkPoller, ANodeAnotherHostPollsHasTheFleetsSlots) {
+    TestNetwork net(1);
+    FakeClock clock;
+    FakeTransport t;
+    NetworkPoller poller(net.network, t, clock, [](int, const std::string&) {},
+                         101);
+    bool ours = true;
+    poller.SetGate([&](size_t, int64_t) { return ours; });
+    clock.Advance(400);
+    poller.Tick();
+    auto node = Node(1000, 968, 1001);
+    node.erase("getSlot_processed");
+    t.AnswerAll(node);
+    EXPECT_FALSE(net.network.SlotsCurrent(0));
+    ours = false;   // the fleet gave the node to another host
+    clock.Advance(400);
+    poller.Tick();
+    EXPECT_TRUE(t.pending.empty());
+    EXPECT_TRUE(net.network.SlotsCurrent(0));
 }
 
 TEST(NetworkPoller, CrashedHolderIsReplacedAfterTheLeaseExpires) {

@@ -157,11 +157,16 @@ TEST(UpstreamHistoryRecord, ARecordGivenToAnotherIdStartsEmpty) {
     UpstreamHistory& history = net.network.host(0).history;
     RecordLags(history, At(900), 5, 5);
     MarkCounts(history, At(900), 5, 5);
+    net.network.host(0).slot_polls_failing = 1;
+    net.network.host(0).ws_drain_until_ms = 5000;
     net.network.record(0).Reset("another");
     for (const auto& s : ReadLags(history, At(900))) {
         EXPECT_FALSE(s);
     }
     EXPECT_TRUE(NeedsCountMark(history, At(900)));
+    // nor the last one's failing polls, nor its drain
+    EXPECT_TRUE(net.network.SlotsCurrent(0));
+    EXPECT_EQ(net.network.DrainUntil(0), 0);
 }
 
 // Every upstream answers as a node at `processed` (shred 2 ahead) but
