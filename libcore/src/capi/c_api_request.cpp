@@ -82,10 +82,10 @@ int sg_request_subscription(sg_request_t** out) noexcept {
 
 void sg_request_free(sg_request_t* req) noexcept {
     std::unique_ptr<sg_request_s> owned(req);
-    constexpr size_t kAnswerBytesKept = 16 * 1024;
+    constexpr size_t kKept = solgate::RoutedRequest::kKeptAnswerBytes;
     if (owned == nullptr || !owned->request.WorthKeeping() ||
-        owned->answer.capacity() > kAnswerBytesKept ||
-        owned->status_answer.capacity() > kAnswerBytesKept) {
+        owned->answer.capacity() > kKept ||
+        owned->status_answer.capacity() > kKept) {
         return;   // let go
     }
     owned->request.Clear();

@@ -45,11 +45,10 @@ void RoutedRequest::Parse(const char* body, size_t len) {
 
 bool RoutedRequest::WorthKeeping() const {
     constexpr size_t kCallsKept = 64;
-    constexpr size_t kAnswerBytesKept = 16 * 1024;
     return parsed_.calls.capacity() <= kCallsKept &&
            merge_.capacity() <= kCallsKept &&
            pieces_.capacity() <= kCallsKept &&
-           kept_answer_.capacity() <= kAnswerBytesKept;
+           kept_answer_.capacity() <= kKeptAnswerBytes;
 }
 
 void RoutedRequest::Clear() {

@@ -37,8 +37,11 @@ public:
     // calls' storage is reused.
     void Parse(const char* body, size_t len);
     // Whether the request's storage is small enough to keep for another
-    // (a large batch's calls, a long kept answer are let go with it).
+    // (a large batch's calls, a long kept answer are let go with it): a
+    // thread keeps up to 128 finished requests, so their storage is
+    // bounded (kKeptAnswerBytes for each answer a request holds).
     bool WorthKeeping() const;
+    static constexpr size_t kKeptAnswerBytes = 4096;
     // Makes the request as RoutedRequest() is, keeping its storage. Every
     // member is reset here.
     void Clear();
