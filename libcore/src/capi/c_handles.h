@@ -3,11 +3,9 @@
 
 #include <string>
 
-#include "base/recycled.h"
 #include "routing/network.h"
 #include "routing/routed_request.h"
 
-// Made and freed once per request: its storage is recycled per thread.
 // Kept whole and cleared when finished, for the thread's next request
 // (sg_request_free, sg_request_parse).
 struct sg_request_s {
