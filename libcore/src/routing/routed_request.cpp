@@ -52,10 +52,7 @@ bool RoutedRequest::WorthKeeping() const {
 }
 
 void RoutedRequest::Clear() {
-    parsed_.shape = RpcRequest::Shape::kUnreadable;
-    parsed_.error = RpcError{};
-    parsed_.calls.clear();
-    parsed_.batch_text = {};
+    ResetRequest(parsed_);
     network_ = nullptr;
     ResetPlan(plan_);
     tried_.fill(0);

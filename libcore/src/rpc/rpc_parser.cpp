@@ -518,10 +518,7 @@ void Parser::FailDuplicate(int code, std::string_view prefix, Key key) {
 }  // namespace
 
 void ParseRpcRequestInto(const char* body, size_t len, RpcRequest& request) {
-    request.shape = RpcRequest::Shape::kUnreadable;
-    request.error = RpcError{};
-    request.calls.clear();
-    request.batch_text = {};
+    ResetRequest(request);
     PlainJson status;
     {
         Parser plain(body, len, request);
@@ -532,10 +529,7 @@ void ParseRpcRequestInto(const char* body, size_t len, RpcRequest& request) {
     }
     if (status == PlainJson::kGaveUp) {
         // what the lexer read before it gave up goes; its storage stays
-        std::vector<RpcCall> calls = std::move(request.calls);
-        calls.clear();
-        request = RpcRequest();
-        request.calls = std::move(calls);
+        ResetRequest(request);
         YajlParser(body, len, request).Run();
     }
 }

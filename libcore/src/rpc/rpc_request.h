@@ -109,6 +109,15 @@ RpcRequest ParseRpcRequest(const char* body, size_t len,
 // The same into `request`, whose content is dropped and whose calls'
 // storage is reused.
 void ParseRpcRequestInto(const char* body, size_t len, RpcRequest& request);
+// Makes `request` as RpcRequest{} is, keeping its calls' storage. Every
+// member of RpcRequest is reset here. Inline: once per request, twice
+// for a request kept whole (RoutedRequest::Clear, then the parse).
+inline void ResetRequest(RpcRequest& request) {
+    request.shape = RpcRequest::Shape::kUnreadable;
+    request.error = RpcError{};
+    request.calls.clear();
+    request.batch_text = {};
+}
 // The same through yajl alone (the reference the plain lexer is checked
 // against in tests).
 RpcRequest ParseRpcRequestWithYajl(const char* body, size_t len);
