@@ -488,8 +488,7 @@ int64_t Network::DrainUntil(size_t i) const {
 }
 
 bool Network::Draining(size_t i, int64_t now_ms) const {
-    int64_t until = host(i).ws_drain_until_ms.load(std::memory_order_relaxed);
-    return until != 0 && now_ms < until;
+    return DrainLeft(i, now_ms) > 0;   // (monotonic ms: never below 0)
 }
 
 bool Network::TakeHarvestTurn(size_t i, int64_t now_ms) const {

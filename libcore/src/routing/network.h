@@ -369,6 +369,11 @@ public:
     bool Draining(size_t i, int64_t now_ms) const;
     // When upstream i's drain ends (monotonic ms), 0 when it never began.
     int64_t DrainUntil(size_t i) const;
+    // How long upstream i's drain has left at now_ms (0: none).
+    int64_t DrainLeft(size_t i, int64_t now_ms) const {
+        int64_t until = DrainUntil(i);
+        return until > now_ms ? until - now_ms : 0;
+    }
     bool TakeHarvestTurn(size_t i, int64_t now_ms) const;
 
     // The operator's cordon replaces the poller's and is never lifted by

@@ -124,9 +124,7 @@ void AppendUpstream(std::string& out, const Network& network, size_t i,
     o.Uint("ejections", ReadCounter(record.ejections));
     // an operator's drain of its subscribers (0: none), and how many it
     // holds on this host (ws=)
-    int64_t drain_until = network.DrainUntil(i);
-    o.Int("drain_for_ms",
-          drain_until > now_mono_ms ? drain_until - now_mono_ms : 0);
+    o.Int("drain_for_ms", network.DrainLeft(i, now_mono_ms));
     o.Int("ws_open", std::max<int64_t>(record.ws_open.load(), 0));
     o.String("health", HealthName(views.Health(i)));
     o.Bool("healthy", UpstreamHealthy(network, i));

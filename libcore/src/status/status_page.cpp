@@ -203,8 +203,7 @@ UpstreamFigures FiguresOf(const Network& network, size_t i,
     f.healthy = UpstreamHealthy(network, i);
     f.cordoned = network.Cordoned(i);
     f.ejected = network.host(i).ejected_until_ms.load() > now_mono_ms;
-    int64_t drain_until = network.DrainUntil(i);
-    f.drain_for_ms = drain_until > now_mono_ms ? drain_until - now_mono_ms : 0;
+    f.drain_for_ms = network.DrainLeft(i, now_mono_ms);
     return f;
 }
 

@@ -285,9 +285,8 @@ OperatorState CaptureOperatorState(const Network& network, int64_t now_ms,
             state.cordons.push_back({id, network.cordons().CordonNote(i),
                                      cordon.since_wall_ms});
         }
-        int64_t until = network.DrainUntil(i);
-        if (until > now_ms) {
-            state.drains.push_back({id, wall_ms + (until - now_ms)});
+        if (int64_t left = network.DrainLeft(i, now_ms)) {
+            state.drains.push_back({id, wall_ms + left});
         }
     }
     return state;
