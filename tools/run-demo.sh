@@ -42,19 +42,24 @@ for i in "${!ports[@]}"; do
     pids+=($!)
 done
 
+# started PID TRIES CHECK...: true once CHECK holds, polled every 0.1 s
+# up to TRIES times while PID runs; false when PID ends or time runs out.
+started() {
+    local pid=$1 tries=$2
+    shift 2
+    for _ in $(seq "$tries"); do
+        kill -0 "$pid" 2>/dev/null || return 1
+        "$@" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 # A node is up when its own process says it listens (its log is new: a
 # leftover simulator holding the port would answer the port all the same).
 for i in "${!ports[@]}"; do
-    up=
-    for _ in $(seq 50); do
-        kill -0 "${pids[$i]}" 2>/dev/null || break
-        if grep -q "^solana-sim ${names[$i]} listening on" "$demo/${names[$i]}.log"; then
-            up=1
-            break
-        fi
-        sleep 0.1
-    done
-    if [ -z "$up" ]; then
+    if ! started "${pids[$i]}" 50 \
+        grep -q "^solana-sim ${names[$i]} listening on" "$demo/${names[$i]}.log"; then
         echo "solgate demo: ${names[$i]} did not start on 127.0.0.1:${ports[$i]}:" >&2
         tail -n 3 "$demo/${names[$i]}.log" >&2
         exit 1
@@ -68,16 +73,8 @@ nginx_pid=$!
 
 # the banner once nginx listens, not before: it writes its pid file after
 # binding its ports (one in use makes it give up after a few tries)
-up=
-for _ in $(seq 100); do
-    kill -0 "$nginx_pid" 2>/dev/null || break
-    if [ "$(cat "$demo/nginx.pid" 2>/dev/null)" = "$nginx_pid" ]; then
-        up=1
-        break
-    fi
-    sleep 0.1
-done
-if [ -z "$up" ]; then
+wrote_pid() { [ "$(cat "$demo/nginx.pid" 2>/dev/null)" = "$nginx_pid" ]; }
+if ! started "$nginx_pid" 100 wrote_pid; then
     echo "solgate demo: nginx did not start on 127.0.0.1:8899: see" \
          "build/demo/error.log and the lines above" >&2
     exit 1
