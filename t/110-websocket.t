@@ -333,7 +333,9 @@ qr/solgate: websocket of network "mainnet" on upstream "sim-[ab]"/
      my @again = map { subscribed() } 1 .. 4;
      is(ws_sessions($Ports[1]), 4, 'new subscriptions go to sim-b');
      my $a = state_of('sim-a');
-     ok($a->{drain_for_ms} > 25000 && $a->{drain_for_ms} <= 30000,
+     # its exact value is checked with a fake clock (StatusRenderState);
+     # here only that the 30 s drain shows, not how much of it went by
+     ok($a->{drain_for_ms} > 0 && $a->{drain_for_ms} <= 30000,
         "the state shows the drain's time left ($a->{drain_for_ms} ms)");
      wait_for('and the subscriptions sim-b holds', sub {
          (state_of('sim-b')->{ws_open} || 0) == 4 }, 5);
