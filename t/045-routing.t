@@ -199,6 +199,8 @@ qr/\[error\] .*solgate: upstream "sim-[abc]" failed \(http_5xx\) after a write m
 
 
 === TEST 8: solgate_requests_total counts every request by method, upstream and outcome
+An error answer that is the client's mistake (an invented method, bad params)
+is outcome client_error, not the node's rpc_error.
 --- request eval
 [step {
      my $sum = sub {   # the samples of solgate_requests_total matching $re
@@ -209,16 +211,25 @@ qr/\[error\] .*solgate: upstream "sim-[abc]" failed \(http_5xx\) after a write m
      };
      my %before = (bal => $sum->(qr/upstream="sim-[abc]",method="getBalance",outcome="ok"/),
                    gen => $sum->(qr/upstream="",method="getGenesisHash",outcome="local"/),
-                   other => $sum->(qr/upstream="sim-[abc]",method="other",outcome="[a-z_]+"/));
+                   other => $sum->(qr/upstream="sim-[abc]",method="other",outcome="[a-z_]+"/),
+                   mistakes => $sum->(qr/upstream="sim-[abc]",method="(?:other|getBalance)",outcome="client_error"/),
+                   node_errors => $sum->(qr/upstream="sim-[abc]",method="[A-Za-z]+",outcome="rpc_error"/));
      http_post(server_port(), '/closed', rpc($_, 'getBalance', "[$Account]")) for 1 .. 6;
      http_post(server_port(), '/closed', rpc($_, 'getGenesisHash')) for 1 .. 2;
      http_post(server_port(), '/closed', rpc(1, 'noSuchMethod' . $_)) for 1 .. 3;
+     # the node answers -32602 "Invalid params": the client's mistake
+     http_post(server_port(), '/closed', rpc($_, 'getBalance', '["not a pubkey"]')) for 1 .. 2;
      wait_for('6 getBalance counted ok, by upstream',
               sub { $sum->(qr/upstream="sim-[abc]",method="getBalance",outcome="ok"/) - $before{bal} == 6 }, 5);
      wait_for('2 local getGenesisHash answers, upstream ""',
               sub { $sum->(qr/upstream="",method="getGenesisHash",outcome="local"/) - $before{gen} == 2 }, 5);
      wait_for('3 invented methods are one label: other',
               sub { $sum->(qr/upstream="sim-[abc]",method="other",outcome="[a-z_]+"/) - $before{other} == 3 }, 5);
+     wait_for('the 3 invented methods and 2 bad params are the clients\' mistakes',
+              sub { $sum->(qr/upstream="sim-[abc]",method="(?:other|getBalance)",outcome="client_error"/)
+                        - $before{mistakes} == 5 }, 5);
+     is($sum->(qr/upstream="sim-[abc]",method="[A-Za-z]+",outcome="rpc_error"/), $before{node_errors},
+        'none of them is counted as a node\'s error');
      unlike(metrics_text(), qr/noSuchMethod/, 'no client text in a label');
      like(metrics_text(), qr/^solgate_request_duration_seconds_count\{network="closed",upstream="sim-[abc]",class="read"\} \d+$/m,
           'the latency histogram has the read class');

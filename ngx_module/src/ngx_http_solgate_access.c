@@ -961,7 +961,8 @@ ngx_http_solgate_log_handler(ngx_http_request_t *r)
                            + (tp->msec - r->start_msec));
 
     sg_request_finish(ctx->rpc, (unsigned) r->headers_out.status,
-                      ctx->rpc_error, (int64_t) ngx_max(ms, 0));
+                      ctx->rpc_error, ctx->rpc_error_code,
+                      (int64_t) ngx_max(ms, 0));
 
     if (ctx->pieces != NULL) {
         ngx_http_solgate_pieces_finish(r, ctx, (int64_t) ngx_max(ms, 0));

@@ -249,6 +249,12 @@ ngx_http_solgate_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
         ctx->body_seen = 1;
         ctx->rpc_error = sg_looks_like_rpc_error((char *) in->buf->pos,
                                           in->buf->last - in->buf->pos) != 0;
+
+        if (ctx->rpc_error) {
+            /* the client's mistake or the node's error: its code says */
+            ctx->rpc_error_code = sg_rpc_error_code((char *) in->buf->pos,
+                                          in->buf->last - in->buf->pos);
+        }
     }
 
     if (ctx->reported && !ctx->cut_reported

@@ -253,6 +253,7 @@ typedef struct {
                                                     "/": the client's */
     ngx_str_t                    client_args;
     ngx_http_solgate_selectors_t selectors;
+    int64_t                      rpc_error_code; /* of rpc_error's answer */
 
     unsigned                     answered:1;     /* we wrote the response */
     unsigned                     data_retry:1;   /* the last one lacked data */

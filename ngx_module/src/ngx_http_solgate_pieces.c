@@ -236,7 +236,7 @@ ngx_http_solgate_pieces_finish(ngx_http_request_t *r,
 
         sg_request_finish(sctx->rpc,
                           (unsigned) sctx->owner->headers_out.status,
-                          sctx->rpc_error,
+                          sctx->rpc_error, sctx->rpc_error_code,
                           sctx->piece_end != 0
                           ? (int64_t) (sctx->piece_end - sctx->piece_start)
                           : duration_ms);

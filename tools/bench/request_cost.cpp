@@ -113,7 +113,7 @@ bool Round(const std::string& body, sg_network_t* net, int64_t now_ms) {
         sg_attempt_report_t report;
         ok = sg_request_report(req, &end, now_ms, &report) == SG_OK &&
              !report.failed;
-        sg_request_finish(req, 200, 0, 1);
+        sg_request_finish(req, 200, 0, SG_RPC_ERROR_CODE_UNREAD, 1);
         sg_response_free(resp);
     }
     sg_request_free(req);

@@ -483,10 +483,17 @@ SG_API int sg_request_report_cut(sg_request_t *req, int64_t now_ms,
 /* The request is over (log phase): counts it by upstream, method and
  * outcome, and the answering upstream's latency.  rpc_error: the
  * upstream's answer looked like a JSON-RPC error (sg_looks_like_rpc_error
- * on its first bytes).  Fails open. */
+ * on its first bytes); error_code: its code (sg_rpc_error_code), which
+ * tells a client's mistake (outcome client_error) from the upstream's
+ * error.  Fails open. */
 SG_API void sg_request_finish(sg_request_t *req, unsigned http_status,
-    int rpc_error, int64_t duration_ms) SG_NOEXCEPT;
+    int rpc_error, int64_t error_code, int64_t duration_ms) SG_NOEXCEPT;
 SG_API int sg_looks_like_rpc_error(const char *data, size_t len) SG_NOEXCEPT;
+
+/* The code of the JSON-RPC error answer in data (whole, as its first
+ * bytes usually are), or SG_RPC_ERROR_CODE_UNREAD when it has none there. */
+#define SG_RPC_ERROR_CODE_UNREAD  INT64_MIN
+SG_API int64_t sg_rpc_error_code(const char *data, size_t len) SG_NOEXCEPT;
 
 /*
  * The message of a JSON-RPC error answer as an HTTP reason phrase

@@ -229,12 +229,17 @@ int sg_request_report_cut(sg_request_t* req, int64_t now_ms,
 }
 
 void sg_request_finish(sg_request_t* req, unsigned http_status, int rpc_error,
-                       int64_t duration_ms) noexcept {
+                       int64_t error_code, int64_t duration_ms) noexcept {
     if (req == nullptr) {
         return;
     }
     Guard(SG_ERROR, [&] {
-        req->request.Finish(http_status, rpc_error != 0, duration_ms);
+        req->request.Finish(
+            http_status, rpc_error != 0,
+            error_code != SG_RPC_ERROR_CODE_UNREAD
+                ? std::optional<int64_t>(error_code)
+                : std::nullopt,
+            duration_ms);
         return SG_OK;
     });
 }
@@ -266,6 +271,19 @@ int sg_looks_like_rpc_error(const char* data, size_t len) noexcept {
         return 0;
     }
     return solgate::LooksLikeRpcError(std::string_view(data, len)) ? 1 : 0;
+}
+
+int64_t sg_rpc_error_code(const char* data, size_t len) noexcept {
+    if (data == nullptr) {
+        return SG_RPC_ERROR_CODE_UNREAD;
+    }
+    try {
+        std::optional<int64_t> code =
+            solgate::ParseErrorCode(std::string_view(data, len));
+        return code ? *code : SG_RPC_ERROR_CODE_UNREAD;
+    } catch (...) {
+        return SG_RPC_ERROR_CODE_UNREAD;
+    }
 }
 
 int sg_request_fanout(sg_request_t* req, int64_t now_ms, size_t* targets,

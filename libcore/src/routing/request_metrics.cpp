@@ -6,10 +6,16 @@
 namespace solgate {
 namespace {
 
-// slot: 9 bits (0-256), method: 8 bits, outcome: 2 bits.
+// slot: 9 bits (0-256), method: 8 bits, outcome: 3 bits.
+constexpr unsigned kOutcomeBits = 3;
+constexpr unsigned kMethodBits = 8;
+static_assert(static_cast<unsigned>(RequestOutcome::kCount) <=
+              (1u << kOutcomeBits));
+
 uint32_t PackKey(size_t slot, size_t method, RequestOutcome outcome) {
-    return static_cast<uint32_t>((slot << 10) | (method << 2) |
-                                 static_cast<uint32_t>(outcome));
+    return static_cast<uint32_t>(
+        (slot << (kMethodBits + kOutcomeBits)) | (method << kOutcomeBits) |
+        static_cast<uint32_t>(outcome));
 }
 
 // A multiplicative hash of the key: neighbouring keys spread out.
@@ -35,6 +41,8 @@ std::string_view RequestOutcomeName(RequestOutcome outcome) {
         return "http_error";
     case RequestOutcome::kLocal:
         return "local";
+    case RequestOutcome::kClientError:
+        return "client_error";
     case RequestOutcome::kCount:
         break;
     }
@@ -70,7 +78,9 @@ void ForEachRequestCount(
             continue;
         }
         key -= 1;
-        fn(key >> 10, (key >> 2) & 0xff, static_cast<RequestOutcome>(key & 3),
+        fn(key >> (kMethodBits + kOutcomeBits),
+           (key >> kOutcomeBits) & ((1u << kMethodBits) - 1),
+           static_cast<RequestOutcome>(key & ((1u << kOutcomeBits) - 1)),
            table.counts[i].load(std::memory_order_relaxed));
     }
 }

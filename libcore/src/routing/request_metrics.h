@@ -24,6 +24,9 @@ enum class RequestOutcome : uint32_t {
     kRpcError,   // an upstream's answer with a JSON-RPC error
     kHttpError,  // an HTTP error status (an upstream's or Solgate's 502)
     kLocal,      // answered by Solgate without an upstream
+    // an upstream's JSON-RPC error that is the client's mistake
+    // (IsClientMistake): not counted against the upstream
+    kClientError,
     kCount
 };
 std::string_view RequestOutcomeName(RequestOutcome outcome);
@@ -50,8 +53,8 @@ void ObserveLatency(UpstreamHostRecord& host, MethodClass method_class,
 
 // What an upstream did for clients on this host, as counted so far:
 // requests it answered (the last attempt of a request, whatever the
-// answer), and errors: those answers that were an HTTP or JSON-RPC error,
-// plus the attempts on it that failed and were retried elsewhere.
+// answer), and errors: those answers that were an HTTP or JSON-RPC error
+// (not a client's mistake), plus the attempts on it that failed and were retried elsewhere.
 struct UpstreamTraffic {
     uint64_t requests = 0;
     uint64_t errors = 0;

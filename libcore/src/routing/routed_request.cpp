@@ -1,6 +1,7 @@
 #include "routing/routed_request.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "json/error_answer.h"
 #include "json/json_writer.h"
@@ -404,22 +405,26 @@ std::string_view RoutedRequest::RetryName(Retry retry) {
 }
 
 void RoutedRequest::Finish(unsigned http_status, bool rpc_error,
+                           std::optional<int64_t> error_code,
                            int64_t duration_ms) {
     if (network_ == nullptr || finished_) {
         return;
     }
     finished_ = true;
     std::string_view method = RequestMethodName(parsed_);
-    // a batch that went call by call was answered by its pieces' upstreams
-    RequestOutcome outcome = !upstream_ && pieces_.empty()
-                                 ? RequestOutcome::kLocal
-                             : http_status != 200     ? RequestOutcome::kHttpError
-                             : rpc_error              ? RequestOutcome::kRpcError
-                                                      : RequestOutcome::kOk;
-    size_t slot =
-        upstream_ ? network_->RecordIndex(*upstream_) : kNoUpstreamSlot;
     // the name is looked up once: its class follows from its index
     size_t method_index = SolanaMethodIndex(method);
+    // a batch that went call by call was answered by its pieces' upstreams
+    RequestOutcome outcome =
+        !upstream_ && pieces_.empty() ? RequestOutcome::kLocal
+        : http_status != 200          ? RequestOutcome::kHttpError
+        : !rpc_error                  ? RequestOutcome::kOk
+        : error_code && IsClientMistake(*error_code,
+                                        method_index != kOtherMethod)
+            ? RequestOutcome::kClientError
+            : RequestOutcome::kRpcError;
+    size_t slot =
+        upstream_ ? network_->RecordIndex(*upstream_) : kNoUpstreamSlot;
     CountRequest(network_->counters().requests, slot, method_index, outcome);
     if (upstream_) {
         ObserveLatency(network_->host(*upstream_),

@@ -108,8 +108,10 @@ public:
     int64_t ReportCut(int64_t now_ms);
     // The request is over: count it (upstream, method, outcome) and, when
     // an upstream answered, its latency. Once; `rpc_error` when the
-    // upstream's answer was a JSON-RPC error.
-    void Finish(unsigned http_status, bool rpc_error, int64_t duration_ms);
+    // upstream's answer was a JSON-RPC error, with its code when read (a
+    // client's mistake counts apart: IsClientMistake).
+    void Finish(unsigned http_status, bool rpc_error,
+                std::optional<int64_t> error_code, int64_t duration_ms);
 
     // The answer for a write_not_retried report.
     std::string WriteNotRetriedAnswer(const AttemptReport& report) const;

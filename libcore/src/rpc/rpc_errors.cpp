@@ -34,6 +34,18 @@ RpcErrorClass ClassifyRpcError(int64_t code) {
     }
 }
 
+bool IsClientMistake(int64_t code, bool known_method) {
+    switch (code) {
+    case -32600:   // invalid request
+    case -32700:   // parse error
+        return true;
+    case -32601:   // method not found
+        return !known_method;
+    default:
+        return ClassifyRpcError(code) == RpcErrorClass::kClient;
+    }
+}
+
 bool MayLackData(std::string_view method) {
     static constexpr std::string_view kMethods[] = {
         "getBlock",         "getConfirmedBlock",

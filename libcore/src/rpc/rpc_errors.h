@@ -20,6 +20,13 @@ enum class RpcErrorClass : uint8_t {
 // -32002 -32003 -32006 -32013 -32015 -32018 -32602: client errors.
 RpcErrorClass ClassifyRpcError(int64_t code);
 
+// An error answer that says the client's request was wrong, not the node:
+// kClient (invalid params, a transaction that fails simulation, ...), an
+// invalid request or body (-32600, -32700), or "method not found" (-32601)
+// for a method no Solana node has (`known_method` false); a node that
+// lacks a Solana method lacks it for every client.
+bool IsClientMistake(int64_t code, bool known_method);
+
 // The node's answer to a call whose minContextSlot it has not reached.
 constexpr int64_t kMinContextSlotNotReached = -32016;
 

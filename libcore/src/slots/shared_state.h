@@ -264,7 +264,7 @@ struct NetworkHostCounters {
 
 struct NetworkShared {
     static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
-    static constexpr uint32_t kLayout = 19;
+    static constexpr uint32_t kLayout = 20;
 
     uint32_t magic;
     uint32_t layout;

@@ -479,7 +479,7 @@ const std::vector<MetricFamily>& NetworkFamilies() {
         {"solgate_requests_total", "counter",
          "Client requests by the upstream that answered last (\"\" for "
          "Solgate's own answers), method (a Solana method, \"batch\" or "
-         "\"other\") and outcome (ok, rpc_error, http_error, local).",
+         "\"other\") and outcome (ok, rpc_error, client_error, http_error, local).",
          AppendRequestSamples},
         {"solgate_request_duration_seconds", "histogram",
          "Client request time, by the upstream that answered and method "

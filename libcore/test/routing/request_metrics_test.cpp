@@ -38,6 +38,24 @@ TEST(RequestMetrics, CountsByUpstreamMethodAndOutcome) {
                   RequestOutcome::kLocal}]), 1u);
 }
 
+// Every outcome comes back as it was counted, with the highest slot and
+// method index beside it (the packed key has room for them all).
+TEST(RequestMetrics, EveryOutcomeIsReadBackAsCounted) {
+    auto t = std::make_unique<RequestCountTable>();
+    size_t outcomes = static_cast<size_t>(RequestOutcome::kCount);
+    for (size_t o = 0; o < outcomes; o++) {
+        CountRequest(*t, kNoUpstreamSlot, kBatchMethod,
+                     static_cast<RequestOutcome>(o));
+    }
+    auto c = Counts(*t);
+    ASSERT_EQ(c.size(), outcomes);
+    for (size_t o = 0; o < outcomes; o++) {
+        EXPECT_EQ((c[{kNoUpstreamSlot, kBatchMethod,
+                      static_cast<RequestOutcome>(o)}]), 1u);
+    }
+    EXPECT_EQ(RequestOutcomeName(RequestOutcome::kClientError), "client_error");
+}
+
 // Whatever method names clients invent, they are one label: "other".
 TEST(RequestMetrics, EveryMethodNameFindsItsOwnIndex) {
     for (size_t i = 0; i < kOtherMethod; i++) {

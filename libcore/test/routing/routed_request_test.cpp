@@ -4,9 +4,11 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
+#include "routing/request_metrics.h"
 #include "routing/routed_request.h"
 #include "routing/selector_sources.h"
 #include "support/fakes.h"
@@ -600,6 +602,45 @@ TEST(RoutedRequest, AClearedRequestKeepsAMergesStorageAndNothingOfIt) {
     EXPECT_EQ(req.merge()[0].text, "");
 }
 
+// A node's error answer is counted against it; an error that is the
+// client's mistake (its params, a method no Solana node has) is counted
+// apart, so that a client's garbage does not make every node look bad.
+TEST(RoutedRequest, AClientsMistakeIsCountedApartFromTheNodesErrors) {
+    struct Case {
+        std::string method;
+        bool rpc_error;
+        std::optional<int64_t> code;
+        RequestOutcome outcome;
+    };
+    const Case cases[] = {
+        {"getBalance", false, std::nullopt, RequestOutcome::kOk},
+        {"getBalance", true, -32602, RequestOutcome::kClientError},
+        {"sendTransaction", true, -32002, RequestOutcome::kClientError},
+        {"getFoo", true, -32601, RequestOutcome::kClientError},
+        // a Solana method the node does not serve: the node's
+        {"getBalance", true, -32601, RequestOutcome::kRpcError},
+        {"getBalance", true, -32005, RequestOutcome::kRpcError},
+        {"getBalance", true, std::nullopt, RequestOutcome::kRpcError},
+    };
+    for (const Case& c : cases) {
+        TestNetwork t(1);
+        RoutedRequest req(Parse(R"({"jsonrpc":"2.0","id":1,"method":")" +
+                                c.method + R"("})"));
+        ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
+        ASSERT_TRUE(req.NextAttempt(0));
+        req.Finish(200, c.rpc_error, c.code, 5);
+        std::map<RequestOutcome, uint64_t> counted;
+        ForEachRequestCount(t.shared->counters.requests,
+                            [&](size_t slot, size_t, RequestOutcome o,
+                                uint64_t n) {
+                                EXPECT_EQ(slot, t.network.RecordIndex(0));
+                                counted[o] += n;
+                            });
+        EXPECT_EQ(counted, (std::map<RequestOutcome, uint64_t>{{c.outcome, 1}}))
+            << c.method << " " << c.code.value_or(0);
+    }
+}
+
 // Nothing of a finished request reaches the next parsed into it: its
 // attempts, the upstreams it tried, its kept answer, its retries.
 TEST(RoutedRequest, AClearedRequestIsAsANewOne) {
@@ -615,7 +656,7 @@ TEST(RoutedRequest, AClearedRequestIsAsANewOne) {
     req.Report(ErrorAnswer(-32007, "Slot 500 was skipped"), 0);
     ASSERT_FALSE(req.NextAttempt(0));
     ASSERT_NE(req.KeptAnswer(), nullptr);
-    req.Finish(200, true, 5);
+    req.Finish(200, true, -32007, 5);
     req.Clear();
 
     EXPECT_EQ(req.network(), nullptr);

@@ -25,5 +25,18 @@ TEST(MayLackData, NamesTheMethodsANodeBehindMayLack) {
     EXPECT_FALSE(MayLackData(std::string(70, 'g')));
 }
 
+TEST(IsClientMistake, TheRequestsFaultNotTheNodes) {
+    for (int64_t code : {-32600, -32700, -32602, -32002, -32003, -32015}) {
+        EXPECT_TRUE(IsClientMistake(code, true)) << code;
+    }
+    // "method not found": a stranger's method is the client's mistake, a
+    // Solana method the node lacks is the node's
+    EXPECT_TRUE(IsClientMistake(-32601, false));
+    EXPECT_FALSE(IsClientMistake(-32601, true));
+    for (int64_t code : {-32005, -32004, -32007, -32603, -32000, 0, 1}) {
+        EXPECT_FALSE(IsClientMistake(code, false)) << code;
+    }
+}
+
 }  // namespace
 }  // namespace solgate

@@ -373,10 +373,10 @@ solgate_upstream_traffic_gate_skips_total{network="devnet",upstream="up-0"} 0
 solgate_upstream_context_slot_harvests_total{network="mainnet",upstream="up-0"} 5
 solgate_upstream_context_slot_harvests_total{network="mainnet",upstream="up-1"} 0
 solgate_upstream_context_slot_harvests_total{network="devnet",upstream="up-0"} 0
-# HELP solgate_requests_total Client requests by the upstream that answered last ("" for Solgate's own answers), method (a Solana method, "batch" or "other") and outcome (ok, rpc_error, http_error, local).
+# HELP solgate_requests_total Client requests by the upstream that answered last ("" for Solgate's own answers), method (a Solana method, "batch" or "other") and outcome (ok, rpc_error, client_error, http_error, local).
 # TYPE solgate_requests_total counter
-solgate_requests_total{network="mainnet",upstream="up-0",method="getBalance",outcome="ok"} 3
 solgate_requests_total{network="mainnet",upstream="",method="getGenesisHash",outcome="local"} 1
+solgate_requests_total{network="mainnet",upstream="up-0",method="getBalance",outcome="ok"} 3
 # HELP solgate_request_duration_seconds Client request time, by the upstream that answered and method class (read, heavy, write).
 # TYPE solgate_request_duration_seconds histogram
 solgate_request_duration_seconds_bucket{network="mainnet",upstream="up-0",class="read",le="0.005"} 0

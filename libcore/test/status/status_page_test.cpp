@@ -195,7 +195,7 @@ TEST_F(StatusPageTest, HealthCordonLaggingAndRates) {
     }
     b.observed_processed = 900;   // 100 behind: lagging
     CordonByOperator(c, "disk swap", kNowWall - 60000);
-    // 12 requests answered by up-0 (2 errors) and a failed attempt, the
+    // 13 requests answered by up-0 (2 errors) and a failed attempt, the
     // counts marked 10 s ago at 0
     for (int k = 0; k < 10; k++) {
         CountRequest(net_.shared->counters.requests, net_.network.RecordIndex(0),
@@ -205,6 +205,9 @@ TEST_F(StatusPageTest, HealthCordonLaggingAndRates) {
         CountRequest(net_.shared->counters.requests, net_.network.RecordIndex(0),
                      SolanaMethodIndex("getBalance"), outcome);
     }
+    // a client's mistake the node answered: a request, not its error
+    CountRequest(net_.shared->counters.requests, net_.network.RecordIndex(0),
+                 SolanaMethodIndex("getBalance"), RequestOutcome::kClientError);
     a.host.failovers[static_cast<size_t>(AttemptCause::kTimeout)] = 1;
     MarkCounts(a.host.history, kNowMono - 10000, 0, 0);
     net_.network.RefreshLanes(kNowMono);
@@ -213,11 +216,11 @@ TEST_F(StatusPageTest, HealthCordonLaggingAndRates) {
     std::string up0 = Card(page, "up-0");
     EXPECT_NE(up0.find("class=\"upstream\""), std::string::npos);
     EXPECT_NE(up0.find(">healthy<"), std::string::npos);
-    EXPECT_NE(up0.find("<th>requests/s</th><td>1.2 <small>over 10 s</small>"),
+    EXPECT_NE(up0.find("<th>requests/s</th><td>1.3 <small>over 10 s</small>"),
               std::string::npos);
     EXPECT_NE(up0.find("<th>errors/s</th><td>0.3 <small>over 10 s</small>"),
               std::string::npos);
-    EXPECT_NE(up0.find("<th>requests</th><td>12<"), std::string::npos);
+    EXPECT_NE(up0.find("<th>requests</th><td>13<"), std::string::npos);
     EXPECT_NE(up0.find("<th>errors</th><td>3<"), std::string::npos);
     std::string up1 = Card(page, "up-1");
     EXPECT_NE(up1.find("class=\"upstream lagging\""), std::string::npos);
