@@ -10,6 +10,24 @@ sg_commitment_t EffectiveCommitment(const RpcCall& call,
     return call.commitment ? *call.commitment : settings.default_commitment;
 }
 
+std::optional<ResponseHook::Kind> ResponseHook::KindFor(const Network& network,
+                                                       const RpcCall& call,
+                                                       size_t upstream) {
+    if (!network.bound() || upstream >= network.size()) {
+        return std::nullopt;
+    }
+    // getBlockHeight is a different counter and is never corrected.
+    // as a string_view: sizes first, inline (std::string == const char*
+    // is an out-of-line compare with a strlen)
+    if (std::string_view(call.method) == "getSlot") {
+        return Kind::kRewriteSlot;
+    }
+    if (IsEnvelopeMethod(call.method)) {
+        return Kind::kHarvest;
+    }
+    return std::nullopt;
+}
+
 std::optional<ResponseHook> ResponseHook::For(const Network& network,
                                               const RpcRequest& request,
                                               const RoutePlan& plan,
@@ -18,35 +36,27 @@ std::optional<ResponseHook> ResponseHook::For(const Network& network,
     if (request.shape != RpcRequest::Shape::kSingle) {
         return std::nullopt;
     }
-    std::optional<ResponseHook> hook =
-        ForCall(network, request.calls[0], plan, upstream);
-    if (hook && hook->kind() == Kind::kHarvest &&
-        !network.TakeHarvestTurn(upstream, now_ms)) {
+    const RpcCall& call = request.calls[0];
+    std::optional<Kind> kind = KindFor(network, call, upstream);
+    // most harvests are not this one's turn: decided before a hook is made
+    if (!kind || (*kind == Kind::kHarvest &&
+                  !network.TakeHarvestTurn(upstream, now_ms))) {
         return std::nullopt;
     }
-    return hook;
+    return ResponseHook(network, plan, upstream, *kind,
+                        EffectiveCommitment(call, network.settings()));
 }
 
 std::optional<ResponseHook> ResponseHook::ForCall(const Network& network,
                                                   const RpcCall& call,
                                                   const RoutePlan& plan,
                                                   size_t upstream) {
-    if (!network.bound() || upstream >= network.size()) {
+    std::optional<Kind> kind = KindFor(network, call, upstream);
+    if (!kind) {
         return std::nullopt;
     }
-    sg_commitment_t commitment = EffectiveCommitment(call, network.settings());
-    // getBlockHeight is a different counter and is never corrected.
-    // as a string_view: sizes first, inline (std::string == const char*
-    // is an out-of-line compare with a strlen)
-    if (std::string_view(call.method) == "getSlot") {
-        return ResponseHook(network, plan, upstream, Kind::kRewriteSlot,
-                            commitment);
-    }
-    if (IsEnvelopeMethod(call.method)) {
-        return ResponseHook(network, plan, upstream, Kind::kHarvest,
-                            commitment);
-    }
-    return std::nullopt;
+    return ResponseHook(network, plan, upstream, *kind,
+                        EffectiveCommitment(call, network.settings()));
 }
 
 bool ResponseHook::Feed(const char* data, size_t len, int64_t now_ms) {

@@ -56,6 +56,9 @@ private:
         : network_(network), plan_(plan), upstream_(upstream), kind_(kind),
           commitment_(commitment) {}
 
+    // Which hook a call's answer from `upstream` needs, if any.
+    static std::optional<Kind> KindFor(const Network& network,
+                                       const RpcCall& call, size_t upstream);
     void Harvested(int64_t now_ms);
 
     const Network& network_;
