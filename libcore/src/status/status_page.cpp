@@ -275,8 +275,12 @@ void AppendFigures(std::string& out, const Network& network, size_t i,
     Cell(out, "genesis hash", GenesisText(views.Genesis(i)));
     out += "</tr><tr>";
     uint32_t latency_us = host.latency_ewma_us.load();
+    // failed polls take no round trip: the figure is from before them
     Cell(out, "poll round trip",
-         latency_us == 0 ? std::string("—") : AgeText(latency_us / 1000));
+         latency_us == 0 ? std::string("—")
+         : f.polls_failing
+             ? AgeText(latency_us / 1000) + " (before its polls failed)"
+             : AgeText(latency_us / 1000));
     Cell(out, "weight", std::to_string(network.upstream(i).routing.weight));
     out += "</tr>";
     if (!network.upstream(i).pubsub.url.empty()) {

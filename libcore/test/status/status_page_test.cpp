@@ -183,6 +183,32 @@ TEST_F(StatusPageTest, SelfContainedAndLiveWithOrWithoutScript) {
     EXPECT_NE(page.find("as of 2023-11-14T22:13:20.123Z"), std::string::npos);
 }
 
+// A node whose getSlot polls fail: its last slots stay, but no lag is
+// made of them, and its round trip is from before the polls failed.
+TEST_F(StatusPageTest, AnUpstreamWhosePollsFailShowsNoLagAndAnOldRoundTrip) {
+    for (size_t i = 0; i < 3; i++) {
+        UpstreamRecord& r = net_.network.record(i);
+        r.processed = 1000;
+        r.observed_processed = 1000;
+        r.host.latency_ewma_us = 12000;
+    }
+    net_.network.record(1).observed_processed = 900;   // frozen 100 behind
+    net_.network.host(1).slot_polls_failing = 1;
+    std::string page = Render();
+    std::string up1 = Card(page, "up-1");
+    EXPECT_NE(up1.find(">slot polls failing<"), std::string::npos);
+    EXPECT_EQ(up1.find(">lagging<"), std::string::npos);
+    EXPECT_NE(up1.find("<th>slot lag</th><td>unknown<"), std::string::npos);
+    EXPECT_NE(up1.find("<th>poll round trip</th><td>12 ms (before its polls "
+                       "failed)<"),
+              std::string::npos)
+        << up1;
+    std::string up0 = Card(page, "up-0");
+    EXPECT_NE(up0.find("<th>poll round trip</th><td>12 ms<"), std::string::npos)
+        << up0;
+    EXPECT_EQ(up0.find("slot polls failing"), std::string::npos);
+}
+
 TEST_F(StatusPageTest, HealthCordonLaggingAndRates) {
     UpstreamRecord& a = net_.network.record(0);
     UpstreamRecord& b = net_.network.record(1);
