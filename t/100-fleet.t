@@ -494,3 +494,30 @@ host's queue would (two queues would each go their own way).
 [alert]
 [crit]
 [emerg]
+
+
+
+=== TEST 14: a node whose slot polls fail makes no lag on the host that does not poll it either
+The host that polls it publishes that its getSlot polls fail; the other
+shows it the same way: slots not current, no lag sample. Back, both say
+its slots are current.
+--- wait_for eval
+['both hosts know both upstreams', main::both_polled(), 8]
+--- request eval
+[step {
+     sim_fault($main::Ports[1], 'http_status', code => 502);
+     for my $port (undef, $main::BPort) {
+         my $host = defined $port ? 'host B' : 'host A';
+         wait_until(sub { my $s = main::state_on('sim-b', $port);
+                          exists $s->{slots_current} && !$s->{slots_current} }, 8,
+                    "$host: sim-b's slots are not current");
+         unlike(metrics_text($port), qr/^solgate_upstream_slot_lag_slots\{network="mainnet",upstream="sim-b"\}/m,
+                "$host: no lag sample for sim-b");
+     }
+     sim_fault($main::Ports[1], 'clear');
+     for my $port (undef, $main::BPort) {
+         my $host = defined $port ? 'host B' : 'host A';
+         wait_until(sub { main::state_on('sim-b', $port)->{slots_current} }, 8,
+                    "$host: back, sim-b's slots are current");
+     }
+ }]

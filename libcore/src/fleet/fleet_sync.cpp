@@ -182,6 +182,9 @@ void FleetSync::PublishViews(const std::vector<size_t>& local,
         std::optional<uint64_t> first = network_.slots().FirstAvailable(i);
         fields.emplace_back(Field(id, "a"),
                             first ? std::to_string(*first + 1) : "0");
+        // its getSlot polls fail: its slots are its last known, no lag
+        fields.emplace_back(Field(id, "pf"),
+                            network_.SlotsCurrent(i) ? "0" : "1");
         fields.emplace_back(Field(id, "by"), host_id_ + "@" +
                                                  std::to_string(wall_ms));
     }
@@ -214,6 +217,10 @@ void FleetSync::TakeViews(const FleetStore::Hash& views, int64_t now_ms) {
         if (first_plus1 && *first_plus1 > 0) {
             network_.slots().SetFirstAvailable(i, *first_plus1 - 1);
         }
+        // a host that does not say (an older one) polls it fine
+        auto failing = Number(views, Field(id, "pf"));
+        network_.host(i).slot_polls_failing.store(
+            failing && *failing != 0 ? 1 : 0, std::memory_order_relaxed);
         auto health = Number(views, Field(id, "h"));
         if (health && *health <= static_cast<uint64_t>(HealthOutcome::kFailed)) {
             network_.slots().ExchangeHealth(

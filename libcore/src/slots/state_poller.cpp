@@ -344,13 +344,11 @@ void NetworkPoller::Tick() {
             continue;
         }
         if (network_.leases().ClaimLease(i, pid_, now, kLeaseTtlMs)) {
+            // else another host of the fleet polls it: the views it
+            // shares stand, and its word on whether its slot polls fail
+            // (FleetSync::TakeViews), whatever this host's last found
             if (!gate_ || gate_(i, now)) {
                 upstreams_[i]->Tick();
-            } else {
-                // another host of the fleet polls it: the views it shares
-                // stand, whatever this host's own polls last found
-                network_.host(i).slot_polls_failing.store(
-                    0, std::memory_order_relaxed);
             }
             NoteLag(i, reference);
             SampleHistory(i, reference, now, traffic);

@@ -168,6 +168,41 @@ TEST(FleetSync, OneHostPollsEachUpstreamAndTheOthersTakeItsViews) {
     EXPECT_TRUE(b.sync.MayPoll(0, now) && b.sync.MayPoll(1, now));
 }
 
+// A node whose getSlot polls fail on the host that polls it: the other
+// hosts hear so, and make no lag of its last slots; back, current again.
+TEST(FleetSync, WhetherANodesSlotPollsFailReachesTheOtherHosts) {
+    FakeStore store;
+    Host a(store, "host-a", 10), b(store, "host-b", 20);
+    int64_t now = store.now;
+    auto tick = [&] {
+        now += 400;
+        store.now = now;
+        a.Tick(now);
+        store.Flush();
+        b.Tick(now);
+        store.Flush();
+    };
+    tick();
+    ASSERT_TRUE(a.sync.MayPoll(1, now));
+    ASSERT_FALSE(b.sync.MayPoll(1, now));
+    EXPECT_TRUE(b.net.network.SlotsCurrent(1));
+    a.net.network.host(1).slot_polls_failing = 1;
+    tick();
+    EXPECT_EQ(store.hashes["t:{mainnet}:views"]["up-1/pf"], "1");
+    EXPECT_FALSE(b.net.network.SlotsCurrent(1));
+    EXPECT_TRUE(b.net.network.SlotsCurrent(0));
+    a.net.network.host(1).slot_polls_failing = 0;
+    tick();
+    EXPECT_TRUE(b.net.network.SlotsCurrent(1));
+    // a host that publishes no word (an older one): its polls are fine
+    b.net.network.host(1).slot_polls_failing = 1;
+    store.hashes["t:{mainnet}:views"].erase("up-1/pf");
+    store.now = now;
+    b.Tick(now);
+    store.Flush();
+    EXPECT_TRUE(b.net.network.SlotsCurrent(1));
+}
+
 TEST(FleetSync, TheTipsMemoriesNeverGoBackAcrossHosts) {
     FakeStore store;
     Host a(store, "host-a", 10), b(store, "host-b", 20);
