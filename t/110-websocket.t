@@ -161,7 +161,7 @@ sim_fault($Ports[0], 'lag', slots => 80);
      $_->close(1000) for @conns;
  }]
 --- error_log eval
-qr/solgate: upstream "sim-a" failed \(transport, status 502\), retrying on "sim-b"/
+qr/solgate: upstream "sim-a" failed \(transport, no answer\), retrying on "sim-b"/
 --- no_error_log
 [alert]
 [crit]

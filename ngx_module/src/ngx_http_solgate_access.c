@@ -575,6 +575,14 @@ ngx_http_solgate_attempt(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
                       "asking \"%V\"", &ctx->upstream->id, &ctx->last_cause,
                       &upstreams[pick.upstream].id);
 
+    } else if (ctx->upstream != NULL
+               && ngx_http_solgate_last_status(r) == 0)
+    {
+        ngx_http_solgate_log_by_id(NGX_LOG_WARN, r,
+                      "solgate: upstream \"%V\" failed (%V, no answer), "
+                      "retrying on \"%V\"", &ctx->upstream->id,
+                      &ctx->last_cause, &upstreams[pick.upstream].id);
+
     } else if (ctx->upstream != NULL) {
         ngx_http_solgate_log_by_id(NGX_LOG_WARN, r,
                       "solgate: upstream \"%V\" failed (%V, status %ui), "
@@ -613,11 +621,20 @@ ngx_http_solgate_fail_all(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         return ngx_http_solgate_answer(r, ctx, &route);
     }
 
-    ngx_http_solgate_log_by_id(NGX_LOG_ERR, r,
-                  "solgate: all %uz upstream(s) of network \"%V\" failed, "
-                  "last \"%V\" with status %ui",
-                  sg_request_attempts(ctx->rpc), &ctx->network->name,
-                  &ctx->upstream->id, ngx_http_solgate_last_status(r));
+    if (ngx_http_solgate_last_status(r) == 0) {
+        ngx_http_solgate_log_by_id(NGX_LOG_ERR, r,
+                      "solgate: all %uz upstream(s) of network \"%V\" "
+                      "failed, last \"%V\" with no answer (%V)",
+                      sg_request_attempts(ctx->rpc), &ctx->network->name,
+                      &ctx->upstream->id, &ctx->last_cause);
+
+    } else {
+        ngx_http_solgate_log_by_id(NGX_LOG_ERR, r,
+                      "solgate: all %uz upstream(s) of network \"%V\" "
+                      "failed, last \"%V\" with status %ui",
+                      sg_request_attempts(ctx->rpc), &ctx->network->name,
+                      &ctx->upstream->id, ngx_http_solgate_last_status(r));
+    }
 
     return ngx_http_solgate_answer(r, ctx, &route);
 }
@@ -755,6 +772,10 @@ ngx_http_solgate_last_state(ngx_http_request_t *r)
 
 
 /* The status of the last upstream attempt, 0 if none answered. */
+/*
+ * The status the upstream answered the last attempt with; 0 when it sent
+ * none (no connection, a reset, a timeout: the 502 or 504 is nginx's own).
+ */
 static ngx_uint_t
 ngx_http_solgate_last_status(ngx_http_request_t *r)
 {
@@ -762,7 +783,11 @@ ngx_http_solgate_last_status(ngx_http_request_t *r)
 
     state = ngx_http_solgate_last_state(r);
 
-    return state != NULL ? state->status : 0;
+    if (state == NULL || state->header_time == (ngx_msec_t) -1) {
+        return 0;
+    }
+
+    return state->status;
 }
 
 
