@@ -125,6 +125,15 @@ struct Host {
     uint32_t pid;
 };
 
+// The next poller tick of two hosts, one after the other, 400 ms on.
+void TickBoth(FakeStore& store, Host& a, Host& b) {
+    store.now += 400;
+    a.Tick(store.now);
+    store.Flush();
+    b.Tick(store.now);
+    store.Flush();
+}
+
 TEST(FleetSync, OneHostPollsEachUpstreamAndTheOthersTakeItsViews) {
     FakeStore store;
     Host a(store, "host-a", 10), b(store, "host-b", 20);
@@ -173,32 +182,22 @@ TEST(FleetSync, OneHostPollsEachUpstreamAndTheOthersTakeItsViews) {
 TEST(FleetSync, WhetherANodesSlotPollsFailReachesTheOtherHosts) {
     FakeStore store;
     Host a(store, "host-a", 10), b(store, "host-b", 20);
-    int64_t now = store.now;
-    auto tick = [&] {
-        now += 400;
-        store.now = now;
-        a.Tick(now);
-        store.Flush();
-        b.Tick(now);
-        store.Flush();
-    };
-    tick();
-    ASSERT_TRUE(a.sync.MayPoll(1, now));
-    ASSERT_FALSE(b.sync.MayPoll(1, now));
+    TickBoth(store, a, b);
+    ASSERT_TRUE(a.sync.MayPoll(1, store.now));
+    ASSERT_FALSE(b.sync.MayPoll(1, store.now));
     EXPECT_TRUE(b.net.network.SlotsCurrent(1));
     a.net.network.host(1).slot_polls_failing = 1;
-    tick();
+    TickBoth(store, a, b);
     EXPECT_EQ(store.hashes["t:{mainnet}:views"]["up-1/pf"], "1");
     EXPECT_FALSE(b.net.network.SlotsCurrent(1));
     EXPECT_TRUE(b.net.network.SlotsCurrent(0));
     a.net.network.host(1).slot_polls_failing = 0;
-    tick();
+    TickBoth(store, a, b);
     EXPECT_TRUE(b.net.network.SlotsCurrent(1));
     // a host that publishes no word (an older one): its polls are fine
     b.net.network.host(1).slot_polls_failing = 1;
     store.hashes["t:{mainnet}:views"].erase("up-1/pf");
-    store.now = now;
-    b.Tick(now);
+    b.Tick(store.now);
     store.Flush();
     EXPECT_TRUE(b.net.network.SlotsCurrent(1));
 }
@@ -218,19 +217,11 @@ TEST(FleetSync, TheTipsMemoriesNeverGoBackAcrossHosts) {
 TEST(FleetSync, OperatorCordonsReachEveryHostAndOutliveAHostRestart) {
     FakeStore store;
     Host a(store, "host-a", 10), b(store, "host-b", 20);
+    TickBoth(store, a, b);   // both know the fleet has no cordon
+    a.net.network.OperatorCordon(1, "disk swap", 1700000000000 + store.now);
+    TickBoth(store, a, b);
+    TickBoth(store, a, b);
     int64_t now = store.now;
-    auto tick_both = [&] {
-        now += 400;
-        store.now = now;
-        a.Tick(now);
-        store.Flush();
-        b.Tick(now);
-        store.Flush();
-    };
-    tick_both();   // both know the fleet has no cordon
-    a.net.network.OperatorCordon(1, "disk swap", 1700000000000 + now);
-    tick_both();
-    tick_both();
     CordonState on_b = b.net.network.cordons().Cordon(1);
     EXPECT_EQ(on_b.owner, CordonOwner::kOperator);
     EXPECT_EQ(b.net.network.cordons().CordonNote(1), "disk swap");
@@ -369,17 +360,10 @@ TEST(FleetSync, ACordonFromTheFleetIsSavedToTheHostsFile) {
     FakeStore store;
     Host a(store, "host-a", 10, dir.path());
     Host b(store, "host-b", 20);
-    auto tick_both = [&] {
-        store.now += 400;
-        a.Tick(store.now);
-        store.Flush();
-        b.Tick(store.now);
-        store.Flush();
-    };
-    tick_both();
+    TickBoth(store, a, b);
     b.net.network.OperatorCordon(0, "from b", 1700000000000 + store.now);
-    tick_both();
-    tick_both();
+    TickBoth(store, a, b);
+    TickBoth(store, a, b);
     ASSERT_EQ(a.net.network.cordons().Cordon(0).owner, CordonOwner::kOperator);
     store.up = false;
     Host a2(store, "host-a", 11, dir.path());
