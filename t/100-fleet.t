@@ -521,3 +521,35 @@ its slots are current.
                     "$host: back, sim-b's slots are current");
      }
  }]
+
+
+
+=== TEST 15: operator changes made on two hosts while Redis is down are ordered by when they were made
+Host B uncordons, then host A cordons again: once Redis is back, both hosts
+keep host A's later cordon, whichever host writes first.
+--- wait_for eval
+['both hosts know both upstreams', main::both_polled(), 8]
+--- request eval
+[step {
+     my $reason = sub { my ($port) = @_; (main::state_on('sim-a', $port)->{cordon} || {})->{reason} // '' };
+     is(http_post(server_port(), '/solgate/cordon?upstream=sim-a&reason=before', '')->{status}, 200,
+        'cordoned on host A');
+     wait_until(sub { $reason->($main::BPort) eq 'before' }, 5, 'host B has the cordon');
+     redis_stop($main::RedisPort);
+     wait_until(sub { !grep { metrics_text($_) !~ /^solgate_shared_state_up\{network="mainnet"\} 0$/m }
+                               (server_port(), $main::BPort) }, 5,
+                'both hosts know Redis is down');
+     is(http_post($main::BPort, '/solgate/uncordon?upstream=sim-a', '')->{status}, 200,
+        'uncordoned on host B');
+     my $t = Time::HiRes::time();
+     Time::HiRes::sleep(0.01) while Time::HiRes::time() - $t < 0.05;   # a later wall-clock ms
+     is(http_post(server_port(), '/solgate/cordon?upstream=sim-a&reason=later-word', '')->{status}, 200,
+        'cordoned again on host A, later');
+     main::start_redis();
+     for my $port (undef, $main::BPort) {
+         wait_until(sub { $reason->($port) eq 'later-word' }, 10,
+                    (defined $port ? 'host B' : 'host A') . ' keeps the later cordon');
+     }
+     is(http_post(server_port(), '/solgate/uncordon?upstream=sim-a', '')->{status}, 200, 'uncordoned');
+     wait_until(sub { !main::state_on('sim-a', $main::BPort)->{cordon} }, 5, 'on both hosts');
+ }]

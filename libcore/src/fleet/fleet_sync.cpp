@@ -105,6 +105,11 @@ void FleetSync::Tick(int64_t now_ms, int64_t wall_ms) {
             // each host polls every upstream again until the store is back
             std::fill(held_until_.begin(), held_until_.end(), 0);
             std::fill(other_until_.begin(), other_until_.end(), 0);
+        } else {
+            // back: the operator changes made meanwhile, here and on other
+            // hosts, are ordered by their times as at a start (the store
+            // may also have come back empty)
+            cordons_known_ = false;
         }
     }
     std::vector<size_t> local;
@@ -283,11 +288,18 @@ void FleetSync::SyncCordons(int64_t now_ms, int64_t wall_ms) {
                 synced_note_[i] == note) {
                 continue;
             }
+            // the change's own time, when the operator made it: one made
+            // while the store was unreachable is ordered by it, not by
+            // when it could be written
+            int64_t at = network_.cordons().OperatorChangeMs(i);
+            if (at == 0) {
+                at = wall_ms;
+            }
             synced_cordon_[i] = cordoned ? 1 : 0;
-            synced_cordon_ms_[i] = wall_ms;
+            synced_cordon_ms_[i] = at;
             synced_note_[i] = note;
             changed.emplace_back(network_.upstream(i).id,
-                                 std::to_string(wall_ms) +
+                                 std::to_string(at) +
                                      (cordoned ? "|1|" : "|0|") + note);
         }
         if (!changed.empty()) {
@@ -315,9 +327,16 @@ void FleetSync::TakeCordons(const FleetStore::Hash& cordons, int64_t now_ms,
             remote = ParseCordon(it->second);
         }
         if (!cordons_known_) {
-            // the first read: the later of this host's and the fleet's
-            if (!remote || remote->ms < (cordoned ? local.since_wall_ms : 0)) {
-                synced_cordon_[i] = 0;   // a cordon made here goes out
+            // the first read: the later of this host's change and the
+            // fleet's; an upstream never cordoned or uncordoned here has
+            // only a cordon from the state file to say
+            int64_t here = network_.cordons().OperatorChangeMs(i);
+            if (here == 0 && cordoned) {
+                here = local.since_wall_ms;
+            }
+            if (!remote || remote->ms < here) {
+                // this host's change goes out (none: nothing to say)
+                synced_cordon_[i] = here != 0 ? -1 : 0;
                 synced_cordon_ms_[i] = 0;
                 continue;
             }
@@ -334,7 +353,7 @@ void FleetSync::TakeCordons(const FleetStore::Hash& cordons, int64_t now_ms,
         if (remote->cordoned) {
             network_.OperatorCordon(i, remote->note, remote->ms);
         } else {
-            network_.OperatorUncordon(i);
+            network_.OperatorUncordon(i, remote->ms);
         }
         taken = true;
         log_(kLogInfo,

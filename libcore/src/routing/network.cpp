@@ -521,12 +521,14 @@ void Network::OperatorCordon(size_t i, std::string_view reason,
             break;
         }
     }
+    cordons().SetOperatorChangeMs(i, wall_ms);
 }
 
-void Network::OperatorUncordon(size_t i) const {
+void Network::OperatorUncordon(size_t i, int64_t wall_ms) const {
     for (auto owner : {CordonOwner::kOperator, CordonOwner::kPoller}) {
         cordons().SwapCordon(i, owner, CordonState{});
     }
+    cordons().SetOperatorChangeMs(i, wall_ms);
 }
 
 bool Network::Cordoned(size_t i) const {

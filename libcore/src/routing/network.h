@@ -377,10 +377,11 @@ public:
     bool TakeHarvestTurn(size_t i, int64_t now_ms) const;
 
     // The operator's cordon replaces the poller's and is never lifted by
-    // the poller; the reason is kept as printable ASCII.
+    // the poller; the reason is kept as printable ASCII. wall_ms: when the
+    // operator made the change (CordonStore::OperatorChangeMs).
     void OperatorCordon(size_t i, std::string_view reason,
                         int64_t wall_ms) const;
-    void OperatorUncordon(size_t i) const;
+    void OperatorUncordon(size_t i, int64_t wall_ms) const;
 
 private:
     std::string name_;

@@ -29,6 +29,11 @@ public:
     // The operator's reason, or the genesis mismatch the poller found.
     virtual std::string CordonNote(size_t upstream) const = 0;
     virtual void SetCordonNote(size_t upstream, std::string_view note) = 0;
+
+    // When an operator last cordoned or uncordoned the upstream (wall ms;
+    // 0: not since the zone began): a fleet keeps the latest change.
+    virtual int64_t OperatorChangeMs(size_t upstream) const = 0;
+    virtual void SetOperatorChangeMs(size_t upstream, int64_t wall_ms) = 0;
 };
 
 }  // namespace solgate

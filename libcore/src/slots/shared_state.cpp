@@ -174,6 +174,7 @@ void UpstreamRecord::Reset(std::string_view new_id) {
     cordon_lag.store(0);
     first_available_plus1.store(0);
     cordon_note.Write("");
+    operator_change_ms.store(0);
     lease.store(0);
     host.last_fanout_ms.store(0);
     host.gate_skips.store(0);

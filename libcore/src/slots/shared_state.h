@@ -165,6 +165,9 @@ struct UpstreamRecord {
     // getFirstAvailableBlock + 1 (0: not known yet): the ledger's window.
     std::atomic<uint64_t> first_available_plus1;
     SharedText cordon_note;         // operator's reason, or genesis detail
+    // When an operator last cordoned or uncordoned it (wall ms; 0: not in
+    // this zone's life): what a fleet orders changes by.
+    std::atomic<int64_t> operator_change_ms;
 
     // Poll ownership: packed (pid, expires monotonic ms); see Lease.
     std::atomic<uint64_t> lease;

@@ -317,6 +317,14 @@ void ShmNetworkState::SetCordonNote(size_t upstream, std::string_view note) {
     record(upstream).cordon_note.Write(note);
 }
 
+int64_t ShmNetworkState::OperatorChangeMs(size_t upstream) const {
+    return record(upstream).operator_change_ms.load();
+}
+
+void ShmNetworkState::SetOperatorChangeMs(size_t upstream, int64_t wall_ms) {
+    record(upstream).operator_change_ms.store(wall_ms);
+}
+
 bool ShmNetworkState::ClaimLease(size_t upstream, uint32_t pid, int64_t now_ms,
                                  int64_t ttl_ms) {
     return solgate::ClaimLease(record(upstream).lease, pid, now_ms, ttl_ms);

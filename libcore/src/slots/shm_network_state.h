@@ -82,6 +82,8 @@ public:
     void SetCordonLag(size_t upstream, uint64_t lag) override;
     std::string CordonNote(size_t upstream) const override;
     void SetCordonNote(size_t upstream, std::string_view note) override;
+    int64_t OperatorChangeMs(size_t upstream) const override;
+    void SetOperatorChangeMs(size_t upstream, int64_t wall_ms) override;
 
     // LeaseStore: one poll lease per upstream.
     bool ClaimLease(size_t upstream, uint32_t pid, int64_t now_ms,

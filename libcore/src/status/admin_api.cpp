@@ -114,7 +114,7 @@ AdminAnswer CordonAction(const std::vector<const Network*>& networks,
     if (cordon) {
         network->OperatorCordon(index, reason, wall_ms);
     } else {
-        network->OperatorUncordon(index);
+        network->OperatorUncordon(index, wall_ms);
     }
     std::string done = std::string(cordon ? "cordoned" : "uncordoned") +
                        " upstream " + Quoted(id) + " of network " +

@@ -237,7 +237,7 @@ TEST(FleetSync, OperatorCordonsReachEveryHostAndOutliveAHostRestart) {
     EXPECT_EQ(a2.net.network.cordons().Cordon(1).owner, CordonOwner::kOperator);
 
     // an uncordon on host B reaches it
-    b.net.network.OperatorUncordon(1);
+    b.net.network.OperatorUncordon(1, 1700000000000 + now);
     for (int k = 0; k < 2; k++) {
         now += 400;
         store.now = now;
@@ -270,13 +270,57 @@ TEST(FleetSync, TheLatestCordonChangeWinsWhateverTheOrderOfWrites) {
     ASSERT_EQ(b.net.network.cordons().CordonNote(0), "first");
     a.net.network.OperatorCordon(0, "second", 2100);
     tick(a, 2100);
-    b.net.network.OperatorUncordon(0);
+    b.net.network.OperatorUncordon(0, 1300);
     tick(b, 1300);
     tick(b, 1400);
     tick(a, 2200);
     EXPECT_EQ(b.net.network.cordons().Cordon(0).owner, CordonOwner::kOperator);
     EXPECT_EQ(b.net.network.cordons().CordonNote(0), "second");
     EXPECT_EQ(a.net.network.cordons().Cordon(0).owner, CordonOwner::kOperator);
+}
+
+// Changes made while the store was unreachable are ordered by when the
+// operators made them, not by when each host could write them: host B's
+// uncordon (earlier) loses to host A's cordon (later), whichever host
+// writes first once the store is back, and even if it came back empty;
+// then a cordon nobody changed meanwhile goes back to it too.
+TEST(FleetSync, ChangesMadeWhileTheStoreWasDownKeepTheirOwnTimes) {
+    for (bool a_writes_first : {true, false}) {
+        FakeStore store;
+        Host a(store, "host-a", 10), b(store, "host-b", 20);
+        const int64_t wall = 1700000000000;
+        TickBoth(store, a, b);
+        a.net.network.OperatorCordon(0, "before", wall + store.now);
+        a.net.network.OperatorCordon(1, "unchanged", wall + store.now);
+        TickBoth(store, a, b);
+        TickBoth(store, a, b);
+        ASSERT_EQ(b.net.network.cordons().CordonNote(0), "before");
+        EXPECT_EQ(b.net.network.cordons().Cordon(0).since_wall_ms,
+                  a.net.network.cordons().Cordon(0).since_wall_ms)
+            << "one cordon, one time on every host";
+
+        store.up = false;
+        TickBoth(store, a, b);
+        b.net.network.OperatorUncordon(0, wall + store.now + 100);
+        a.net.network.OperatorCordon(0, "later word", wall + store.now + 200);
+        store.now += 5000;   // the outage lasts; the hosts tick on
+        TickBoth(store, a, b);
+        store.hashes.clear();   // and the store comes back empty
+        store.up = true;
+        Host& first = a_writes_first ? a : b;
+        Host& second = a_writes_first ? b : a;
+        for (int k = 0; k < 3; k++) {
+            TickBoth(store, first, second);
+        }
+        for (Host* h : {&a, &b}) {
+            EXPECT_EQ(h->net.network.cordons().Cordon(0).owner,
+                      CordonOwner::kOperator)
+                << h->sync.Key("") << " a_writes_first=" << a_writes_first;
+            EXPECT_EQ(h->net.network.cordons().CordonNote(0), "later word");
+        }
+        const std::string& kept = store.hashes["t:{mainnet}:cordons"]["up-1"];
+        EXPECT_NE(kept.find("|1|unchanged"), std::string::npos) << kept;
+    }
 }
 
 // The operator state file (`state PATH`) and the fleet: the later change
@@ -308,7 +352,7 @@ TEST(FleetSync, ALaterFleetChangeBeatsTheHostsFile) {
                   CordonOwner::kOperator);
     }
     // host A is down; the cordon is lifted on host B
-    b.net.network.OperatorUncordon(1);
+    b.net.network.OperatorUncordon(1, wall + store.now);
     tick(b);
     // host A comes back: its file says cordoned (earlier), the fleet says
     // uncordoned (later)

@@ -232,7 +232,7 @@ TEST(OperatorCordon, ReplacesThePollersAndKeepsAPrintableReason) {
     EXPECT_EQ(n.record(0).host.cordon_events.load(), 1u);
     n.OperatorCordon(1, "", 43);
     EXPECT_EQ(n.record(1).cordon_note.Read(), "cordoned by the operator");
-    n.OperatorUncordon(0);
+    n.OperatorUncordon(0, 0);
     EXPECT_EQ(n.record(0).Cordon().owner, CordonOwner::kNone);
     EXPECT_TRUE(n.Cordoned(1));
 }

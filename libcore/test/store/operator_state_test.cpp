@@ -245,7 +245,7 @@ TEST(OperatorState, SavedThenRestoredIntoAFreshZone) {
     EXPECT_EQ(after.network.DrainUntil(2), 100 + Network::kWsDrainMs - 5000);
 
     // an uncordon is saved the same way: nothing comes back
-    after.network.OperatorUncordon(0);
+    after.network.OperatorUncordon(0, kWall + 59000);
     std::string error;
     ASSERT_EQ(SaveOperatorState(after.network, 55100, kWall + 60000, &error),
               OperatorStateSave::kSaved);
@@ -270,7 +270,7 @@ TEST(OperatorState, OnlyAZoneThatStartedEmptyTakesTheFileBack) {
     std::string error;
     ASSERT_EQ(SaveOperatorState(first.network, 0, kWall, &error),
               OperatorStateSave::kSaved);
-    first.network.OperatorUncordon(1);   // after the save: only in the zone
+    first.network.OperatorUncordon(1, kWall + 1000);   // after the save: only in the zone
 
     Network reload("mainnet", WithState(dir.path()));
     reload.AddUpstream(UpstreamConf("up-0"));
