@@ -497,10 +497,11 @@ host's queue would (two queues would each go their own way).
 
 
 
-=== TEST 14: a node whose slot polls fail makes no lag on the host that does not poll it either
-The host that polls it publishes that its getSlot polls fail; the other
-shows it the same way: slots not current, no lag sample. Back, both say
-its slots are current.
+=== TEST 14: a node that is down is shown alike on both hosts: cordoned with the polling host's reason, no lag
+The host that polls it publishes that its getSlot polls fail, and its
+cordon with the reason and time; the other shows it the same way: slots
+not current, no lag sample, the same cordon. Back, both say its slots are
+current and lift the cordon.
 --- wait_for eval
 ['both hosts know both upstreams', main::both_polled(), 8]
 --- request eval
@@ -513,12 +514,18 @@ its slots are current.
                     "$host: sim-b's slots are not current");
          unlike(metrics_text($port), qr/^solgate_upstream_slot_lag_slots\{network="mainnet",upstream="sim-b"\}/m,
                 "$host: no lag sample for sim-b");
+         wait_until(sub { ((main::state_on('sim-b', $port)->{cordon} || {})->{reason} // '') =~ /getHealth failed: HTTP 502/ }, 8,
+                    "$host: cordoned for what the polling host's poller found");
      }
+     my ($on_a, $on_b) = map { main::state_on('sim-b', $_)->{cordon} } (undef, $main::BPort);
+     is($on_b->{since}, $on_a->{since}, 'one cordon, one time on both hosts');
+     unlike($on_b->{since}, qr/^1970/, 'a real time');
      sim_fault($main::Ports[1], 'clear');
      for my $port (undef, $main::BPort) {
          my $host = defined $port ? 'host B' : 'host A';
-         wait_until(sub { main::state_on('sim-b', $port)->{slots_current} }, 8,
-                    "$host: back, sim-b's slots are current");
+         wait_until(sub { my $s = main::state_on('sim-b', $port);
+                          $s->{slots_current} && !$s->{cordon} }, 8,
+                    "$host: back, sim-b's slots are current, and it is uncordoned");
      }
  }]
 

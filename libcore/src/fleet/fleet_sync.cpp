@@ -1,6 +1,7 @@
 #include "fleet/fleet_sync.h"
 
 #include <charconv>
+#include <limits>
 
 #include "fleet/fleet_keys.h"
 #include "slots/slot_types.h"
@@ -175,14 +176,29 @@ void FleetSync::PublishViews(const std::vector<size_t>& local,
                                    i, static_cast<SlotAxis>(axis)));
         }
         CordonState cordon = network_.cordons().Cordon(i);
+        bool poller_cordon = cordon.owner == CordonOwner::kPoller;
         fields.emplace_back(
             Field(id, "h"),
             std::to_string(static_cast<uint32_t>(network_.slots().Health(i))));
         fields.emplace_back(
             Field(id, "c"),
-            std::to_string(cordon.owner == CordonOwner::kPoller
-                               ? static_cast<uint32_t>(cordon.cause)
-                               : 0u));
+            std::to_string(poller_cordon ? static_cast<uint32_t>(cordon.cause)
+                                         : 0u));
+        if (poller_cordon) {
+            // what the other hosts say of it: since when, and why
+            fields.emplace_back(Field(id, "cs"),
+                                std::to_string(cordon.since_wall_ms));
+            fields.emplace_back(
+                Field(id, "cl"),
+                std::to_string(network_.cordons().CordonLag(i)));
+            fields.emplace_back(Field(id, "cn"),
+                                network_.cordons().CordonNote(i));
+        }
+        // the round trips of its polls, which routing weighs
+        fields.emplace_back(
+            Field(id, "l"),
+            std::to_string(network_.host(i).latency_ewma_us.load(
+                std::memory_order_relaxed)));
         // the ledger's window moves up as the node prunes: as it is now
         std::optional<uint64_t> first = network_.slots().FirstAvailable(i);
         fields.emplace_back(Field(id, "a"),
@@ -231,20 +247,51 @@ void FleetSync::TakeViews(const FleetStore::Hash& views, int64_t now_ms) {
             network_.slots().ExchangeHealth(
                 i, static_cast<HealthOutcome>(*health));
         }
-        auto cause = Number(views, Field(id, "c"));
-        if (!cause || *cause > static_cast<uint64_t>(CordonCause::kOperator)) {
-            continue;
+        auto latency = Number(views, Field(id, "l"));
+        if (latency && *latency > 0 &&
+            *latency <= std::numeric_limits<uint32_t>::max()) {
+            network_.host(i).latency_ewma_us.store(
+                static_cast<uint32_t>(*latency), std::memory_order_relaxed);
         }
-        CordonState local = network_.cordons().Cordon(i);
-        if (*cause != 0 && local.owner == CordonOwner::kNone) {
-            network_.cordons().SwapCordon(
-                i, CordonOwner::kNone,
-                CordonState{CordonOwner::kPoller,
-                            static_cast<CordonCause>(*cause), 0});
-        } else if (*cause == 0 && local.owner == CordonOwner::kPoller) {
-            network_.cordons().SwapCordon(i, CordonOwner::kPoller,
-                                          CordonState{});
+        TakePollerCordon(views, i);
+    }
+}
+
+// The polling host's cordon of upstream i (or its lifting), with its time
+// and reason, as this host's own poller would have made it.
+void FleetSync::TakePollerCordon(const FleetStore::Hash& views, size_t i) {
+    const std::string& id = network_.upstream(i).id;
+    auto cause = Number(views, Field(id, "c"));
+    if (!cause || *cause > static_cast<uint64_t>(CordonCause::kOperator)) {
+        return;
+    }
+    CordonStore& cordons = network_.cordons();
+    CordonState local = cordons.Cordon(i);
+    std::string by;
+    if (auto it = views.find(Field(id, "by")); it != views.end()) {
+        by = it->second.substr(0, it->second.find('@'));
+    }
+    if (*cause != 0 && local.owner == CordonOwner::kNone) {
+        cordons.SetCordonLag(i, Number(views, Field(id, "cl")).value_or(0));
+        if (auto note = views.find(Field(id, "cn")); note != views.end()) {
+            cordons.SetCordonNote(i, note->second);
         }
+        auto since = Number(views, Field(id, "cs"));
+        CordonState next{CordonOwner::kPoller, static_cast<CordonCause>(*cause),
+                         static_cast<int64_t>(since.value_or(0))};
+        if (!cordons.SwapCordon(i, CordonOwner::kNone, next)) {
+            return;   // an operator got there first
+        }
+        network_.host(i).cordon_events.fetch_add(1, std::memory_order_relaxed);
+        log_(kLogWarn, "svm upstream cordoned out of rotation by the state "
+                       "poller of host \"" + by + "\" (fleet): network=" +
+                           network_.name() + " upstream=" + id + " reason=\"" +
+                           CordonReason(network_, i) + "\"");
+    } else if (*cause == 0 && local.owner == CordonOwner::kPoller &&
+               cordons.SwapCordon(i, CordonOwner::kPoller, CordonState{})) {
+        log_(kLogInfo, "svm upstream recovered; uncordoned by the state "
+                       "poller of host \"" + by + "\" (fleet): network=" +
+                           network_.name() + " upstream=" + id);
     }
 }
 

@@ -109,7 +109,8 @@ struct Host {
     Host(FakeStore& store, const char* id, uint32_t pid,
          const std::string& state_dir = "")
         : net(2, WithState(state_dir)),
-          sync(net.network, store, "t:", id, pid, [](int, const std::string&) {}),
+          sync(net.network, store, "t:", id, pid,
+               [this](int, const std::string& line) { lines.push_back(line); }),
           pid(pid) {}
 
     // A poller tick: the worker's shm leases, then the fleet's work.
@@ -120,6 +121,8 @@ struct Host {
         sync.Tick(now, 1700000000000 + now);
     }
 
+    // what the job logged (declared first: the job's sink writes here)
+    std::vector<std::string> lines;
     testing::TestNetwork net;
     FleetSync sync;
     uint32_t pid;
@@ -151,6 +154,7 @@ TEST(FleetSync, OneHostPollsEachUpstreamAndTheOthersTakeItsViews) {
     a.net.network.slots().Suggest(1, kSlotShred, 5003);
     a.net.network.slots().ExchangeHealth(1, HealthOutcome::kFailed);
     a.net.network.slots().SetFirstAvailable(0, 1200);
+    a.net.network.host(0).latency_ewma_us = 300000;   // a slow node
     now += 400;
     store.now = now;
     a.Tick(now);
@@ -165,6 +169,8 @@ TEST(FleetSync, OneHostPollsEachUpstreamAndTheOthersTakeItsViews) {
     EXPECT_EQ(b.net.network.slots().FirstAvailable(0), 1200u)
         << "the ledger's window, for Cube Runner";
     EXPECT_FALSE(b.net.network.slots().FirstAvailable(1).has_value());
+    EXPECT_EQ(b.net.network.host(0).latency_ewma_us.load(), 300000u)
+        << "routing weighs the polling host's round trips";
     EXPECT_EQ(store.hashes.count("t:{mainnet}:views"), 1u);
 
     // host A stops: once its leases ran out, host B polls
@@ -200,6 +206,51 @@ TEST(FleetSync, WhetherANodesSlotPollsFailReachesTheOtherHosts) {
     b.Tick(store.now);
     store.Flush();
     EXPECT_TRUE(b.net.network.SlotsCurrent(1));
+}
+
+// A cordon the polling host's poller made reaches the others as it made
+// it: since when, why (its note, or the lag it was cordoned at), counted
+// and logged there; its lifting too.
+TEST(FleetSync, APollerCordonReachesTheOtherHostsWithItsTimeAndReason) {
+    FakeStore store;
+    Host a(store, "host-a", 10), b(store, "host-b", 20);
+    TickBoth(store, a, b);
+    ASSERT_FALSE(b.sync.MayPoll(0, store.now) || b.sync.MayPoll(1, store.now));
+    CordonStore& on_a = a.net.network.cordons();
+    on_a.SetCordonNote(0, "svm state poller: getHealth failed: HTTP 503");
+    on_a.SwapCordon(0, CordonOwner::kNone,
+                    {CordonOwner::kPoller, CordonCause::kUnhealthy, 1700000000123});
+    on_a.SetCordonLag(1, 102);
+    on_a.SwapCordon(1, CordonOwner::kNone,
+                    {CordonOwner::kPoller, CordonCause::kShredLag, 1700000000456});
+    TickBoth(store, a, b);
+    const CordonStore& on_b = b.net.network.cordons();
+    EXPECT_EQ(on_b.Cordon(0).owner, CordonOwner::kPoller);
+    EXPECT_EQ(on_b.Cordon(0).since_wall_ms, 1700000000123);
+    EXPECT_EQ(CordonReason(b.net.network, 0),
+              "svm state poller: getHealth failed: HTTP 503");
+    EXPECT_EQ(on_b.Cordon(1).cause, CordonCause::kShredLag);
+    EXPECT_EQ(on_b.Cordon(1).since_wall_ms, 1700000000456);
+    EXPECT_NE(CordonReason(b.net.network, 1).find("shred-insert lag 102 slots"),
+              std::string::npos);
+    EXPECT_EQ(b.net.network.host(0).cordon_events.load(), 1u);
+    ASSERT_EQ(b.lines.size(), 2u);
+    EXPECT_NE(b.lines[0].find("cordoned out of rotation by the state poller "
+                              "of host \"host-a\" (fleet): network=mainnet "
+                              "upstream=up-0 reason=\"svm state poller: "
+                              "getHealth failed: HTTP 503\""),
+              std::string::npos)
+        << b.lines[0];
+
+    on_a.SwapCordon(0, CordonOwner::kPoller, CordonState{});
+    TickBoth(store, a, b);
+    EXPECT_EQ(on_b.Cordon(0).owner, CordonOwner::kNone);
+    ASSERT_EQ(b.lines.size(), 3u);
+    EXPECT_NE(b.lines[2].find("recovered; uncordoned by the state poller of "
+                              "host \"host-a\" (fleet): network=mainnet "
+                              "upstream=up-0"),
+              std::string::npos)
+        << b.lines[2];
 }
 
 TEST(FleetSync, TheTipsMemoriesNeverGoBackAcrossHosts) {
