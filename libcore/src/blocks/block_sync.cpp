@@ -170,7 +170,7 @@ void BlockSync::OnSummary(size_t peer, const HttpResult& reply) {
         parts_.peers.MarkFailed(peer);
         if (!state.failing) {
             state.failing = true;
-            log_(kLogWarn, "blocks: region \"" + name +
+            log_(kLogWarn, "blocks: peer \"" + name +
                                "\" summary failed: " + why);
         }
         return;
@@ -178,7 +178,7 @@ void BlockSync::OnSummary(size_t peer, const HttpResult& reply) {
     parts_.peers.Store(peer, clock_.MonotonicMs(), std::move(summary));
     if (state.failing) {
         state.failing = false;
-        log_(kLogInfo, "blocks: region \"" + name +
+        log_(kLogInfo, "blocks: peer \"" + name +
                            "\" summary recovered");
     }
 }
@@ -366,7 +366,7 @@ void BlockSync::OnCopy(const Candidate& candidate, const HttpResult& reply) {
         clock_.MonotonicMs() + kCopyRetryMs;
     log_(kLogDebug, "blocks: copying slot " +
                         std::to_string(candidate.slot) + " " +
-                        candidate.variant + " from region \"" +
+                        candidate.variant + " from peer \"" +
                         parts_.conf.peers()[candidate.peer].name +
                         "\" failed: " + why);
 }

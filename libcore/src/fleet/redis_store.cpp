@@ -211,8 +211,8 @@ void RedisStore::Answered() {
     backoff_ms_ = 100;
     log_(outage_logged_ ? kLogWarn : kLogInfo,
          "shared state " + conf_.Describe() + " connected" +
-             (outage_logged_ ? " again; the fleet's state is taken up where "
-                               "it was"
+             (outage_logged_ ? " again; this host sends it its views and "
+                               "operator changes and takes the fleet's"
                              : "") +
              " (host id \"" + conf_.host_id + "\")");
     outage_logged_ = false;

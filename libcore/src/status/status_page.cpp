@@ -416,13 +416,14 @@ void AppendQueues(std::string& out, const BlocksView& blocks,
 void AppendPeers(std::string& out, const BlocksView& blocks) {
     const std::vector<BlockPeer>& peers = blocks.conf().peers();
     const BlocksHostCounters& c = blocks.counters();
-    out += "<h4>Peers (other regions)</h4>";
+    // other regions' gateways, and the hosts of this region in a fleet
+    out += "<h4>Peers</h4>";
     if (peers.empty()) {
         out += "<p class=\"meta\">none</p>";
         return;
     }
     out += "<table>";
-    HeadRow(out, {"region", "fetches", "failures", "copies"});
+    HeadRow(out, {"peer", "fetches", "failures", "copies"});
     for (size_t p = 0; p < peers.size(); p++) {
         Row(out, {peers[p].name, std::to_string(ReadCounter(c.peer_fetches[p])),
                   std::to_string(ReadCounter(c.peer_failures[p])),

@@ -287,7 +287,7 @@ TEST_F(BlockSyncTest, FailingPeerIsMarkedFailedAndLoggedOnce) {
         EXPECT_TRUE(service_->peer_summaries().Holds(
             1, kJson, 150, clock_.MonotonicMs()));
     }
-    EXPECT_EQ(CountLogs(kLogWarn, "blocks: region \"eu\" summary "
+    EXPECT_EQ(CountLogs(kLogWarn, "blocks: peer \"eu\" summary "
                                   "failed: transport error 7: connection "
                                   "refused"),
               1);
@@ -298,13 +298,13 @@ TEST_F(BlockSyncTest, FailingPeerIsMarkedFailedAndLoggedOnce) {
     Step(kPeerSummaryIntervalMs);
     EXPECT_TRUE(service_->peer_summaries().Holds(0, kJson, 150,
                                                  clock_.MonotonicMs()));
-    EXPECT_EQ(CountLogs(kLogInfo, "region \"eu\" summary recovered"), 1);
+    EXPECT_EQ(CountLogs(kLogInfo, "peer \"eu\" summary recovered"), 1);
     EXPECT_EQ(logs_.size(), 2u);
 
     // A new failure is a new transition.
     eu().mode = PeerSim::kRpcError;
     Step(kPeerSummaryIntervalMs);
-    EXPECT_EQ(CountLogs(kLogWarn, "region \"eu\" summary failed: JSON-RPC "
+    EXPECT_EQ(CountLogs(kLogWarn, "peer \"eu\" summary failed: JSON-RPC "
                                   "error"),
               1);
 }
