@@ -444,7 +444,7 @@ host's queue would (two queues would each go their own way).
      my $lead;
      wait_until(sub { $lead = redis_cmd($main::RedisPort, 'GET', 't100:{mainnet:us-east}:lead:one') }, 5,
                 'a host leads plan one');
-     my $leader = $lead =~ m{^host-a/} ? server_port() : $main::BPort;
+     my $leader = $lead =~ m{^host-a#} ? server_port() : $main::BPort;
      my $served = sub { sim_stats($main::Archive)->{blocks_served} || [] };
      is(block_ask($leader, 'k-one', $first)->{status}, 429, 'the first block queued on the leader');
      wait_until(sub { my $b = $served->(); @$b && $b->[-1] == $first }, 5, 'and retrieved at once');

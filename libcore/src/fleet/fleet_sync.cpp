@@ -130,8 +130,11 @@ void FleetSync::Tick(int64_t now_ms, int64_t wall_ms) {
         return;
     }
     std::weak_ptr<bool> alive = alive_;
+    if (holder_.empty()) {
+        holder_ = FleetHolder(host_id_, network_.Instance());
+    }
     store_.ClaimLeases(
-        std::move(keys), host_id_, kFleetLeaseTtlMs,
+        std::move(keys), holder_, kFleetLeaseTtlMs,
         [this, alive, local, now_ms](std::optional<std::vector<bool>> held) {
             if (alive.expired() || !held || held->size() != local.size()) {
                 return;

@@ -67,6 +67,7 @@ private:
     FleetStore& store_;
     std::string prefix_;
     std::string host_id_;
+    std::string holder_;   // FleetHolder: the host id and its nginx
     uint32_t pid_;
     LogSink log_;
     // Per upstream: the fleet's lease is this host's until, another's until

@@ -301,19 +301,19 @@ bool DecodeForwarded(const std::string& text, size_t plan, RegionAsk* out) {
 
 FleetRegionClaims::FleetRegionClaims(FleetStore& store, std::string prefix,
                                      std::string network, std::string region,
-                                     std::string host_id,
+                                     std::string holder,
                                      std::vector<std::string> plans)
     : store_(store),
       tag_(RegionKeyTag(prefix, network, region)),
-      host_id_(std::move(host_id)),
+      holder_(std::move(holder)),
       plans_(std::move(plans)) {}
 
 void FleetRegionClaims::Lead(
     size_t plan, int64_t ttl_ms,
     std::function<void(std::optional<LeadState>)> done) {
     store_.Eval(kLeadScript, {PlanKey("lead:", plan)},
-                {host_id_, std::to_string(ttl_ms)},
-                [done = std::move(done), me = host_id_](
+                {holder_, std::to_string(ttl_ms)},
+                [done = std::move(done), me = holder_](
                     std::optional<FleetStore::Words> words) {
                     if (!words || words->size() != 1) {
                         done(std::nullopt);
@@ -456,7 +456,7 @@ std::string FleetRegionClaims::ClaimKey(const RegionAsk& ask) const {
 }
 
 std::string FleetRegionClaims::Holder(const RegionAsk& ask) const {
-    return host_id_ + "/" + ask.token;
+    return holder_ + "/" + ask.token;
 }
 
 std::string FleetRegionClaims::AllowanceKey(int64_t wall_ms) const {

@@ -47,10 +47,11 @@ constexpr size_t kReceiptsPerScript = 1000;
 
 class FleetRegionClaims : public RegionRetrievals {
 public:
-    // `plans`: the plan names by index (a plan's pace is shared by name).
+    // `holder`: who this host is (FleetHolder). `plans`: the plan names by
+    // index (a plan's pace is shared by name).
     FleetRegionClaims(FleetStore& store, std::string prefix,
                       std::string network, std::string region,
-                      std::string host_id, std::vector<std::string> plans);
+                      std::string holder, std::vector<std::string> plans);
 
     bool Up() const override { return store_.Up(); }
     void Claim(const RegionAsk& ask, int64_t ttl_ms,
@@ -89,7 +90,7 @@ public:
 private:
     FleetStore& store_;
     std::string tag_;      // PREFIX{NET:REGION}:
-    std::string host_id_;
+    std::string holder_;
     std::vector<std::string> plans_;
 };
 

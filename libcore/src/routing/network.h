@@ -226,6 +226,8 @@ public:
     // Upstream i's zone slot, which keeps to its id across reloads (what
     // this host's request counts are keyed by).
     size_t RecordIndex(size_t i) const { return state_->RecordIndex(i); }
+    // Which nginx holds the zone (NetworkShared::instance); 0 unbound.
+    uint64_t Instance() const { return state_ ? state_->Instance() : 0; }
     // Whether upstream i's record is still its own after a reload.
     bool OwnsRecord(size_t i) const {
         return state_->Owns(i, upstreams_[i].id);

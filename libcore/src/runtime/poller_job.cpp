@@ -8,6 +8,7 @@
 #include "blocks/block_sync.h"
 #include "runtime/curl_transport.h"
 #include "blocks/long_term_retriever.h"
+#include "fleet/fleet_keys.h"
 #include "fleet/fleet_sync.h"
 #include "fleet/region_claims.h"
 #include "fleet/region_rates.h"
@@ -86,7 +87,8 @@ public:
                     }
                     regions_.push_back(std::make_unique<FleetRegionClaims>(
                         *store_, fleet->prefix, network->name(),
-                        blocks->conf().region(), fleet->host_id,
+                        blocks->conf().region(),
+                        FleetHolder(fleet->host_id, network->Instance()),
                         std::move(plans)));
                     retrievers_.back()->SetRegion(regions_.back().get());
                     Clock* clock = &clock_;

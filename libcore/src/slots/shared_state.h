@@ -271,6 +271,10 @@ struct NetworkShared {
 
     uint32_t magic;
     uint32_t layout;
+    // Random, drawn when the zone is laid out: which nginx (this master,
+    // through its reloads) holds the zone, for a fleet's leases (two hosts
+    // given one solgate_host_id still hold theirs apart).
+    uint64_t instance;
     // The highest processed slot any worker has answered getSlot with, so
     // no client sees the slot move backwards across upstreams.
     std::atomic<uint64_t> processed_answered;

@@ -3,7 +3,9 @@
 #include "slots/lanes.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <random>
 
 namespace solgate {
 namespace {
@@ -20,6 +22,11 @@ bool SetUp(NetworkShared* table, bool fresh) {
         std::memset(static_cast<void*>(table), 0, sizeof(NetworkShared));
         table->magic = NetworkShared::kMagic;
         table->layout = NetworkShared::kLayout;
+        std::random_device random;
+        table->instance =
+            (uint64_t{random()} << 32 | random()) ^
+            static_cast<uint64_t>(
+                std::chrono::steady_clock::now().time_since_epoch().count());
         return true;
     }
     return false;

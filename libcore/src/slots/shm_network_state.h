@@ -107,6 +107,8 @@ public:
     // and tests' way to set the zone up.
     // The zone slot of upstream i: the same for its id across reloads.
     size_t RecordIndex(size_t upstream) const { return record_of_[upstream]; }
+    // NetworkShared::instance: which nginx holds the zone.
+    uint64_t Instance() const { return table_->instance; }
     UpstreamRecord& record(size_t upstream) const {
         return table_->records[record_of_[upstream]];
     }

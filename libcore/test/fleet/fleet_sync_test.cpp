@@ -183,6 +183,21 @@ TEST(FleetSync, OneHostPollsEachUpstreamAndTheOthersTakeItsViews) {
     EXPECT_TRUE(b.sync.MayPoll(0, now) && b.sync.MayPoll(1, now));
 }
 
+// Two hosts given one solgate_host_id (cloned machines, one host name)
+// are still two holders: each upstream is polled by one of them.
+TEST(FleetSync, TwoHostsWithOneHostIdStillPollEachUpstreamOnce) {
+    FakeStore store;
+    Host a(store, "gw", 10), b(store, "gw", 20);
+    ASSERT_NE(a.net.network.Instance(), b.net.network.Instance());
+    TickBoth(store, a, b);
+    TickBoth(store, a, b);
+    for (size_t i = 0; i < 2; i++) {
+        EXPECT_NE(a.sync.MayPoll(i, store.now), b.sync.MayPoll(i, store.now))
+            << "upstream " << i;
+    }
+    EXPECT_EQ(store.leases["t:{mainnet}:lease:up-0"].first.rfind("gw#", 0), 0u);
+}
+
 // A node whose getSlot polls fail on the host that polls it: the other
 // hosts hear so, and make no lag of its last slots; back, current again.
 TEST(FleetSync, WhetherANodesSlotPollsFailReachesTheOtherHosts) {
