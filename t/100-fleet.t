@@ -170,6 +170,13 @@ __DATA__
      my $pa = network_state('mainnet')->{tips}{processed};
      my $pb = network_state('mainnet', $main::BPort)->{tips}{processed};
      cmp_ok(abs($pa - $pb), '<=', 3, "both hosts serve the same processed tip ($pa, $pb)");
+     # each host's state names the host that polls an upstream, when not itself
+     for my $id (qw(sim-a sim-b)) {
+         my @by = map { main::state_on($id, $_)->{polled_by} } (undef, $main::BPort);
+         ok((!defined $by[0] && ($by[1] // '') eq 'host-a') || (!defined $by[1] && ($by[0] // '') eq 'host-b'),
+            "$id: one host polls it, the other names it (" . join(', ', map { $_ // 'null' } @by) . ')');
+     }
+     is(network_state('mainnet')->{shared_state}, 'up', 'the state says the shared state is up');
  }]
 --- check
 my $keys = redis_cmd($RedisPort, 'KEYS', 't100:*');

@@ -106,6 +106,9 @@ void FleetSync::Tick(int64_t now_ms, int64_t wall_ms) {
             // each host polls every upstream again until the store is back
             std::fill(held_until_.begin(), held_until_.end(), 0);
             std::fill(other_until_.begin(), other_until_.end(), 0);
+            for (size_t i = 0; i < network_.size(); i++) {
+                network_.host(i).polled_by.Write("");
+            }
         } else {
             // back: the operator changes made meanwhile, here and on other
             // hosts, are ordered by their times as at a start (the store
@@ -172,6 +175,7 @@ void FleetSync::PublishViews(const std::vector<size_t>& local,
         if (held_until_[i] <= now_ms) {
             continue;
         }
+        network_.host(i).polled_by.Write("");   // this host
         const std::string& id = network_.upstream(i).id;
         for (size_t axis = 0; axis < kSlotAxisCount; axis++) {
             slots.emplace_back(Field(id, kAxisField[axis]),
@@ -256,13 +260,19 @@ void FleetSync::TakeViews(const FleetStore::Hash& views, int64_t now_ms) {
             network_.host(i).latency_ewma_us.store(
                 static_cast<uint32_t>(*latency), std::memory_order_relaxed);
         }
-        TakePollerCordon(views, i);
+        std::string by;   // HOST@WALL_MS
+        if (auto it = views.find(Field(id, "by")); it != views.end()) {
+            by = it->second.substr(0, it->second.find('@'));
+        }
+        network_.host(i).polled_by.Write(by);
+        TakePollerCordon(views, i, by);
     }
 }
 
 // The polling host's cordon of upstream i (or its lifting), with its time
 // and reason, as this host's own poller would have made it.
-void FleetSync::TakePollerCordon(const FleetStore::Hash& views, size_t i) {
+void FleetSync::TakePollerCordon(const FleetStore::Hash& views, size_t i,
+                                 const std::string& by) {
     const std::string& id = network_.upstream(i).id;
     auto cause = Number(views, Field(id, "c"));
     if (!cause || *cause > static_cast<uint64_t>(CordonCause::kOperator)) {
@@ -270,10 +280,6 @@ void FleetSync::TakePollerCordon(const FleetStore::Hash& views, size_t i) {
     }
     CordonStore& cordons = network_.cordons();
     CordonState local = cordons.Cordon(i);
-    std::string by;
-    if (auto it = views.find(Field(id, "by")); it != views.end()) {
-        by = it->second.substr(0, it->second.find('@'));
-    }
     if (*cause != 0 && local.owner == CordonOwner::kNone) {
         cordons.SetCordonLag(i, Number(views, Field(id, "cl")).value_or(0));
         if (auto note = views.find(Field(id, "cn")); note != views.end()) {

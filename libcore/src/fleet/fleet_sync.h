@@ -57,7 +57,9 @@ private:
     void PublishViews(const std::vector<size_t>& local, int64_t now_ms,
                       int64_t wall_ms);
     void TakeViews(const FleetStore::Hash& views, int64_t now_ms);
-    void TakePollerCordon(const FleetStore::Hash& views, size_t i);
+    // `by`: the host that polls it.
+    void TakePollerCordon(const FleetStore::Hash& views, size_t i,
+                          const std::string& by);
     void SyncMemories();
     void SyncCordons(int64_t now_ms, int64_t wall_ms);
     void TakeCordons(const FleetStore::Hash& cordons, int64_t now_ms,

@@ -189,6 +189,7 @@ void UpstreamRecord::Reset(std::string_view new_id) {
     host.gate_skipped_ticks.store(0);
     host.harvested.store(0);
     host.latency_ewma_us.store(0);
+    host.polled_by.Write("");
     host.failure_ewma.store(0);
     host.consecutive_fails.store(0);
     host.run_resets.store(0);

@@ -81,6 +81,9 @@ struct UpstreamHostRecord {
     std::atomic<uint32_t> slot_polls_failing;
     // When the ledger window was last asked for (monotonic ms).
     std::atomic<int64_t> first_available_polled_ms;
+    // Fleet mode: the host that polls it, when another host does (its
+    // solgate_host_id; empty: this host, or no fleet).
+    SharedText polled_by;
 
     std::atomic<uint64_t> large_rollbacks;
     std::atomic<uint64_t> cordon_events;

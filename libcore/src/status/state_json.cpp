@@ -131,6 +131,13 @@ void AppendUpstream(std::string& out, const Network& network, size_t i,
     o.String("genesis", GenesisName(views.Genesis(i)));
     AppendCordon(o.Key("cordon"), network, i);
     AppendLease(o.Key("lease"), network, i, now_mono_ms);
+    // fleet mode: the host that polls it, when another does
+    std::string polled_by = record.polled_by.Read();
+    if (polled_by.empty()) {
+        o.Null("polled_by");
+    } else {
+        o.String("polled_by", polled_by);
+    }
     AppendTrafficAges(o.Key("traffic_seen_ms_ago"), network, i, now_mono_ms);
     AppendPollCounts(o.Key("polls"), record.polls);
     AppendPollCounts(o.Key("poll_errors"), record.poll_errors);
@@ -222,6 +229,18 @@ void AppendNetwork(std::string& out, const Network& network,
     AppendTips(o.Key("tips"), network.CurrentTips());
     o.Uint("guard_margin", network.GuardMargin());
     AppendNetworkCounters(o.Key("counters"), network.counters());
+    // fleet mode: whether this host reaches the fleet's store
+    switch (ReadCounter(network.counters().fleet_link)) {
+    case kFleetLinkUp:
+        o.String("shared_state", "up");
+        break;
+    case kFleetLinkDown:
+        o.String("shared_state", "down");
+        break;
+    default:
+        o.Null("shared_state");
+        break;
+    }
     AppendUpstreams(o.Key("upstreams"), network, now_mono_ms);
     if (const BlocksView* blocks = BoundBlocks(network)) {
         AppendBlocksState(o.Key("blocks"), *blocks, now_mono_ms, now_wall_ms);

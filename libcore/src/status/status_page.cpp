@@ -283,6 +283,13 @@ void AppendFigures(std::string& out, const Network& network, size_t i,
              : AgeText(latency_us / 1000));
     Cell(out, "weight", std::to_string(network.upstream(i).routing.weight));
     out += "</tr>";
+    if (ReadCounter(network.counters().fleet_link) != kFleetLinkNone) {
+        // fleet mode: its slots, health and round trip are that host's
+        std::string by = host.polled_by.Read();
+        out += "<tr>";
+        Cell(out, "polled by", by.empty() ? "this host" : by);
+        out += "</tr>";
+    }
     if (!network.upstream(i).pubsub.url.empty()) {
         out += "<tr>";
         Cell(out, "subscriptions",
@@ -460,8 +467,19 @@ void AppendNetwork(std::string& out, const Network& network,
     out += std::to_string(network.size()) + " upstreams, " +
            std::to_string(in_rotation) + " in rotation; max_slot_lag " +
            std::to_string(network.settings().max_slot_lag) +
-           "; indexed tip " + SlotText(network.CurrentTips().indexed) +
-           "</p>";
+           "; indexed tip " + SlotText(network.CurrentTips().indexed);
+    switch (ReadCounter(network.counters().fleet_link)) {
+    case kFleetLinkUp:
+        out += "; fleet: shared state up";
+        break;
+    case kFleetLinkDown:
+        out += "; fleet: <b>shared state unreachable</b>, this host routes "
+               "on its own state and polls every upstream";
+        break;
+    default:
+        break;
+    }
+    out += "</p>";
     AppendLanes(out, network, now_mono_ms);
     std::vector<UpstreamTraffic> traffic = UpstreamTrafficOf(network);
     out += "<div class=\"cards\">";

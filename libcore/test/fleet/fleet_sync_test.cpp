@@ -171,6 +171,8 @@ TEST(FleetSync, OneHostPollsEachUpstreamAndTheOthersTakeItsViews) {
     EXPECT_FALSE(b.net.network.slots().FirstAvailable(1).has_value());
     EXPECT_EQ(b.net.network.host(0).latency_ewma_us.load(), 300000u)
         << "routing weighs the polling host's round trips";
+    EXPECT_EQ(b.net.network.host(0).polled_by.Read(), "host-a");
+    EXPECT_EQ(a.net.network.host(0).polled_by.Read(), "") << "itself";
     EXPECT_EQ(store.hashes.count("t:{mainnet}:views"), 1u);
 
     // host A stops: once its leases ran out, host B polls

@@ -104,7 +104,7 @@ TEST(StatusRenderState, NetworkSettingsAndKeyOrder) {
                            "enforce_block_availability", "retry_missing_data",
                            "max_batch_size", "broadcast", "consensus",
                            "hedge", "tips", "guard_margin",
-                           "counters", "upstreams"}));
+                           "counters", "shared_state", "upstreams"}));
     EXPECT_EQ(Str(At(n, {"name"})), "mainnet");
     EXPECT_EQ(Str(At(n, {"cluster"})), "mainnet-beta");
     EXPECT_TRUE(YAJL_IS_NULL(At(n, {"commitment"})));
@@ -126,7 +126,7 @@ TEST(StatusRenderState, NetworkSettingsAndKeyOrder) {
                   "debounce_ms", "backup", "latency_ewma_us", "failure_share_pct", "ejected_for_ms",
                   "ejections", "drain_for_ms", "ws_open", "health", "healthy",
                   "genesis",
-                  "cordon", "lease", "traffic_seen_ms_ago", "polls",
+                  "cordon", "lease", "polled_by", "traffic_seen_ms_ago", "polls",
                   "poll_errors", "large_rollbacks", "cordon_events",
                   "gate_skipped_ticks", "harvested"}));
 }

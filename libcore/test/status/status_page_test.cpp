@@ -209,6 +209,23 @@ TEST_F(StatusPageTest, AnUpstreamWhosePollsFailShowsNoLagAndAnOldRoundTrip) {
     EXPECT_EQ(up0.find("slot polls failing"), std::string::npos);
 }
 
+// In a fleet the page says whether the shared state is reached, and which
+// host polls each upstream (its figures are that host's).
+TEST_F(StatusPageTest, AFleetHostSaysWhoPollsEachUpstream) {
+    EXPECT_EQ(Render().find("polled by"), std::string::npos) << "no fleet";
+    net_.shared->counters.fleet_link = kFleetLinkUp;
+    net_.network.host(1).polled_by.Write("gw-b");
+    std::string page = Render();
+    EXPECT_NE(page.find("; fleet: shared state up</p>"), std::string::npos);
+    EXPECT_NE(Card(page, "up-0").find("<th>polled by</th><td>this host<"),
+              std::string::npos);
+    EXPECT_NE(Card(page, "up-1").find("<th>polled by</th><td>gw-b<"),
+              std::string::npos);
+    net_.shared->counters.fleet_link = kFleetLinkDown;
+    EXPECT_NE(Render().find("fleet: <b>shared state unreachable</b>"),
+              std::string::npos);
+}
+
 TEST_F(StatusPageTest, HealthCordonLaggingAndRates) {
     UpstreamRecord& a = net_.network.record(0);
     UpstreamRecord& b = net_.network.record(1);
