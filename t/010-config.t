@@ -70,7 +70,7 @@ __DATA__
 --- http_config
     solgate_network mainnet {
         cluster mainnet-beta;
-        zone 576k;
+        zone 640k;
         commitment finalized;
         upstream a http://127.0.0.1:1 host=rpc.example tags=family:ledger,region:us;
     }

@@ -34,7 +34,8 @@ std::string_view CordonCauseName(CordonCause cause) {
     return "";
 }
 
-void SharedText::Write(std::string_view value) {
+template <size_t kCapacity>
+void SharedTextOf<kCapacity>::Write(std::string_view value) {
     // One writer at a time: a poller thread (the state poller's notes, a
     // cordon the fleet reported) and the admin endpoint may write at once.
     // A writer makes the version odd by CAS; one that died mid-write
@@ -58,7 +59,7 @@ void SharedText::Write(std::string_view value) {
         }
     }
     std::atomic_thread_fence(std::memory_order_release);
-    size_t n = std::min(value.size(), kReasonCapacity - 1);
+    size_t n = std::min(value.size(), kCapacity - 1);
     // never cut a UTF-8 sequence in two
     while (n > 0 && n < value.size() &&
            (static_cast<unsigned char>(value[n]) & 0xc0) == 0x80) {
@@ -72,7 +73,8 @@ void SharedText::Write(std::string_view value) {
                                     std::memory_order_relaxed);
 }
 
-std::string SharedText::Read() const {
+template <size_t kCapacity>
+std::string SharedTextOf<kCapacity>::Read() const {
     // A writer that died mid-write leaves the version odd: give up after a
     // bounded number of tries rather than spin forever.
     for (int attempt = 0; attempt < 100; attempt++) {
@@ -80,16 +82,19 @@ std::string SharedText::Read() const {
         if (before & 1u) {
             continue;
         }
-        char copy[kReasonCapacity];
+        char copy[kCapacity];
         std::memcpy(copy, text, sizeof(copy));
         std::atomic_thread_fence(std::memory_order_acquire);
         if (version.load(std::memory_order_relaxed) == before) {
-            copy[kReasonCapacity - 1] = '\0';
+            copy[kCapacity - 1] = '\0';
             return copy;
         }
     }
     return "";
 }
+
+template struct SharedTextOf<kReasonCapacity>;
+template struct SharedTextOf<kIdCapacity>;
 
 bool SuggestSlot(std::atomic<uint64_t>& view, uint64_t value,
                  std::atomic<uint64_t>& large_rollbacks) {

@@ -43,16 +43,22 @@ std::string_view PollMethodName(PollMethod method);
 // died mid-write).
 constexpr int64_t kTextWriterWaitMs = 100;
 
-// A short text written by one process and read by others. One writer at
-// a time (Write takes the odd version by CAS and waits for another, up to
-// kTextWriterWaitMs); readers retry while a write is in progress.
-struct SharedText {
+// A short text written by one process and read by others, of at most
+// kCapacity - 1 bytes. One writer at a time (Write takes the odd version
+// by CAS and waits for another, up to kTextWriterWaitMs); readers retry
+// while a write is in progress.
+template <size_t kCapacity>
+struct SharedTextOf {
     std::atomic<uint32_t> version;  // odd while being written
-    char text[kReasonCapacity];
+    char text[kCapacity];
 
     void Write(std::string_view value);
     std::string Read() const;
 };
+// A reason or note.
+using SharedText = SharedTextOf<kReasonCapacity>;
+// A name: a host id (solgate_host_id: at most 64 characters).
+using SharedName = SharedTextOf<kIdCapacity>;
 
 // The last 15 minutes of an upstream as this host's poller saw it, for the
 // status page (slots/upstream_history.h): one sample per kHistoryStepMs,
@@ -83,7 +89,7 @@ struct UpstreamHostRecord {
     std::atomic<int64_t> first_available_polled_ms;
     // Fleet mode: the host that polls it, when another host does (its
     // solgate_host_id; empty: this host, or no fleet).
-    SharedText polled_by;
+    SharedName polled_by;
 
     std::atomic<uint64_t> large_rollbacks;
     std::atomic<uint64_t> cordon_events;
