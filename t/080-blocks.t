@@ -505,3 +505,39 @@ solgate_locations('mainnet', snippet => 'solgate_dispatch.conf')
         'eu-west answered it as a peer\'s request: the token came with it');
      gateway_stop($EuPort);
  }]
+
+
+
+=== TEST 18: a cached file truncated or deleted behind the index's back is dropped, and the block fetched again
+The worker never serves it, never loops on it: it logs the file, drops the
+entry and asks the ledger; the next request finds the block stored again.
+--- wait_for eval
+[window_known(),
+ ['the poller knows a finalized tip above the block',
+  sub { network_state()->{tips}{finalized} > $Slot }, 5]]
+--- request eval
+[block_req(90, $Slot),
+ step {
+     my $cached = sub { glob("$Dir/us-east/cache/v/getBlock_2Fjson_2Ffull_2Fr1_2Fv0/*/$Slot") };
+     wait_for('the block is cached', sub { scalar(my @f = $cached->()) }, 3);
+     my @files = $cached->();
+     truncate($files[0], 100) or die "truncate: $!";
+     $main::Before = calls($UsSim);
+ },
+ then_stored(block_req(91, $Slot)),
+ step {
+     is(calls($UsSim), $main::Before + 1, 'asked the ledger again');
+     my @files = glob("$Dir/us-east/cache/v/getBlock_2Fjson_2Ffull_2Fr1_2Fv0/*/$Slot");
+     unlink @files;
+     $main::Before = calls($UsSim);
+ },
+ block_req(92, $Slot),
+ step { is(calls($UsSim), $main::Before + 1, 'a deleted file: the ledger again') }]
+--- more_headers eval
+[key('key-free'), key('key-free'), key('key-free')]
+--- response_body_like eval
+[qr/"result":\{"blockHeight".*"id":90\}\s*$/, qr/"result":\{"blockHeight".*"id":91\}\s*$/,
+ qr/"result":\{"blockHeight".*"id":92\}\s*$/]
+--- error_log eval
+[qr/solgate: cached block "[^"]*\/$main::Slot" is not the file its index describes; dropped from the cache, asking the next source/,
+ qr/solgate: cached block "[^"]*\/$main::Slot" vanished; dropped from the cache, asking the next source/]

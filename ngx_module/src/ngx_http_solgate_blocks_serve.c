@@ -116,7 +116,9 @@ ngx_http_solgate_blocks_act(ngx_http_request_t *r,
             return rc;
         }
 
-        /* the entry was evicted between the lookup and the open */
+        /* the entry was evicted between the lookup and the open, or its
+         * file is not what the index says: libcore drops it and names the
+         * next source (never the cache again for this call) */
         if (sg_blocks_next(ctx->network->blocks->core, ctx->block_call,
                            (int64_t) ngx_current_msec, d)
             != SG_OK)
@@ -273,7 +275,8 @@ ngx_http_solgate_blocks_send_file(ngx_http_request_t *r,
 
     if (fd == NGX_INVALID_FILE) {
         ngx_log_error(NGX_LOG_WARN, r->connection->log, ngx_errno,
-                      "solgate: cached block \"%s\" vanished", d->path.data);
+                      "solgate: cached block \"%s\" vanished; dropped from "
+                      "the cache, asking the next source", d->path.data);
         return NGX_DECLINED;
     }
 
@@ -293,7 +296,8 @@ ngx_http_solgate_blocks_send_file(ngx_http_request_t *r,
     {
         ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
                       "solgate: cached block \"%s\" is not the file its "
-                      "index describes", d->path.data);
+                      "index describes; dropped from the cache, asking the "
+                      "next source", d->path.data);
         /* not held until the request ends (a whole proxied answer) */
         cln->handler = NULL;
         ngx_close_file(fd);

@@ -51,6 +51,14 @@ uint64_t BlockCache::Version() const {
     return totals.entries * 1000003u + totals.evictions + stored;
 }
 
+void BlockCache::Drop(uint64_t slot, const std::string& variant) {
+    if (!store_) {
+        return;
+    }
+    std::string error;   // the entry stays: the next request drops it
+    store_->Remove({{slot, variant}}, &error);
+}
+
 void BlockCache::ApplyScores(const std::vector<ScoredRequest>& requests) {
     if (!store_ || requests.empty()) {
         return;

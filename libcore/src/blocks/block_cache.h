@@ -49,6 +49,9 @@ public:
     bool Entries(std::vector<BlockStore::Entry>* out) const;
     // What moves whenever entries are added or evicted (in any process).
     uint64_t Version() const;
+    // Drops an entry whose file cannot be served (gone, or not the file
+    // the index describes), counted as an eviction.
+    void Drop(uint64_t slot, const std::string& variant);
 
     // The requests' scores, written in one index transaction.
     void ApplyScores(const std::vector<ScoredRequest>& requests);

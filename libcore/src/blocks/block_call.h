@@ -39,6 +39,9 @@ struct BlockCall {
     std::optional<KeyId> key;
     bool peer_request = false;
     int source = -1;         // the source of the current attempt
+    // Its cache entry could not be served (the file gone, or not the one
+    // the index describes): dropped, and not looked up again for it.
+    bool cache_failed = false;
     size_t next_peer = 0;    // peers before this index were asked
     size_t peer = 0;         // the peer of the current attempt
     // Held while this call fetches a block others may wait for; passed to

@@ -141,7 +141,7 @@ BlockDecision BlockDecider::Decide(const RpcRequest& request,
 }
 
 bool BlockDecider::ServeFromCache(BlockCall* call, BlockDecision* hit) {
-    if (!CacheHit(*call, hit)) {
+    if (call->cache_failed || !CacheHit(*call, hit)) {
         return false;
     }
     call->source = kSourceCache;
@@ -307,8 +307,14 @@ BlockDecision BlockDecider::TierAnswerFor(const BlockCall& call) {
                       conf_.plans()[call.plan].HasLongTermStorage());
 }
 
-BlockDecision BlockDecider::AfterPeerFailure(BlockCall* call,
+BlockDecision BlockDecider::AfterSourceFailure(BlockCall* call,
                                              int64_t now_ms) {
+    if (call->source == kSourceCache && !call->cache_failed) {
+        // the entry cannot be served: never again, for any request (the
+        // next capture of the block stores it anew)
+        call->cache_failed = true;
+        cache_.Drop(call->slot, call->variant);
+    }
     if (call->peer_request) {
         // another region gets the cache only
         return NotHeldHere(*call, conf_.region());

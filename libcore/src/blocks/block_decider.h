@@ -50,9 +50,11 @@ public:
                          std::string_view peer_token, int64_t now_ms,
                          int64_t wall_ms, BlockCall* call,
                          std::string_view client = {});
-    // The peer of the current attempt failed or did not hold the block (or,
-    // for a request from another region, the cached file went away).
-    BlockDecision AfterPeerFailure(BlockCall* call, int64_t now_ms);
+    // The current attempt's source failed: a peer that failed or did not
+    // hold the block, or a cache entry whose file is gone or is not the
+    // one the index describes (dropped, and the call goes on to the next
+    // source; another region's request is told the block is not here).
+    BlockDecision AfterSourceFailure(BlockCall* call, int64_t now_ms);
     // After a kWait: the cache if the block is there now, kWait again
     // while the other fetch goes on (until cache_lock_timeout), else the
     // next source.

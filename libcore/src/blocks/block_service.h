@@ -85,8 +85,8 @@ public:
         return decider_.Decide(request, api_key, plan_name, peer_token,
                                now_ms, wall_ms, call, client);
     }
-    BlockDecision AfterPeerFailure(BlockCall* call, int64_t now_ms) {
-        return decider_.AfterPeerFailure(call, now_ms);
+    BlockDecision AfterSourceFailure(BlockCall* call, int64_t now_ms) {
+        return decider_.AfterSourceFailure(call, now_ms);
     }
     BlockDecision AfterWait(BlockCall* call, int64_t now_ms) {
         return decider_.AfterWait(call, now_ms);

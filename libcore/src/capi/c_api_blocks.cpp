@@ -344,7 +344,7 @@ int sg_blocks_next(sg_blocks_t* blocks, sg_block_call_t* call,
     }
     return Guard(SG_ERROR, [&] {
         call->decision =
-            blocks->service->AfterPeerFailure(&call->call, now_ms);
+            blocks->service->AfterSourceFailure(&call->call, now_ms);
         Export(call, out);
         return SG_OK;
     });

@@ -1,6 +1,8 @@
 // The lookup planner of Cube Runner: which source answers a getBlock.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <set>
 
 #include "blocks/block_capture.h"
@@ -195,10 +197,10 @@ TEST_F(BlockServiceTest, RegionsThatHoldTheBlockInOrderThenTheTier) {
     BlockDecision d = Decide(GetBlock(250), "k", "free", &call);
     ASSERT_EQ(d.kind, BlockDecision::kPeer);
     EXPECT_EQ(d.peer, 0u);
-    d = service->AfterPeerFailure(&call, kNow);
+    d = service->AfterSourceFailure(&call, kNow);
     ASSERT_EQ(d.kind, BlockDecision::kPeer);
     EXPECT_EQ(d.peer, 1u);
-    d = service->AfterPeerFailure(&call, kNow);
+    d = service->AfterSourceFailure(&call, kNow);
     EXPECT_EQ(d.kind, BlockDecision::kAnswer);   // the tier answer
     EXPECT_EQ(shared->counters.peer_fetches[0].load(), 1u);
     EXPECT_EQ(shared->counters.peer_failures[1].load(), 1u);
@@ -226,6 +228,28 @@ TEST_F(BlockServiceTest, CacheHitAfterAFinalizedAnswerWasCaptured) {
     EXPECT_EQ(body.substr(d.record.id_offset, d.record.id_length), "77");
     EXPECT_EQ(d.path, service->cache().PathFor(4900, "getBlock/json/full/r1/v0"));
     EXPECT_EQ(shared->counters.stored.load(), 1u);
+}
+
+// A cache entry whose file cannot be served (truncated, deleted, replaced
+// behind the index's back): the call goes on to the next source, never
+// to the cache again, and the entry is dropped for every later request.
+TEST_F(BlockServiceTest, ACacheEntryThatCannotBeServedIsDroppedNotAskedAgain) {
+    Cache(4900);
+    const std::string variant = "getBlock/json/full/r1/v0";
+    BlockCall call;
+    ASSERT_EQ(Decide(GetBlock(4900), "k", "free", &call).kind,
+              BlockDecision::kCache);
+    std::remove(service->cache().PathFor(4900, variant).c_str());
+    BlockDecision d = service->AfterSourceFailure(&call, kNow);
+    EXPECT_EQ(d.kind, BlockDecision::kLedger) << "the next source";
+    BlockRecord record;
+    EXPECT_FALSE(service->cache().Lookup(4900, variant, &record));
+    // a second failure of the ledger attempt does not bring the cache back
+    EXPECT_NE(service->AfterSourceFailure(&call, kNow).kind,
+              BlockDecision::kCache);
+    BlockCall later;
+    EXPECT_NE(Decide(GetBlock(4900), "k", "free", &later).kind,
+              BlockDecision::kCache);
 }
 
 TEST_F(BlockServiceTest, OnlyFinalizedLedgerAnswersAreCaptured) {
@@ -309,7 +333,7 @@ TEST_F(BlockServiceTest, PeersGetCacheHitsOrA503AndTheSummary) {
               401u);   // a wrong token is an ordinary client
     // The cached file went away between lookup and open: still only 503,
     // never this region's ledger or its own peers.
-    EXPECT_EQ(service->AfterPeerFailure(&hit, kNow).http_status, 503u);
+    EXPECT_EQ(service->AfterSourceFailure(&hit, kNow).http_status, 503u);
     BlockCall summary;
     d = Decide(R"({"jsonrpc":"2.0","id":1,"method":"solgateBlockSummary"})",
                "", "", &summary, kToken);
