@@ -187,10 +187,16 @@ void FleetSync::PublishViews(const std::vector<size_t>& local,
         fields.emplace_back(
             Field(id, "h"),
             std::to_string(static_cast<uint32_t>(network_.slots().Health(i))));
+        // under an operator's cordon its poller says nothing: "-" leaves
+        // the other hosts' poller cordon as it is (an older host reads no
+        // number and does the same)
         fields.emplace_back(
             Field(id, "c"),
-            std::to_string(poller_cordon ? static_cast<uint32_t>(cordon.cause)
-                                         : 0u));
+            cordon.owner == CordonOwner::kOperator
+                ? std::string("-")
+                : std::to_string(poller_cordon
+                                     ? static_cast<uint32_t>(cordon.cause)
+                                     : 0u));
         if (poller_cordon) {
             // what the other hosts say of it: since when, and why
             fields.emplace_back(Field(id, "cs"),

@@ -511,6 +511,8 @@ void Network::OperatorCordon(size_t i, std::string_view reason,
     // Operators type reasons into URLs: keep printable ASCII only, so the
     // reason is always valid in JSON and in Prometheus labels.
     std::string text = PrintableAscii(reason);
+    // the time first: a fleet worker that sees the new cordon sees its time
+    cordons().SetOperatorChangeMs(i, wall_ms);
     cordons().SetCordonNote(i, text.empty() ? "cordoned by the operator"
                                             : text);
     CordonState next{CordonOwner::kOperator, CordonCause::kOperator, wall_ms};
@@ -521,14 +523,13 @@ void Network::OperatorCordon(size_t i, std::string_view reason,
             break;
         }
     }
-    cordons().SetOperatorChangeMs(i, wall_ms);
 }
 
 void Network::OperatorUncordon(size_t i, int64_t wall_ms) const {
+    cordons().SetOperatorChangeMs(i, wall_ms);   // first, as for a cordon
     for (auto owner : {CordonOwner::kOperator, CordonOwner::kPoller}) {
         cordons().SwapCordon(i, owner, CordonState{});
     }
-    cordons().SetOperatorChangeMs(i, wall_ms);
 }
 
 bool Network::Cordoned(size_t i) const {

@@ -109,7 +109,11 @@ void AppendUpstream(std::string& out, const Network& network, size_t i,
     o.Uint("shred_insert_slot", views.View(i, kSlotShred));
     o.Uint("ingestion_lag_slots", IngestionLag(network, i));
     o.Uint("observed_processed_slot", views.Observed(i));
-    o.Uint("slot_lag_slots", network.SlotLagInNetwork(i));
+    if (network.SlotsCurrent(i)) {
+        o.Uint("slot_lag_slots", network.SlotLagInNetwork(i));
+    } else {
+        o.Null("slot_lag_slots");   // its last slots make no lag
+    }
     o.Bool("slots_current", network.SlotsCurrent(i));
     o.Bool("lagging", network.LaggingInNetwork(i));
     o.Uint("weight", network.upstream(i).routing.weight);
@@ -132,7 +136,10 @@ void AppendUpstream(std::string& out, const Network& network, size_t i,
     AppendCordon(o.Key("cordon"), network, i);
     AppendLease(o.Key("lease"), network, i, now_mono_ms);
     // fleet mode: the host that polls it, when another does
-    std::string polled_by = record.polled_by.Read();
+    std::string polled_by =
+        ReadCounter(network.counters().fleet_link) != kFleetLinkNone
+            ? record.polled_by.Read()
+            : std::string();
     if (polled_by.empty()) {
         o.Null("polled_by");
     } else {

@@ -170,6 +170,29 @@ TEST(StatusRenderState, ADrainAndTheSubscriptionsShow) {
         << "up-0 is not drained";
 }
 
+// A node whose slot polls fail: no lag made of its last slot; and no
+// "polled by" outside a fleet, whatever a fleet of an earlier configuration
+// left in the zone.
+TEST(StatusRenderState, NoLagWhilePollsFailNoPolledByWithoutAFleet) {
+    TestNetwork net(2, Mainnet());
+    for (size_t i = 0; i < 2; i++) {
+        net.network.record(i).processed = 2000;
+        net.network.record(i).observed_processed = i == 0 ? 2000 : 1500;
+    }
+    net.network.host(1).slot_polls_failing = 1;
+    net.network.host(0).polled_by.Write("gw-b");
+    Json json(RenderState({&net.network}, kNowMono, kNowWall));
+    ASSERT_NE(json.root(), nullptr) << json.error();
+    EXPECT_TRUE(YAJL_IS_NULL(At(UpstreamAt(json, 0, 1), {"slot_lag_slots"})));
+    EXPECT_TRUE(YAJL_IS_FALSE(At(UpstreamAt(json, 0, 1), {"slots_current"})));
+    EXPECT_TRUE(YAJL_IS_NULL(At(UpstreamAt(json, 0, 0), {"polled_by"})));
+    net.shared->counters.fleet_link = kFleetLinkUp;
+    Json fleet(RenderState({&net.network}, kNowMono, kNowWall));
+    EXPECT_EQ(Str(At(UpstreamAt(fleet, 0, 0), {"polled_by"})), "gw-b");
+    EXPECT_EQ(Str(At(NetworkAt(fleet, 0), {"shared_state"})), "up");
+    EXPECT_TRUE(YAJL_IS_NULL(At(NetworkAt(json, 0), {"shared_state"})));
+}
+
 TEST(StatusRenderState, ColdUpstream) {
     TestNetwork net(1, Mainnet());
     Json json(RenderState({&net.network}, kNowMono, kNowWall));
