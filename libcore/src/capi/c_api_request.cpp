@@ -278,8 +278,11 @@ int64_t sg_rpc_error_code(const char* data, size_t len) noexcept {
         return SG_RPC_ERROR_CODE_UNREAD;
     }
     try {
-        std::optional<int64_t> code =
-            solgate::ParseErrorCode(std::string_view(data, len));
+        std::string_view text(data, len);
+        std::optional<int64_t> code = solgate::ParseErrorCode(text);
+        if (!code) {
+            code = solgate::LeadingErrorCode(text);   // a longer answer's
+        }
         return code ? *code : SG_RPC_ERROR_CODE_UNREAD;
     } catch (...) {
         return SG_RPC_ERROR_CODE_UNREAD;

@@ -16,6 +16,11 @@ namespace solgate {
 // body that is not valid JSON.
 std::optional<int64_t> ParseErrorCode(std::string_view body);
 
+// The same from the first bytes of a longer answer (a failed simulation's
+// logs run for kilobytes), when they are laid out as agave writes them:
+// {"jsonrpc":"2.0","error":{"code":N, ... ; nullopt otherwise.
+std::optional<int64_t> LeadingErrorCode(std::string_view first_bytes);
+
 // The "message" of the "error" object of one JSON-RPC response object,
 // decoded; nullopt as for ParseErrorCode, or when it has no string message.
 std::optional<std::string> ParseErrorMessage(std::string_view body);

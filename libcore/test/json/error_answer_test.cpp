@@ -21,6 +21,23 @@ TEST(ErrorAnswer, TheCodeOfOneErrorAnswer) {
               -32004);
 }
 
+// A long answer's first bytes (a failed simulation's logs run on): the
+// code as agave writes it, first; any other layout is not guessed at.
+TEST(ErrorAnswer, TheCodeAtTheStartOfALongAnswer) {
+    std::string head = R"({"jsonrpc":"2.0","error":{"code":-32002,)"
+                       R"("message":"Transaction simulation failed",)"
+                       R"("data":{"logs":["Program 11111111 invoke [1]",)";
+    EXPECT_FALSE(ParseErrorCode(head)) << "cut short";
+    EXPECT_EQ(LeadingErrorCode(head), -32002);
+    EXPECT_EQ(LeadingErrorCode(R"({"jsonrpc":"2.0","error":{"code":7})"), 7);
+    EXPECT_FALSE(LeadingErrorCode(R"({"jsonrpc":"2.0","error":{"code":-32)"));
+    EXPECT_FALSE(LeadingErrorCode(R"({"jsonrpc":"2.0","error":{"code":-3.5,)"));
+    EXPECT_FALSE(LeadingErrorCode(R"({"jsonrpc":"2.0","error":{"code":"-1",)"));
+    EXPECT_FALSE(LeadingErrorCode(R"({"id":1,"error":{"code":-32002,)"));
+    EXPECT_FALSE(LeadingErrorCode(R"({"jsonrpc":"2.0","result":{"code":1,)"));
+    EXPECT_FALSE(LeadingErrorCode(""));
+}
+
 TEST(ErrorAnswer, AnythingElseHasNoCode) {
     EXPECT_FALSE(ParseErrorCode(R"({"jsonrpc":"2.0","result":1,"id":1})"));
     EXPECT_FALSE(ParseErrorCode(R"([{"jsonrpc":"2.0","error":{"code":-32005}}])"));
