@@ -416,6 +416,11 @@ Role Parser::PlaceInParams(Frame& params, Kind kind, std::string_view text) {
         } else {
             options.readable = false;
         }
+    } else {
+        // a third param: no block method takes one, so its options are
+        // not Solgate's to read (never cached, forwarded as written: the
+        // node judges the call)
+        Call().block_options.readable = false;
     }
     return kind == Kind::kMap ? Role::kConfig : Role::kOther;
 }

@@ -68,6 +68,13 @@ TEST(BlockVariant, NotCacheable) {
     EXPECT_EQ(VariantOf(GetBlock(R"([5,{"encoding":{"a":1}}])")),
               std::nullopt);
     EXPECT_EQ(VariantOf(GetBlock(R"([5,7])")), std::nullopt);
+    // a third param, whatever it is: the node refuses the call
+    EXPECT_EQ(VariantOf(GetBlock(
+                  R"([5,{"maxSupportedTransactionVersion":0},"garbage"])")),
+              std::nullopt);
+    EXPECT_EQ(VariantOf(GetBlock(R"([5,"base64",{"encoding":"json"}])")),
+              std::nullopt);
+    EXPECT_EQ(VariantOf(GetBlock(R"([5,{},{}])")), std::nullopt);
     EXPECT_EQ(VariantOf(R"({"jsonrpc":"2.0","id":1,"method":"getSlot",)"
                         R"("params":[5]})"),
               std::nullopt);
