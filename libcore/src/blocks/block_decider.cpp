@@ -73,6 +73,11 @@ BlockDecision BlockDecider::Decide(const RpcRequest& request,
     if (rpc == nullptr || !zone_.bound() || !IsCubeRunnerMethod(rpc->method)) {
         return {};
     }
+    if (rpc->id_raw.empty() && !rpc->error) {
+        // a notification (no "id"), which gets no answer: the node's to
+        // take, never a block served, a key's rate or allowance spent
+        return {};
+    }
     call->id_raw = rpc->id_raw;
     call->slot = rpc->first_param_u64.value_or(0);
     call->variant = BlockVariant(*rpc).value_or("");

@@ -252,6 +252,21 @@ TEST_F(BlockServiceTest, ACacheEntryThatCannotBeServedIsDroppedNotAskedAgain) {
               BlockDecision::kCache);
 }
 
+// A notification (no "id") gets no answer: Cube Runner leaves it to the
+// node, serving nothing and spending none of the key's budget.
+TEST_F(BlockServiceTest, ANotificationIsNotCubeRunners) {
+    Cache(4900);
+    BlockCall call;
+    EXPECT_EQ(Decide(R"({"jsonrpc":"2.0","method":"getBlock","params":)"
+                     R"([4900,{"maxSupportedTransactionVersion":0}]})",
+                     "k", "free", &call)
+                  .kind,
+              BlockDecision::kPass);
+    BlockCall null_id;   // "id": null is a request, not a notification
+    EXPECT_EQ(Decide(GetBlock(4900, "null"), "k", "free", &null_id).kind,
+              BlockDecision::kCache);
+}
+
 TEST_F(BlockServiceTest, OnlyFinalizedLedgerAnswersAreCaptured) {
     EXPECT_TRUE(service->decider().Finalized(4968, kNow));
     EXPECT_FALSE(service->decider().Finalized(4969, kNow));
