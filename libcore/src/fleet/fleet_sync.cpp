@@ -20,20 +20,55 @@ std::string Field(const std::string& id, std::string_view what) {
     return out;
 }
 
-std::optional<uint64_t> Number(const FleetStore::Hash& hash,
-                               const std::string& field) {
-    auto it = hash.find(field);
-    if (it == hash.end()) {
-        return std::nullopt;
-    }
+std::optional<uint64_t> ParseNumber(std::string_view text) {
     uint64_t value = 0;
-    const std::string& text = it->second;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(),
                                      value);
     if (ec != std::errc() || end != text.data() + text.size()) {
         return std::nullopt;
     }
     return value;
+}
+
+std::optional<uint64_t> Number(const FleetStore::Hash& hash,
+                               const std::string& field) {
+    auto it = hash.find(field);
+    if (it == hash.end()) {
+        return std::nullopt;
+    }
+    return ParseNumber(it->second);
+}
+
+// A field written with the writer's "by" (HOST@WALL_MS|value), the way the
+// views' newer fields are: its value only when it came with the "by" the
+// hash holds now. A value an earlier writer left (and a host of an older
+// version, which does not write the field, has taken the upstream over
+// since) is not the current writer's word.
+std::string Stamped(const std::string& by, std::string_view value) {
+    std::string out = by;
+    out.push_back('|');
+    out.append(value);
+    return out;
+}
+
+std::optional<std::string_view> StampedValue(const FleetStore::Hash& hash,
+                                             const std::string& field,
+                                             std::string_view by) {
+    auto it = hash.find(field);
+    std::string_view text = it != hash.end() ? std::string_view(it->second)
+                                             : std::string_view();
+    if (by.empty() || text.size() <= by.size() ||
+        text.substr(0, by.size()) != by || text[by.size()] != '|') {
+        return std::nullopt;
+    }
+    return text.substr(by.size() + 1);
+}
+
+std::optional<uint64_t> StampedNumber(const FleetStore::Hash& hash,
+                                      const std::string& field,
+                                      std::string_view by) {
+    auto value = StampedValue(hash, field, by);
+    return value ? ParseNumber(*value) : std::nullopt;
 }
 
 // A cordon as the fleet keeps it: "<wall ms>|<1 cordoned, 0 not>|<note>".
@@ -184,6 +219,7 @@ void FleetSync::PublishViews(const std::vector<size_t>& local,
         }
         CordonState cordon = network_.cordons().Cordon(i);
         bool poller_cordon = cordon.owner == CordonOwner::kPoller;
+        const std::string by = host_id_ + "@" + std::to_string(wall_ms);
         fields.emplace_back(
             Field(id, "h"),
             std::to_string(static_cast<uint32_t>(network_.slots().Health(i))));
@@ -199,28 +235,28 @@ void FleetSync::PublishViews(const std::vector<size_t>& local,
                                      : 0u));
         if (poller_cordon) {
             // what the other hosts say of it: since when, and why
-            fields.emplace_back(Field(id, "cs"),
-                                std::to_string(cordon.since_wall_ms));
+            fields.emplace_back(
+                Field(id, "cs"),
+                Stamped(by, std::to_string(cordon.since_wall_ms)));
             fields.emplace_back(
                 Field(id, "cl"),
-                std::to_string(network_.cordons().CordonLag(i)));
+                Stamped(by, std::to_string(network_.cordons().CordonLag(i))));
             fields.emplace_back(Field(id, "cn"),
-                                network_.cordons().CordonNote(i));
+                                Stamped(by, network_.cordons().CordonNote(i)));
         }
         // the round trips of its polls, which routing weighs
         fields.emplace_back(
             Field(id, "l"),
-            std::to_string(network_.host(i).latency_ewma_us.load(
-                std::memory_order_relaxed)));
+            Stamped(by, std::to_string(network_.host(i).latency_ewma_us.load(
+                            std::memory_order_relaxed))));
         // the ledger's window moves up as the node prunes: as it is now
         std::optional<uint64_t> first = network_.slots().FirstAvailable(i);
         fields.emplace_back(Field(id, "a"),
                             first ? std::to_string(*first + 1) : "0");
         // its getSlot polls fail: its slots are its last known, no lag
         fields.emplace_back(Field(id, "pf"),
-                            network_.SlotsCurrent(i) ? "0" : "1");
-        fields.emplace_back(Field(id, "by"), host_id_ + "@" +
-                                                 std::to_string(wall_ms));
+                            Stamped(by, network_.SlotsCurrent(i) ? "0" : "1"));
+        fields.emplace_back(Field(id, "by"), by);
     }
     if (!slots.empty()) {
         store_.MergeSlots(Key("views"), std::move(slots), false);
@@ -251,8 +287,12 @@ void FleetSync::TakeViews(const FleetStore::Hash& views, int64_t now_ms) {
         if (first_plus1 && *first_plus1 > 0) {
             network_.slots().SetFirstAvailable(i, *first_plus1 - 1);
         }
+        std::string by;   // HOST@WALL_MS: the writer, and its tick
+        if (auto it = views.find(Field(id, "by")); it != views.end()) {
+            by = it->second;
+        }
         // a host that does not say (an older one) polls it fine
-        auto failing = Number(views, Field(id, "pf"));
+        auto failing = StampedNumber(views, Field(id, "pf"), by);
         network_.host(i).slot_polls_failing.store(
             failing && *failing != 0 ? 1 : 0, std::memory_order_relaxed);
         auto health = Number(views, Field(id, "h"));
@@ -260,17 +300,13 @@ void FleetSync::TakeViews(const FleetStore::Hash& views, int64_t now_ms) {
             network_.slots().ExchangeHealth(
                 i, static_cast<HealthOutcome>(*health));
         }
-        auto latency = Number(views, Field(id, "l"));
+        auto latency = StampedNumber(views, Field(id, "l"), by);
         if (latency && *latency > 0 &&
             *latency <= std::numeric_limits<uint32_t>::max()) {
             network_.host(i).latency_ewma_us.store(
                 static_cast<uint32_t>(*latency), std::memory_order_relaxed);
         }
-        std::string by;   // HOST@WALL_MS
-        if (auto it = views.find(Field(id, "by")); it != views.end()) {
-            by = it->second.substr(0, it->second.find('@'));
-        }
-        network_.host(i).polled_by.Write(by);
+        network_.host(i).polled_by.Write(by.substr(0, by.find('@')));
         TakePollerCordon(views, i, by);
     }
 }
@@ -286,26 +322,31 @@ void FleetSync::TakePollerCordon(const FleetStore::Hash& views, size_t i,
     }
     CordonStore& cordons = network_.cordons();
     CordonState local = cordons.Cordon(i);
+    const std::string host = by.substr(0, by.find('@'));
     if (*cause != 0 && local.owner == CordonOwner::kNone) {
-        cordons.SetCordonLag(i, Number(views, Field(id, "cl")).value_or(0));
-        if (auto note = views.find(Field(id, "cn")); note != views.end()) {
-            cordons.SetCordonNote(i, note->second);
-        }
-        auto since = Number(views, Field(id, "cs"));
+        auto since = StampedNumber(views, Field(id, "cs"), by);
         CordonState next{CordonOwner::kPoller, static_cast<CordonCause>(*cause),
                          static_cast<int64_t>(since.value_or(0))};
         if (!cordons.SwapCordon(i, CordonOwner::kNone, next)) {
             return;   // an operator got there first
         }
+        // the reason once the cordon is the poller's: never written over
+        // an operator's note by a swap that lost
+        cordons.SetCordonLag(
+            i, StampedNumber(views, Field(id, "cl"), by).value_or(0));
+        auto note = StampedValue(views, Field(id, "cn"), by);
+        if (note && cordons.Cordon(i).owner == CordonOwner::kPoller) {
+            cordons.SetCordonNote(i, *note);
+        }
         network_.host(i).cordon_events.fetch_add(1, std::memory_order_relaxed);
         log_(kLogWarn, "svm upstream cordoned out of rotation by the state "
-                       "poller of host \"" + by + "\" (fleet): network=" +
+                       "poller of host \"" + host + "\" (fleet): network=" +
                            network_.name() + " upstream=" + id + " reason=\"" +
                            CordonReason(network_, i) + "\"");
     } else if (*cause == 0 && local.owner == CordonOwner::kPoller &&
                cordons.SwapCordon(i, CordonOwner::kPoller, CordonState{})) {
         log_(kLogInfo, "svm upstream recovered; uncordoned by the state "
-                       "poller of host \"" + by + "\" (fleet): network=" +
+                       "poller of host \"" + host + "\" (fleet): network=" +
                            network_.name() + " upstream=" + id);
     }
 }

@@ -57,7 +57,7 @@ private:
     void PublishViews(const std::vector<size_t>& local, int64_t now_ms,
                       int64_t wall_ms);
     void TakeViews(const FleetStore::Hash& views, int64_t now_ms);
-    // `by`: the host that polls it.
+    // `by`: the views' "by" of it (HOST@WALL_MS: the host that polls it).
     void TakePollerCordon(const FleetStore::Hash& views, size_t i,
                           const std::string& by);
     void SyncMemories();

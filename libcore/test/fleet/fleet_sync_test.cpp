@@ -211,18 +211,24 @@ TEST(FleetSync, WhetherANodesSlotPollsFailReachesTheOtherHosts) {
     EXPECT_TRUE(b.net.network.SlotsCurrent(1));
     a.net.network.host(1).slot_polls_failing = 1;
     TickBoth(store, a, b);
-    EXPECT_EQ(store.hashes["t:{mainnet}:views"]["up-1/pf"], "1");
+    const std::string& pf = store.hashes["t:{mainnet}:views"]["up-1/pf"];
+    EXPECT_EQ(pf, store.hashes["t:{mainnet}:views"]["up-1/by"] + "|1");
     EXPECT_FALSE(b.net.network.SlotsCurrent(1));
     EXPECT_TRUE(b.net.network.SlotsCurrent(0));
     a.net.network.host(1).slot_polls_failing = 0;
     TickBoth(store, a, b);
     EXPECT_TRUE(b.net.network.SlotsCurrent(1));
-    // a host that publishes no word (an older one): its polls are fine
+    // a host that publishes no word (an older one): its polls are fine,
+    // and a word an earlier writer left is not its
     b.net.network.host(1).slot_polls_failing = 1;
     store.hashes["t:{mainnet}:views"].erase("up-1/pf");
     b.Tick(store.now);
     store.Flush();
     EXPECT_TRUE(b.net.network.SlotsCurrent(1));
+    store.hashes["t:{mainnet}:views"]["up-1/pf"] = "host-a@1|1";
+    b.Tick(store.now);
+    store.Flush();
+    EXPECT_TRUE(b.net.network.SlotsCurrent(1)) << "an old word";
 }
 
 // A cordon the polling host's poller made reaches the others as it made
