@@ -201,7 +201,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (d.kind == BlockDecision::kPeer) {
         // the peer failed: the next source, then the count of what served
-        d = service.AfterPeerFailure(&call, region->now_ms);
+        d = service.AfterSourceFailure(&call, region->now_ms);
         if (d.kind == BlockDecision::kPeer) {
             fuzz::Fail("a region's only peer is not asked twice");
         }
