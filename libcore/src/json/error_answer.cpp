@@ -78,20 +78,14 @@ std::optional<int64_t> LeadingErrorCode(std::string_view first_bytes) {
         return std::nullopt;
     }
     std::string_view rest = first_bytes.substr(kAgave.size());
-    bool negative = !rest.empty() && rest[0] == '-';
-    size_t i = negative ? 1 : 0;
-    uint64_t value = 0;
-    size_t digits = 0;
-    for (; i < rest.size() && rest[i] >= '0' && rest[i] <= '9' && digits < 18;
-         i++, digits++) {
-        value = value * 10 + static_cast<uint64_t>(rest[i] - '0');
-    }
+    const char* end = rest.data() + rest.size();
+    int64_t code = 0;
+    auto [stop, ec] = std::from_chars(rest.data(), end, code);
     // the number must end here: a comma or the object's end
-    if (digits == 0 || i >= rest.size() || (rest[i] != ',' && rest[i] != '}')) {
+    if (ec != std::errc() || stop == end || (*stop != ',' && *stop != '}')) {
         return std::nullopt;
     }
-    int64_t code = static_cast<int64_t>(value);
-    return negative ? -code : code;
+    return code;
 }
 
 std::optional<std::string> ParseErrorMessage(std::string_view body) {
