@@ -278,10 +278,12 @@ int64_t sg_rpc_error_code(const char* data, size_t len) noexcept {
         return SG_RPC_ERROR_CODE_UNREAD;
     }
     try {
+        // agave's layout is read where it starts; any other is parsed
+        // whole (yajl), which only an answer that is all there allows
         std::string_view text(data, len);
-        std::optional<int64_t> code = solgate::ParseErrorCode(text);
+        std::optional<int64_t> code = solgate::LeadingErrorCode(text);
         if (!code) {
-            code = solgate::LeadingErrorCode(text);   // a longer answer's
+            code = solgate::ParseErrorCode(text);
         }
         return code ? *code : SG_RPC_ERROR_CODE_UNREAD;
     } catch (...) {
