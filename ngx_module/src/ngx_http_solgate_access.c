@@ -540,6 +540,7 @@ ngx_http_solgate_attempt(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 {
     int                           rc;
     sg_pick_t                     pick;
+    ngx_uint_t                    status;
     ngx_http_solgate_network_t   *network;
     ngx_http_solgate_upstream_t  *upstreams;
 
@@ -575,20 +576,22 @@ ngx_http_solgate_attempt(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
                       "asking \"%V\"", &ctx->upstream->id, &ctx->last_cause,
                       &upstreams[pick.upstream].id);
 
-    } else if (ctx->upstream != NULL
-               && ngx_http_solgate_last_status(r) == 0)
-    {
-        ngx_http_solgate_log_by_id(NGX_LOG_WARN, r,
-                      "solgate: upstream \"%V\" failed (%V, no answer), "
-                      "retrying on \"%V\"", &ctx->upstream->id,
-                      &ctx->last_cause, &upstreams[pick.upstream].id);
-
     } else if (ctx->upstream != NULL) {
-        ngx_http_solgate_log_by_id(NGX_LOG_WARN, r,
-                      "solgate: upstream \"%V\" failed (%V, status %ui), "
-                      "retrying on \"%V\"", &ctx->upstream->id,
-                      &ctx->last_cause, ngx_http_solgate_last_status(r),
-                      &upstreams[pick.upstream].id);
+        status = ngx_http_solgate_last_status(r);
+
+        if (status == 0) {
+            ngx_http_solgate_log_by_id(NGX_LOG_WARN, r,
+                          "solgate: upstream \"%V\" failed (%V, no answer), "
+                          "retrying on \"%V\"", &ctx->upstream->id,
+                          &ctx->last_cause, &upstreams[pick.upstream].id);
+
+        } else {
+            ngx_http_solgate_log_by_id(NGX_LOG_WARN, r,
+                          "solgate: upstream \"%V\" failed (%V, status %ui), "
+                          "retrying on \"%V\"", &ctx->upstream->id,
+                          &ctx->last_cause, status,
+                          &upstreams[pick.upstream].id);
+        }
     }
 
     ctx->upstream = &upstreams[pick.upstream];
@@ -605,6 +608,7 @@ ngx_http_solgate_attempt(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 static ngx_int_t
 ngx_http_solgate_fail_all(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 {
+    ngx_uint_t  status;
     sg_route_t  route;
 
     if (sg_request_fail(ctx->rpc, &route) != SG_OK) {
@@ -621,7 +625,9 @@ ngx_http_solgate_fail_all(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         return ngx_http_solgate_answer(r, ctx, &route);
     }
 
-    if (ngx_http_solgate_last_status(r) == 0) {
+    status = ngx_http_solgate_last_status(r);
+
+    if (status == 0) {
         ngx_http_solgate_log_by_id(NGX_LOG_ERR, r,
                       "solgate: all %uz upstream(s) of network \"%V\" "
                       "failed, last \"%V\" with no answer (%V)",
@@ -633,7 +639,7 @@ ngx_http_solgate_fail_all(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
                       "solgate: all %uz upstream(s) of network \"%V\" "
                       "failed, last \"%V\" with status %ui",
                       sg_request_attempts(ctx->rpc), &ctx->network->name,
-                      &ctx->upstream->id, ngx_http_solgate_last_status(r));
+                      &ctx->upstream->id, status);
     }
 
     return ngx_http_solgate_answer(r, ctx, &route);
