@@ -419,8 +419,10 @@ void RoutedRequest::Finish(unsigned http_status, bool rpc_error,
         !upstream_ && pieces_.empty() ? RequestOutcome::kLocal
         : http_status != 200          ? RequestOutcome::kHttpError
         : !rpc_error                  ? RequestOutcome::kOk
-        : error_code && IsClientMistake(*error_code,
-                                        method_index != kOtherMethod)
+        : error_code &&
+                IsClientMistake(*error_code,
+                                method_index != kOtherMethod &&
+                                    !IsRemovedMethodIndex(method_index))
             ? RequestOutcome::kClientError
             : RequestOutcome::kRpcError;
     size_t slot =

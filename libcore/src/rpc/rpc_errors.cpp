@@ -34,13 +34,13 @@ RpcErrorClass ClassifyRpcError(int64_t code) {
     }
 }
 
-bool IsClientMistake(int64_t code, bool known_method) {
+bool IsClientMistake(int64_t code, bool node_must_have) {
     switch (code) {
     case -32600:   // invalid request
     case -32700:   // parse error
         return true;
     case -32601:   // method not found
-        return !known_method;
+        return !node_must_have;
     default:
         return ClassifyRpcError(code) == RpcErrorClass::kClient;
     }

@@ -23,9 +23,10 @@ RpcErrorClass ClassifyRpcError(int64_t code);
 // An error answer that says the client's request was wrong, not the node:
 // kClient (invalid params, a transaction that fails simulation, ...), an
 // invalid request or body (-32600, -32700), or "method not found" (-32601)
-// for a method no Solana node has (`known_method` false); a node that
-// lacks a Solana method lacks it for every client.
-bool IsClientMistake(int64_t code, bool known_method);
+// for a method a current Solana node need not have (`node_must_have`
+// false: unknown, or removed from agave); a node that lacks one of its
+// methods (a full-API method without --full-rpc-api) fails every client.
+bool IsClientMistake(int64_t code, bool node_must_have);
 
 // The node's answer to a call whose minContextSlot it has not reached.
 constexpr int64_t kMinContextSlotNotReached = -32016;

@@ -121,6 +121,22 @@ constexpr std::string_view kHeavyMethods[] = {
     "getLargestAccounts", "getMultipleAccounts", "getProgramAccounts",
     "getSignaturesForAddress", "getTokenAccountsByOwner"};
 
+// The deprecated names agave 2.0 removed: a node of 2.0 or later answers
+// them "method not found", rightly (the client must move to getBlock,
+// getLatestBlockhash, getFeeForMessage, ...).
+constexpr std::string_view kRemovedMethods[] = {
+    "getConfirmedBlock",
+    "getConfirmedBlocks",
+    "getConfirmedBlocksWithLimit",
+    "getConfirmedSignaturesForAddress2",
+    "getConfirmedTransaction",
+    "getFeeCalculatorForBlockhash",
+    "getFeeRateGovernor",
+    "getFees",
+    "getRecentBlockhash",
+    "getSnapshotSlot",
+    "getStakeActivation"};
+
 constexpr size_t NamedIndex(std::string_view name) {
     for (size_t i = 0; i < kNamed; i++) {
         if (kNames[i] == name) {
@@ -149,6 +165,18 @@ constexpr Classes ClassTable() {
     return t;
 }
 
+struct Removed {
+    bool is[kNamed + 2] = {};
+};
+
+constexpr Removed RemovedTable() {
+    Removed t;
+    for (std::string_view name : kRemovedMethods) {
+        t.is[NamedIndex(name)] = true;
+    }
+    return t;
+}
+
 constexpr bool AllClassedNamesAreNamed() {
     for (std::string_view name : kHeavyMethods) {
         if (NamedIndex(name) == kNamed) {
@@ -160,12 +188,18 @@ constexpr bool AllClassedNamesAreNamed() {
             return false;
         }
     }
+    for (std::string_view name : kRemovedMethods) {
+        if (NamedIndex(name) == kNamed) {
+            return false;
+        }
+    }
     return true;
 }
 static_assert(AllClassedNamesAreNamed(),
-              "a heavy or write method is missing from kNames");
+              "a heavy, write or removed method is missing from kNames");
 
 constexpr Classes kClasses = ClassTable();
+constexpr Removed kRemoved = RemovedTable();
 
 }  // namespace
 
@@ -194,6 +228,10 @@ size_t SolanaMethodIndex(std::string_view method) {
         }
     }
     return method == "batch" ? kBatchMethod : kOtherMethod;
+}
+
+bool IsRemovedMethodIndex(size_t index) {
+    return index < kNamed && kRemoved.is[index];
 }
 
 MethodClass ClassOfMethod(std::string_view method) {

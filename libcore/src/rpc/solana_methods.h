@@ -17,6 +17,10 @@ size_t SolanaMethodIndex(std::string_view method);  // kOtherMethod if unknown
 extern const size_t kOtherMethod;   // label "other"
 extern const size_t kBatchMethod;   // label "batch"
 
+// A deprecated method agave 2.0 removed (getRecentBlockhash, getFees,
+// getConfirmedBlock, ...): still a label, but a node may rightly not have it.
+bool IsRemovedMethodIndex(size_t index);
+
 // How long an answer may rightly take, for the latency histogram.
 enum class MethodClass : uint8_t {
     kRead = 0,   // most calls

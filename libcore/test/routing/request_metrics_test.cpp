@@ -139,6 +139,20 @@ TEST(RequestMetrics, AMethodsClassByNameAndByIndexAgree) {
     EXPECT_EQ(ClassOfMethodIndex(SolanaMethodCount()), MethodClass::kRead);
 }
 
+TEST(RequestMetrics, OnlyTheMethodsAgaveRemovedAreRemoved) {
+    for (const char* name : {"getRecentBlockhash", "getFees",
+                             "getConfirmedBlock", "getStakeActivation",
+                             "getConfirmedSignaturesForAddress2"}) {
+        EXPECT_TRUE(IsRemovedMethodIndex(SolanaMethodIndex(name))) << name;
+    }
+    for (const char* name : {"getBlock", "getLatestBlockhash", "getBalance",
+                             "getFeeForMessage", "getFoo"}) {
+        EXPECT_FALSE(IsRemovedMethodIndex(SolanaMethodIndex(name))) << name;
+    }
+    EXPECT_FALSE(IsRemovedMethodIndex(kBatchMethod));
+    EXPECT_FALSE(IsRemovedMethodIndex(SolanaMethodCount() + 5));
+}
+
 TEST(RequestMetrics, AnUpstreamErrorIsSeenFromItsFirstBytes) {
     EXPECT_TRUE(LooksLikeRpcError(
         R"({"jsonrpc":"2.0","error":{"code":-32005,"message":"x"},"id":1})"));

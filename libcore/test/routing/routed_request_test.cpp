@@ -603,8 +603,8 @@ TEST(RoutedRequest, AClearedRequestKeepsAMergesStorageAndNothingOfIt) {
 }
 
 // A node's error answer is counted against it; an error that is the
-// client's mistake (its params, a method no Solana node has) is counted
-// apart, so that a client's garbage does not make every node look bad.
+// client's mistake (its params, a method no Solana node has, one agave
+// removed) is counted apart, so that a client's garbage does not make every node look bad.
 TEST(RoutedRequest, AClientsMistakeIsCountedApartFromTheNodesErrors) {
     struct Case {
         std::string method;
@@ -617,6 +617,11 @@ TEST(RoutedRequest, AClientsMistakeIsCountedApartFromTheNodesErrors) {
         {"getBalance", true, -32602, RequestOutcome::kClientError},
         {"sendTransaction", true, -32002, RequestOutcome::kClientError},
         {"getFoo", true, -32601, RequestOutcome::kClientError},
+        // removed in agave 2.0: a current node rightly lacks it
+        {"getRecentBlockhash", true, -32601, RequestOutcome::kClientError},
+        {"getStakeActivation", true, -32601, RequestOutcome::kClientError},
+        // a removed method's other errors are still the node's
+        {"getFees", true, -32005, RequestOutcome::kRpcError},
         // a Solana method the node does not serve: the node's
         {"getBalance", true, -32601, RequestOutcome::kRpcError},
         {"getBalance", true, -32005, RequestOutcome::kRpcError},
