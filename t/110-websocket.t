@@ -307,6 +307,7 @@ qr/solgate: websocket of network "mainnet" on upstream "sim-[ab]"/
      my $third = gateway_ws('/limited');
      ok(!$third, 'the third is refused');
      is(Solgate::WebSocket::refused_status(), 503, 'HTTP 503');
+     is(Solgate::WebSocket::refused_header('Retry-After'), '5', 'with Retry-After: 5');
      like(Solgate::WebSocket::refused_body(),
           qr/^\{"jsonrpc":"2.0","error":\{"code":-32091,"message":"WebSocket connections full: network limited holds its 2 \(ws_max_connections\); try again later"\},"id":null\}$/,
           'the body says why');

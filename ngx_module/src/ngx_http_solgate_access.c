@@ -650,6 +650,10 @@ static ngx_int_t
 ngx_http_solgate_answer(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx,
     sg_route_t *route)
 {
+    if (ngx_http_solgate_set_retry_after(r, route->retry_after) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
     ctx->answered = 1;
 
     return ngx_http_solgate_send_json(r, route->http_status,

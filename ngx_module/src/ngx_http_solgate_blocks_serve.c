@@ -213,25 +213,8 @@ static ngx_int_t
 ngx_http_solgate_blocks_answer(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, sg_blocks_decision_t *d)
 {
-    ngx_table_elt_t  *h;
-
-    if (d->retry_after) {
-        h = ngx_list_push(&r->headers_out.headers);
-        if (h == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        h->hash = 1;
-        ngx_str_set(&h->key, "Retry-After");
-
-        h->value.data = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
-        if (h->value.data == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        h->value.len = ngx_sprintf(h->value.data, "%ui",
-                                   (ngx_uint_t) d->retry_after)
-                       - h->value.data;
+    if (ngx_http_solgate_set_retry_after(r, d->retry_after) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
     ctx->answered = 1;

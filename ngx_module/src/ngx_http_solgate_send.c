@@ -63,6 +63,38 @@ ngx_http_solgate_send(ngx_http_request_t *r, ngx_uint_t status,
 }
 
 
+/* a Retry-After header of `seconds` with the answer; 0: none */
+ngx_int_t
+ngx_http_solgate_set_retry_after(ngx_http_request_t *r, ngx_uint_t seconds)
+{
+    ngx_table_elt_t  *h;
+
+    if (seconds == 0) {
+        return NGX_OK;
+    }
+
+    h = ngx_list_push(&r->headers_out.headers);
+    if (h == NULL) {
+        return NGX_ERROR;
+    }
+
+    h->value.data = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
+    if (h->value.data == NULL) {
+        h->hash = 0;
+        return NGX_ERROR;
+    }
+
+    h->hash = 1;
+#if (nginx_version >= 1023000)
+    h->next = NULL;     /* nginx 1.23 links headers of one name */
+#endif
+    ngx_str_set(&h->key, "Retry-After");
+    h->value.len = ngx_sprintf(h->value.data, "%ui", seconds) - h->value.data;
+
+    return NGX_OK;
+}
+
+
 ngx_int_t
 ngx_http_solgate_send_json(ngx_http_request_t *r, ngx_uint_t status,
     u_char *body, size_t len)

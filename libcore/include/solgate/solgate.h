@@ -313,6 +313,8 @@ typedef struct {
     int          fan_out;        /* FORWARD: a fan-out policy takes it: ask
                                   * sg_request_fanout (else it is one
                                   * attempt, and the call is not needed) */
+    unsigned     retry_after;    /* ANSWER: seconds for a Retry-After
+                                  * header; 0: none */
 } sg_route_t;
 
 /*

@@ -25,7 +25,7 @@ using solgate::capi::ToStr;
 using solgate::capi::View;
 
 sg_route_t Answer(unsigned status, const std::string& body) {
-    return sg_route_t{SG_ROUTE_ANSWER, status, ToStr(body), 0, 0, 0};
+    return sg_route_t{SG_ROUTE_ANSWER, status, ToStr(body), 0, 0, 0, 0};
 }
 
 // An attempt's end as the glue reports it (the views point into its data).
@@ -121,11 +121,12 @@ int sg_request_route(sg_request_t* req, const sg_network_t* net,
             *out = sg_route_t{SG_ROUTE_FORWARD, 0, ToStr(req->answer),
                               req->request.merge().empty() ? 0 : 1,
                               req->request.pieces().size(),
-                              req->request.MayFanOut() ? 1 : 0};
+                              req->request.MayFanOut() ? 1 : 0, 0};
             return SG_OK;
         }
         req->answer = std::move(decision.answer);
         *out = Answer(decision.http_status, req->answer);
+        out->retry_after = decision.retry_after_s;
         return SG_OK;
     });
 }

@@ -282,6 +282,11 @@ RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx,
     return decision;
 }
 
+// A client refused for ws_max_connections tries again after this long (a
+// subscriber's reconnect loop honours Retry-After; without it, many retry
+// at once and at once again).
+constexpr unsigned kWsConnectionsFullRetryAfterS = 5;
+
 // Whether ws_max_connections is reached, once what killed workers still
 // counted is taken off (pubsub/ws_holders.h).
 bool WsConnectionsFull(const Network& network) {
@@ -338,6 +343,7 @@ RouteDecision RouteWhole(const RpcRequest& request, RouteContext& ctx) {
     case RpcRequest::Shape::kSubscription:
         if (!plan.error && WsConnectionsFull(network)) {
             decision.http_status = 503;
+            decision.retry_after_s = kWsConnectionsFullRetryAfterS;
             AppendErrorEnvelope(
                 decision.answer, {}, kWsConnectionsFull,
                 "WebSocket connections full: network " +

@@ -33,6 +33,7 @@ struct BatchPiece {
 struct RouteDecision {
     bool forward = false;
     unsigned http_status = 200;
+    unsigned retry_after_s = 0;   // a Retry-After with the answer (0: none)
     std::string answer;  // the local answer when !forward
     // forward, part of a batch answered here: the batch of the other calls
     // to send instead of the client's, and the places of the answers

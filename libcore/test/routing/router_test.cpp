@@ -74,6 +74,7 @@ TEST(Router, ASubscriptionOverWsMaxConnectionsIsA503) {
     RouteDecision full = route();
     EXPECT_FALSE(full.forward);
     EXPECT_EQ(full.http_status, 503u);
+    EXPECT_EQ(full.retry_after_s, 5u);
     EXPECT_EQ(full.answer,
               R"({"jsonrpc":"2.0","error":{"code":-32091,"message":"WebSocket )"
               R"(connections full: network mainnet holds its 2 )"

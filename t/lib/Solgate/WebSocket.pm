@@ -25,6 +25,7 @@ use MIME::Base64 ();
 use Time::HiRes ();
 
 our $Error = '';
+our $RefusedHead = '';   # the status line and headers of the last refusal
 my $Guid = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 
 # connect(port => N, path => '/', host => 'localhost', timeout => 5,
@@ -77,6 +78,7 @@ sub connect {
         my ($len) = $response =~ /^Content-Length:\s*(\d+)/mi;
         $self->_fill($deadline) while defined $len && length($self->{in}) < $len;
         $Error = "HTTP $status: $self->{in}";
+        $RefusedHead = $response;
         $self->{status} = $status;
         $self->{body} = $self->{in};
         CORE::close($sock);
@@ -96,6 +98,7 @@ sub connect {
 # The last refused handshake's status and body (after connect returned undef).
 sub refused_status { $Error =~ /^HTTP (\d+)/ ? $1 : undef }
 sub refused_body   { $Error =~ /^HTTP \d+: (.*)\z/s ? $1 : undef }
+sub refused_header { my ($name) = @_; $RefusedHead =~ /^\Q$name\E:\s*([^\r\n]*)/mi ? $1 : undef }
 
 # Reads more bytes before the deadline; false on timeout or end of stream.
 sub _fill {
