@@ -541,3 +541,47 @@ entry and asks the ledger; the next request finds the block stored again.
 --- error_log eval
 [qr/solgate: cached block "[^"]*\/$main::Slot" is not the file its index describes; dropped from the cache, asking the next source/,
  qr/solgate: cached block "[^"]*\/$main::Slot" vanished; dropped from the cache, asking the next source/]
+
+
+
+=== TEST 19: at start the cache is checked against its index, and the log says what was removed
+A file no entry describes (a stray copied in by hand) is deleted when the
+gateway starts; the entries kept are counted.
+--- setup
+my $dir = "$Dir/us-east/cache/v/getBlock_2Fjson_2Ffull_2Fr1_2Fv0/0";
+File::Path::make_path($dir);
+open(my $f, '>', "$dir/7") or die "$dir/7: $!";
+print {$f} "not a block";
+close $f;
+--- request eval
+block_req(93, $Slot)
+--- more_headers
+X-Api-Key: key-free
+--- response_body_like: "result":\{"blockHeight"
+--- check
+ok(!-e "$Dir/us-east/cache/v/getBlock_2Fjson_2Ffull_2Fr1_2Fv0/0/7", 'the stray file is gone');
+--- error_log eval
+qr/\[warn\] .*solgate_blocks "mainnet": cache "[^"]*\/us-east\/cache" checked against its index: [1-9]\d* cached block\(s\) kept, 0 entr\(ies\) dropped \(file missing or not the file indexed\), 1 file\(s\) deleted \(not indexed, or not the indexed file\)/
+
+
+
+=== TEST 20: an index that cannot be read is moved aside and the cache emptied, and the log says so
+--- setup
+my $data = "$Dir/us-east/state/blocks/data.mdb";
+open(my $f, '+<', $data) or die "$data: $!";
+print {$f} "\xff" x 65536;
+close $f;
+--- request eval
+block_req(94, $Slot)
+--- more_headers
+X-Api-Key: key-free
+--- response_body_like: "result":\{"blockHeight"
+--- check
+ok(-e "$Dir/us-east/state/blocks.corrupt/data.mdb", 'the damaged index is kept aside');
+--- no_error_log
+[error]
+[crit]
+[emerg]
+--- error_log eval
+[qr/\[alert\] .*solgate_blocks "mainnet": the block index in "[^"]*\/us-east\/state\/blocks" could not be read \([^)]*MDB_INVALID[^)]*\); it was moved to "[^"]*\/us-east\/state\/blocks.corrupt" and the cache "[^"]*\/us-east\/cache" emptied/,
+ qr/\[notice\] .*solgate_blocks "mainnet": cache "[^"]*\/us-east\/cache" checked against its index: 0 cached block\(s\) kept, 0 entr\(ies\) dropped/]

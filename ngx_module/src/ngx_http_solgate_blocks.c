@@ -33,6 +33,8 @@ static ngx_int_t ngx_http_solgate_blocks_reach(ngx_conf_t *cf,
 static ngx_int_t ngx_http_solgate_blocks_path(ngx_conf_t *cf,
     ngx_http_solgate_blocks_t *b, ngx_str_t *dir);
 static void ngx_http_solgate_blocks_free_core(void *data);
+static void ngx_http_solgate_blocks_log_opening(ngx_cycle_t *cycle,
+    ngx_http_solgate_blocks_t *b);
 
 
 /* A one-word directive (cmd->post): libcore's setter, and whether the
@@ -685,10 +687,65 @@ ngx_http_solgate_blocks_start(ngx_cycle_t *cycle)
                           "\"%V\" with its index in \"%V\": %s; serving "
                           "getBlock without it", &b->network_name,
                           &b->cache_dir, &b->state_dir, err);
+            continue;
         }
+
+        ngx_http_solgate_blocks_log_opening(cycle, b);
     }
 
     return NGX_OK;
+}
+
+
+/*
+ * What opening found, once (by the worker that reconciles): an index or a
+ * key ledger that could not be read and was started over, and what the
+ * reconcile removed.
+ */
+static void
+ngx_http_solgate_blocks_log_opening(ngx_cycle_t *cycle,
+    ngx_http_solgate_blocks_t *b)
+{
+    ngx_uint_t           level;
+    sg_blocks_opening_t  o;
+
+    sg_blocks_opening(b->core, &o);
+
+    if (o.index_damage.len > 0) {
+        ngx_log_error(NGX_LOG_ALERT, cycle->log, 0,
+                      "solgate_blocks \"%V\": the block index in "
+                      "\"%V/blocks\" could not be read (%*s); it was moved "
+                      "to \"%V/blocks.corrupt\" and the cache \"%V\" "
+                      "emptied", &b->network_name, &b->state_dir,
+                      o.index_damage.len, o.index_damage.data,
+                      &b->state_dir, &b->cache_dir);
+    }
+
+    if (o.ledger_damage.len > 0) {
+        ngx_log_error(NGX_LOG_ALERT, cycle->log, 0,
+                      "solgate_blocks \"%V\": the key ledger in "
+                      "\"%V/keys\" could not be read (%*s); it was moved "
+                      "to \"%V/keys.corrupt\" and started empty: the keys' "
+                      "allowances and repeat counts start from zero",
+                      &b->network_name, &b->state_dir,
+                      o.ledger_damage.len, o.ledger_damage.data,
+                      &b->state_dir);
+    }
+
+    if (!o.reconciled) {
+        return;
+    }
+
+    level = (o.files_deleted > 0 || o.entries_dropped > 0) ? NGX_LOG_WARN
+                                                          : NGX_LOG_NOTICE;
+
+    ngx_log_error(level, cycle->log, 0,
+                  "solgate_blocks \"%V\": cache \"%V\" checked against its "
+                  "index: %uL cached block(s) kept, %uL entr(ies) dropped "
+                  "(file missing or not the file indexed), %uL file(s) "
+                  "deleted (not indexed, or not the indexed file)",
+                  &b->network_name, &b->cache_dir, o.entries_kept,
+                  o.entries_dropped, o.files_deleted);
 }
 
 

@@ -815,6 +815,23 @@ SG_API int sg_blocks_bind(sg_blocks_t *blocks, void *shared, int fresh,
  * cache; the message says why). */
 SG_API int sg_blocks_open(sg_blocks_t *blocks, int reconcile, char *err,
     size_t err_size) SG_NOEXCEPT;
+
+/* What sg_blocks_open found, for the log (the texts live until the next
+ * open or close). */
+typedef struct {
+    int          reconciled;        /* this process reconciled the cache */
+    uint64_t     files_deleted;     /* no entry, or not the entry's file */
+    uint64_t     entries_dropped;   /* file missing, or not the file */
+    uint64_t     entries_kept;
+    sg_str_t     index_damage;      /* the unreadable index's error: it was
+                                     * moved aside and the cache emptied;
+                                     * empty: it was read */
+    sg_str_t     ledger_damage;     /* the same for the key ledger: moved
+                                     * aside, started empty */
+} sg_blocks_opening_t;
+
+SG_API void sg_blocks_opening(const sg_blocks_t *blocks,
+    sg_blocks_opening_t *out) SG_NOEXCEPT;
 SG_API void sg_blocks_close(sg_blocks_t *blocks) SG_NOEXCEPT;
 
 typedef enum {

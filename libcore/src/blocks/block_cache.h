@@ -37,6 +37,11 @@ public:
     // files made to agree) in the first process only. False with *error.
     bool OpenStore(bool reconcile, std::string* error);
     void Close();
+    // What opening the store found (BlockStore::Opening); nullptr while
+    // it is not open.
+    const BlockStore::Opening* opening() const {
+        return store_ ? &store_->opening() : nullptr;
+    }
 
     // Nothing is cached while it is not open.
     bool Lookup(uint64_t slot, std::string_view variant,

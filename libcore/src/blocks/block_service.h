@@ -132,6 +132,9 @@ public:
     const BlockDecider& decider() const { return decider_; }
     BlockCache& cache() { return cache_; }
     const BlockCache& cache() const { return cache_; }
+    // Why the key ledger was started over when it was opened ("": it
+    // was not).
+    const std::string& LedgerDamage() const { return ledger_.damage(); }
     // The allowances in use (the ledger's unless others stand in front).
     AllowanceStore& allowances() { return zone_.allowances(); }
     LongTermQueues& long_term() { return long_term_; }

@@ -8,6 +8,11 @@ LmdbAllowances::LmdbAllowances() = default;
 
 LmdbAllowances::~LmdbAllowances() = default;
 
+const std::string& LmdbAllowances::damage() const {
+    static const std::string kNone;
+    return ledger_ ? ledger_->damage() : kNone;
+}
+
 bool LmdbAllowances::Open(const std::string& state_dir, bool recover,
                           std::string* error) {
     KeyLedgerOptions options;

@@ -36,6 +36,8 @@ public:
     void Close();
 
     bool open() const override { return ledger_ != nullptr; }
+    // KeyLedger::damage of the open ledger; "" when none or not open.
+    const std::string& damage() const;
     void NoteReceipt(std::string_view key, uint64_t slot,
                      int64_t wall_ms) override;
     bool Received(std::string_view key, uint64_t slot,

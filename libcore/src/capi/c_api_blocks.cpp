@@ -299,6 +299,27 @@ int sg_blocks_open(sg_blocks_t* blocks, int reconcile, char* err,
     });
 }
 
+void sg_blocks_opening(const sg_blocks_t* blocks,
+                       sg_blocks_opening_t* out) noexcept {
+    if (out == nullptr) {
+        return;
+    }
+    *out = sg_blocks_opening_t{};
+    if (blocks == nullptr || !blocks->service) {
+        return;
+    }
+    const solgate::BlockStore::Opening* cache =
+        blocks->service->cache().opening();
+    if (cache != nullptr) {
+        out->reconciled = cache->reconciled ? 1 : 0;
+        out->files_deleted = cache->files_deleted;
+        out->entries_dropped = cache->entries_dropped;
+        out->entries_kept = cache->entries_kept;
+        out->index_damage = ToStr(cache->damage);
+    }
+    out->ledger_damage = ToStr(blocks->service->LedgerDamage());
+}
+
 void sg_blocks_close(sg_blocks_t* blocks) noexcept {
     if (blocks == nullptr || !blocks->service) {
         return;

@@ -403,10 +403,12 @@ int PutScore(MDB_txn* txn, MDB_dbi entries,
 }
 
 // Walks <cache>/v and deletes whatever is not the file of a valid entry
-// (strays, orphans, files of another size or inode); the keys of the files
-// kept go to *kept. An LMDB error code, 0 on success.
+// (strays, orphans, files of another size or inode), counting what it
+// deleted (a stray directory counts once) in *deleted; the keys of the files kept go to *kept. An LMDB error code, 0
+// on success.
 int ReconcileFiles(MDB_txn* txn, MDB_dbi dbi, const std::string& v_dir,
-                   std::unordered_set<std::string>* kept) {
+                   std::unordered_set<std::string>* kept,
+                   uint64_t* deleted) {
     std::vector<std::string> variants;
     if (!ListDir(v_dir, &variants)) {
         return errno != 0 ? errno : EIO;
@@ -418,6 +420,7 @@ int ReconcileFiles(MDB_txn* txn, MDB_dbi dbi, const std::string& v_dir,
         std::string variant;
         if (!IsDir(variant_dir) || !DecodeVariant(encoded, &variant)) {
             RemoveTree(variant_dir);
+            ++*deleted;
             continue;
         }
         ListDir(variant_dir, &groups);
@@ -426,6 +429,7 @@ int ReconcileFiles(MDB_txn* txn, MDB_dbi dbi, const std::string& v_dir,
             uint64_t group = 0;
             if (!IsDir(group_dir) || !ParseDecimal(group_name, &group)) {
                 RemoveTree(group_dir);
+                ++*deleted;
                 continue;
             }
             ListDir(group_dir, &files);
@@ -435,6 +439,7 @@ int ReconcileFiles(MDB_txn* txn, MDB_dbi dbi, const std::string& v_dir,
                 if (!ParseDecimal(name, &slot) ||
                     slot / kSlotsPerDir != group) {
                     RemoveTree(path);
+                    ++*deleted;
                     continue;
                 }
                 std::string key = MakeKey(variant, slot);
@@ -456,6 +461,7 @@ int ReconcileFiles(MDB_txn* txn, MDB_dbi dbi, const std::string& v_dir,
                     kept->insert(std::move(key));
                 } else {
                     RemoveTree(path);
+                    ++*deleted;
                 }
             }
             rmdir(group_dir.c_str());   // only when empty
@@ -466,10 +472,11 @@ int ReconcileFiles(MDB_txn* txn, MDB_dbi dbi, const std::string& v_dir,
 }
 
 // Deletes the entries whose file ReconcileFiles did not keep (or whose
-// record cannot be read) and counts the totals again. An LMDB error code,
-// 0 on success.
+// record cannot be read), counting them in *dropped, and counts the totals
+// again. An LMDB error code, 0 on success.
 int DropStaleEntries(MDB_txn* txn, MDB_dbi entries, MDB_dbi meta,
-                     const std::unordered_set<std::string>& kept) {
+                     const std::unordered_set<std::string>& kept,
+                     uint64_t* dropped) {
     BlockStore::Totals totals;
     std::vector<std::string> stale;
     int rc = ForEachLmdbRow(
@@ -487,6 +494,7 @@ int DropStaleEntries(MDB_txn* txn, MDB_dbi entries, MDB_dbi meta,
         MDB_val key = LmdbVal(stale[i]);
         rc = mdb_del(txn, entries, &key, nullptr);
     }
+    *dropped = stale.size();
     if (rc == 0) {
         rc = GetMeta(txn, meta, kMetaEvictions, &totals.evictions);
     }
@@ -551,6 +559,7 @@ std::unique_ptr<BlockStore> BlockStore::Open(
                    (!reconcile || store->Reconcile(corrupt, error));
         };
         auto start_over = [&] {
+            store->opening_.damage = *error;
             return StartOver(store->env_dir_, store->cache_dir_, error);
         };
         if (!store->env_->OpenOrStartOver(reconcile, open, start_over)) {
@@ -590,20 +599,28 @@ bool BlockStore::Reconcile(bool* corrupt, std::string* error) {
     // orphan. Temp files of other live processes (a reload's old workers)
     // are being written and stay.
     std::string what = "reconcile";
+    Opening found;
     int rc = env_->Write([&](MDB_txn* txn) {
         ClearStaleTemps(cache_dir_ + "/tmp");
         std::unordered_set<std::string> kept;
-        int rc = ReconcileFiles(txn, entries_dbi_, cache_dir_ + "/v", &kept);
+        found = Opening{};
+        int rc = ReconcileFiles(txn, entries_dbi_, cache_dir_ + "/v", &kept,
+                                &found.files_deleted);
         if (rc != 0) {
             what = "reconcile " + cache_dir_;
             return rc;
         }
-        return DropStaleEntries(txn, entries_dbi_, meta_dbi_, kept);
+        found.entries_kept = kept.size();
+        return DropStaleEntries(txn, entries_dbi_, meta_dbi_, kept,
+                                &found.entries_dropped);
     });
     if (rc != 0) {
         *corrupt = IsLmdbCorruption(rc);
         return Fail(error, env_->ErrorText(what, rc));
     }
+    found.reconciled = true;
+    found.damage = std::move(opening_.damage);   // a start over's, if any
+    opening_ = std::move(found);
     return true;
 }
 

@@ -159,6 +159,18 @@ public:
     };
     Totals GetTotals() const;
 
+    // What opening found and did, for the operator's log: an index that
+    // could not be read (then moved aside and the cache emptied), and what
+    // the reconcile removed.
+    struct Opening {
+        bool reconciled = false;        // this process reconciled
+        std::string damage;             // the unreadable index's error
+        uint64_t files_deleted = 0;     // in v/: no entry, or not its file
+        uint64_t entries_dropped = 0;   // file missing, or not the file
+        uint64_t entries_kept = 0;
+    };
+    const Opening& opening() const { return opening_; }
+
 private:
     BlockStore() = default;
 
@@ -176,6 +188,7 @@ private:
     unsigned int meta_dbi_ = 0;
     uint64_t nonce_ = 0;
     std::atomic<uint64_t> temp_counter_{0};
+    Opening opening_;
 };
 
 }  // namespace solgate

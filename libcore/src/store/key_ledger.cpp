@@ -458,7 +458,10 @@ std::unique_ptr<KeyLedger> KeyLedger::Open(const KeyLedgerOptions& options,
         auto open = [&](bool* corrupt) {
             return ledger->OpenEnv(options.map_size, corrupt, error);
         };
-        auto start_over = [&] { return StartOver(ledger->env_dir_, error); };
+        auto start_over = [&] {
+            ledger->damage_ = *error;
+            return StartOver(ledger->env_dir_, error);
+        };
         if (!ledger->env_->OpenOrStartOver(options.recover, open,
                                            start_over)) {
             return nullptr;

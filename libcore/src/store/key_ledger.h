@@ -166,6 +166,11 @@ public:
     // As of the last commit; the LMDB figures are 0 when unreadable.
     Stats GetStats() const;
 
+    // Why the ledger could not be read when it was opened, and was moved
+    // aside and started empty (its receipts and allowances lost); "" when
+    // it opened as it was.
+    const std::string& damage() const { return damage_; }
+
 private:
     // A pending receipt of one key.
     struct HourSlot {
@@ -198,6 +203,7 @@ private:
     Pending flushing_;                   // being written by Flush
     size_t flushing_count_ = 0;
     std::atomic<uint64_t> dropped_{0};
+    std::string damage_;
 };
 
 }  // namespace solgate

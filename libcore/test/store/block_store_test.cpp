@@ -409,6 +409,7 @@ TEST_F(BlockStoreTest, ReconcileRepairsFilesAndIndex) {
         // Without reconcile nothing is touched.
         auto store = OpenStore(false);
         ASSERT_NE(store, nullptr);
+        EXPECT_FALSE(store->opening().reconciled);
         EXPECT_EQ(store->GetTotals().entries, 4u);
         EXPECT_TRUE(Exists(orphan));
         EXPECT_TRUE(Exists(stale_temp));
@@ -421,6 +422,14 @@ TEST_F(BlockStoreTest, ReconcileRepairsFilesAndIndex) {
     }
     auto store = OpenStore(true);
     ASSERT_NE(store, nullptr);
+    // what it did, for the log: 12, 13, the two orphans, the four strays
+    // deleted; the entries of 11, 12, 13 dropped
+    const BlockStore::Opening& opening = store->opening();
+    EXPECT_TRUE(opening.reconciled);
+    EXPECT_EQ(opening.files_deleted, 8u);
+    EXPECT_EQ(opening.entries_dropped, 3u);
+    EXPECT_EQ(opening.entries_kept, 1u);
+    EXPECT_EQ(opening.damage, "");
     BlockRecord rec;
     EXPECT_TRUE(store->Lookup(10, "v1", &rec));
     EXPECT_FALSE(store->Lookup(11, "v1", &rec));
@@ -494,6 +503,11 @@ TEST_F(BlockStoreTest, CorruptIndexStartsOverEmpty) {
 
     auto store = OpenStore(true);
     ASSERT_NE(store, nullptr);
+    // the log can say why the cache was emptied
+    EXPECT_NE(store->opening().damage.find("MDB_INVALID"), std::string::npos)
+        << store->opening().damage;
+    EXPECT_TRUE(store->opening().reconciled);
+    EXPECT_EQ(store->opening().entries_kept, 0u);
     BlockStore::Totals totals = store->GetTotals();
     EXPECT_EQ(totals.entries, 0u);
     EXPECT_EQ(totals.bytes, 0u);

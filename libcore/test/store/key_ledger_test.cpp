@@ -625,6 +625,8 @@ TEST_F(KeyLedgerTest, CorruptLedgerIsAnErrorOrStartsOver) {
     options_.recover = true;
     auto ledger = OpenLedger();
     ASSERT_NE(ledger, nullptr);
+    EXPECT_NE(ledger->damage().find("MDB_INVALID"), std::string::npos)
+        << ledger->damage();
     EXPECT_EQ(ledger->AllowanceUsed("k", kNow), 0u);
     ASSERT_TRUE(ledger->CountRetrieval({"k"}, kNow, &error)) << error;
     EXPECT_EQ(ledger->AllowanceUsed("k", kNow), 1u);
