@@ -337,6 +337,13 @@ RouteDecision RouteWhole(const RpcRequest& request, RouteContext& ctx) {
     case RpcRequest::Shape::kSingle:
         decision.forward =
             !AppendLocalAnswer(decision.answer, request.calls[0], ctx);
+        if (!decision.forward && request.calls[0].id_raw.empty() &&
+            !request.calls[0].error) {
+            // a notification (a valid call without id): JSON-RPC answers
+            // none, not even an error (an empty 200, as a node and a batch
+            // of notifications do); an invalid request is still answered
+            decision.answer.clear();
+        }
         break;
     case RpcRequest::Shape::kBatch:
         break;   // RouteBatch's

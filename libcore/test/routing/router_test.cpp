@@ -94,6 +94,24 @@ TEST(Router, AnswersGenesisHashForKnownClusters) {
               std::string::npos);
 }
 
+// A valid call without id answered here gets no answer at all (JSON-RPC
+// answers no notification, not even with an error); an invalid request
+// without id is still told why.
+TEST(Router, ANotificationAnsweredHereGetsNoAnswer) {
+    auto genesis = Route(R"({"jsonrpc":"2.0","method":"getGenesisHash"})");
+    EXPECT_FALSE(genesis.forward);
+    EXPECT_EQ(genesis.http_status, 200u);
+    EXPECT_EQ(genesis.answer, "");
+    auto bad_params = Route(R"({"jsonrpc":"2.0","method":"getBlock"})");
+    EXPECT_FALSE(bad_params.forward);
+    EXPECT_EQ(bad_params.answer, "");
+    auto invalid = Route(R"({"jsonrpc":"2.0"})");
+    EXPECT_FALSE(invalid.forward);
+    EXPECT_NE(invalid.answer.find(R"("code":-32600)"), std::string::npos)
+        << invalid.answer;
+    EXPECT_NE(invalid.answer.find(R"("id":null)"), std::string::npos);
+}
+
 TEST(Router, ForwardsGenesisHashForCustomClusters) {
     auto d = Route(R"({"jsonrpc":"2.0","id":1,"method":"getGenesisHash"})",
                    SG_CLUSTER_CUSTOM);
