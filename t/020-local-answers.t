@@ -82,15 +82,19 @@ POST /
 
 
 
-=== TEST 4: a valid call without an id is a notification: no answer (an empty 200, as from a node), even when it is answered here; an invalid one without an id gets its error with a null id
+=== TEST 4: a valid call without an id is a notification: no answer (an empty 200, as from a node), even when it is answered here, alone or in a batch; an invalid one without an id gets its error with a null id
 --- request eval
 ["POST /\n" . '{"jsonrpc":"2.0","method":"getGenesisHash"}',
  "POST /\n" . '{"jsonrpc":"2.0","method":"getBlock","params":["x"]}',
+ "POST /\n" . '[{"jsonrpc":"2.0","method":"getGenesisHash"},{"jsonrpc":"2.0","id":3,"method":"getGenesisHash"}]',
+ "POST /\n" . '[{"jsonrpc":"2.0","method":"getGenesisHash"},{"jsonrpc":"2.0","method":"getGenesisHash"}]',
  "POST /\n" . '{"jsonrpc":"2.0","params":[]}']
 --- error_code eval
-[200, 200, 200]
+[200, 200, 200, 200, 200]
 --- response_body eval
 ['', '',
+ '[{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":3}]',
+ '',
  '{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request: missing \\"method\\""},"id":null}']
 
 

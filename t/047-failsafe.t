@@ -467,3 +467,18 @@ rest (it used to stall there until the client gave up).
 my $calls = 0;
 $calls += sim_client_calls($_) for @Ports;
 is($calls, 0, 'no call reached an upstream');
+
+
+
+=== TEST 21: a broadcast sendTransaction without id (a notification) reaches every node and is answered nothing: an empty 200, not an error
+--- setup
+clean();
+--- wait_for eval
+['the nodes are polled', sub { (state_of('sim-c', 'bcast')->{processed_slot} || 0) > 0 }, 5]
+--- request eval
+"POST /bcast\n" . '{"jsonrpc":"2.0","method":"sendTransaction","params":["AQABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4fICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8BAAEC",{"encoding":"base64"}]}'
+--- error_code: 200
+--- response_body:
+--- check
+is(join(' ', map { sim_client_calls($_, 'sendTransaction') } @Ports), '1 1 1',
+   'each node got the transaction once');

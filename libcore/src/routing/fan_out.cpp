@@ -123,6 +123,11 @@ FanOutKind ChooseCallFanOut(const NetworkSettings& settings,
     if (flags & kFanOutBroadcast) {
         return FanOutKind::kBroadcast;
     }
+    if (call.id_raw.empty()) {
+        // a notification: no answer to compare or race for (a broadcast
+        // still delivers it everywhere)
+        return FanOutKind::kNone;
+    }
     if (IsWriteMethod(call.method)) {
         return FanOutKind::kNone;   // sent once, never compared or hedged
     }

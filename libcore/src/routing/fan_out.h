@@ -84,6 +84,10 @@ public:
     // for Result once none is pending).
     bool Ended(size_t upstream, std::string_view answer, bool cancelled);
     bool decided() const { return decided_; }
+    // An attempt answered HTTP 200 with no body: a node's answer to a
+    // notification (broadcast: it was delivered).
+    void NoteEmptyAnswer() { empty_answers_++; }
+    size_t empty_answers() const { return empty_answers_; }
     // A hedge with nothing pending and no candidate left: what it has is
     // the answer.
     void Settle() { decided_ = true; }
@@ -121,6 +125,7 @@ private:
     size_t launched_ = 0;
     size_t ended_ = 0;
     size_t hedges_sent_ = 0;
+    size_t empty_answers_ = 0;
     bool decided_ = false;
     // upstreams launched by the hedge timer
     std::vector<size_t> hedged_;

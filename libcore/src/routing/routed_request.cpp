@@ -259,9 +259,15 @@ RoutedRequest::FanOutStep RoutedRequest::ReportFanOut(
         network_->ReportAttempt(upstream, outcome, now_ms);
         if (end.http_status == 200) {
             answer = end.answer;
+            if (answer.empty()) {
+                fan_out().NoteEmptyAnswer();
+            }
         }
         if (fan_out().kind() == FanOutKind::kBroadcast) {
-            bool success = !answer.empty() && !LooksLikeRpcError(answer);
+            // a notification's success is a node's empty 200
+            bool success = answer.empty()
+                               ? end.http_status == 200 && parsed_.IsNotification()
+                               : !LooksLikeRpcError(answer);
             network_->host(upstream)
                 .broadcasts[success ? 0 : 1]
                 .fetch_add(1, std::memory_order_relaxed);
@@ -311,6 +317,9 @@ RoutedRequest::Answer RoutedRequest::FanOutAnswer() {
     }
     if (!result.answer.empty()) {
         return {200, std::string(result.answer)};
+    }
+    if (parsed_.IsNotification() && fan_out().empty_answers() > 0) {
+        return {200, std::string()};   // delivered; nothing to answer
     }
     if (fan_out().kind() == FanOutKind::kConsensus &&
         result.consensus != ConsensusOutcome::kFailed) {

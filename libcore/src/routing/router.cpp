@@ -128,14 +128,18 @@ std::string_view CallText(const RpcRequest& request, const RpcCall& call) {
 
 // The pieces of a batch that goes call by call; `local[i]` is call i's
 // answer made here (empty: it goes upstream), `alone[i]` whether it goes
-// alone.
+// alone, `dropped[i]` (if any) a notification answered here: no piece.
 std::vector<BatchPiece> CutPieces(const RpcRequest& request,
                                   std::vector<std::string>& local,
-                                  const std::vector<unsigned char>& alone) {
+                                  const std::vector<unsigned char>& alone,
+                                  const std::vector<unsigned char>& dropped) {
     std::vector<BatchPiece> pieces;
     bool in_run = false;
     for (size_t i = 0; i < request.calls.size(); i++) {
         const RpcCall& call = request.calls[i];
+        if (!dropped.empty() && dropped[i]) {
+            continue;
+        }
         if (!local.empty() && !local[i].empty()) {
             in_run = false;
             pieces.push_back({BatchPiece::Kind::kLocal, std::move(local[i]),
@@ -185,6 +189,7 @@ RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx,
     // empty)
     std::vector<std::string> local;
     std::vector<unsigned char> alone;
+    std::vector<unsigned char> dropped;   // notifications answered here
     std::string answer;
     size_t forwarding = 0;
     bool has_get_slot = false;
@@ -206,16 +211,25 @@ RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx,
             }
             continue;
         }
+        if (IsNotification(call)) {
+            if (dropped.empty()) {
+                dropped.resize(n);
+            }
+            dropped[i] = 1;
+            answer.clear();
+            continue;
+        }
         if (local.empty()) {
             local.resize(n);
         }
         local[i] = std::move(answer);
         answer.clear();
     }
+    auto is_dropped = [&](size_t i) { return !dropped.empty() && dropped[i]; };
     RouteDecision decision;
     if (!alone.empty()) {
         decision.forward = true;
-        decision.pieces = CutPieces(request, local, alone);
+        decision.pieces = CutPieces(request, local, alone, dropped);
         return decision;
     }
     const char* open = options.run ? "" : "[";
@@ -224,20 +238,28 @@ RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx,
     // id: an answer made here for a notification has no room (and JSON-RPC
     // answers none).
     auto silent = [&](size_t i) {
-        return options.run && request.calls[i].id_raw.empty();
+        return is_dropped(i) ||
+               (options.run && request.calls[i].id_raw.empty());
     };
     if (forwarding == 0) {
         decision.answer = open;
+        bool any = false;
         for (size_t i = 0; i < n; i++) {
             if (silent(i)) {
                 continue;
             }
-            if (decision.answer.size() > std::string_view(open).size()) {
+            if (any) {
                 decision.answer.push_back(',');
             }
             decision.answer += local[i];
+            any = true;
         }
-        decision.answer += close;
+        // nothing to answer (all notifications): no answer, not "[]"
+        if (any) {
+            decision.answer += close;
+        } else {
+            decision.answer.clear();
+        }
         return decision;
     }
     decision.forward = true;
@@ -259,6 +281,9 @@ RouteDecision RouteBatch(const RpcRequest& request, RouteContext& ctx,
     }
     for (size_t i = 0; i < n; i++) {
         const RpcCall& call = request.calls[i];
+        if (is_dropped(i)) {
+            continue;
+        }
         if (!local.empty() && !local[i].empty()) {
             if (!silent(i)) {
                 decision.merge.push_back({false, std::move(local[i]), {}, i});
@@ -337,12 +362,8 @@ RouteDecision RouteWhole(const RpcRequest& request, RouteContext& ctx) {
     case RpcRequest::Shape::kSingle:
         decision.forward =
             !AppendLocalAnswer(decision.answer, request.calls[0], ctx);
-        if (!decision.forward && request.calls[0].id_raw.empty() &&
-            !request.calls[0].error) {
-            // a notification (a valid call without id): JSON-RPC answers
-            // none, not even an error (an empty 200, as a node and a batch
-            // of notifications do); an invalid request is still answered
-            decision.answer.clear();
+        if (!decision.forward && IsNotification(request.calls[0])) {
+            decision.answer.clear();   // an empty 200, as from a node
         }
         break;
     case RpcRequest::Shape::kBatch:

@@ -73,6 +73,12 @@ inline bool IsWriteMethod(std::string_view method) {
     return method == "sendTransaction" || method == "requestAirdrop";
 }
 
+// A valid call without id: JSON-RPC answers none, not even an error (an
+// invalid call without id is answered, with a null id).
+inline bool IsNotification(const RpcCall& call) {
+    return call.id_raw.empty() && !call.error;
+}
+
 struct RpcRequest {
     // kSubscription: a WebSocket upgrade, no calls: it goes whole to an
     // upstream with a pubsub endpoint (ws=), whatever it subscribes to.
@@ -87,6 +93,12 @@ struct RpcRequest {
     // A view of the parsed text: valid while the caller keeps that text
     // (the nginx request body, until routing is decided).
     std::string_view batch_text;
+
+    // A single call that is a notification.
+    bool IsNotification() const {
+        return shape == Shape::kSingle && calls.size() == 1 &&
+               solgate::IsNotification(calls[0]);
+    }
 
     bool HasWrite() const {
         for (const RpcCall& call : calls) {

@@ -79,6 +79,20 @@ TEST(ChooseFanOut, BroadcastThenConsensusThenHedgeAndNeverAWriteTwice) {
               FanOutKind::kConsensus);
 }
 
+// A notification has no answer to compare or race for: consensus and
+// hedge leave it as one attempt; a broadcast still delivers it to several.
+TEST(ChooseFanOut, ANotificationIsOnlyBroadcast) {
+    NetworkSettings s = Consensus({"get*"});
+    ASSERT_FALSE(conf::ParseHedge({"*"}, &s.hedge));
+    ASSERT_FALSE(conf::ParseBroadcast({"sendTransaction"}, &s.broadcast));
+    EXPECT_EQ(ChooseFanOut(s, Parse(R"({"jsonrpc":"2.0","method":"getBalance","params":["x",{"commitment":"finalized"}]})")),
+              FanOutKind::kNone);
+    EXPECT_EQ(ChooseFanOut(s, Parse(R"({"jsonrpc":"2.0","method":"getAccountInfo","params":["x"]})")),
+              FanOutKind::kNone);
+    EXPECT_EQ(ChooseFanOut(s, Parse(R"({"jsonrpc":"2.0","method":"sendTransaction","params":["AQ"]})")),
+              FanOutKind::kBroadcast);
+}
+
 TEST(ChooseFanOut, TheMethodTableAgreesWithTheGlobs) {
     Network network("mainnet", {});
     ASSERT_FALSE(network.SetPolicy("hedge", {"getAccount*|myMethod"}));
@@ -136,6 +150,38 @@ TEST(FanOut, ABroadcastGoesToSeveralAndAnswersTheFirstSuccess) {
         all.ReportFanOut(u, Failed(), false, 0);
     }
     EXPECT_EQ(all.FanOutAnswer().http_status, 502u);
+}
+
+// A broadcast notification: the nodes answer an empty 200, which is its
+// delivery; the client gets an empty 200 too, not the all-failed 502.
+TEST(FanOut, ABroadcastNotificationIsAnsweredNothingOnceDelivered) {
+    NetworkSettings settings;
+    ASSERT_FALSE(conf::ParseBroadcast({"sendTransaction", "to=2"},
+                                      &settings.broadcast));
+    TestNetwork t(3, settings);
+    const std::string send =
+        R"({"jsonrpc":"2.0","method":"sendTransaction","params":["AQ"]})";
+    RoutedRequest req(Parse(send));
+    ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
+    RoutedRequest::FanOutStart start = req.StartFanOut(0);
+    ASSERT_EQ(start.kind, FanOutKind::kBroadcast);
+    ASSERT_EQ(start.targets.size(), 2u);
+    req.ReportFanOut(start.targets[0], Failed(503), false, 0);
+    EXPECT_TRUE(req.ReportFanOut(start.targets[1], Answered(""), false, 0)
+                    .decided);
+    RoutedRequest::Answer answer = req.FanOutAnswer();
+    EXPECT_EQ(answer.http_status, 200u);
+    EXPECT_EQ(answer.body, "");
+    EXPECT_EQ(t.network.host(start.targets[1]).broadcasts[0].load(), 1u);
+    EXPECT_EQ(t.network.host(start.targets[0]).broadcasts[1].load(), 1u);
+
+    // delivered nowhere: the all-failed answer still tells the client
+    RoutedRequest lost(Parse(send));
+    ASSERT_TRUE(lost.Route(t.network, {}, 0).forward);
+    for (size_t u : lost.StartFanOut(0).targets) {
+        lost.ReportFanOut(u, Failed(), false, 0);
+    }
+    EXPECT_EQ(lost.FanOutAnswer().http_status, 502u);
 }
 
 // --- consensus --------------------------------------------------------

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <string>
 
 #include "support/fakes.h"
@@ -341,12 +343,51 @@ TEST(Router, AtMostKMaxAloneCallsGoAlone) {
     EXPECT_EQ(d.pieces[kMaxAloneCalls].kind, BatchPiece::Kind::kRun);
     EXPECT_EQ(d.pieces.back().kind, BatchPiece::Kind::kLocal);
     EXPECT_NE(d.pieces.back().text.find("served by Cube Runner"), std::string::npos);
-    // a Cube Runner notification is not read by anyone: refused, not sent
+    // a Cube Runner notification is not read by anyone: not sent, and
+    // (a notification) not answered either
     d = RouteOn(net.network, R"([{"jsonrpc":"2.0","method":"getBlock","params":[5]},)"
                              R"({"jsonrpc":"2.0","id":2,"method":"getBalance"}])");
     ASSERT_TRUE(d.pieces.empty());
-    ASSERT_EQ(d.merge.size(), 2u);
-    EXPECT_FALSE(d.merge[0].forwarded);
+    ASSERT_EQ(d.merge.size(), 1u);
+    EXPECT_TRUE(d.merge[0].forwarded);
+    EXPECT_EQ(d.forward_body, R"([{"jsonrpc":"2.0","id":2,"method":"getBalance"}])");
+}
+
+// JSON-RPC answers no notification, in a batch as alone: a valid call
+// without id answered here puts no element in the batch's answer, and a
+// batch of nothing else gets no answer at all (not "[]"); an invalid call
+// without id is still answered, with a null id.
+TEST(Router, ABatchAnswersNothingForItsNotifications) {
+    testing::TestNetwork net(2, Cluster(SG_CLUSTER_MAINNET_BETA));
+    auto local = RouteOn(net.network,
+                         R"([{"jsonrpc":"2.0","method":"getGenesisHash"},)"
+                         R"({"jsonrpc":"2.0","id":7,"method":"getGenesisHash"},)"
+                         R"({"jsonrpc":"2.0"}])");
+    ASSERT_FALSE(local.forward);
+    EXPECT_EQ(local.answer.find(R"("id":7)") != std::string::npos, true)
+        << local.answer;
+    EXPECT_EQ(local.answer.rfind('[', 0), 0u) << local.answer;
+    EXPECT_EQ(std::count(local.answer.begin(), local.answer.end(), '{'),
+              std::count(local.answer.begin(), local.answer.end(), '}'));
+    EXPECT_NE(local.answer.find(R"(-32600)"), std::string::npos);
+    EXPECT_NE(local.answer.find(R"("id":null)"), std::string::npos);
+    // two elements: the id 7 answer and the invalid call's error
+    EXPECT_EQ(local.answer.find("5eykt4Us"), local.answer.rfind("5eykt4Us"));
+
+    auto quiet = RouteOn(net.network,
+                         R"([{"jsonrpc":"2.0","method":"getGenesisHash"},)"
+                         R"({"jsonrpc":"2.0","method":"getGenesisHash"}])");
+    ASSERT_FALSE(quiet.forward);
+    EXPECT_EQ(quiet.answer, "");
+
+    // with calls that go upstream: only those are sent and merged
+    auto mixed = RouteOn(net.network,
+                         R"([{"jsonrpc":"2.0","method":"getGenesisHash"},)"
+                         R"({"jsonrpc":"2.0","id":2,"method":"getBalance"}])");
+    ASSERT_TRUE(mixed.forward);
+    ASSERT_EQ(mixed.merge.size(), 1u);
+    EXPECT_TRUE(mixed.merge[0].forwarded);
+    EXPECT_EQ(mixed.forward_body, R"([{"jsonrpc":"2.0","id":2,"method":"getBalance"}])");
 }
 
 // In a run, an answer made here for a notification has no place.
