@@ -561,7 +561,7 @@ X-Api-Key: key-free
 --- check
 ok(!-e "$Dir/us-east/cache/v/getBlock_2Fjson_2Ffull_2Fr1_2Fv0/0/7", 'the stray file is gone');
 --- error_log eval
-qr/\[warn\] .*solgate_blocks "mainnet": cache "[^"]*\/us-east\/cache" checked against its index: [1-9]\d* cached block\(s\) kept, 0 entr\(ies\) dropped \(file missing or not the file indexed\), 1 file\(s\) deleted \(not indexed, or not the indexed file\)/
+qr/\[warn\] .*solgate_blocks "mainnet": cache "[^"]*\/us-east\/cache" checked against its index: [1-9]\d* cached block\(s\) kept, 0 entr\(ies\) dropped \(file missing or not the file indexed\), 1 stray or mismatched item\(s\) removed from it/
 
 
 
@@ -582,6 +582,7 @@ ok(-e "$Dir/us-east/state/blocks.corrupt/data.mdb", 'the damaged index is kept a
 [error]
 [crit]
 [emerg]
+cannot open the cache
+checked against its index
 --- error_log eval
-[qr/\[alert\] .*solgate_blocks "mainnet": the block index in "[^"]*\/us-east\/state\/blocks" could not be read \([^)]*MDB_INVALID[^)]*\); it was moved to "[^"]*\/us-east\/state\/blocks.corrupt" and the cache "[^"]*\/us-east\/cache" emptied/,
- qr/\[notice\] .*solgate_blocks "mainnet": cache "[^"]*\/us-east\/cache" checked against its index: 0 cached block\(s\) kept, 0 entr\(ies\) dropped/]
+qr/\[alert\] .*solgate_blocks "mainnet": the block index in "[^"]*\/us-east\/state\/blocks" could not be read \([^)]*MDB_INVALID[^)]*\); it was moved to "[^"]*\/us-east\/state\/blocks.corrupt" and the cache "[^"]*\/us-east\/cache" emptied/

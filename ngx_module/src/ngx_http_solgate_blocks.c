@@ -657,6 +657,7 @@ ngx_int_t
 ngx_http_solgate_blocks_start(ngx_cycle_t *cycle)
 {
     char                           err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    int                            rc;
     ngx_uint_t                     i;
     ngx_http_solgate_blocks_t    **blocks, *b;
     ngx_http_solgate_main_conf_t  *smcf;
@@ -679,18 +680,18 @@ ngx_http_solgate_blocks_start(ngx_cycle_t *cycle)
     for (i = 0; i < smcf->blocks.nelts; i++) {
         b = blocks[i];
 
-        if (sg_blocks_open(b->core, ngx_worker == 0, err, sizeof(err))
-            != SG_OK)
-        {
+        rc = sg_blocks_open(b->core, ngx_worker == 0, err, sizeof(err));
+
+        /* what it found, even when the key ledger then failed */
+        ngx_http_solgate_blocks_log_opening(cycle, b);
+
+        if (rc != SG_OK) {
             ngx_log_error(NGX_LOG_ALERT, cycle->log, 0,
                           "solgate_blocks \"%V\": cannot open the cache "
                           "\"%V\" with its index in \"%V\": %s; serving "
                           "getBlock without it", &b->network_name,
                           &b->cache_dir, &b->state_dir, err);
-            continue;
         }
-
-        ngx_http_solgate_blocks_log_opening(cycle, b);
     }
 
     return NGX_OK;
@@ -732,20 +733,20 @@ ngx_http_solgate_blocks_log_opening(ngx_cycle_t *cycle,
                       &b->state_dir);
     }
 
-    if (!o.reconciled) {
-        return;
+    if (!o.reconciled || o.index_damage.len > 0) {
+        return;     /* a cache emptied: the alert above says it */
     }
 
-    level = (o.files_deleted > 0 || o.entries_dropped > 0) ? NGX_LOG_WARN
+    level = (o.items_removed > 0 || o.entries_dropped > 0) ? NGX_LOG_WARN
                                                           : NGX_LOG_NOTICE;
 
     ngx_log_error(level, cycle->log, 0,
                   "solgate_blocks \"%V\": cache \"%V\" checked against its "
                   "index: %uL cached block(s) kept, %uL entr(ies) dropped "
-                  "(file missing or not the file indexed), %uL file(s) "
-                  "deleted (not indexed, or not the indexed file)",
+                  "(file missing or not the file indexed), %uL stray or "
+                  "mismatched item(s) removed from it",
                   &b->network_name, &b->cache_dir, o.entries_kept,
-                  o.entries_dropped, o.files_deleted);
+                  o.entries_dropped, o.items_removed);
 }
 
 

@@ -820,7 +820,8 @@ SG_API int sg_blocks_open(sg_blocks_t *blocks, int reconcile, char *err,
  * open or close). */
 typedef struct {
     int          reconciled;        /* this process reconciled the cache */
-    uint64_t     files_deleted;     /* no entry, or not the entry's file */
+    uint64_t     items_removed;     /* files no entry describes (or not as
+                                     * described), stray directories */
     uint64_t     entries_dropped;   /* file missing, or not the file */
     uint64_t     entries_kept;
     sg_str_t     index_damage;      /* the unreadable index's error: it was

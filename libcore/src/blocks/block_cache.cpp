@@ -17,6 +17,7 @@ bool BlockCache::OpenStore(bool reconcile, std::string* error) {
     options.cache_dir = conf_.cache_dir();
     options.state_dir = conf_.state_dir();
     store_ = BlockStore::Open(options, reconcile, error);
+    opening_ = store_ ? store_->opening() : BlockStore::Opening{};
     return store_ != nullptr;
 }
 

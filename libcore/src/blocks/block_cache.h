@@ -37,11 +37,10 @@ public:
     // files made to agree) in the first process only. False with *error.
     bool OpenStore(bool reconcile, std::string* error);
     void Close();
-    // What opening the store found (BlockStore::Opening); nullptr while
-    // it is not open.
-    const BlockStore::Opening* opening() const {
-        return store_ ? &store_->opening() : nullptr;
-    }
+    // What the last OpenStore found (BlockStore::Opening), kept after
+    // Close: a store closed at once (its key ledger failed) still tells
+    // that its index was started over.
+    const BlockStore::Opening& opening() const { return opening_; }
 
     // Nothing is cached while it is not open.
     bool Lookup(uint64_t slot, std::string_view variant,
@@ -83,6 +82,7 @@ private:
     const BlockServiceConf& conf_;
     SharedBlocks& zone_;
     std::unique_ptr<BlockStore> store_;
+    BlockStore::Opening opening_;
     ReceiptBuffer region_receipts_;
 };
 

@@ -308,15 +308,13 @@ void sg_blocks_opening(const sg_blocks_t* blocks,
     if (blocks == nullptr || !blocks->service) {
         return;
     }
-    const solgate::BlockStore::Opening* cache =
+    const solgate::BlockStore::Opening& cache =
         blocks->service->cache().opening();
-    if (cache != nullptr) {
-        out->reconciled = cache->reconciled ? 1 : 0;
-        out->files_deleted = cache->files_deleted;
-        out->entries_dropped = cache->entries_dropped;
-        out->entries_kept = cache->entries_kept;
-        out->index_damage = ToStr(cache->damage);
-    }
+    out->reconciled = cache.reconciled ? 1 : 0;
+    out->items_removed = cache.items_removed;
+    out->entries_dropped = cache.entries_dropped;
+    out->entries_kept = cache.entries_kept;
+    out->index_damage = ToStr(cache.damage);
     out->ledger_damage = ToStr(blocks->service->LedgerDamage());
 }
 

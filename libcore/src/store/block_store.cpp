@@ -403,9 +403,9 @@ int PutScore(MDB_txn* txn, MDB_dbi entries,
 }
 
 // Walks <cache>/v and deletes whatever is not the file of a valid entry
-// (strays, orphans, files of another size or inode), counting what it
-// deleted (a stray directory counts once) in *deleted; the keys of the files kept go to *kept. An LMDB error code, 0
-// on success.
+// (strays, orphans, files of another size or inode), counting in *deleted
+// what it removed (a file, or a stray directory with what it held); the
+// keys of the files kept go to *kept. An LMDB error code, 0 on success.
 int ReconcileFiles(MDB_txn* txn, MDB_dbi dbi, const std::string& v_dir,
                    std::unordered_set<std::string>* kept,
                    uint64_t* deleted) {
@@ -419,8 +419,7 @@ int ReconcileFiles(MDB_txn* txn, MDB_dbi dbi, const std::string& v_dir,
         std::string variant_dir = v_dir + "/" + encoded;
         std::string variant;
         if (!IsDir(variant_dir) || !DecodeVariant(encoded, &variant)) {
-            RemoveTree(variant_dir);
-            ++*deleted;
+            *deleted += RemoveTree(variant_dir) ? 1 : 0;
             continue;
         }
         ListDir(variant_dir, &groups);
@@ -428,8 +427,7 @@ int ReconcileFiles(MDB_txn* txn, MDB_dbi dbi, const std::string& v_dir,
             std::string group_dir = variant_dir + "/" + group_name;
             uint64_t group = 0;
             if (!IsDir(group_dir) || !ParseDecimal(group_name, &group)) {
-                RemoveTree(group_dir);
-                ++*deleted;
+                *deleted += RemoveTree(group_dir) ? 1 : 0;
                 continue;
             }
             ListDir(group_dir, &files);
@@ -438,8 +436,7 @@ int ReconcileFiles(MDB_txn* txn, MDB_dbi dbi, const std::string& v_dir,
                 uint64_t slot = 0;
                 if (!ParseDecimal(name, &slot) ||
                     slot / kSlotsPerDir != group) {
-                    RemoveTree(path);
-                    ++*deleted;
+                    *deleted += RemoveTree(path) ? 1 : 0;
                     continue;
                 }
                 std::string key = MakeKey(variant, slot);
@@ -460,8 +457,7 @@ int ReconcileFiles(MDB_txn* txn, MDB_dbi dbi, const std::string& v_dir,
                 if (good) {
                     kept->insert(std::move(key));
                 } else {
-                    RemoveTree(path);
-                    ++*deleted;
+                    *deleted += RemoveTree(path) ? 1 : 0;
                 }
             }
             rmdir(group_dir.c_str());   // only when empty
@@ -605,7 +601,7 @@ bool BlockStore::Reconcile(bool* corrupt, std::string* error) {
         std::unordered_set<std::string> kept;
         found = Opening{};
         int rc = ReconcileFiles(txn, entries_dbi_, cache_dir_ + "/v", &kept,
-                                &found.files_deleted);
+                                &found.items_removed);
         if (rc != 0) {
             what = "reconcile " + cache_dir_;
             return rc;

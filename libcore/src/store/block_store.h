@@ -165,7 +165,9 @@ public:
     struct Opening {
         bool reconciled = false;        // this process reconciled
         std::string damage;             // the unreadable index's error
-        uint64_t files_deleted = 0;     // in v/: no entry, or not its file
+        uint64_t items_removed = 0;     // from v/: files no entry describes
+                                        // (or not as described), and stray
+                                        // directories (each counts once)
         uint64_t entries_dropped = 0;   // file missing, or not the file
         uint64_t entries_kept = 0;
     };

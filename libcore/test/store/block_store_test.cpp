@@ -426,7 +426,7 @@ TEST_F(BlockStoreTest, ReconcileRepairsFilesAndIndex) {
     // deleted; the entries of 11, 12, 13 dropped
     const BlockStore::Opening& opening = store->opening();
     EXPECT_TRUE(opening.reconciled);
-    EXPECT_EQ(opening.files_deleted, 8u);
+    EXPECT_EQ(opening.items_removed, 8u);
     EXPECT_EQ(opening.entries_dropped, 3u);
     EXPECT_EQ(opening.entries_kept, 1u);
     EXPECT_EQ(opening.damage, "");
