@@ -86,13 +86,14 @@ POST /
 --- request eval
 ["POST /\n" . '{"jsonrpc":"2.0","method":"getGenesisHash"}',
  "POST /\n" . '{"jsonrpc":"2.0","method":"getBlock","params":["x"]}',
+ "POST /\n" . '{"jsonrpc":"2.0","method":"getBalance","params":["x",{"commitment":"bogus"}]}',
  "POST /\n" . '[{"jsonrpc":"2.0","method":"getGenesisHash"},{"jsonrpc":"2.0","id":3,"method":"getGenesisHash"}]',
  "POST /\n" . '[{"jsonrpc":"2.0","method":"getGenesisHash"},{"jsonrpc":"2.0","method":"getGenesisHash"}]',
  "POST /\n" . '{"jsonrpc":"2.0","params":[]}']
 --- error_code eval
-[200, 200, 200, 200, 200]
+[200, 200, 200, 200, 200, 200]
 --- response_body eval
-['', '',
+['', '', '',
  '[{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":3}]',
  '',
  '{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request: missing \\"method\\""},"id":null}']

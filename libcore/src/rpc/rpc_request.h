@@ -73,10 +73,11 @@ inline bool IsWriteMethod(std::string_view method) {
     return method == "sendTransaction" || method == "requestAirdrop";
 }
 
-// A valid call without id: JSON-RPC answers none, not even an error (an
-// invalid call without id is answered, with a null id).
+// A call without id: JSON-RPC answers none, not even an error (invalid
+// params); only an invalid request object is answered, with a null id.
 inline bool IsNotification(const RpcCall& call) {
-    return call.id_raw.empty() && !call.error;
+    return call.id_raw.empty() &&
+           call.error.code != kInvalidRequest;
 }
 
 struct RpcRequest {

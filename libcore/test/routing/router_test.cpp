@@ -107,6 +107,11 @@ TEST(Router, ANotificationAnsweredHereGetsNoAnswer) {
     auto bad_params = Route(R"({"jsonrpc":"2.0","method":"getBlock"})");
     EXPECT_FALSE(bad_params.forward);
     EXPECT_EQ(bad_params.answer, "");
+    // the parser's params errors too (a request object, valid as such)
+    auto bad_commitment = Route(
+        R"({"jsonrpc":"2.0","method":"getBalance","params":["x",{"commitment":"bogus"}]})");
+    EXPECT_FALSE(bad_commitment.forward);
+    EXPECT_EQ(bad_commitment.answer, "");
     auto invalid = Route(R"({"jsonrpc":"2.0"})");
     EXPECT_FALSE(invalid.forward);
     EXPECT_NE(invalid.answer.find(R"("code":-32600)"), std::string::npos)
