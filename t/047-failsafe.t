@@ -482,3 +482,30 @@ clean();
 --- check
 is(join(' ', map { sim_client_calls($_, 'sendTransaction') } @Ports), '1 1 1',
    'each node got the transaction once');
+
+
+
+=== TEST 22: a batch with a getSlot whose id the node writes anew (an escape, a long id) gets one answer per call, corrected
+The node writes "a\/b" back as "a/b": the answer is still that call's.
+--- setup
+clean();
+sim_fault($Ports[0], 'lag', slots => 80);
+--- wait_for eval
+['sim-a is seen behind', sub {
+     my ($a, $b) = map { state_of($_, 'lagging')->{processed_slot} || 0 } qw(sim-a sim-b);
+     $a > 0 && $b > $a + 60 }, 10]
+--- request eval
+[step {
+     my $tip = network_state('lagging')->{tips}{processed};
+     my $long = '"' . ('L' x 300) . '"';
+     for my $id ('"a\\/b"', '"caf\\u00e9"', $long) {
+         my $res = http_post(server_port(), '/lagging', '['
+             . main::rpc(1, 'getGenesisHash') . ','
+             . qq({"jsonrpc":"2.0","id":$id,"method":"getSlot","params":[{"commitment":"processed"}]}) . ']');
+         my @ids = $res->{body} =~ /"id":("(?:[^"\\]|\\.)*"|\d+|null)\}/g;
+         is(scalar(@ids), 2, "id " . substr($id, 0, 12) . ": two answers for two calls") or diag($res->{body});
+         unlike($res->{body}, qr/-32603/, 'no made-up missing answer');
+         my ($slot) = $res->{body} =~ /"result":(\d+),"id":"/;
+         ok(defined $slot && $slot >= $tip, 'its getSlot is corrected: ' . ($slot // 'none'));
+     }
+ }]

@@ -7,6 +7,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "json/json_id.h"
+
 namespace solgate {
 namespace {
 
@@ -421,17 +423,33 @@ void BatchMerger::FlushHeld() {
 
 // The slot an element answers: the one it filled, if its id is that
 // slot's (the upstream kept the order), else the first unanswered one with
-// its id.
+// its id. The id as the upstream wrote it may differ from the client's in
+// bytes, not value (escapes written anew), and is cut after kMaxIdLength
+// bytes (a longer id is matched by its first bytes): both only when the
+// bytes do not match, which is rare.
 size_t BatchMerger::AnsweredSlot(std::string_view id) const {
     if (id.empty()) {
         return kNoSlot;
     }
-    if (filling_ < slots_.size() && slots_[filling_].forwarded &&
-        !answered_[filling_] && slots_[filling_].id == id) {
+    auto open = [this](size_t k) {
+        return slots_[k].forwarded && !answered_[k];
+    };
+    if (filling_ < slots_.size() && open(filling_) &&
+        slots_[filling_].id == id) {
         return filling_;
     }
     for (size_t k = 0; k < slots_.size(); k++) {
-        if (slots_[k].forwarded && !answered_[k] && slots_[k].id == id) {
+        if (open(k) && slots_[k].id == id) {
+            return k;
+        }
+    }
+    for (size_t k = 0; k < slots_.size(); k++) {
+        std::string_view mine = slots_[k].id;
+        bool same = id.size() > kMaxIdLength
+                        ? mine.size() > kMaxIdLength &&
+                              mine.substr(0, id.size()) == id
+                        : SameJsonId(mine, id);
+        if (open(k) && same) {
             return k;
         }
     }
