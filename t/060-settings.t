@@ -195,5 +195,5 @@ for my $family (qw(solgate_upstream_latest_slot solgate_upstream_finalized_slot
                    solgate_network_guard_rejections_total solgate_network_served_tip_slot)) {
     like($m, qr/^# TYPE $family (gauge|counter)$/m, "metric $family");
 }
-like($m, qr/^solgate_network_served_tip_slot\{network="mainnet",lane="all",axis="processed"\} \d+$/m,
+like($m, qr/^solgate_network_served_tip_slot\{network="mainnet",lane="all",lane_key="all",axis="processed"\} \d+$/m,
      'served tip per axis');

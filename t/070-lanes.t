@@ -40,7 +40,7 @@ our @LaneHeaders = (('X-Solgate-Use-Upstream: family:slow') x 12, '');
 # A getSlot picks only the axis it is corrected with; the poller's tick
 # refreshes both axes of every lane.
 our $LanesRefreshed = step {
-    wait_until(sub { metric(qr/^solgate_network_served_tip_slot\{network="mainnet",lane="fast",axis="finalized"\} ([1-9]\d*)$/m) },
+    wait_until(sub { metric(qr/^solgate_network_served_tip_slot\{network="mainnet",lane="fast",lane_key="grp:[0-9a-f]{16}",axis="finalized"\} ([1-9]\d*)$/m) },
                5, 'the poller refreshed the lanes');
 };
 
@@ -91,13 +91,13 @@ lane's finalized tip (no request asked for it) shows up within a tick.
 --- more_headers eval: [@LaneHeaders, '']
 --- check
 my $m = $_[13]{body};
-like($m, qr/^solgate_network_served_tip_slot\{network="mainnet",lane="slow",axis="processed"\} [1-9]\d*$/m,
+like($m, qr/^solgate_network_served_tip_slot\{network="mainnet",lane="slow",lane_key="grp:[0-9a-f]{16}",axis="processed"\} [1-9]\d*$/m,
      'served tip of lane "slow"');
-like($m, qr/^solgate_network_served_tip_slot\{network="mainnet",lane="fast",axis="finalized"\} [1-9]\d*$/m,
+like($m, qr/^solgate_network_served_tip_slot\{network="mainnet",lane="fast",lane_key="grp:[0-9a-f]{16}",axis="finalized"\} [1-9]\d*$/m,
      'served tip of lane "fast" (the default selector)');
-like($m, qr/^solgate_network_served_tip_lag_slots\{network="mainnet",lane="slow",axis="processed"\} \d+$/m,
+like($m, qr/^solgate_network_served_tip_lag_slots\{network="mainnet",lane="slow",lane_key="grp:[0-9a-f]{16}",axis="processed"\} \d+$/m,
      'lag gauge per lane');
-like($m, qr/^solgate_network_served_tip_advance_age_seconds\{network="mainnet",lane="all",axis="processed"\} [\d.]+$/m,
+like($m, qr/^solgate_network_served_tip_advance_age_seconds\{network="mainnet",lane="all",lane_key="all",axis="processed"\} [\d.]+$/m,
      'advance-age gauge per lane');
 
 

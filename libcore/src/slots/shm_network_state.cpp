@@ -420,6 +420,7 @@ std::vector<LaneInfo> ShmNetworkState::Lanes() const {
     LaneInfo all;
     all.id = kAllLane;
     all.name = table_->all.name;
+    all.key = "all";
     for (size_t i = 0; i < record_of_.size(); i++) {
         all.members.push_back(i);
     }
@@ -432,6 +433,7 @@ std::vector<LaneInfo> ShmNetworkState::Lanes() const {
         LaneInfo info;
         info.id = k + 1;
         info.name = lane.name;
+        info.key = lane.key;
         for (size_t i = 0; i < record_of_.size(); i++) {
             if (lane.HasMember(record_of_[i])) {
                 info.members.push_back(i);

@@ -52,7 +52,8 @@ public:
 
 struct LaneInfo {
     LaneId id = kAllLane;
-    std::string name;
+    std::string name;   // not unique: two groups may share it
+    std::string key;    // unique: LaneKey, "all" for kAllLane
     std::vector<size_t> members;   // upstream indices; all for kAllLane
 };
 

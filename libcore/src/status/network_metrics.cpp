@@ -375,6 +375,8 @@ SampleWriter PerLaneAxis(std::string (*value)(const LaneGauges&, int64_t)) {
                     out, name,
                     {{"network", network.name()},
                      {"lane", lane.name},
+                     // the name is not unique: two groups may share it
+                     {"lane_key", lane.key},
                      {"axis", LaneAxisName(axis)}},
                     value(network.tips().Axis(lane.id, axis).Read(), now_ms));
             }

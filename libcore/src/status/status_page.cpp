@@ -330,6 +330,18 @@ std::string LaneTitle(const LaneInfo& lane) {
     return lane.id == kAllLane ? std::string("all (network-wide)") : lane.name;
 }
 
+// A lane's upstreams by id: two lanes may share a name, never members.
+std::string LaneMembers(const Network& network, const LaneInfo& lane) {
+    std::string ids;
+    for (size_t i : lane.members) {
+        if (!ids.empty()) {
+            ids += ", ";
+        }
+        ids += network.upstream(i).id;
+    }
+    return ids;
+}
+
 // The served tip of the network-wide lane and of every lane the use-
 // upstream selectors formed.
 void AppendLanes(std::string& out, const Network& network,
@@ -344,8 +356,8 @@ void AppendLanes(std::string& out, const Network& network,
                               ? processed.max_head - processed.served
                               : 0;
         Row(out, {LaneTitle(lane),
-                  std::to_string(lane.id == kAllLane ? network.size()
-                                                     : lane.members.size()),
+                  lane.id == kAllLane ? std::to_string(network.size())
+                                      : LaneMembers(network, lane),
                   SlotText(processed.served), SlotText(finalized.served),
                   std::to_string(behind),
                   processed.anchor_ms == 0

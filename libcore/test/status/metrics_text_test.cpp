@@ -128,17 +128,38 @@ TEST(StatusRenderMetrics, NetworkSamples) {
                            "{network=\"mainnet\"} 7"));
     // Served tip: the median-ish head of three (see ServedTip).
     EXPECT_TRUE(HasLine(m, "solgate_network_served_tip_slot{network=\"mainnet\""
-                           ",lane=\"all\",axis=\"processed\"} 1001"));
+                           ",lane=\"all\",lane_key=\"all\",axis=\"processed\"} 1001"));
     EXPECT_TRUE(HasLine(m, "solgate_network_served_tip_slot{network=\"mainnet\""
-                           ",lane=\"all\",axis=\"finalized\"} 961"));
+                           ",lane=\"all\",lane_key=\"all\",axis=\"finalized\"} 961"));
     EXPECT_TRUE(HasLine(m, "solgate_network_indexed_tip_slot"
                            "{network=\"mainnet\"} 1012"));
     EXPECT_TRUE(HasLine(m, "solgate_network_served_tip_lag_slots"
-                           "{network=\"mainnet\",lane=\"all\","
+                           "{network=\"mainnet\",lane=\"all\",lane_key=\"all\","
                            "axis=\"processed\"} 1"));
     EXPECT_TRUE(HasLine(m, "solgate_network_served_tip_advance_age_seconds"
-                           "{network=\"mainnet\",lane=\"all\","
+                           "{network=\"mainnet\",lane=\"all\",lane_key=\"all\","
                            "axis=\"processed\"} 3.000"));
+}
+
+// Two groups may share a lane name (its first shared id token): their
+// series differ by lane_key, so every label set is written once.
+TEST(StatusRenderMetrics, LanesOfOneNameAreSeriesApart) {
+    TestNetwork net(3, Mainnet());
+    ASSERT_TRUE(net.network.tips().FindOrCreateLane("grp:1", "node", {0, 1}));
+    ASSERT_TRUE(net.network.tips().FindOrCreateLane("grp:2", "node", {1, 2}));
+    std::string m = RenderMetrics({&net.network}, 0);
+    std::set<std::string> series;
+    size_t lines = 0;
+    for (size_t at = 0; (at = m.find("solgate_network_served_tip_slot{", at)) !=
+                        std::string::npos;
+         at++) {
+        std::string line = m.substr(at, m.find('}', at) - at);
+        series.insert(line);
+        lines++;
+        EXPECT_NE(line.find("lane_key=\""), std::string::npos) << line;
+    }
+    EXPECT_EQ(lines, 6u) << m;   // all, and the two, on two axes
+    EXPECT_EQ(series.size(), lines) << m;
 }
 
 TEST(StatusRenderMetrics, FleetModeSamples) {

@@ -480,22 +480,22 @@ solgate_network_all_cordoned_total{network="mainnet"} 8
 solgate_network_all_cordoned_total{network="devnet"} 0
 # HELP solgate_network_served_tip_slot Served tip slot per lane ("all" is the network-wide one) and commitment axis.
 # TYPE solgate_network_served_tip_slot gauge
-solgate_network_served_tip_slot{network="mainnet",lane="all",axis="processed"} 990
-solgate_network_served_tip_slot{network="mainnet",lane="all",axis="finalized"} 960
-solgate_network_served_tip_slot{network="devnet",lane="all",axis="processed"} 0
-solgate_network_served_tip_slot{network="devnet",lane="all",axis="finalized"} 0
+solgate_network_served_tip_slot{network="mainnet",lane="all",lane_key="all",axis="processed"} 990
+solgate_network_served_tip_slot{network="mainnet",lane="all",lane_key="all",axis="finalized"} 960
+solgate_network_served_tip_slot{network="devnet",lane="all",lane_key="all",axis="processed"} 0
+solgate_network_served_tip_slot{network="devnet",lane="all",lane_key="all",axis="finalized"} 0
 # HELP solgate_network_served_tip_lag_slots How far the lane's served tip is below its highest upstream head.
 # TYPE solgate_network_served_tip_lag_slots gauge
-solgate_network_served_tip_lag_slots{network="mainnet",lane="all",axis="processed"} 10
-solgate_network_served_tip_lag_slots{network="mainnet",lane="all",axis="finalized"} 8
-solgate_network_served_tip_lag_slots{network="devnet",lane="all",axis="processed"} 0
-solgate_network_served_tip_lag_slots{network="devnet",lane="all",axis="finalized"} 0
+solgate_network_served_tip_lag_slots{network="mainnet",lane="all",lane_key="all",axis="processed"} 10
+solgate_network_served_tip_lag_slots{network="mainnet",lane="all",lane_key="all",axis="finalized"} 8
+solgate_network_served_tip_lag_slots{network="devnet",lane="all",lane_key="all",axis="processed"} 0
+solgate_network_served_tip_lag_slots{network="devnet",lane="all",lane_key="all",axis="finalized"} 0
 # HELP solgate_network_served_tip_advance_age_seconds Seconds since the lane's served tip last moved forward.
 # TYPE solgate_network_served_tip_advance_age_seconds gauge
-solgate_network_served_tip_advance_age_seconds{network="mainnet",lane="all",axis="processed"} 1.500
-solgate_network_served_tip_advance_age_seconds{network="mainnet",lane="all",axis="finalized"} 1.500
-solgate_network_served_tip_advance_age_seconds{network="devnet",lane="all",axis="processed"} 0
-solgate_network_served_tip_advance_age_seconds{network="devnet",lane="all",axis="finalized"} 0
+solgate_network_served_tip_advance_age_seconds{network="mainnet",lane="all",lane_key="all",axis="processed"} 1.500
+solgate_network_served_tip_advance_age_seconds{network="mainnet",lane="all",lane_key="all",axis="finalized"} 1.500
+solgate_network_served_tip_advance_age_seconds{network="devnet",lane="all",lane_key="all",axis="processed"} 0
+solgate_network_served_tip_advance_age_seconds{network="devnet",lane="all",lane_key="all",axis="finalized"} 0
 # HELP solgate_network_indexed_tip_slot Highest shred-insert slot among the network's upstreams.
 # TYPE solgate_network_indexed_tip_slot gauge
 solgate_network_indexed_tip_slot{network="mainnet"} 1004
