@@ -7,6 +7,7 @@ use Test::Nginx::Socket 'no_plan';
 use Solgate::Sim;
 use Solgate::TestConf;
 use Solgate::Gateway;
+use IO::Socket::INET ();
 
 our @Ports = (19831, 19832, 19833);
 our $DeadPort = 19839;   # nothing listens here
@@ -243,9 +244,46 @@ main::all_polled()
 for my $id (qw(sim-a sim-b sim-c)) {
     is((upstream_state($id, 'mainnet') || {})->{ejected_for_ms} || 0, 0, "${id} is in rotation");
 }
-like(metrics_text(), qr/^solgate_failovers_total\{network="mainnet",upstream="sim-[abc]",cause="node_behind"\} [1-9]/m,
-     'the calls were failed over (node_behind)');
---- error_log
-retrying on
+my $m = metrics_text();
+like($m, qr/^solgate_failovers_total\{network="mainnet",upstream="sim-[abc]",cause="min_context_slot"\} [1-9]/m,
+     'the calls were failed over (min_context_slot)');
+unlike($m, qr/^solgate_failovers_total\{network="mainnet",upstream="sim-[abc]",cause="node_behind"\} [1-9]/m,
+       'not as nodes behind');
+my $mistakes = 0;
+$mistakes += $1 while $m =~ /^solgate_requests_total\{network="mainnet",upstream="sim-[abc]",method="getBalance",outcome="client_error"\} (\d+)$/mg;
+is($mistakes, 3, "the client's minContextSlot: its mistake, not the nodes' rpc_error");
+--- error_log eval
+qr/\[info\] .*upstream "sim-[abc]" has not reached the call's minContextSlot, asking "sim-[abc]"/
 --- no_error_log eval
-[qr/upstream "sim-[abc]" of network "mainnet" out of rotation/, '[alert]']
+[qr/upstream "sim-[abc]" of network "mainnet" out of rotation/, '[alert]', qr/\[warn\] .*failed \(/]
+
+
+
+=== TEST 10: a client that leaves before its answer (499) blames no upstream: outcome client_closed, no error on the status page
+--- init
+clear_faults();
+sim_fault($_, 'latency', ms => 300) for @Ports;
+--- config eval
+$::ConfigWithState
+--- wait_for eval
+main::all_polled()
+--- request eval
+[step {
+     my $closed = sub {
+         my ($n, $m) = (0, metrics_text());
+         $n += $1 while $m =~ /^solgate_requests_total\{network="mainnet",upstream="sim-[abc]",method="getBalance",outcome="client_closed"\} (\d+)$/mg;
+         $n };
+     my $body = main::call(1, 'getBalance');
+     for (1 .. 2) {
+         my $sock = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => server_port(), Timeout => 2)
+             or die "connect: $!";
+         print {$sock} "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                     . "Content-Length: " . length($body) . "\r\n\r\n$body";
+         close $sock;   # gone before the node's answer (300 ms away)
+     }
+     wait_for('both counted as client_closed', sub { $closed->() >= 2 }, 5);
+     unlike(metrics_text(), qr/^solgate_requests_total\{network="mainnet",upstream="sim-[abc]",method="getBalance",outcome="http_error"\} [1-9]/m,
+            'not as an upstream http_error');
+ }]
+--- no_error_log
+[alert]

@@ -576,6 +576,13 @@ ngx_http_solgate_attempt(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
                       "asking \"%V\"", &ctx->upstream->id, &ctx->last_cause,
                       &upstreams[pick.upstream].id);
 
+    } else if (ctx->upstream != NULL && ctx->client_slot) {
+        /* the client's minContextSlot: no failure of the node's */
+        ngx_http_solgate_log_by_id(NGX_LOG_INFO, r,
+                      "solgate: upstream \"%V\" has not reached the call's "
+                      "minContextSlot, asking \"%V\"", &ctx->upstream->id,
+                      &upstreams[pick.upstream].id);
+
     } else if (ctx->upstream != NULL) {
         status = ngx_http_solgate_last_status(r);
 
@@ -886,6 +893,7 @@ ngx_http_solgate_report_attempt(ngx_http_request_t *r,
     ctx->last_cause.data = (u_char *) report.cause.data;
     ctx->last_cause.len = report.cause.len;
     ctx->data_retry = report.retry ? 1 : 0;
+    ctx->client_slot = report.not_node_fault ? 1 : 0;
     ctx->retry_delay = report.retry_delay_ms;
 
     if (report.ejected_ms > 0) {

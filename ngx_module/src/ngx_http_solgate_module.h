@@ -257,6 +257,8 @@ typedef struct {
 
     unsigned                     answered:1;     /* we wrote the response */
     unsigned                     data_retry:1;   /* the last one lacked data */
+    unsigned                     client_slot:1;  /* the last one had not
+                                                    reached minContextSlot */
     unsigned                     batch_split:1;  /* part of it goes upstream */
     unsigned                     batch_held:1;   /* ... its header held */
     unsigned                     batch_merged:1; /* ... the answer all read */

@@ -467,6 +467,10 @@ typedef struct {
     int          write_not_retried;  /* answer with sg_request_write_answer:
                                   * a write that may have reached the node
                                   * is never sent to another */
+    int          not_node_fault; /* failed over, but not the node's failure:
+                                  * it had not reached the call's
+                                  * minContextSlot (-32016), which the client
+                                  * chose */
 } sg_attempt_report_t;
 
 /* Records how the attempt of the last sg_request_pick ended.  Fails

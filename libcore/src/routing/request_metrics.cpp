@@ -43,6 +43,8 @@ std::string_view RequestOutcomeName(RequestOutcome outcome) {
         return "local";
     case RequestOutcome::kClientError:
         return "client_error";
+    case RequestOutcome::kClientClosed:
+        return "client_closed";
     case RequestOutcome::kCount:
         break;
     }
@@ -108,6 +110,9 @@ std::vector<UpstreamTraffic> UpstreamTrafficOf(const Network& network) {
         by_slot[network.RecordIndex(i)] = &traffic[i];
         const UpstreamHostRecord& host = network.host(i);
         for (size_t c = 1; c < kAttemptCauses; c++) {  // 0 is "ok"
+            if (c == static_cast<size_t>(AttemptCause::kMinContextSlot)) {
+                continue;   // the client's slot, not the node's error
+            }
             traffic[i].errors +=
                 host.failovers[c].load(std::memory_order_relaxed);
         }

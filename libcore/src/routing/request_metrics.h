@@ -27,6 +27,9 @@ enum class RequestOutcome : uint32_t {
     // an upstream's JSON-RPC error that is the client's mistake
     // (IsClientMistake): not counted against the upstream
     kClientError,
+    // the client closed the connection before its answer (nginx's 499):
+    // not counted against the upstream
+    kClientClosed,
     kCount
 };
 std::string_view RequestOutcomeName(RequestOutcome outcome);

@@ -349,11 +349,14 @@ void RoutedRequest::JudgeAnswer(const AttemptEnd& end, int64_t now_ms,
     switch (ClassifyRpcError(*code)) {
     case RpcErrorClass::kServerRetryable:
         if (AnotherCandidate(now_ms)) {
-            report->outcome.cause = AttemptCause::kNodeBehind;
             // -32016: the client's minContextSlot, which any client may set
             // past every node (or name at a commitment behind the one the
             // node is at), is not the node's failure
-            report->outcome.health = *code != kMinContextSlotNotReached;
+            bool client_slot = *code == kMinContextSlotNotReached;
+            report->outcome.cause = client_slot
+                                        ? AttemptCause::kMinContextSlot
+                                        : AttemptCause::kNodeBehind;
+            report->outcome.health = !client_slot;
         }
         return;
     case RpcErrorClass::kMissingData: {
@@ -425,8 +428,9 @@ void RoutedRequest::Finish(unsigned http_status, bool rpc_error,
     size_t method_index = SolanaMethodIndex(method);
     // a batch that went call by call was answered by its pieces' upstreams
     RequestOutcome outcome =
-        !upstream_ && pieces_.empty() ? RequestOutcome::kLocal
-        : http_status != 200          ? RequestOutcome::kHttpError
+        !upstream_ && pieces_.empty()        ? RequestOutcome::kLocal
+        : http_status == kClientClosedStatus ? RequestOutcome::kClientClosed
+        : http_status != 200                 ? RequestOutcome::kHttpError
         : !rpc_error                  ? RequestOutcome::kOk
         : error_code &&
                 IsClientMistake(*error_code,
@@ -437,7 +441,8 @@ void RoutedRequest::Finish(unsigned http_status, bool rpc_error,
     size_t slot =
         upstream_ ? network_->RecordIndex(*upstream_) : kNoUpstreamSlot;
     CountRequest(network_->counters().requests, slot, method_index, outcome);
-    if (upstream_) {
+    if (upstream_ && outcome != RequestOutcome::kClientClosed) {
+        // (a client that left says nothing of the upstream's time)
         ObserveLatency(network_->host(*upstream_),
                        ClassOfMethodIndex(method_index),
                        static_cast<uint64_t>(std::max<int64_t>(duration_ms, 0)));

@@ -64,8 +64,8 @@ uint64_t LagReference(uint64_t* heads, size_t n) {
 std::string_view AttemptCauseName(AttemptCause cause) {
     static constexpr std::array<std::string_view,
                                 static_cast<size_t>(AttemptCause::kCount)>
-        kNames{"ok",       "transport", "timeout",
-               "http_429", "http_5xx",  "node_behind"};
+        kNames{"ok",       "transport", "timeout",          "http_429",
+               "http_5xx", "node_behind", "min_context_slot"};
     size_t i = static_cast<size_t>(cause);
     return i < kNames.size() ? kNames[i] : "other";
 }

@@ -37,10 +37,13 @@ enum class AttemptCause : uint32_t {
     kRateLimited,   // HTTP 429
     kHttpError,     // HTTP 500, 502, 503 or 504
     kNodeBehind,    // a read answered -32005: the node says it is behind
+    // a read answered -32016: the node has not reached the call's
+    // minContextSlot, which the client chose (never the node's failure)
+    kMinContextSlot,
     kCount
 };
-// "ok", "transport", "timeout", "http_429", "http_5xx", "node_behind":
-// metric labels.
+// "ok", "transport", "timeout", "http_429", "http_5xx", "node_behind",
+// "min_context_slot": metric labels.
 std::string_view AttemptCauseName(AttemptCause cause);
 
 // The longest Retry-After honoured.

@@ -31,6 +31,8 @@ std::string FailRequest(const RpcRequest& request, int code,
 std::string AllFailedAnswer(const RpcRequest& request, size_t attempts);
 std::string AllFailedMessage(size_t attempts);
 constexpr unsigned kAllFailedHttpStatus = 502;
+// nginx's status of a request whose client closed the connection first.
+constexpr unsigned kClientClosedStatus = 499;
 
 // Whether an upstream's answer, from its first bytes, is a JSON-RPC error
 // (an "error" member before any "result"); a batch's array is not.

@@ -41,6 +41,9 @@ bool IsClientMistake(int64_t code, bool node_must_have) {
         return true;
     case -32601:   // method not found
         return !node_must_have;
+    case kMinContextSlotNotReached:
+        // the client's minContextSlot, past every node it was tried on
+        return true;
     default:
         return ClassifyRpcError(code) == RpcErrorClass::kClient;
     }

@@ -22,7 +22,8 @@ RpcErrorClass ClassifyRpcError(int64_t code);
 
 // An error answer that says the client's request was wrong, not the node:
 // kClient (invalid params, a transaction that fails simulation, ...), an
-// invalid request or body (-32600, -32700), or "method not found" (-32601)
+// invalid request or body (-32600, -32700), a minContextSlot no node it
+// was tried on had reached (-32016), or "method not found" (-32601)
 // for a method a current Solana node need not have (`node_must_have`
 // false: unknown, or removed from agave); a node that lacks one of its
 // methods (a full-API method without --full-rpc-api) fails every client.

@@ -23,7 +23,7 @@ constexpr size_t kIdCapacity = 65;         // 64 characters and a NUL
 constexpr size_t kReasonCapacity = 192;
 constexpr size_t kMethodClasses = 3;     // MethodClass (rpc/solana_methods.h)
 constexpr size_t kLatencyBuckets = 11;   // kLatencyBucketMs (request_metrics)
-constexpr size_t kAttemptCauses = 6;      // AttemptCause (upstream_health.h)
+constexpr size_t kAttemptCauses = 7;      // AttemptCause (upstream_health.h)
 constexpr size_t kWsEnds = 5;  // closed, then SubscriberMove's (pubsub/)
 constexpr size_t kRetryReasons = 3;       // RoutedRequest::Retry
 constexpr size_t kConsensusOutcomes = 4;  // ConsensusOutcome (fan_out.h)
@@ -276,7 +276,7 @@ struct NetworkHostCounters {
 
 struct NetworkShared {
     static constexpr uint32_t kMagic = 0x534c4754;  // "SLGT"
-    static constexpr uint32_t kLayout = 20;
+    static constexpr uint32_t kLayout = 21;
 
     uint32_t magic;
     uint32_t layout;

@@ -481,7 +481,8 @@ const std::vector<MetricFamily>& NetworkFamilies() {
         {"solgate_requests_total", "counter",
          "Client requests by the upstream that answered last (\"\" for "
          "Solgate's own answers), method (a Solana method, \"batch\" or "
-         "\"other\") and outcome (ok, rpc_error, client_error, http_error, local).",
+         "\"other\") and outcome (ok, rpc_error, client_error, http_error, local, "
+         "client_closed).",
          AppendRequestSamples},
         {"solgate_request_duration_seconds", "histogram",
          "Client request time, by the upstream that answered and method "
@@ -489,7 +490,8 @@ const std::vector<MetricFamily>& NetworkFamilies() {
          AppendDurationSamples},
         {"solgate_failovers_total", "counter",
          "Attempts on the upstream that failed and were retried elsewhere, "
-         "by cause (transport, timeout, http_429, http_5xx, node_behind).",
+         "by cause (transport, timeout, http_429, http_5xx, node_behind, "
+         "min_context_slot: the client's, not counted as the node's error).",
          AppendFailoverSamples},
         {"solgate_upstream_cut_answers_total", "counter",
          "Answers from the upstream that ended before their end (the "

@@ -11,6 +11,7 @@
 #include "routing/request_metrics.h"
 #include "routing/routed_request.h"
 #include "routing/selector_sources.h"
+#include "rpc/rpc_errors.h"
 #include "support/fakes.h"
 
 namespace solgate {
@@ -459,7 +460,7 @@ TEST(RoutedRequest, AMinContextSlotNotReachedIsFailedOverButNoNodesFailure) {
         ASSERT_TRUE(read.Route(b.network, {}, 1000).forward);
         size_t first = read.NextAttempt(1000)->upstream;
         RoutedRequest::AttemptReport r = read.Report(answered, 1000);
-        EXPECT_EQ(r.outcome.cause, AttemptCause::kNodeBehind) << k;
+        EXPECT_EQ(r.outcome.cause, AttemptCause::kMinContextSlot) << k;
         EXPECT_EQ(r.ejected_ms, 0) << k;
         EXPECT_EQ(b.network.host(first).consecutive_fails.load(), 0u) << k;
         ASSERT_TRUE(read.NextAttempt(1000)) << k;
@@ -471,6 +472,52 @@ TEST(RoutedRequest, AMinContextSlotNotReachedIsFailedOverButNoNodesFailure) {
     EXPECT_EQ(b.network.host(0).ejections.load() +
                   b.network.host(1).ejections.load(),
               0u);
+    // counted as failovers of their own cause, never in the status page's
+    // errors; the last answer is the client's mistake
+    EXPECT_EQ(b.network.host(0).failovers[static_cast<size_t>(
+                                              AttemptCause::kMinContextSlot)]
+                      .load() +
+                  b.network.host(1).failovers[static_cast<size_t>(
+                                                  AttemptCause::kMinContextSlot)]
+                      .load(),
+              3u);
+    RoutedRequest last(Parse(ask));
+    ASSERT_TRUE(last.Route(b.network, {}, 3000).forward);
+    ASSERT_TRUE(last.NextAttempt(3000));
+    last.Finish(200, true, kMinContextSlotNotReached, 5);
+    std::map<RequestOutcome, uint64_t> counted;
+    ForEachRequestCount(b.network.counters().requests,
+                        [&](size_t, size_t, RequestOutcome o, uint64_t n) {
+                            counted[o] += n;
+                        });
+    EXPECT_EQ(counted[RequestOutcome::kClientError], 1u);
+    for (const UpstreamTraffic& t : UpstreamTrafficOf(b.network)) {
+        EXPECT_EQ(t.errors, 0u);
+    }
+}
+
+// A client that closed its connection first (nginx's 499) blames no
+// upstream: its own outcome, no latency observed, no error on the status
+// page.
+TEST(RoutedRequest, AClientThatLeftIsNotTheUpstreamsError) {
+    TestNetwork t(1);
+    RoutedRequest req(Parse(R"({"jsonrpc":"2.0","id":1,"method":"getBalance"})"));
+    ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
+    ASSERT_TRUE(req.NextAttempt(0));
+    req.Finish(kClientClosedStatus, false, std::nullopt, 100);
+    std::map<RequestOutcome, uint64_t> counted;
+    ForEachRequestCount(t.shared->counters.requests,
+                        [&](size_t, size_t, RequestOutcome o, uint64_t n) {
+                            counted[o] += n;
+                        });
+    EXPECT_EQ(counted, (std::map<RequestOutcome, uint64_t>{
+                           {RequestOutcome::kClientClosed, 1}}));
+    EXPECT_EQ(UpstreamTrafficOf(t.network)[0].errors, 0u);
+    uint64_t observed = 0;
+    for (const auto& count : t.network.host(0).latency_count) {
+        observed += count.load();
+    }
+    EXPECT_EQ(observed, 0u);
 }
 
 // The answer views a body that lives as long as the test binary.

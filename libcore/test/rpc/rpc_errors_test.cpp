@@ -26,7 +26,8 @@ TEST(MayLackData, NamesTheMethodsANodeBehindMayLack) {
 }
 
 TEST(IsClientMistake, TheRequestsFaultNotTheNodes) {
-    for (int64_t code : {-32600, -32700, -32602, -32002, -32003, -32015}) {
+    for (int64_t code : {-32600, -32700, -32602, -32002, -32003, -32015,
+                         -32016}) {
         EXPECT_TRUE(IsClientMistake(code, true)) << code;
     }
     // "method not found": a stranger's method is the client's mistake, a

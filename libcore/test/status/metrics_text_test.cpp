@@ -353,12 +353,12 @@ TEST(StatusRenderMetrics, EveryLineFollowsTheTextFormat) {
             samples++;
         }
     }
-    // Per upstream: 17 single-sample families, 2 x 5 poll methods, 5
+    // Per upstream: 17 single-sample families, 2 x 5 poll methods, 6
     // failover causes and 2 broadcast outcomes; per network: 2 retry
     // reasons, 4 consensus outcomes, 2 hedge counters, the uncounted
     // requests, 3 counters, 3 lane families x 2 axes for lane "all" (no
     // group lanes formed) and the indexed tip.
-    EXPECT_EQ(samples, 4u * (17 + 2 * kPollMethodCount + 5 + 2) + 2u * 19);
+    EXPECT_EQ(samples, 4u * (17 + 2 * kPollMethodCount + 6 + 2) + 2u * 19);
     EXPECT_TRUE(HasLine(m, "solgate_upstream_latest_slot{network=\"mainnet\","
                            "upstream=\"up-0\"} 18446744073709551615"));
 }

@@ -376,7 +376,7 @@ solgate_upstream_traffic_gate_skips_total{network="devnet",upstream="up-0"} 0
 solgate_upstream_context_slot_harvests_total{network="mainnet",upstream="up-0"} 5
 solgate_upstream_context_slot_harvests_total{network="mainnet",upstream="up-1"} 0
 solgate_upstream_context_slot_harvests_total{network="devnet",upstream="up-0"} 0
-# HELP solgate_requests_total Client requests by the upstream that answered last ("" for Solgate's own answers), method (a Solana method, "batch" or "other") and outcome (ok, rpc_error, client_error, http_error, local).
+# HELP solgate_requests_total Client requests by the upstream that answered last ("" for Solgate's own answers), method (a Solana method, "batch" or "other") and outcome (ok, rpc_error, client_error, http_error, local, client_closed).
 # TYPE solgate_requests_total counter
 solgate_requests_total{network="mainnet",upstream="",method="getGenesisHash",outcome="local"} 1
 solgate_requests_total{network="mainnet",upstream="up-0",method="getBalance",outcome="ok"} 3
@@ -396,23 +396,26 @@ solgate_request_duration_seconds_bucket{network="mainnet",upstream="up-0",class=
 solgate_request_duration_seconds_bucket{network="mainnet",upstream="up-0",class="read",le="+Inf"} 2
 solgate_request_duration_seconds_sum{network="mainnet",upstream="up-0",class="read"} 0.307
 solgate_request_duration_seconds_count{network="mainnet",upstream="up-0",class="read"} 2
-# HELP solgate_failovers_total Attempts on the upstream that failed and were retried elsewhere, by cause (transport, timeout, http_429, http_5xx, node_behind).
+# HELP solgate_failovers_total Attempts on the upstream that failed and were retried elsewhere, by cause (transport, timeout, http_429, http_5xx, node_behind, min_context_slot: the client's, not counted as the node's error).
 # TYPE solgate_failovers_total counter
 solgate_failovers_total{network="mainnet",upstream="up-0",cause="transport"} 0
 solgate_failovers_total{network="mainnet",upstream="up-0",cause="timeout"} 0
 solgate_failovers_total{network="mainnet",upstream="up-0",cause="http_429"} 2
 solgate_failovers_total{network="mainnet",upstream="up-0",cause="http_5xx"} 0
 solgate_failovers_total{network="mainnet",upstream="up-0",cause="node_behind"} 0
+solgate_failovers_total{network="mainnet",upstream="up-0",cause="min_context_slot"} 0
 solgate_failovers_total{network="mainnet",upstream="up-1",cause="transport"} 0
 solgate_failovers_total{network="mainnet",upstream="up-1",cause="timeout"} 0
 solgate_failovers_total{network="mainnet",upstream="up-1",cause="http_429"} 0
 solgate_failovers_total{network="mainnet",upstream="up-1",cause="http_5xx"} 0
 solgate_failovers_total{network="mainnet",upstream="up-1",cause="node_behind"} 0
+solgate_failovers_total{network="mainnet",upstream="up-1",cause="min_context_slot"} 0
 solgate_failovers_total{network="devnet",upstream="up-0",cause="transport"} 0
 solgate_failovers_total{network="devnet",upstream="up-0",cause="timeout"} 0
 solgate_failovers_total{network="devnet",upstream="up-0",cause="http_429"} 0
 solgate_failovers_total{network="devnet",upstream="up-0",cause="http_5xx"} 0
 solgate_failovers_total{network="devnet",upstream="up-0",cause="node_behind"} 0
+solgate_failovers_total{network="devnet",upstream="up-0",cause="min_context_slot"} 0
 # HELP solgate_upstream_cut_answers_total Answers from the upstream that ended before their end (the connection closed or timed out mid-answer, too late to fail over); each counts as a failed attempt (max_fails).
 # TYPE solgate_upstream_cut_answers_total counter
 solgate_upstream_cut_answers_total{network="mainnet",upstream="up-0"} 0
