@@ -218,10 +218,12 @@ qq([{"jsonrpc":"2.0","result":$::Mainnet,"id":1},{"jsonrpc":"2.0","result":$::Ma
 
 
 
-=== TEST 16: GET is refused with 405 and a JSON-RPC error
+=== TEST 16: GET is refused with 405, Allow: POST and a JSON-RPC error
 --- request
 GET /
 --- error_code: 405
+--- response_headers
+Allow: POST
 --- response_body eval
 err(-32600, 'Invalid request: JSON-RPC requests must be sent with POST', 'null')
 

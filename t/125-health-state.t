@@ -97,7 +97,7 @@ __DATA__
 --- response_body eval
 ['{"status":"ok","eligible":3}', '', undef]
 --- response_headers eval
-["Content-Type: application/json; charset=utf-8", "Content-Length: 28", undef]
+["Content-Type: application/json; charset=utf-8", "Content-Length: 28", "Allow: GET, HEAD"]
 
 
 

@@ -669,10 +669,18 @@ ngx_http_solgate_answer(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx,
 }
 
 
+/* JSON-RPC is POSTed (an upgrade is a GET, but not one a 405 invites) */
 static ngx_int_t
 ngx_http_solgate_reject_method(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx)
 {
+    static ngx_str_t  allow = ngx_string("Allow");
+    static ngx_str_t  post = ngx_string("POST");
+
+    if (ngx_http_solgate_add_header(r, &allow, &post) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
     return ngx_http_solgate_refuse(r, ctx, NGX_HTTP_NOT_ALLOWED,
                                    sg_http_error_answer(NGX_HTTP_NOT_ALLOWED));
 }

@@ -63,24 +63,15 @@ ngx_http_solgate_send(ngx_http_request_t *r, ngx_uint_t status,
 }
 
 
-/* a Retry-After header of `seconds` with the answer; 0: none */
+/* a header of the answer; value lives as long as the request */
 ngx_int_t
-ngx_http_solgate_set_retry_after(ngx_http_request_t *r, ngx_uint_t seconds)
+ngx_http_solgate_add_header(ngx_http_request_t *r, ngx_str_t *key,
+    ngx_str_t *value)
 {
     ngx_table_elt_t  *h;
 
-    if (seconds == 0) {
-        return NGX_OK;
-    }
-
     h = ngx_list_push(&r->headers_out.headers);
     if (h == NULL) {
-        return NGX_ERROR;
-    }
-
-    h->value.data = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
-    if (h->value.data == NULL) {
-        h->hash = 0;
         return NGX_ERROR;
     }
 
@@ -88,10 +79,32 @@ ngx_http_solgate_set_retry_after(ngx_http_request_t *r, ngx_uint_t seconds)
 #if (nginx_version >= 1023000)
     h->next = NULL;     /* nginx 1.23 links headers of one name */
 #endif
-    ngx_str_set(&h->key, "Retry-After");
-    h->value.len = ngx_sprintf(h->value.data, "%ui", seconds) - h->value.data;
+    h->key = *key;
+    h->value = *value;
 
     return NGX_OK;
+}
+
+
+/* a Retry-After header of `seconds` with the answer; 0: none */
+ngx_int_t
+ngx_http_solgate_set_retry_after(ngx_http_request_t *r, ngx_uint_t seconds)
+{
+    ngx_str_t         value;
+    static ngx_str_t  name = ngx_string("Retry-After");
+
+    if (seconds == 0) {
+        return NGX_OK;
+    }
+
+    value.data = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
+    if (value.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    value.len = ngx_sprintf(value.data, "%ui", seconds) - value.data;
+
+    return ngx_http_solgate_add_header(r, &name, &value);
 }
 
 
