@@ -850,3 +850,64 @@ would get the static handler's 404.
 --- must_die
 --- error_log eval
 qr/solgate_pass in \S+nginx\.conf:\d+: its location forwards nothing \(no proxy_pass\), so every call Solgate does not answer itself would get a 404; include the forwarding snippet beside it \("include \/etc\/nginx\/snippets\/solgate_proxy\.conf;"\)/
+
+
+
+=== TEST 60: a policy naming what is no Solana method is a warning naming it, at the policy's own line
+--- http_config
+    solgate_network mainnet { cluster mainnet-beta; upstream a http://127.0.0.1:1;
+        broadcast sendTransacton;
+        hedge getBalanse|get*; }
+--- config
+    location / { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+--- request
+POST /
+{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}
+--- response_body_like: "result"
+--- check
+my $err = Test::Nginx::Util::read_startup_stderr();
+my ($net) = $err =~ /"broadcast" names "sendTransacton", which Solgate does not know as Solana methods \(a typo leaves every such call out of the policy\) in \S+nginx\.conf:(\d+)/;
+my ($hedge) = $err =~ /"hedge" names "getBalanse", which Solgate does not know as Solana methods \(a typo leaves every such call out of the policy\) in \S+nginx\.conf:(\d+)/;
+ok(defined $net && defined $hedge, 'nginx warns of both') or diag($err);
+is($hedge - $net, 1, 'each at its own line');
+
+
+
+=== TEST 61: an upstream option given twice is refused, not the last one silently taken
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1 weight=2 weight=3; }
+--- config
+--- must_die
+--- error_log eval
+qr/"weight=" given twice in upstream "a" in \S+nginx\.conf:\d+/
+
+
+
+=== TEST 62: a policy option given twice is refused
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; consensus getBlock participants=3 participants=5; }
+--- config
+--- must_die
+--- error_log eval
+qr/"participants=" given twice in "consensus" in \S+nginx\.conf:\d+/
+
+
+
+=== TEST 63: a method in both methods= and ignore_methods= is refused
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1 ignore_methods=getBlock methods=getBlock; }
+--- config
+--- must_die
+--- error_log eval
+qr/"getBlock" is in both "methods=" and "ignore_methods=" in upstream "a" in \S+nginx\.conf:\d+/
+
+
+
+=== TEST 64: consensus never compares a write (it would silently do nothing)
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; consensus getBalance|sendTransaction; }
+--- config
+--- must_die
+--- error_log eval
+qr/"consensus" never compares sendTransaction: a write is sent once \(see "broadcast"\) in \S+nginx\.conf:\d+/

@@ -84,6 +84,7 @@ typedef struct {
 typedef struct {
     sg_str_t                    *args;      /* NULL: not given */
     ngx_uint_t                   n;
+    ngx_http_solgate_conf_at_t   at;        /* the directive's file:line */
 } ngx_http_solgate_policy_args_t;
 
 typedef struct {

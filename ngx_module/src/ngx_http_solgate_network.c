@@ -455,6 +455,7 @@ ngx_http_solgate_set_policy(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     policy->args = args;
     policy->n = n;
+    ngx_http_solgate_conf_here(cf, &policy->at);
 
     return NGX_CONF_OK;
 }
@@ -468,6 +469,7 @@ ngx_http_solgate_apply_policies(ngx_conf_t *cf,
 {
     int                              rc;
     char                             err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    sg_str_t                         warning;
     ngx_uint_t                       i;
     ngx_http_solgate_policy_args_t  *policy;
 
@@ -483,8 +485,16 @@ ngx_http_solgate_apply_policies(ngx_conf_t *cf,
                  policy->args, policy->n, err, sizeof(err));
         if (rc != SG_OK) {
             ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "%s in %V:%ui", err,
-                          &network->at.file, network->at.line);
+                          &policy->at.file, policy->at.line);
             return NGX_ERROR;
+        }
+
+        warning = sg_network_warning(network->core);
+
+        if (warning.len > 0) {
+            ngx_log_error(NGX_LOG_WARN, cf->log, 0, "%*s in %V:%ui",
+                          warning.len, warning.data, &policy->at.file,
+                          policy->at.line);
         }
     }
 

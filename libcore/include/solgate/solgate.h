@@ -179,6 +179,9 @@ SG_API int sg_network_set_default_selector(sg_network_t *net,
 SG_API int sg_network_set_policy(sg_network_t *net, sg_str_t policy,
     const sg_str_t *args, size_t nargs, char *err, size_t err_size)
     SG_NOEXCEPT;
+/* What the last sg_network_set_policy warned (a method name that is no
+ * Solana method), for `nginx -t`; empty when nothing.  Owned by net. */
+SG_API sg_str_t sg_network_warning(const sg_network_t *net) SG_NOEXCEPT;
 SG_API int sg_check_policy(sg_str_t policy, const sg_str_t *args,
     size_t nargs, char *err, size_t err_size) SG_NOEXCEPT;
 SG_API int sg_network_add_upstream(sg_network_t *net, const sg_str_t *args,

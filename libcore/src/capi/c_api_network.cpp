@@ -94,9 +94,25 @@ int sg_network_set_policy(sg_network_t* net, sg_str_t policy,
     if (net == nullptr || (args == nullptr && nargs > 0)) {
         return NullArgument(err, err_size);
     }
-    return Configure(err, err_size, [&] {
-        return net->network.SetPolicy(View(policy), Views(args, nargs));
+    net->warning.clear();
+    return Configure(err, err_size, [&]() -> std::optional<std::string> {
+        std::string_view name = View(policy);
+        if (auto error = net->network.SetPolicy(name, Views(args, nargs))) {
+            return error;
+        }
+        const solgate::NetworkSettings& s = net->network.settings();
+        const std::vector<std::string>& methods =
+            name == "broadcast"   ? s.broadcast.methods
+            : name == "consensus" ? s.consensus.methods
+                                  : s.hedge.methods;
+        net->warning =
+            solgate::conf::PolicyMethodsWarning(name, methods).value_or("");
+        return std::nullopt;
     });
+}
+
+sg_str_t sg_network_warning(const sg_network_t* net) noexcept {
+    return net != nullptr ? ToStr(net->warning) : sg_str_t{nullptr, 0};
 }
 
 int sg_check_policy(sg_str_t policy, const sg_str_t* args, size_t nargs,

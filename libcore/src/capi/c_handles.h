@@ -20,6 +20,6 @@ struct sg_request_s {
 
 struct sg_network_s {
     solgate::Network network;
-    std::string warning;  // what the last sg_network_add_upstream warned
+    std::string warning;  // what the last add_upstream or set_policy warned
     std::string state_file;  // backs sg_network_state_file
 };

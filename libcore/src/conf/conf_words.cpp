@@ -170,4 +170,20 @@ std::optional<std::string_view> OptionValue(std::string_view option,
     return option.substr(key.size());
 }
 
+std::optional<std::string_view> RepeatedOption(
+    const std::vector<std::string_view>& options, size_t first) {
+    auto key = [](std::string_view option) {
+        size_t eq = option.find('=');
+        return eq == std::string_view::npos ? option : option.substr(0, eq + 1);
+    };
+    for (size_t i = first; i < options.size(); i++) {
+        for (size_t j = first; j < i; j++) {
+            if (key(options[j]) == key(options[i])) {
+                return key(options[i]);
+            }
+        }
+    }
+    return std::nullopt;
+}
+
 }  // namespace solgate::conf

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace solgate::conf {
 
@@ -39,6 +40,12 @@ std::optional<std::string_view> CheckMethods(std::string_view methods);
 // The value of a "key=value" option when option starts with key ("weight=").
 std::optional<std::string_view> OptionValue(std::string_view option,
                                             std::string_view key);
+
+// The first option of `options` whose key ("weight=", or a flag such as
+// "backup" whole) an earlier one has: an option given twice, whose last
+// value would win unseen. nullopt when each is given once.
+std::optional<std::string_view> RepeatedOption(
+    const std::vector<std::string_view>& options, size_t first = 0);
 
 // A time as nginx writes it: digits and a unit (ms, s, m, h; none means
 // seconds), as milliseconds; nullopt when malformed or above max_ms.

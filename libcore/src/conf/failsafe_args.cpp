@@ -25,6 +25,15 @@ std::optional<std::string> ParseMethodList(std::string_view directive,
     return std::nullopt;
 }
 
+// An option given twice: its last value would win unseen.
+std::optional<std::string> Repeated(std::string_view directive,
+                                    const std::vector<std::string_view>& args) {
+    if (auto key = RepeatedOption(args, 1)) {
+        return Quoted(*key) + " given twice in " + Quoted(directive);
+    }
+    return std::nullopt;
+}
+
 std::optional<std::string> BadCount(std::string_view directive,
                                     std::string_view key,
                                     std::string_view value, uint64_t max) {
@@ -42,6 +51,9 @@ std::optional<std::string> ParseRetryMissingData(
         return "\"retry_missing_data\" must start with \"on\" or \"off\"";
     }
     out->on = args[0] == "on";
+    if (auto twice = Repeated("retry_missing_data", args)) {
+        return twice;
+    }
     for (size_t i = 1; i < args.size(); i++) {
         std::string_view option = args[i];
         if (auto attempts = OptionValue(option, "attempts=")) {
@@ -107,6 +119,15 @@ std::optional<std::string> ParseConsensus(
     if (auto error = ParseMethodList("consensus", args[0], &out->methods)) {
         return error;
     }
+    for (const std::string& method : out->methods) {
+        if (method == "sendTransaction" || method == "requestAirdrop") {
+            return "\"consensus\" never compares " + method +
+                   ": a write is sent once (see \"broadcast\")";
+        }
+    }
+    if (auto twice = Repeated("consensus", args)) {
+        return twice;
+    }
     for (size_t i = 1; i < args.size(); i++) {
         std::string_view option = args[i];
         if (auto value = OptionValue(option, "participants=")) {
@@ -161,6 +182,9 @@ std::optional<std::string> ParseHedge(
             return "\"hedge\" never sends " + method +
                    " twice: a write is not hedged (see \"broadcast\")";
         }
+    }
+    if (auto twice = Repeated("hedge", args)) {
+        return twice;
     }
     for (size_t i = 1; i < args.size(); i++) {
         std::string_view option = args[i];

@@ -168,12 +168,23 @@ std::optional<std::string> ParseUpstreamArgs(
     }
     out->id = std::string(args[0]);
     out->target = MakeProxyTarget(args[1], url);
+    if (auto key = RepeatedOption(args, 2)) {
+        return Quoted(*key) + " given twice in upstream " + Quoted(out->id);
+    }
     for (size_t i = 2; i < args.size(); i++) {
         if (auto bad = ParseOption(args[i], out)) {
             return bad;
         }
     }
     std::string in = " in upstream " + Quoted(out->id);
+    for (const std::string& name : out->methods) {
+        for (const std::string& ignored : out->ignore_methods) {
+            if (name == ignored) {
+                return Quoted(name) + " is in both \"methods=\" and "
+                       "\"ignore_methods=\"" + in;
+            }
+        }
+    }
     if (auto bad = CheckTls(out->tls, out->target.https, in)) {
         return bad;
     }
@@ -187,25 +198,47 @@ std::optional<std::string> ParseUpstreamArgs(
     return std::nullopt;
 }
 
+namespace {
+
+// The names of `list` that are no Solana method (a glob with '*' is never
+// one), quoted and joined by ", ".
+void AppendUnknownMethods(const std::vector<std::string>& list,
+                          std::string* unknown) {
+    for (const std::string& name : list) {
+        bool known = name.find('*') != std::string::npos ||
+                     SolanaMethodIndex(name) != kOtherMethod;
+        if (!known) {
+            *unknown += (unknown->empty() ? "" : ", ") + Quoted(name);
+        }
+    }
+}
+
+}  // namespace
+
 std::optional<std::string> UnknownMethodsWarning(
     std::string_view id, const std::vector<std::string>& methods,
     const std::vector<std::string>& ignore_methods) {
     std::string unknown;
-    for (const auto* list : {&methods, &ignore_methods}) {
-        for (const std::string& name : *list) {
-            bool known = name.find('*') != std::string::npos ||
-                         SolanaMethodIndex(name) != kOtherMethod;
-            if (!known) {
-                unknown += (unknown.empty() ? "" : ", ") + Quoted(name);
-            }
-        }
-    }
+    AppendUnknownMethods(methods, &unknown);
+    AppendUnknownMethods(ignore_methods, &unknown);
     if (unknown.empty()) {
         return std::nullopt;
     }
     return "upstream " + Quoted(id) + " names " + unknown +
            ", which Solgate does not know as Solana methods (a typo keeps "
            "every such call from the upstream)";
+}
+
+std::optional<std::string> PolicyMethodsWarning(
+    std::string_view policy, const std::vector<std::string>& methods) {
+    std::string unknown;
+    AppendUnknownMethods(methods, &unknown);
+    if (unknown.empty()) {
+        return std::nullopt;
+    }
+    return Quoted(policy) + " names " + unknown +
+           ", which Solgate does not know as Solana methods (a typo leaves "
+           "every such call out of the policy)";
 }
 
 }  // namespace solgate::conf

@@ -81,4 +81,9 @@ std::optional<std::string> UnknownMethodsWarning(
     std::string_view id, const std::vector<std::string>& methods,
     const std::vector<std::string>& ignore_methods);
 
+// The same for the methods of a failsafe policy (broadcast, consensus,
+// hedge): a typo leaves every call of the method out of the policy.
+std::optional<std::string> PolicyMethodsWarning(
+    std::string_view policy, const std::vector<std::string>& methods);
+
 }  // namespace solgate::conf

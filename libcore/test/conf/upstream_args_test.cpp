@@ -90,6 +90,15 @@ TEST(UpstreamArgs, MessagesNameTheUpstreamAndQuoteTheToken) {
                      "backup", "backup", "backup"}, &u),
               "too many parameters in \"upstream\" \"a\": at most 16 options");
     EXPECT_TRUE(Parse({"a"}, &u));
+    // an option given twice: its last value would win unseen
+    EXPECT_EQ(Parse({"a", "http://x", "weight=2", "backup", "weight=3"}, &u),
+              "\"weight=\" given twice in upstream \"a\"");
+    EXPECT_EQ(Parse({"a", "http://x", "backup", "backup"}, &u),
+              "\"backup\" given twice in upstream \"a\"");
+    EXPECT_EQ(Parse({"a", "http://x", "ignore_methods=getBlock",
+                     "methods=getSlot|getBlock"}, &u),
+              "\"getBlock\" is in both \"methods=\" and \"ignore_methods=\" "
+              "in upstream \"a\"");
 }
 
 TEST(UpstreamArgs, RoutingOptions) {

@@ -425,8 +425,20 @@ TEST(FailsafeArgs, ConsensusAndHedgeWordsAreChecked) {
               "invalid \"participants=\" \"0\" in \"consensus\": must be a "
               "number from 1 to 16");
     EXPECT_TRUE(conf::ParseConsensus({}, &c));
+    EXPECT_EQ(*conf::ParseConsensus({"getBlock", "participants=3",
+                                     "participants=5"}, &c),
+              "\"participants=\" given twice in \"consensus\"");
+    EXPECT_EQ(*conf::ParseConsensus({"getBalance|sendTransaction"}, &c),
+              "\"consensus\" never compares sendTransaction: a write is sent "
+              "once (see \"broadcast\")");
+    conf::RetryMissingData r;
+    EXPECT_EQ(*conf::ParseRetryMissingData({"on", "attempts=2", "attempts=3"},
+                                           &r),
+              "\"attempts=\" given twice in \"retry_missing_data\"");
 
     conf::Hedge h;
+    EXPECT_EQ(*conf::ParseHedge({"getBalance", "max=1", "max=2"}, &h),
+              "\"max=\" given twice in \"hedge\"");
     EXPECT_FALSE(conf::ParseHedge({"getBalance", "after=250ms", "max=2"}, &h));
     EXPECT_EQ(h.after_ms, 250u);
     EXPECT_EQ(h.max, 2u);
