@@ -105,6 +105,8 @@ is(scalar(@pruned), sim_client_calls($Ports[0], 'getBlock'), 'one per call sim-a
 my $asked = 0;
 $asked += sim_client_calls($_, 'getBlock') for @Ports;
 is($asked, 3, 'each node was asked once: one sweep, no re-sweep');
+--- error_log eval
+qr/\[info\] .*solgate: none of 3 upstream\(s\) of network "mainnet" holds the data; answering the missing-data error/
 
 
 
@@ -119,6 +121,8 @@ sim-a pruned the slot (-32001), the others say it was skipped (-32007).
 my $asked = 0;
 $asked += sim_client_calls($_, 'getBlock') for @Ports;
 is($asked, 3, 'each node was asked once');
+--- error_log eval
+qr/\[info\] .*solgate: none of 3 upstream\(s\) of network "mainnet" holds the data; answering the missing-data error/
 
 
 

@@ -916,6 +916,15 @@ ngx_http_solgate_report_attempt(ngx_http_request_t *r,
         return NGX_DONE;
     }
 
+    if (report.data_given_up && !report.failed) {
+        /* this answer goes to the client (a kept one is logged so when
+         * it is sent in its place) */
+        ngx_http_solgate_log_by_id(NGX_LOG_INFO, r,
+                      "solgate: none of %uz upstream(s) of network \"%V\" "
+                      "holds the data; answering the missing-data error",
+                      sg_request_attempts(ctx->rpc), &ctx->network->name);
+    }
+
     return report.failed ? NGX_DECLINED : NGX_OK;
 }
 

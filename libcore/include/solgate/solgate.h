@@ -470,6 +470,8 @@ typedef struct {
     int          write_not_retried;  /* answer with sg_request_write_answer:
                                   * a write that may have reached the node
                                   * is never sent to another */
+    int          data_given_up;  /* retry_missing_data gave up: no upstream
+                                  * left holds the data (log it) */
     int          not_node_fault; /* failed over, but not the node's failure:
                                   * it had not reached the call's
                                   * minContextSlot (-32016), which the client

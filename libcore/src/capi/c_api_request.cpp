@@ -210,6 +210,7 @@ int sg_request_report(sg_request_t* req, const sg_attempt_end_t* end,
         out->ejected_ms = static_cast<uint32_t>(report.ejected_ms);
         out->cause = sg_str_t{cause.data(), cause.size()};
         out->write_not_retried = report.write_not_retried ? 1 : 0;
+        out->data_given_up = report.data_given_up ? 1 : 0;
         out->not_node_fault =
             report.outcome.cause == solgate::AttemptCause::kMinContextSlot
                 ? 1

@@ -361,6 +361,7 @@ void RoutedRequest::JudgeAnswer(const AttemptEnd& end, int64_t now_ms,
         return;
     case RpcErrorClass::kMissingData: {
         KeepAnswer(end.answer, 2);
+        report->data_given_up = policy.on;   // unless a retry follows
         if (!policy.on || data_retries_ >= policy.attempts) {
             return;
         }
@@ -374,6 +375,7 @@ void RoutedRequest::JudgeAnswer(const AttemptEnd& end, int64_t now_ms,
             return;
         }
         data_retries_++;
+        report->data_given_up = false;
         report->retry = Retry::kMissingData;
         report->retry_delay_ms = policy.delay_ms;
         break;
@@ -383,6 +385,7 @@ void RoutedRequest::JudgeAnswer(const AttemptEnd& end, int64_t now_ms,
         KeepAnswer(end.answer, 1);
         if (!policy.on || !AnotherCandidate(now_ms)) {
             report->answer_kept = kept_rank_ > 1;
+            report->data_given_up = policy.on;
             return;
         }
         report->retry = Retry::kSkippedSlot;

@@ -91,6 +91,9 @@ public:
         // No upstream is left, and an earlier one's answer was better (a
         // missing-data error before this skipped slot): give up with it.
         bool answer_kept = false;
+        // retry_missing_data gave up: this answer lacks the data and no
+        // upstream is asked again (it, or the kept one, is the client's).
+        bool data_given_up = false;
     };
     // How the current attempt ended (see ClassifyAttempt); updates the
     // upstream's passive health. A single read answered with a JSON-RPC
