@@ -45,6 +45,11 @@ sub clean { for my $p (@Ports) { sim_fault($p, 'clear'); sim_reset($p) } }
 sub state_of { my ($id, $net) = @_; upstream_state($id, $net) || {} }
 sub block_call { my ($id, $slot) = @_;
     rpc($id, 'getBlock', qq([$slot,{"transactionDetails":"none","rewards":false,"maxSupportedTransactionVersion":0}])) }
+# sim-a's fault "lag" (80 slots) seen by the poller of network "lagging".
+sub sim_a_behind {
+    ['sim-a is seen behind', sub {
+         my ($a, $b) = map { state_of($_, 'lagging')->{processed_slot} || 0 } qw(sim-a sim-b);
+         $a > 0 && $b > $a + 60 }, 10] }
 sub polled { sub { !grep { !(state_of($_)->{processed_slot} || 0) } qw(sim-a sim-b sim-c) } }
 
 # Slots as sim-b answers them: produced or skipped, in [from, to].
@@ -223,9 +228,7 @@ processed getSlot answers are raised to the network's processed tip.
 clean();
 sim_fault($Ports[0], 'lag', slots => 80);
 --- wait_for eval
-['sim-a is seen behind', sub {
-     my ($a, $b) = map { state_of($_, 'lagging')->{processed_slot} || 0 } qw(sim-a sim-b);
-     $a > 0 && $b > $a + 60 }, 10]
+main::sim_a_behind()
 --- request eval
 [step {
      my $tip = network_state('lagging')->{tips}{processed};
@@ -495,9 +498,7 @@ The node writes "a\/b" back as "a/b": the answer is still that call's.
 clean();
 sim_fault($Ports[0], 'lag', slots => 80);
 --- wait_for eval
-['sim-a is seen behind', sub {
-     my ($a, $b) = map { state_of($_, 'lagging')->{processed_slot} || 0 } qw(sim-a sim-b);
-     $a > 0 && $b > $a + 60 }, 10]
+main::sim_a_behind()
 --- request eval
 [step {
      my $tip = network_state('lagging')->{tips}{processed};

@@ -25,6 +25,17 @@ std::optional<std::string> ParseMethodList(std::string_view directive,
     return std::nullopt;
 }
 
+// The first write method named (by name: a glob never is one), if any;
+// a write is sent once, never compared or hedged.
+const std::string* WriteNamed(const std::vector<std::string>& methods) {
+    for (const std::string& method : methods) {
+        if (method == "sendTransaction" || method == "requestAirdrop") {
+            return &method;
+        }
+    }
+    return nullptr;
+}
+
 // An option given twice: its last value would win unseen.
 std::optional<std::string> Repeated(std::string_view directive,
                                     const std::vector<std::string_view>& args) {
@@ -119,11 +130,9 @@ std::optional<std::string> ParseConsensus(
     if (auto error = ParseMethodList("consensus", args[0], &out->methods)) {
         return error;
     }
-    for (const std::string& method : out->methods) {
-        if (method == "sendTransaction" || method == "requestAirdrop") {
-            return "\"consensus\" never compares " + method +
-                   ": a write is sent once (see \"broadcast\")";
-        }
+    if (const std::string* write = WriteNamed(out->methods)) {
+        return "\"consensus\" never compares " + *write +
+               ": a write is sent once (see \"broadcast\")";
     }
     if (auto twice = Repeated("consensus", args)) {
         return twice;
@@ -177,11 +186,9 @@ std::optional<std::string> ParseHedge(
     if (auto error = ParseMethodList("hedge", args[0], &out->methods)) {
         return error;
     }
-    for (const std::string& method : out->methods) {
-        if (method == "sendTransaction" || method == "requestAirdrop") {
-            return "\"hedge\" never sends " + method +
-                   " twice: a write is not hedged (see \"broadcast\")";
-        }
+    if (const std::string* write = WriteNamed(out->methods)) {
+        return "\"hedge\" never sends " + *write +
+               " twice: a write is not hedged (see \"broadcast\")";
     }
     if (auto twice = Repeated("hedge", args)) {
         return twice;
