@@ -259,7 +259,7 @@ qr/\[info\] .*upstream "sim-[abc]" has not reached the call's minContextSlot, as
 
 
 
-=== TEST 10: a client that leaves before its answer (499) blames no upstream: outcome client_closed, no error on the status page
+=== TEST 10: a client that leaves before its answer (499) blames no upstream: outcome client_closed, not http_error
 --- init
 clear_faults();
 sim_fault($_, 'latency', ms => 300) for @Ports;

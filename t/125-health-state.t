@@ -387,3 +387,15 @@ not called kept.
 --- no_error_log
 [alert]
 [crit]
+
+
+
+=== TEST 13: the admin API's 405 names what it takes: an action is POSTed, the state document read with GET
+--- request eval
+["GET /solgate/cordon?network=mainnet&upstream=sim-a", "POST /solgate/state\nx"]
+--- error_code eval
+[405, 405]
+--- response_headers eval
+["Allow: POST", "Allow: GET, HEAD"]
+--- response_body eval
+['{"ok":false,"message":"use POST"}', '{"ok":false,"message":"use GET"}']

@@ -626,7 +626,7 @@ ngx_http_solgate_fail_all(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         /* no upstream held the data: one's own answer says so */
         ngx_http_solgate_log_by_id(NGX_LOG_INFO, r,
                       "solgate: none of %uz upstream(s) of network \"%V\" "
-                      "holds the data; answering the missing-data error",
+                      "holds the data; answering the best error they gave",
                       sg_request_attempts(ctx->rpc), &ctx->network->name);
 
         return ngx_http_solgate_answer(r, ctx, &route);
@@ -921,7 +921,7 @@ ngx_http_solgate_report_attempt(ngx_http_request_t *r,
          * it is sent in its place) */
         ngx_http_solgate_log_by_id(NGX_LOG_INFO, r,
                       "solgate: none of %uz upstream(s) of network \"%V\" "
-                      "holds the data; answering the missing-data error",
+                      "holds the data; answering the best error they gave",
                       sg_request_attempts(ctx->rpc), &ctx->network->name);
     }
 

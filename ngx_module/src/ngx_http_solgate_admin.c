@@ -63,9 +63,12 @@ static ngx_int_t
 ngx_http_solgate_admin_handler(ngx_http_request_t *r)
 {
     ngx_int_t                      rc;
+    ngx_str_t                      allow;
     sg_admin_answer_t              answer;
     sg_admin_request_t             req;
     ngx_http_solgate_main_conf_t  *smcf;
+
+    static ngx_str_t  allow_name = ngx_string("Allow");
 
     rc = ngx_http_discard_request_body(r);
     if (rc != NGX_OK) {
@@ -107,6 +110,16 @@ ngx_http_solgate_admin_handler(ngx_http_request_t *r)
     }
 
     sg_text_free(&answer.log);
+
+    if (answer.allow.len > 0) {
+        allow.data = (u_char *) answer.allow.data;
+        allow.len = answer.allow.len;
+
+        if (ngx_http_solgate_add_header(r, &allow_name, &allow) != NGX_OK) {
+            sg_text_free(&answer.body);
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
 
     return ngx_http_solgate_send_text(r, answer.http_status,
                                       &ngx_http_solgate_admin_type,

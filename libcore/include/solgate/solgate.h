@@ -716,6 +716,8 @@ typedef struct {
     sg_text_t    log;            /* a line for the error log; len 0: none */
     int          log_level;      /* its level, nginx's numbering (NOTICE;
                                     ERR when a change could not be saved) */
+    sg_str_t     allow;          /* 405: the endpoint's methods, for Allow
+                                    (static memory); else empty */
 } sg_admin_answer_t;
 
 /* Answers (and carries out) an admin request; free body and log with

@@ -169,7 +169,7 @@ int sg_admin_handle(sg_network_t* const* nets, size_t n,
     if (req == nullptr || out == nullptr || (nets == nullptr && n > 0)) {
         return SG_INVALID;
     }
-    *out = sg_admin_answer_t{0, {nullptr, 0}, {nullptr, 0}, 0};
+    *out = sg_admin_answer_t{0, {nullptr, 0}, {nullptr, 0}, 0, {nullptr, 0}};
     return Guard(SG_ERROR, [&] {
         solgate::AdminRequest request;
         request.uri = View(req->uri);
@@ -187,6 +187,7 @@ int sg_admin_handle(sg_network_t* const* nets, size_t n,
         }
         out->http_status = answer.http_status;
         out->log_level = answer.log_level;
+        out->allow = sg_str_t{answer.allow.data(), answer.allow.size()};
         return SG_OK;
     });
 }

@@ -36,7 +36,8 @@ const std::string* WriteNamed(const std::vector<std::string>& methods) {
     return nullptr;
 }
 
-// An option given twice: its last value would win unseen.
+// An option given twice: its last value would win unseen (checked once
+// each is read, so that a misspelt one is named for what it is).
 std::optional<std::string> Repeated(std::string_view directive,
                                     const std::vector<std::string_view>& args) {
     if (auto key = RepeatedOption(args, 1)) {
@@ -62,9 +63,6 @@ std::optional<std::string> ParseRetryMissingData(
         return "\"retry_missing_data\" must start with \"on\" or \"off\"";
     }
     out->on = args[0] == "on";
-    if (auto twice = Repeated("retry_missing_data", args)) {
-        return twice;
-    }
     for (size_t i = 1; i < args.size(); i++) {
         std::string_view option = args[i];
         if (auto attempts = OptionValue(option, "attempts=")) {
@@ -89,7 +87,7 @@ std::optional<std::string> ParseRetryMissingData(
                    "\"delay=\"";
         }
     }
-    return std::nullopt;
+    return Repeated("retry_missing_data", args);
 }
 
 std::optional<std::string> ParseBroadcast(
@@ -134,9 +132,6 @@ std::optional<std::string> ParseConsensus(
         return "\"consensus\" never compares " + *write +
                ": a write is sent once (see \"broadcast\")";
     }
-    if (auto twice = Repeated("consensus", args)) {
-        return twice;
-    }
     for (size_t i = 1; i < args.size(); i++) {
         std::string_view option = args[i];
         if (auto value = OptionValue(option, "participants=")) {
@@ -169,6 +164,9 @@ std::optional<std::string> ParseConsensus(
                    "\"agreement=\" or \"dispute=\"";
         }
     }
+    if (auto twice = Repeated("consensus", args)) {
+        return twice;
+    }
     if (out->agreement > out->participants) {
         return "\"agreement=" + std::to_string(out->agreement) +
                "\" in \"consensus\" is more than its " +
@@ -189,9 +187,6 @@ std::optional<std::string> ParseHedge(
     if (const std::string* write = WriteNamed(out->methods)) {
         return "\"hedge\" never sends " + *write +
                " twice: a write is not hedged (see \"broadcast\")";
-    }
-    if (auto twice = Repeated("hedge", args)) {
-        return twice;
     }
     for (size_t i = 1; i < args.size(); i++) {
         std::string_view option = args[i];
@@ -214,7 +209,7 @@ std::optional<std::string> ParseHedge(
                    " in \"hedge\", expected \"after=\" or \"max=\"";
         }
     }
-    return std::nullopt;
+    return Repeated("hedge", args);
 }
 
 }  // namespace solgate::conf

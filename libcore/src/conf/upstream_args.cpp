@@ -168,13 +168,14 @@ std::optional<std::string> ParseUpstreamArgs(
     }
     out->id = std::string(args[0]);
     out->target = MakeProxyTarget(args[1], url);
-    if (auto key = RepeatedOption(args, 2)) {
-        return Quoted(*key) + " given twice in upstream " + Quoted(out->id);
-    }
     for (size_t i = 2; i < args.size(); i++) {
         if (auto bad = ParseOption(args[i], out)) {
             return bad;
         }
+    }
+    // (after each is read: a misspelt one is named for what it is)
+    if (auto key = RepeatedOption(args, 2)) {
+        return Quoted(*key) + " given twice in upstream " + Quoted(out->id);
     }
     std::string in = " in upstream " + Quoted(out->id);
     for (const std::string& name : out->methods) {

@@ -364,7 +364,7 @@ bool BatchMerger::IdInChunk(std::string_view chunk, size_t& at) {
 }
 
 // An id's raw text read at once, as TrackId keeps it byte by byte: up to
-// one byte past kMaxIdLength, so a longer one matches no call.
+// one byte past kMaxIdLength (a longer one is matched by those bytes).
 std::string_view BatchMerger::KeptId(std::string_view raw) {
     return raw.substr(0, kMaxIdLength + 1);
 }
@@ -424,9 +424,10 @@ void BatchMerger::FlushHeld() {
 // The slot an element answers: the one it filled, if its id is that
 // slot's (the upstream kept the order), else the first unanswered one with
 // its id. The id as the upstream wrote it may differ from the client's in
-// bytes, not value (escapes written anew), and is cut after kMaxIdLength
-// bytes (a longer id is matched by its first bytes): both only when the
-// bytes do not match, which is rare.
+// bytes, not value (a string's escapes written anew), and is cut after
+// kMaxIdLength bytes (a longer id is matched by its first bytes): the
+// slot being filled is tried that way before any other slot by its bytes,
+// and then the others, each slot's value decoded once per merger.
 size_t BatchMerger::AnsweredSlot(std::string_view id) const {
     if (id.empty()) {
         return kNoSlot;
@@ -434,8 +435,22 @@ size_t BatchMerger::AnsweredSlot(std::string_view id) const {
     auto open = [this](size_t k) {
         return slots_[k].forwarded && !answered_[k];
     };
-    if (filling_ < slots_.size() && open(filling_) &&
-        slots_[filling_].id == id) {
+    bool filling_open = filling_ < slots_.size() && open(filling_);
+    if (filling_open && slots_[filling_].id == id) {
+        return filling_;
+    }
+    bool cut = id.size() > kMaxIdLength;
+    std::string value;
+    bool string = !cut && DecodeJsonString(id, &value);
+    auto same = [&](size_t k) {
+        std::string_view mine = slots_[k].id;
+        if (cut) {
+            return mine.size() > kMaxIdLength &&
+                   mine.substr(0, id.size()) == id;
+        }
+        return string && SlotValue(k) == value;
+    };
+    if (filling_open && same(filling_)) {
         return filling_;
     }
     for (size_t k = 0; k < slots_.size(); k++) {
@@ -443,17 +458,30 @@ size_t BatchMerger::AnsweredSlot(std::string_view id) const {
             return k;
         }
     }
+    if (!cut && !string) {
+        return kNoSlot;   // a number or null: only its bytes match
+    }
     for (size_t k = 0; k < slots_.size(); k++) {
-        std::string_view mine = slots_[k].id;
-        bool same = id.size() > kMaxIdLength
-                        ? mine.size() > kMaxIdLength &&
-                              mine.substr(0, id.size()) == id
-                        : SameJsonId(mine, id);
-        if (open(k) && same) {
+        if (open(k) && same(k)) {
             return k;
         }
     }
     return kNoSlot;
+}
+
+// Slot k's id as a string's value (decoded once, for every slot, when an
+// id first needs it); nullopt for an id that is no string.
+const std::optional<std::string>& BatchMerger::SlotValue(size_t k) const {
+    if (values_.size() != slots_.size()) {
+        values_.assign(slots_.size(), std::nullopt);
+        std::string value;
+        for (size_t i = 0; i < slots_.size(); i++) {
+            if (DecodeJsonString(slots_[i].id, &value)) {
+                values_[i] = value;
+            }
+        }
+    }
+    return values_[k];
 }
 
 void BatchMerger::EndElement(size_t slot) {

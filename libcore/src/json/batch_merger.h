@@ -107,7 +107,7 @@ private:
     void LocalsUntilForwarded();
     // What Finish sends, after the segments out_ already has.
     void AppendFinish();
-    // An id longer than this is no id a client sent: it is not matched.
+    // An id longer than this is kept (and matched) by its first bytes.
     static constexpr size_t kMaxIdLength = 256;
 
     // Follows an element's members for its "id" (depth 1).
@@ -122,6 +122,7 @@ private:
                      std::string_view raw_id);
     // The slot an element with this id answers, or kNoSlot.
     size_t AnsweredSlot(std::string_view id) const;
+    const std::optional<std::string>& SlotValue(size_t k) const;
     // The element bytes [from, to) of the chunk, `ends` there (answering
     // `slot`, with `id`): sent, held or rewritten.
     void Element(std::string_view chunk, size_t from, size_t to, bool ends,
@@ -131,6 +132,9 @@ private:
 
     const std::vector<Slot>& slots_;
     std::vector<unsigned char> answered_;   // by slot: an element had its id
+    // by slot: its id's value when a string (AnsweredSlot's rare by-value
+    // match; made at its first use)
+    mutable std::vector<std::optional<std::string>> values_;
     MissingAnswer missing_;
     size_t next_ = 0;          // the next slot to send
     size_t filling_ = 0;       // the slot the current element fills

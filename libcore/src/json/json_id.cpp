@@ -108,16 +108,4 @@ bool DecodeJsonString(std::string_view literal, std::string* value) {
     return true;
 }
 
-bool SameJsonId(std::string_view a, std::string_view b) {
-    if (a == b) {
-        return true;
-    }
-    if (!IsString(a) || !IsString(b)) {
-        return false;
-    }
-    std::string va;
-    std::string vb;
-    return DecodeJsonString(a, &va) && DecodeJsonString(b, &vb) && va == vb;
-}
-
 }  // namespace solgate

@@ -47,7 +47,9 @@ std::optional<AdminAnswer> ActionTarget(
     const std::vector<const Network*>& networks, const AdminRequest& request,
     const Network** network, size_t* index) {
     if (!request.post) {
-        return Reply(405, "use POST");
+        AdminAnswer refused = Reply(405, "use POST");
+        refused.allow = "POST";
+        return refused;
     }
     *network = NamedNetwork(networks, request);
     if (*network == nullptr || !(*network)->bound()) {
@@ -153,7 +155,9 @@ AdminAnswer HandleAdmin(const std::vector<const Network*>& networks,
                         int64_t wall_ms) {
     if (EndsWith(request.uri, "/state")) {
         if (!request.get) {
-            return Reply(405, "use GET");
+            AdminAnswer refused = Reply(405, "use GET");
+            refused.allow = "GET, HEAD";
+            return refused;
         }
         AdminAnswer answer;
         answer.body = RenderState(networks, now_ms, wall_ms);

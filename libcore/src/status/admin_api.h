@@ -30,6 +30,7 @@ struct AdminAnswer {
     std::string body;           // JSON
     std::string log;            // for the error log; "" when nothing to say
     int log_level = 6;          // its level, nginx's numbering (NOTICE)
+    std::string_view allow;     // 405: the methods the endpoint takes
 };
 
 // {"ok":true|false,"message":"..."} for everything but the state document.

@@ -95,6 +95,13 @@ TEST(UpstreamArgs, MessagesNameTheUpstreamAndQuoteTheToken) {
               "\"weight=\" given twice in upstream \"a\"");
     EXPECT_EQ(Parse({"a", "http://x", "backup", "backup"}, &u),
               "\"backup\" given twice in upstream \"a\"");
+    // a misspelt one given twice is named for what it is
+    EXPECT_EQ(Parse({"a", "http://x", "wieght=2", "wieght=3"}, &u),
+              "invalid parameter \"wieght=2\" in upstream \"a\", expected "
+              "\"host=\", \"tags=\", \"methods=\", \"ignore_methods=\", "
+              "\"weight=\", \"backup\", \"max_fails=\", "
+              "\"fail_timeout=\", \"debounce=\", \"ws=\" or a \"tls_\" "
+              "option");
     EXPECT_EQ(Parse({"a", "http://x", "ignore_methods=getBlock",
                      "methods=getSlot|getBlock"}, &u),
               "\"getBlock\" is in both \"methods=\" and \"ignore_methods=\" "

@@ -228,6 +228,18 @@ TEST(BatchMerger, AnIdWrittenAnewByTheNodeStillAnswersItsCall) {
     }
 }
 
+// Two calls whose ids differ in bytes, not value ("a\/b", "a/b"): answers
+// in order go to their own calls (the slot being filled is tried by value
+// before another slot by its bytes).
+TEST(BatchMerger, IdsOfOneValueAreAnsweredInOrder) {
+    std::vector<Slot> slots = {{true, "", "\"a\\/b\""}, {true, "", "\"a/b\""}};
+    const std::string upstream =
+        "[{\"result\":1,\"id\":\"a/b\"},{\"result\":2,\"id\":\"a/b\"}]";
+    Asked asked;
+    EXPECT_EQ(Merge(slots, upstream, upstream.size(), &asked), upstream);
+    EXPECT_EQ(asked.slots, (std::vector<size_t>{0, 1}));
+}
+
 // The shape nodes answer a number in is read by comparison; its near
 // misses (a space before the comma, an escape in the id, a result that is
 // no plain number, a fraction for an id) by the general reading: all are
