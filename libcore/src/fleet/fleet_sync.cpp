@@ -323,21 +323,35 @@ void FleetSync::TakePollerCordon(const FleetStore::Hash& views, size_t i,
     CordonStore& cordons = network_.cordons();
     CordonState local = cordons.Cordon(i);
     const std::string host = by.substr(0, by.find('@'));
-    if (*cause != 0 && local.owner == CordonOwner::kNone) {
-        auto since = StampedNumber(views, Field(id, "cs"), by);
-        CordonState next{CordonOwner::kPoller, static_cast<CordonCause>(*cause),
-                         static_cast<int64_t>(since.value_or(0))};
-        if (!cordons.SwapCordon(i, CordonOwner::kNone, next)) {
-            return;   // an operator got there first
-        }
-        // the reason once the cordon is the poller's: never written over
-        // an operator's note by a swap that lost
+    auto since = StampedNumber(views, Field(id, "cs"), by);
+    CordonState next{CordonOwner::kPoller, static_cast<CordonCause>(*cause),
+                     static_cast<int64_t>(since.value_or(0))};
+    // the reason once the cordon is the poller's: never written over an
+    // operator's note by a swap that lost
+    auto take_reason = [&] {
         cordons.SetCordonLag(
             i, StampedNumber(views, Field(id, "cl"), by).value_or(0));
         auto note = StampedValue(views, Field(id, "cn"), by);
         if (note && cordons.Cordon(i).owner == CordonOwner::kPoller) {
             cordons.SetCordonNote(i, *note);
         }
+    };
+    if (*cause != 0 && since && local.owner == CordonOwner::kPoller &&
+        (local.cause != next.cause ||
+         local.since_wall_ms != next.since_wall_ms)) {
+        // this host's own poller cordoned it before the other host took
+        // its polls over: the polling host's cordon is the one, so that
+        // every host shows one cause and one time
+        if (cordons.SwapCordon(i, CordonOwner::kPoller, next)) {
+            take_reason();
+        }
+        return;
+    }
+    if (*cause != 0 && local.owner == CordonOwner::kNone) {
+        if (!cordons.SwapCordon(i, CordonOwner::kNone, next)) {
+            return;   // an operator got there first
+        }
+        take_reason();
         network_.host(i).cordon_events.fetch_add(1, std::memory_order_relaxed);
         log_(kLogWarn, "svm upstream cordoned out of rotation by the state "
                        "poller of host \"" + host + "\" (fleet): network=" +

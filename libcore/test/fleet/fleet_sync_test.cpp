@@ -291,6 +291,32 @@ TEST(FleetSync, APollerCordonReachesTheOtherHostsWithItsTimeAndReason) {
     }
 }
 
+// A host whose own poller cordoned an upstream before another host took
+// its polls over shows the polling host's cordon: one cause, one time, one
+// reason on every host (not counted or logged again: it was cordoned).
+TEST(FleetSync, AnOwnPollerCordonGivesWayToThePollingHosts) {
+    FakeStore store;
+    Host a(store, "host-a", 10), b(store, "host-b", 20);
+    CordonStore& on_b = b.net.network.cordons();
+    on_b.SetCordonNote(0, "svm state poller: getHealth failed: HTTP 502");
+    on_b.SwapCordon(0, CordonOwner::kNone,
+                    {CordonOwner::kPoller, CordonCause::kUnhealthy, 1700000000100});
+    TickBoth(store, a, b);
+    ASSERT_FALSE(b.sync.MayPoll(0, store.now));
+    CordonStore& on_a = a.net.network.cordons();
+    on_a.SetCordonNote(0, "svm state poller: getHealth failed: HTTP 503");
+    on_a.SwapCordon(0, CordonOwner::kNone,
+                    {CordonOwner::kPoller, CordonCause::kUnhealthy, 1700000000123});
+    size_t lines = b.lines.size();
+    TickBoth(store, a, b);
+    EXPECT_EQ(on_b.Cordon(0).owner, CordonOwner::kPoller);
+    EXPECT_EQ(on_b.Cordon(0).since_wall_ms, 1700000000123);
+    EXPECT_EQ(CordonReason(b.net.network, 0),
+              "svm state poller: getHealth failed: HTTP 503");
+    EXPECT_EQ(b.lines.size(), lines);
+    EXPECT_EQ(b.net.network.host(0).cordon_events.load(), 0u);
+}
+
 TEST(FleetSync, TheTipsMemoriesNeverGoBackAcrossHosts) {
     FakeStore store;
     Host a(store, "host-a", 10), b(store, "host-b", 20);
