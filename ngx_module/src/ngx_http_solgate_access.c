@@ -33,6 +33,8 @@ static ngx_int_t ngx_http_solgate_attempt(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
 static ngx_int_t ngx_http_solgate_fail_all(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx);
+static void ngx_http_solgate_log_no_data(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
 static ngx_int_t ngx_http_solgate_answer(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx, sg_route_t *route);
 static ngx_int_t ngx_http_solgate_reject_method(ngx_http_request_t *r,
@@ -624,10 +626,7 @@ ngx_http_solgate_fail_all(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 
     if (route.http_status == NGX_HTTP_OK) {
         /* no upstream held the data: one's own answer says so */
-        ngx_http_solgate_log_by_id(NGX_LOG_INFO, r,
-                      "solgate: none of %uz upstream(s) of network \"%V\" "
-                      "holds the data; answering the best error they gave",
-                      sg_request_attempts(ctx->rpc), &ctx->network->name);
+        ngx_http_solgate_log_no_data(r, ctx);
 
         return ngx_http_solgate_answer(r, ctx, &route);
     }
@@ -653,6 +652,18 @@ ngx_http_solgate_fail_all(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 }
 
 
+/* retry_missing_data gave up: no upstream asked holds the data */
+static void
+ngx_http_solgate_log_no_data(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx)
+{
+    ngx_http_solgate_log_by_id(NGX_LOG_INFO, r,
+                  "solgate: none of %uz upstream(s) of network \"%V\" "
+                  "holds the data; answering the best error they gave",
+                  sg_request_attempts(ctx->rpc), &ctx->network->name);
+}
+
+
 static ngx_int_t
 ngx_http_solgate_answer(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx,
     sg_route_t *route)
@@ -674,10 +685,9 @@ static ngx_int_t
 ngx_http_solgate_reject_method(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx)
 {
-    static ngx_str_t  allow = ngx_string("Allow");
     static ngx_str_t  post = ngx_string("POST");
 
-    if (ngx_http_solgate_add_header(r, &allow, &post) != NGX_OK) {
+    if (ngx_http_solgate_set_allow(r, &post) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
@@ -919,10 +929,7 @@ ngx_http_solgate_report_attempt(ngx_http_request_t *r,
     if (report.data_given_up && !report.failed) {
         /* this answer goes to the client (a kept one is logged so when
          * it is sent in its place) */
-        ngx_http_solgate_log_by_id(NGX_LOG_INFO, r,
-                      "solgate: none of %uz upstream(s) of network \"%V\" "
-                      "holds the data; answering the best error they gave",
-                      sg_request_attempts(ctx->rpc), &ctx->network->name);
+        ngx_http_solgate_log_no_data(r, ctx);
     }
 
     return report.failed ? NGX_DECLINED : NGX_OK;

@@ -68,8 +68,6 @@ ngx_http_solgate_admin_handler(ngx_http_request_t *r)
     sg_admin_request_t             req;
     ngx_http_solgate_main_conf_t  *smcf;
 
-    static ngx_str_t  allow_name = ngx_string("Allow");
-
     rc = ngx_http_discard_request_body(r);
     if (rc != NGX_OK) {
         return rc;
@@ -115,7 +113,7 @@ ngx_http_solgate_admin_handler(ngx_http_request_t *r)
         allow.data = (u_char *) answer.allow.data;
         allow.len = answer.allow.len;
 
-        if (ngx_http_solgate_add_header(r, &allow_name, &allow) != NGX_OK) {
+        if (ngx_http_solgate_set_allow(r, &allow) != NGX_OK) {
             sg_text_free(&answer.body);
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }

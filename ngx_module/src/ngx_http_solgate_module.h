@@ -409,6 +409,8 @@ ngx_int_t ngx_http_solgate_send(ngx_http_request_t *r, ngx_uint_t status,
     ngx_str_t *content_type, u_char *body, size_t len);
 ngx_int_t ngx_http_solgate_add_header(ngx_http_request_t *r, ngx_str_t *key,
     ngx_str_t *value);
+ngx_int_t ngx_http_solgate_set_allow(ngx_http_request_t *r,
+    ngx_str_t *methods);
 ngx_int_t ngx_http_solgate_set_retry_after(ngx_http_request_t *r,
     ngx_uint_t seconds);
 ngx_int_t ngx_http_solgate_send_json(ngx_http_request_t *r,

@@ -255,11 +255,10 @@ ngx_http_solgate_wall_ms(void)
 ngx_int_t
 ngx_http_solgate_read_only(ngx_http_request_t *r)
 {
-    static ngx_str_t  allow = ngx_string("Allow");
     static ngx_str_t  get = ngx_string("GET, HEAD");
 
     if (!(r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD))) {
-        return ngx_http_solgate_add_header(r, &allow, &get) == NGX_OK
+        return ngx_http_solgate_set_allow(r, &get) == NGX_OK
                ? NGX_HTTP_NOT_ALLOWED : NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 

@@ -86,6 +86,16 @@ ngx_http_solgate_add_header(ngx_http_request_t *r, ngx_str_t *key,
 }
 
 
+/* an Allow header naming the methods a 405's endpoint takes (static) */
+ngx_int_t
+ngx_http_solgate_set_allow(ngx_http_request_t *r, ngx_str_t *methods)
+{
+    static ngx_str_t  name = ngx_string("Allow");
+
+    return ngx_http_solgate_add_header(r, &name, methods);
+}
+
+
 /* a Retry-After header of `seconds` with the answer; 0: none */
 ngx_int_t
 ngx_http_solgate_set_retry_after(ngx_http_request_t *r, ngx_uint_t seconds)
