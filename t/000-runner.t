@@ -37,6 +37,11 @@ no_shuffle();
     is($r->{body}, 'abc', 'parse_http_response: chunked body decoded');
 
     my $conf = Test::Nginx::Util::build_conf(config => 'location = /z {}', port => 4321);
+    is_deeply([Test::Nginx::Socket::_unknown_sections(
+                  { _section_order => [['request', 'respons_body', 'error_code',
+                                        'raw_response_headers_like']] })],
+              ['respons_body', 'raw_response_headers_like'],
+              'a section the runner does not read (a typo, or one of test-nginx\'s it lacks) is caught');
     like($conf, qr/^\s*listen 127\.0\.0\.1:4321;/m, 'build_conf: loopback listen');
     unlike($conf, qr/0\.0\.0\.0/, 'build_conf: never 0.0.0.0');
     like($conf, qr/^daemon on;\nmaster_process off;/m, 'build_conf: daemon on, single process');

@@ -15,6 +15,7 @@ use Test::Nginx::Socket 'no_plan';
 use Solgate::Sim;
 use Solgate::TestConf;
 use Solgate::Gateway;
+use Solgate::Browser;
 use File::Path ();
 use File::Spec;
 use Time::HiRes ();
@@ -54,31 +55,11 @@ our $Bad = "[error]\n[alert]\n[crit]\n[emerg]\n";
 our $Account = '"83astBRguLMdt2h5U1Tpdq5tjFoJ6noeGwaY3mDLVcri"';
 
 # Debian's chromium, or undef (the browser checks are then skipped).
-our $Chromium = (grep { -x $_ } '/usr/bin/chromium', '/usr/bin/chromium-browser')[0];
+our $Chromium = chromium_binary();
 
-# Runs headless Chromium on the page with `@args` (bounded by timeout(1));
-# returns what it printed on stdout. A fresh profile each time.
-sub chromium {
-    my (@args) = @_;
-    my $profile = File::Spec->catdir($Dir, "chromium-profile-" . int(rand(1e9)));
-    my $log = File::Spec->catfile($Dir, 'chromium.log');
-    my @cmd = ('timeout', '60', $Chromium, '--headless', '--no-sandbox',
-               '--disable-gpu', '--disable-quic', '--no-first-run',
-               '--disable-background-networking', '--disable-component-update',
-               '--disable-sync', '--disable-dev-shm-usage',
-               "--user-data-dir=$profile", @args,
-               'http://127.0.0.1:' . server_port() . '/status');
-    my $pid = open(my $out, '-|') // die "fork: $!";
-    if ($pid == 0) {
-        open STDERR, '>>', $log or die "cannot write $log: $!";
-        exec @cmd or die "exec $Chromium: $!";
-    }
-    local $/;
-    my $dom = <$out>;
-    close $out;
-    diag("chromium exited with " . ($? >> 8) . "; see $log") if $?;
-    File::Path::remove_tree($profile);
-    return $dom // '';
+# Headless Chromium on the status page with `@args`: what it printed.
+sub chromium_status {
+    return chromium('http://127.0.0.1:' . server_port() . '/status', $Dir, @_);
 }
 
 # upstream id => its card (the <article> element's text) in a page or DOM
@@ -206,7 +187,7 @@ unlike($cards->{$_}, qr{>cordoned<|>lagging<}, "$_: in rotation") for qw(sim-a s
 SKIP: {
     skip 'chromium is not installed (Debian package chromium, `make deps`): no browser checks', 7
         unless $Chromium;
-    my $dom = chromium('--dump-dom', '--virtual-time-budget=12000');
+    my $dom = chromium_status('--dump-dom', '--virtual-time-budget=12000');
     my $cards = cards($dom);
     is_deeply([sort keys %$cards], ['sim-a', 'sim-b', 'sim-c'],
               'the rendered DOM shows every upstream');
@@ -221,7 +202,7 @@ SKIP: {
 
     my $png = File::Spec->catfile($Root, 'build', 'status.png');
     unlink $png;
-    chromium("--screenshot=$png", '--window-size=1280,2000', '--hide-scrollbars');
+    chromium_status("--screenshot=$png", '--window-size=1280,2000', '--hide-scrollbars');
     ok(-s $png, "a screenshot in $png");
     open my $fh, '<:raw', $png;
     read($fh, my $magic, 8) if $fh;

@@ -133,7 +133,12 @@ ngx_http_solgate_access_handler(ngx_http_request_t *r)
     }
 
     if (!(r->method & NGX_HTTP_POST)) {
-        ngx_http_finalize_request(r, ngx_http_solgate_reject_method(r, ctx));
+        rc = (r->method & NGX_HTTP_OPTIONS)
+             ? ngx_http_solgate_cors_preflight(r, ctx) : NGX_DECLINED;
+
+        ngx_http_finalize_request(r, rc != NGX_DECLINED
+                                     ? rc
+                                     : ngx_http_solgate_reject_method(r, ctx));
         return NGX_DONE;
     }
 
@@ -706,20 +711,27 @@ ngx_http_solgate_reject_method(ngx_http_request_t *r,
 static ngx_int_t
 ngx_http_solgate_json_post(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 {
-    sg_str_t            body;
-    ngx_uint_t          status, count[4];
-    ngx_table_elt_t    *found[4];
-    sg_post_headers_t   headers;
+    sg_str_t                      body;
+    ngx_uint_t                    status, count[5];
+    ngx_table_elt_t              *found[5];
+    sg_post_headers_t             headers;
+    ngx_http_solgate_loc_conf_t  *slcf;
 
-    static ngx_str_t  names[4] = {
+    static ngx_str_t  names[5] = {
         NGX_HTTP_SOLGATE_SELECTORS,
-        ngx_string("content-encoding"), ngx_string("content-type")
+        ngx_string("content-encoding"), ngx_string("content-type"),
+        ngx_string("origin")
     };
 
     ngx_http_solgate_find_in_list(&r->headers_in.headers, names, found,
-                                  count, 4);
+                                  count, 5);
 
     ngx_http_solgate_keep_selectors(ctx, found, count);
+
+    if (found[4] != NULL) {
+        slcf = ngx_http_get_module_loc_conf(r, ngx_http_solgate_module);
+        ctx->cors_origin = slcf->cors ? 1 : 0;
+    }
 
     ngx_memzero(&headers, sizeof(sg_post_headers_t));
 

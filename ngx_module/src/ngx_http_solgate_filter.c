@@ -77,6 +77,12 @@ ngx_http_solgate_header_filter(ngx_http_request_t *r)
                : ngx_http_next_header_filter(r);
     }
 
+    if (ctx != NULL && ctx->cors_origin && r == r->main
+        && ngx_http_solgate_cors_allow_origin(r) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
     if (ctx != NULL && ctx->answered) {
         return ngx_http_next_header_filter(r);
     }
@@ -176,6 +182,14 @@ ngx_http_solgate_error_header(ngx_http_request_t *r)
     if (ctx == NULL) {
         ctx = ngx_http_solgate_create_ctx(r);
         if (ctx == NULL) {
+            return NGX_ERROR;
+        }
+
+        /* refused before the access phase (a Content-Length over
+         * client_max_body_size): the Origin is read here */
+        if (r == r->main && ngx_http_solgate_cors_origin(r)
+            && ngx_http_solgate_cors_allow_origin(r) != NGX_OK)
+        {
             return NGX_ERROR;
         }
     }

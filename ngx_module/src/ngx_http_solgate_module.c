@@ -85,6 +85,13 @@ static ngx_command_t  ngx_http_solgate_commands[] = {
       0,
       NULL },
 
+    { ngx_string("solgate_cors"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_FLAG,
+      ngx_conf_set_flag_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_solgate_loc_conf_t, cors),
+      NULL },
+
     { ngx_string("solgate_health"),
       NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_http_solgate_health,
@@ -315,6 +322,8 @@ ngx_http_solgate_create_loc_conf(ngx_conf_t *cf)
      *     slcf->health = NULL;
      */
 
+    slcf->cors = NGX_CONF_UNSET;
+
     return slcf;
 }
 
@@ -322,10 +331,15 @@ ngx_http_solgate_create_loc_conf(ngx_conf_t *cf)
 static char *
 ngx_http_solgate_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
 {
+    ngx_http_solgate_loc_conf_t  *prev = parent;
+    ngx_http_solgate_loc_conf_t  *conf = child;
+
     /*
      * solgate_pass is not inherited: a nested location without it is not
-     * routed.  Nothing to merge.
+     * routed.  Browsers are answered as a node answers them unless told.
      */
+
+    ngx_conf_merge_value(conf->cors, prev->cors, 1);
 
     return NGX_CONF_OK;
 }

@@ -174,6 +174,7 @@ typedef struct {
     ngx_http_solgate_network_t  *network;   /* NULL: not a solgate location */
     ngx_str_t                    health_name;
     ngx_http_solgate_network_t  *health;    /* solgate_health's network */
+    ngx_flag_t                   cors;      /* solgate_cors */
     unsigned                     dispatched:1; /* proxies to solgate_dispatch */
 } ngx_http_solgate_loc_conf_t;
 
@@ -278,6 +279,7 @@ typedef struct {
     unsigned                     websocket:1;    /* an upgrade request */
     unsigned                     client_uri_kept:1; /* solgate_dispatch's */
     unsigned                     client_unparsed_uri:1;
+    unsigned                     cors_origin:1;  /* a browser's call */
 } ngx_http_solgate_ctx_t;
 
 
@@ -403,6 +405,12 @@ ngx_int_t ngx_http_solgate_query_arg(ngx_http_request_t *r, char *name,
     ngx_uint_t plus_is_space, ngx_str_t *value, ngx_uint_t *twice);
 int64_t ngx_http_solgate_wall_ms(void);
 ngx_int_t ngx_http_solgate_read_only(ngx_http_request_t *r);
+
+/* ngx_http_solgate_cors.c */
+ngx_int_t ngx_http_solgate_cors_preflight(ngx_http_request_t *r,
+    ngx_http_solgate_ctx_t *ctx);
+ngx_uint_t ngx_http_solgate_cors_origin(ngx_http_request_t *r);
+ngx_int_t ngx_http_solgate_cors_allow_origin(ngx_http_request_t *r);
 
 /* ngx_http_solgate_send.c */
 ngx_int_t ngx_http_solgate_send(ngx_http_request_t *r, ngx_uint_t status,

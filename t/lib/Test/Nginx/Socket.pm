@@ -571,6 +571,26 @@ sub _check_grep_error_log {
 # running
 # ---------------------------------------------------------------------------
 
+# The sections this runner reads: any other is a typo or one of
+# test-nginx's this runner does not implement, and would be ignored, so the
+# block fails instead.
+my %KnownSections = map { $_ => 1 } qw(
+    main_config http_config config user_files init setup workers log_level
+    timeout wait wait_for wait_timeout request raw_request more_headers
+    error_code response_headers response_headers_like response_body
+    response_body_like response_body_unlike ignore_response abort
+    error_log no_error_log grep_error_log grep_error_log_out must_die
+    check shutdown_check shutdown_error_log no_shutdown_error_log
+    ONLY SKIP LAST
+);
+
+sub _unknown_sections {
+    my ($block) = @_;
+    my $order = $block->{_section_order};
+    $order = $order->[0] if ref $order eq 'ARRAY' && ref $order->[0] eq 'ARRAY';
+    return grep { !$KnownSections{$_} } @{ $order || [] };
+}
+
 sub run_tests {
     Test::More::plan('no_plan') unless Test::More->builder->has_plan;
     # filter each block just before running it, so that a broken "eval"
@@ -586,6 +606,12 @@ sub run_tests {
                 Test::More::fail((defined $n ? $n : 'TEST ?') . " - $e");
                 next;
             }
+        }
+        if (my @unknown = _unknown_sections($block)) {
+            my $n = $block->name;
+            Test::More::fail((defined $n ? $n : 'TEST ?')
+                . " - unknown section(s): @unknown");
+            next;
         }
         $_->($block) for @BlockPreprocessors;
         for my $rep (1 .. ($RepeatEach || 1)) {
