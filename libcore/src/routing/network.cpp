@@ -1,6 +1,7 @@
 #include "routing/network.h"
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <cstring>
 
@@ -25,7 +26,13 @@ void Network::AddUpstream(UpstreamConf upstream) {
     Reindex();
 }
 
+uint64_t Network::NextPlanRevision() {
+    static std::atomic<uint64_t> last{0};
+    return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 void Network::Reindex() {
+    plan_revision_ = NextPlanRevision();
     has_backups_ = false;
     has_own_debounce_ = false;
     has_method_filters_ = false;

@@ -244,6 +244,9 @@ public:
     // so arbitrary client method names never grow the cache.
     std::vector<unsigned char> ServingSet(std::string_view method) const;
     bool has_method_filters() const { return has_method_filters_; }
+    // Changes whenever the upstreams do, and differs between networks (of
+    // a process): what a kept route plan was made for (RoutePlan).
+    uint64_t plan_revision() const { return plan_revision_; }
 
     // Re-picks the network-wide lane and every lane, so their gauges stay
     // current without traffic (the poller calls it every tick).
@@ -386,11 +389,14 @@ public:
     void OperatorUncordon(size_t i, int64_t wall_ms) const;
 
 private:
+    static uint64_t NextPlanRevision();
+
     std::string name_;
     std::string conf_prefix_;
     NetworkSettings settings_;
     std::vector<UpstreamConf> upstreams_;
     std::vector<size_t> all_;
+    uint64_t plan_revision_ = NextPlanRevision();
     std::unique_ptr<ShmNetworkState> state_;
     NetworkStores stores_;
     bool has_method_filters_ = false;

@@ -55,13 +55,19 @@ std::vector<unsigned char> ServingAll(
 // With Cube Runner, a getBlock goes only to nodes whose ledger window
 // (getFirstAvailableBlock) holds the slot, when any does; nodes whose
 // window is not known yet count as holding it.
+// Whether KeepLedgerHolders may narrow the request's upstreams: a block
+// by slot on a network that tracks each node's ledger window.
+bool KeepsToLedgerWindow(const Network& network, const RpcRequest& request) {
+    return network.settings().track_ledger_window && network.bound() &&
+           request.shape == RpcRequest::Shape::kSingle &&
+           request.calls[0].first_param_u64 &&
+           (request.calls[0].method == "getBlock" ||
+            request.calls[0].method == "getConfirmedBlock");
+}
+
 void KeepLedgerHolders(const Network& network, const RpcRequest& request,
                        RoutePlan& plan) {
-    if (!network.settings().track_ledger_window || !network.bound() ||
-        request.shape != RpcRequest::Shape::kSingle ||
-        !request.calls[0].first_param_u64 ||
-        (request.calls[0].method != "getBlock" &&
-         request.calls[0].method != "getConfirmedBlock")) {
+    if (!KeepsToLedgerWindow(network, request)) {
         return;
     }
     uint64_t slot = *request.calls[0].first_param_u64;
@@ -144,6 +150,7 @@ void ResetPlan(RoutePlan& plan) {
     plan.lane.reset();
     plan.lane_name.clear();
     plan.error.reset();
+    plan.every_upstream_of = 0;
 }
 
 RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
@@ -156,15 +163,21 @@ RoutePlan PlanRoute(const Network& network, const RpcRequest& request,
 void PlanRouteInto(const Network& network, const RpcRequest& request,
                    std::string_view selector, bool from_client,
                    RoutePlan& plan) {
+    // Most requests may go to every upstream (no selector, no methods=
+    // or ignore_methods=, not a subscription): their flags are set here at
+    // once; the others' are set below, upstream by upstream. Their plan
+    // is the same for all of them: the last one's is kept.
+    const bool every_upstream =
+        selector.empty() && !network.has_method_filters() &&
+        request.shape != RpcRequest::Shape::kSubscription;
+    const bool same_for_all =
+        every_upstream && !KeepsToLedgerWindow(network, request);
+    if (same_for_all && plan.every_upstream_of == network.plan_revision()) {
+        return;
+    }
     ResetPlan(plan);
     plan.has_selector = !selector.empty();
     plan.client_selector = plan.has_selector && from_client;
-    // Most requests may go to every upstream (no selector, no methods=
-    // or ignore_methods=, not a subscription): their flags are set here at
-    // once; the others' are set below, upstream by upstream.
-    const bool every_upstream =
-        !plan.has_selector && !network.has_method_filters() &&
-        request.shape != RpcRequest::Shape::kSubscription;
     plan.allowed.assign(network.size(), every_upstream ? 1 : 0);
 
     if (plan.has_selector) {
@@ -235,6 +248,9 @@ void PlanRouteInto(const Network& network, const RpcRequest& request,
                      ? std::string(" has a WebSocket endpoint (\"ws=\")")
                      : " serves " + MethodList(methods))};
         return;
+    }
+    if (same_for_all) {
+        plan.every_upstream_of = network.plan_revision();
     }
     bool fallback_ready = std::any_of(
         plan.fallback.begin(), plan.fallback.end(),

@@ -25,6 +25,11 @@ struct RoutePlan {
     std::string lane_name;         // "all", a group's name, or "" (no lane)
     // Set when the request cannot be routed at all.
     std::optional<RpcError> error;
+    // Not 0: this is the plan of every request on the network of that
+    // plan_revision() that may go to every upstream (no selector, no
+    // methods=, not a subscription, no ledger window to keep to), which
+    // the next such request takes as it is rather than build it again.
+    uint64_t every_upstream_of = 0;
 };
 
 // `selector` is the request's use-upstream selector ("" for none);

@@ -13,6 +13,8 @@
 
 namespace solgate {
 
+const RoutePlan RoutedRequest::kNoPlan{};
+
 RouteDecision RoutedRequest::Route(const Network& network,
                                    const SelectorSources& sources,
                                    int64_t now_ms) {
@@ -23,7 +25,9 @@ RouteDecision RoutedRequest::Route(const Network& network,
     // in place: plan_ already holds the storage a warm thread reuses
     PlanRouteInto(network, parsed_, selector.text, selector.from_client,
                   plan_);
+    routed_ = true;
     if (!selector.twice.empty()) {
+        plan_.every_upstream_of = 0;   // no longer every request's plan
         plan_.error = RpcError{kInvalidParams,
                                "Invalid params: use-upstream selector given "
                                "twice (" + std::string(selector.twice) +
@@ -55,7 +59,9 @@ bool RoutedRequest::WorthKeeping() const {
 void RoutedRequest::Clear() {
     ResetRequest(parsed_);
     network_ = nullptr;
-    ResetPlan(plan_);
+    // plan_ is kept: the next request's may be the same (RoutePlan's
+    // every_upstream_of); Route makes it anew otherwise
+    routed_ = false;
     tried_.fill(0);
     upstream_.reset();
     answer_run_ = FailureRun{};

@@ -43,13 +43,15 @@ public:
     bool WorthKeeping() const;
     static constexpr size_t kKeptAnswerBytes = 4096;
     // Makes the request as RoutedRequest() is, keeping its storage. Every
-    // member is reset here.
+    // member is reset here, but the route plan, which Route makes anew
+    // unless it is the next request's too (RoutePlan::every_upstream_of).
     void Clear();
 
     const RpcRequest& parsed() const { return parsed_; }
     // nullptr before Route.
     const Network* network() const { return network_; }
-    const RoutePlan& plan() const { return plan_; }
+    // An empty plan before Route.
+    const RoutePlan& plan() const { return routed_ ? plan_ : kNoPlan; }
 
     // Plans the route against `network` (which must outlive this request)
     // for the selector the sources name, and decides: forward it, or the
@@ -207,6 +209,8 @@ private:
     RpcRequest parsed_;
     const Network* network_ = nullptr;
     RoutePlan plan_;
+    bool routed_ = false;   // plan_ is this request's
+    static const RoutePlan kNoPlan;
     // One flag per upstream; inline, so a request costs no allocation for
     // it (kMaxUpstreams bytes).
     std::array<unsigned char, kMaxUpstreams> tried_{};

@@ -94,6 +94,65 @@ TEST(RoutePlan, ASelectorsPlanIsTheSameFromTheCacheAndInAnEarlierRoom) {
     EXPECT_EQ(lane_again.lane_name, lane.lane_name);
 }
 
+// Every request that may go to every upstream has the same plan: the next
+// one keeps the last one's whole. Any other request, or a network whose
+// upstreams changed, makes its own.
+TEST(RoutePlan, TheEveryUpstreamPlanIsKeptForTheNextSuchRequest) {
+    TestNetwork t(3);
+    RpcRequest slot = Parse("getSlot");
+    RoutePlan plan = PlanRoute(t.network, slot, "");
+    EXPECT_EQ(plan.every_upstream_of, t.network.plan_revision());
+    plan.lane_name = "kept";   // (a mark: a plan made anew says "all")
+    plan = PlanRoute(t.network, Parse("getBalance", R"(["x"])"), "", true,
+                     std::move(plan));
+    EXPECT_EQ(plan.lane_name, "kept") << "the same plan, taken as it was";
+
+    // a selector's plan is its own, and the next plan is made anew
+    plan = PlanRoute(t.network, slot, "up-1", true, std::move(plan));
+    EXPECT_EQ(plan.every_upstream_of, 0u);
+    EXPECT_EQ(plan.matched, (std::vector<size_t>{1}));
+    plan = PlanRoute(t.network, slot, "", true, std::move(plan));
+    EXPECT_EQ(plan.matched, (std::vector<size_t>{0, 1, 2}));
+    EXPECT_EQ(plan.allowed, (std::vector<unsigned char>{1, 1, 1}));
+    EXPECT_EQ(plan.lane_name, "all");
+
+    // another network (of the same shape) has its own
+    TestNetwork other(3);
+    EXPECT_NE(other.network.plan_revision(), t.network.plan_revision());
+    plan.lane_name = "kept";
+    plan = PlanRoute(other.network, slot, "", true, std::move(plan));
+    EXPECT_EQ(plan.lane_name, "all");
+    EXPECT_EQ(plan.every_upstream_of, other.network.plan_revision());
+
+    // an upstream added: made anew, with it
+    Network growing("devnet", NetworkSettings{});
+    growing.AddUpstream({"up-0", {"http://10.0.0.1/", "", "", ""}});
+    plan = PlanRoute(growing, slot, "", true, std::move(plan));
+    EXPECT_EQ(plan.allowed, (std::vector<unsigned char>{1}));
+    growing.AddUpstream({"up-1", {"http://10.0.0.2/", "", "", ""}});
+    EXPECT_NE(plan.every_upstream_of, growing.plan_revision());
+    plan = PlanRoute(growing, slot, "", true, std::move(plan));
+    EXPECT_EQ(plan.allowed, (std::vector<unsigned char>{1, 1}));
+    EXPECT_EQ(plan.matched, (std::vector<size_t>{0, 1}));
+}
+
+// A block by slot where ledger windows are tracked is planned each time,
+// and leaves no plan the next request would keep.
+TEST(RoutePlan, AGetBlockKeepingToLedgerWindowsHasItsOwnPlan) {
+    NetworkSettings settings;
+    settings.track_ledger_window = true;
+    TestNetwork t(3, settings);
+    t.network.slots().SetFirstAvailable(0, 5000);
+    RoutePlan plan = PlanRoute(t.network, Parse("getSlot"), "");
+    ASSERT_EQ(plan.every_upstream_of, t.network.plan_revision());
+    plan = PlanRoute(t.network, Parse("getBlock", "[200]"), "", true,
+                     std::move(plan));
+    EXPECT_EQ(plan.allowed, (std::vector<unsigned char>{0, 1, 1}));
+    EXPECT_EQ(plan.every_upstream_of, 0u);
+    plan = PlanRoute(t.network, Parse("getSlot"), "", true, std::move(plan));
+    EXPECT_EQ(plan.allowed, (std::vector<unsigned char>{1, 1, 1}));
+}
+
 TEST(RoutePlan, SelectorErrorsAreTheClientsInvalidParams) {
     TestNetwork t(2);
     RpcRequest req = Parse("getSlot");

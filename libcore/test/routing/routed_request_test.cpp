@@ -68,6 +68,27 @@ TEST(RoutedRequest, ASelectorGivenTwiceIsInvalidParams) {
               R"((X-Solgate-Use-Upstream): send one"},"id":3})");
 }
 
+// The plan a selector given twice made is that request's only: the next
+// request on the thread's kept request is routed as it asks.
+TEST(RoutedRequest, ASelectorGivenTwiceLeavesNoErrorToTheNextRequest) {
+    TestNetwork t(3);
+    RoutedRequest req(Parse(kGetSlot));
+    ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
+    req.Clear();
+    EXPECT_TRUE(req.plan().matched.empty()) << "no plan before Route";
+    req.Parse(kGetSlot.data(), kGetSlot.size());
+    SelectorSources twice;
+    twice.query = "";   // an empty selector, twice: every upstream's plan
+    twice.query_twice = true;
+    EXPECT_FALSE(req.Route(t.network, twice, 0).forward);
+    req.Clear();
+    req.Parse(kGetSlot.data(), kGetSlot.size());
+    RouteDecision next = req.Route(t.network, {}, 0);
+    EXPECT_TRUE(next.forward) << next.answer;
+    EXPECT_FALSE(req.plan().error);
+    EXPECT_EQ(req.plan().matched, (std::vector<size_t>{0, 1, 2}));
+}
+
 TEST(RoutedRequest, TheNetworkDefaultSelectorApplies) {
     NetworkSettings settings;
     settings.default_selector = "up-1";
