@@ -9,6 +9,7 @@
 use Test::Nginx::Socket 'no_plan';
 use Solgate::Sim;
 use Solgate::TestConf;
+use Solgate::Gateway;
 use Solgate::Browser;
 use File::Path ();
 use File::Spec;
@@ -68,21 +69,8 @@ our $Config = solgate_locations('mainnet', extra => 'client_max_body_size 1k;')
   . "        include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf;\n"
   . "    }\n";
 
-add_block_preprocessor(sub {
-    my $block = shift;
-    $block->set_value(http_config => $HttpConfig) unless defined $block->http_config;
-    $block->set_value(config => $Config) unless defined $block->config;
-    $block->set_value(no_error_log => "[error]\n[alert]\n[crit]\n")
-        unless defined $block->no_error_log;
-});
-
-sub call { my ($id, $method, $params) = @_;
-    return qq({"jsonrpc":"2.0","id":$id,"method":"$method")
-        . (defined $params ? qq(,"params":$params) : '') . '}' }
-
-no_shuffle();
-no_root_location();
-run_tests();
+run_solgate_blocks(http_config => $HttpConfig, config => $Config,
+                   no_error_log => "[error]\n[alert]\n[crit]\n");
 
 is(sim_client_calls($SimPort) > 0, 1, 'the forwarding tests reached the node');
 
@@ -121,7 +109,7 @@ Allow: POST, OPTIONS
 
 === TEST 3: a local answer to a call with an Origin allows it; one without carries no CORS header
 --- request eval
-["POST /\n" . call(1, 'getGenesisHash'), "POST /\n" . call(2, 'getGenesisHash')]
+["POST /\n" . rpc(1, 'getGenesisHash'), "POST /\n" . rpc(2, 'getGenesisHash')]
 --- more_headers eval
 ["Origin: https://app.example", ""]
 --- error_code eval
@@ -133,7 +121,7 @@ Allow: POST, OPTIONS
 
 === TEST 4: an error Solgate writes (a parse error, a body over client_max_body_size) allows the origin
 --- request eval
-["POST /\n{oops", "POST /\n" . call(3, 'getBalance', '["' . ('x' x 2000) . '"]')]
+["POST /\n{oops", "POST /\n" . rpc(3, 'getBalance', '["' . ('x' x 2000) . '"]')]
 --- more_headers
 Origin: https://app.example
 --- error_code eval
@@ -148,8 +136,8 @@ Access-Control-Allow-Origin: *
 
 === TEST 5: a node's answer that has no CORS header of its own gets one; one that has it keeps its own, once
 --- request eval
-["POST /\n" . call(4, 'getSlot'), "POST /acao\n" . call(5, 'getSlot'),
- "POST /acao\n" . call(6, 'getBalance', '["11111111111111111111111111111111"]')]
+["POST /\n" . rpc(4, 'getSlot'), "POST /acao\n" . rpc(5, 'getSlot'),
+ "POST /acao\n" . rpc(6, 'getBalance', '["11111111111111111111111111111111"]')]
 --- more_headers
 Origin: https://app.example
 --- error_code eval
@@ -161,7 +149,7 @@ Access-Control-Allow-Origin: *
 
 === TEST 6: a batch answered in part here and in part by the node allows the origin once
 --- request eval
-"POST /acao\n[" . call(7, 'getGenesisHash') . ',' . call(8, 'getSlot') . ']'
+"POST /acao\n[" . rpc(7, 'getGenesisHash') . ',' . rpc(8, 'getSlot') . ']'
 --- more_headers
 Origin: https://app.example
 --- error_code: 200
@@ -173,7 +161,7 @@ Access-Control-Allow-Origin: *
 
 === TEST 7: solgate_cors off: OPTIONS is refused as before, and answers carry no CORS header of Solgate's
 --- request eval
-["OPTIONS /off", "POST /off\n" . call(9, 'getGenesisHash')]
+["OPTIONS /off", "POST /off\n" . rpc(9, 'getGenesisHash')]
 --- more_headers
 Origin: https://app.example
 Access-Control-Request-Method: POST
