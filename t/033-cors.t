@@ -17,6 +17,7 @@ use File::Spec;
 our $SimPort = 19815;
 our $AcaoPort = 19816;   # the sim behind a proxy that adds the header
 our $PagePort = 19817;   # serves the browser's page: another origin
+our $FlakyPort = 19818;  # the sim to the poller, a 502 to every client call
 our $Dir = File::Spec->catdir(Test::Nginx::Util::t_dir(), 'cors-tmp');
 File::Path::remove_tree($Dir);
 END { File::Path::remove_tree($Dir) if $Dir }
@@ -25,11 +26,20 @@ sim_start(port => $SimPort, args => ['--slot-ms', 50, '--quiet']);
 our $HttpConfig =
     network_conf('mainnet', upstreams => sim_upstreams($SimPort))
   . network_conf('acao', upstreams => [['acao', "http://127.0.0.1:$AcaoPort"]])
+  . network_conf('flaky', upstreams => [['flaky', "http://127.0.0.1:$FlakyPort"],
+                                        @{ sim_upstreams($SimPort) }])
   . "    server {\n"
   . "        listen 127.0.0.1:$AcaoPort;\n"
   . "        location / {\n"
   . "            proxy_pass http://127.0.0.1:$SimPort;\n"
   . "            add_header Access-Control-Allow-Origin \"*\" always;\n"
+  . "        }\n"
+  . "    }\n"
+  . "    server {\n"
+  . "        listen 127.0.0.1:$FlakyPort;\n"
+  . "        location / {\n"
+  . "            if (\$http_user_agent !~ ^solgate-poller) { return 502; }\n"
+  . "            proxy_pass http://127.0.0.1:$SimPort;\n"
   . "        }\n"
   . "    }\n"
   . "    server {\n"
@@ -63,6 +73,22 @@ _HTML_
 
 our $Config = solgate_locations('mainnet', extra => 'client_max_body_size 1k;')
   . "    location /acao { solgate_pass acao; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+  . "    location /flaky { solgate_pass flaky; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+  . "    location /example {\n"
+  . "        solgate_pass mainnet;\n"
+  . "        solgate_cors off;\n"
+  . "        include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf;\n"
+  . "        # README's solgate_cors example, as written there\n"
+  . "        if (\$request_method = OPTIONS) {\n"
+  . "            add_header Access-Control-Allow-Origin https://app.example;\n"
+  . "            add_header Access-Control-Allow-Methods \"POST, OPTIONS\";\n"
+  . "            add_header Access-Control-Allow-Headers \$http_access_control_request_headers;\n"
+  . "            add_header Access-Control-Max-Age 86400;\n"
+  . "            return 204;\n"
+  . "        }\n"
+  . "        proxy_hide_header Access-Control-Allow-Origin;\n"
+  . "        add_header Access-Control-Allow-Origin https://app.example always;\n"
+  . "    }\n"
   . "    location /off {\n"
   . "        solgate_pass mainnet;\n"
   . "        solgate_cors off;\n"
@@ -172,7 +198,39 @@ Access-Control-Request-Method: POST
 
 
 
-=== TEST 8: solgate_cors takes on or off only, at its own line
+=== TEST 8: an answer given after a failover (the first node answers clients 502) allows the origin once; so does a 405 for a GET
+--- request eval
+["POST /flaky\n" . rpc(10, 'getSlot'), "POST /flaky\n" . rpc(11, 'getSlot'), "GET /"]
+--- more_headers
+Origin: https://app.example
+--- error_code eval
+[200, 200, 405]
+--- response_headers
+Access-Control-Allow-Origin: *
+--- error_log eval
+qr/solgate: upstream "flaky" failed \(http_5xx, status 502\), retrying on "sim-a"/
+--- no_error_log
+[alert]
+[crit]
+
+
+
+=== TEST 9: README's example with solgate_cors off allows one origin: the preflight, a local answer, a node's answer
+--- request eval
+["OPTIONS /example", "POST /example\n" . rpc(12, 'getGenesisHash'), "POST /example\n" . rpc(13, 'getSlot')]
+--- more_headers
+Origin: https://app.example
+Access-Control-Request-Method: POST
+Access-Control-Request-Headers: content-type,solana-client
+--- error_code eval
+[204, 200, 200]
+--- response_headers eval
+["Access-Control-Allow-Origin: https://app.example\nAccess-Control-Allow-Headers: content-type,solana-client",
+ "Access-Control-Allow-Origin: https://app.example", "Access-Control-Allow-Origin: https://app.example"]
+
+
+
+=== TEST 10: solgate_cors takes on or off only, at its own line
 --- config
     location / {
         solgate_pass mainnet;
@@ -185,7 +243,7 @@ qr/invalid value "maybe" in "solgate_cors" directive, it must be "on" or "off" i
 
 
 
-=== TEST 9: a real browser (headless Chromium) on a page of another origin calls the gateway: answered with solgate_cors on, blocked with it off
+=== TEST 11: a real browser (headless Chromium) on a page of another origin calls the gateway: answered with solgate_cors on, blocked with it off
 --- user_files eval
 [['cors.html', main::page('/', '/acao', '/off')]]
 --- request

@@ -133,6 +133,8 @@ ngx_http_solgate_access_handler(ngx_http_request_t *r)
     }
 
     if (!(r->method & NGX_HTTP_POST)) {
+        ctx->cors_origin = ngx_http_solgate_cors_origin(r);
+
         rc = (r->method & NGX_HTTP_OPTIONS)
              ? ngx_http_solgate_cors_preflight(r, ctx) : NGX_DECLINED;
 

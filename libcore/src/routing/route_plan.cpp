@@ -52,9 +52,6 @@ std::vector<unsigned char> ServingAll(
     return serving;
 }
 
-// With Cube Runner, a getBlock goes only to nodes whose ledger window
-// (getFirstAvailableBlock) holds the slot, when any does; nodes whose
-// window is not known yet count as holding it.
 // Whether KeepLedgerHolders may narrow the request's upstreams: a block
 // by slot on a network that tracks each node's ledger window.
 bool KeepsToLedgerWindow(const Network& network, const RpcRequest& request) {
@@ -65,6 +62,9 @@ bool KeepsToLedgerWindow(const Network& network, const RpcRequest& request) {
             request.calls[0].method == "getConfirmedBlock");
 }
 
+// With Cube Runner, a getBlock goes only to nodes whose ledger window
+// (getFirstAvailableBlock) holds the slot, when any does; nodes whose
+// window is not known yet count as holding it.
 void KeepLedgerHolders(const Network& network, const RpcRequest& request,
                        RoutePlan& plan) {
     if (!KeepsToLedgerWindow(network, request)) {
