@@ -911,3 +911,22 @@ qr/"getBlock" is in both "methods=" and "ignore_methods=" in upstream "a" in \S+
 --- must_die
 --- error_log eval
 qr/"consensus" never compares sendTransaction: a write is sent once \(see "broadcast"\) in \S+nginx\.conf:\d+/
+
+
+
+=== TEST 65: a policy of solgate_network_defaults naming what is no Solana method is said once, not by each network that takes it
+--- http_config
+    solgate_network_defaults { hedge getBalanse; }
+    solgate_network mainnet { cluster mainnet-beta; upstream a http://127.0.0.1:1; }
+    solgate_network devnet { cluster devnet; upstream a http://127.0.0.1:1; }
+--- config
+    location / { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+--- request
+POST /
+{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}
+--- response_body_like: "result"
+--- check
+my $err = Test::Nginx::Util::read_startup_stderr();
+my @said = $err =~ /"hedge" names "getBalanse", which Solgate does not know as Solana methods/g;
+is(scalar @said, 1, 'one warning for the two networks') or diag($err);

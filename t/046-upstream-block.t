@@ -7,6 +7,7 @@
 use Test::Nginx::Socket 'no_plan';
 use Solgate::Sim;
 use Solgate::TestConf;
+use List::Util qw(sum);
 use Solgate::Gateway;
 
 our @Ports = (19901, 19902, 19903, 19904);
@@ -55,9 +56,12 @@ balance_answers(30)
 my @ids = map { $_->{id} } upstreams('mainnet');
 is("@ids", 'pool.1 pool.2 pool.3 pool.4', 'the nodes, named by place in the block (the down server is none)');
 is(state_of('pool.4')->{backup}, JSON::PP::true, 'the backup server is a backup node');
+# each primary takes calls; their shares follow the latency scores, which
+# a slow run (ASan) can tilt far from a third each (one had 4 of 30)
 for my $p (@Ports[0 .. 2]) {
-    cmp_ok(sim_client_calls($p), '>=', 5, "server $p served its share");
+    cmp_ok(sim_client_calls($p), '>=', 1, "server $p served calls");
 }
+cmp_ok(sum(map { sim_client_calls($_) } @Ports[0 .. 2]), '>=', 30, 'the primaries served every call');
 is(sim_client_calls($Ports[3]), 0, 'the backup served nothing while the primaries are healthy');
 like(Test::Nginx::Util::read_error_log(),
      qr/\[notice\] .*solgate: upstream "pool" of network "mainnet" is 4 node\(s\), one per server of upstream block "own_pool" not marked down/,

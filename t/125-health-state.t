@@ -101,6 +101,18 @@ __DATA__
 
 
 
+=== TEST 1a: health: a browser's GET (with an Origin) may read it from another origin; one without gets no CORS header
+--- wait_for eval
+['the nodes are polled', \&polled, 5]
+--- request eval
+["GET /health", "GET /health"]
+--- more_headers eval
+["Origin: https://dashboard.example", ""]
+--- response_headers eval
+["Access-Control-Allow-Origin: *", "!Access-Control-Allow-Origin"]
+
+
+
 === TEST 2: health: cordons take upstreams out of the count; 503 with the reason once every one is cordoned, to HEAD too
 --- wait_for eval
 ['the nodes are polled', \&polled, 5]

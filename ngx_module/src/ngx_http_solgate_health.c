@@ -54,6 +54,13 @@ ngx_http_solgate_health_handler(ngx_http_request_t *r)
         return rc;
     }
 
+    /* a browser's dashboard reads a node's /health from another origin */
+    if (ngx_http_solgate_cors_origin(r)
+        && ngx_http_solgate_cors_allow_origin(r) != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
     slcf = ngx_http_get_module_loc_conf(r, ngx_http_solgate_module);
 
     if (sg_network_health(slcf->health->core, (int64_t) ngx_current_msec,

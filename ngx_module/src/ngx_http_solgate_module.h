@@ -85,6 +85,8 @@ typedef struct {
     sg_str_t                    *args;      /* NULL: not given */
     ngx_uint_t                   n;
     ngx_http_solgate_conf_at_t   at;        /* the directive's file:line */
+    unsigned                     warned:1;  /* its warning said, once for
+                                               all the networks it is of */
 } ngx_http_solgate_policy_args_t;
 
 typedef struct {

@@ -491,10 +491,13 @@ ngx_http_solgate_apply_policies(ngx_conf_t *cf,
 
         warning = sg_network_warning(network->core);
 
-        if (warning.len > 0) {
+        /* of its words, not of the network: a defaults block's is said
+         * once, not by every network that takes it */
+        if (warning.len > 0 && !policy->warned) {
             ngx_log_error(NGX_LOG_WARN, cf->log, 0, "%*s in %V:%ui",
                           warning.len, warning.data, &policy->at.file,
                           policy->at.line);
+            policy->warned = 1;
         }
     }
 
