@@ -17,17 +17,20 @@ static ngx_str_t  ngx_http_solgate_allow_origin_name =
 static ngx_str_t  ngx_http_solgate_any_origin = ngx_string("*");
 
 
-/* An OPTIONS to a JSON-RPC location; NGX_DECLINED with solgate_cors off */
+/*
+ * An OPTIONS to a JSON-RPC location; NGX_DECLINED with solgate_cors off.
+ * ctx->cors_origin is set (ngx_http_solgate_cors_origin): the header
+ * filter adds the Access-Control-Allow-Origin of a browser's preflight.
+ */
 ngx_int_t
 ngx_http_solgate_cors_preflight(ngx_http_request_t *r,
     ngx_http_solgate_ctx_t *ctx)
 {
-    ngx_table_elt_t              *found[2];
+    ngx_table_elt_t              *asked;
     ngx_http_solgate_loc_conf_t  *slcf;
 
-    static ngx_str_t  names[2] = {
-        ngx_string("origin"), ngx_string("access-control-request-headers")
-    };
+    static ngx_str_t  asked_name =
+                          ngx_string("access-control-request-headers");
     static ngx_str_t  methods = ngx_string("POST, OPTIONS");
     static ngx_str_t  allow_methods =
                           ngx_string("Access-Control-Allow-Methods");
@@ -47,26 +50,22 @@ ngx_http_solgate_cors_preflight(ngx_http_request_t *r,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_solgate_find_in_list(&r->headers_in.headers, names, found, NULL,
-                                  2);
-
     if (ngx_http_solgate_set_allow(r, &methods) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (found[0] != NULL
-        && (ngx_http_solgate_add_header(r, &ngx_http_solgate_allow_origin_name,
-                                        &ngx_http_solgate_any_origin)
-            != NGX_OK
-            || ngx_http_solgate_add_header(r, &allow_methods, &methods)
-               != NGX_OK
+    if (ctx->cors_origin) {
+        asked = ngx_http_solgate_find_header(r, &asked_name);
+
+        if (ngx_http_solgate_add_header(r, &allow_methods, &methods) != NGX_OK
             || ngx_http_solgate_add_header(r, &max_age, &a_day) != NGX_OK
-            || (found[1] != NULL
+            || (asked != NULL
                 && ngx_http_solgate_add_header(r, &allow_headers,
-                                               &found[1]->value)
-                   != NGX_OK)))
-    {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+                                               &asked->value)
+                   != NGX_OK))
+        {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
     }
 
     ctx->answered = 1;
@@ -80,21 +79,13 @@ ngx_http_solgate_cors_preflight(ngx_http_request_t *r,
 ngx_uint_t
 ngx_http_solgate_cors_origin(ngx_http_request_t *r)
 {
-    ngx_table_elt_t              *origin;
     ngx_http_solgate_loc_conf_t  *slcf;
 
     static ngx_str_t  name = ngx_string("origin");
 
     slcf = ngx_http_get_module_loc_conf(r, ngx_http_solgate_module);
 
-    if (!slcf->cors) {
-        return 0;
-    }
-
-    ngx_http_solgate_find_in_list(&r->headers_in.headers, &name, &origin,
-                                  NULL, 1);
-
-    return origin != NULL;
+    return slcf->cors && ngx_http_solgate_find_header(r, &name) != NULL;
 }
 
 
