@@ -519,8 +519,10 @@ current and lift the cordon.
          wait_until(sub { my $s = main::state_on('sim-b', $port);
                           exists $s->{slots_current} && !$s->{slots_current} }, 8,
                     "$host: sim-b's slots are not current");
-         unlike(metrics_text($port), qr/^solgate_upstream_slot_lag_slots\{network="mainnet",upstream="sim-b"\}/m,
-                "$host: no lag sample for sim-b");
+         # (the metrics are read after the state; the wait bounds a sync
+         # that lands between the two reads)
+         wait_until(sub { metrics_text($port) !~ /^solgate_upstream_slot_lag_slots\{network="mainnet",upstream="sim-b"\}/m }, 8,
+                    "$host: no lag sample for sim-b");
          wait_until(sub { ((main::state_on('sim-b', $port)->{cordon} || {})->{reason} // '') =~ /getHealth failed: HTTP 502/ }, 8,
                     "$host: cordoned for what the polling host's poller found");
      }
