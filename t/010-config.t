@@ -687,13 +687,20 @@ qr/solgate_pass in \S+nginx\.conf:\d+: its server has no "location \@solgate_ret
 
 
 
-=== TEST 48: a use_upstream_default that matches no upstream is refused
+=== TEST 48: a use_upstream_default that matches no upstream is refused at its own line
 --- http_config
-    solgate_network mainnet { use_upstream_default "family:own"; upstream a http://127.0.0.1:1 tags=family:vendor; }
+    solgate_network mainnet {
+        upstream a http://127.0.0.1:1 tags=family:vendor;
+        use_upstream_default "family:own";
+    }
 --- config
 --- must_die
 --- error_log eval
 qr/use_upstream_default "family:own" of network "mainnet" matches no upstream \(every request would get -32602\) in \S+nginx\.conf:\d+/
+--- check
+my ($line) = $_[0] =~ /matches no upstream .* in \S+nginx\.conf:(\d+)/;
+is($line, conf_line_of('use_upstream_default "family:own"'),
+   "the error names use_upstream_default's line");
 
 
 

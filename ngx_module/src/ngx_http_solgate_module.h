@@ -117,6 +117,7 @@ typedef struct {
     ngx_shm_zone_t              *shm_zone;
     ngx_http_solgate_blocks_t   *blocks;    /* its solgate_blocks, if any */
     ngx_http_solgate_conf_at_t   at;
+    ngx_http_solgate_conf_at_t   default_at; /* use_upstream_default's */
     u_char                      *ws_moves;  /* a worker's, per upstream */
 } ngx_http_solgate_network_t;
 

@@ -18,6 +18,8 @@ typedef int (*ngx_http_solgate_core_set_pt)(sg_network_t *net,
 
 static char *ngx_http_solgate_set_word(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static char *ngx_http_solgate_set_default(ngx_conf_t *cf,
+    ngx_command_t *cmd, void *conf);
 static char *ngx_http_solgate_set_zone(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_solgate_set_state(ngx_conf_t *cf, ngx_command_t *cmd,
@@ -195,7 +197,7 @@ static ngx_command_t  ngx_http_solgate_network_commands[] = {
 
     { ngx_string("use_upstream_default"),
       NGX_CONF_TAKE1,
-      ngx_http_solgate_set_word,
+      ngx_http_solgate_set_default,
       0,
       0,
       &ngx_http_solgate_set_default_selector },
@@ -397,6 +399,18 @@ ngx_http_solgate_set_word(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     return rc == SG_OK ? NGX_CONF_OK
                        : ngx_http_solgate_conf_failed(cf, rc, err);
+}
+
+
+/* use_upstream_default: its line, for a selector no upstream matches */
+static char *
+ngx_http_solgate_set_default(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_solgate_network_t *network = conf;
+
+    ngx_http_solgate_conf_here(cf, &network->default_at);
+
+    return ngx_http_solgate_set_word(cf, cmd, conf);
 }
 
 
@@ -854,6 +868,16 @@ ngx_http_solgate_build_core(ngx_conf_t *cf,
 
     if (ngx_http_solgate_apply_policies(cf, network, s, d) != NGX_OK) {
         return NGX_ERROR;
+    }
+
+    if (network->default_at.line != 0) {
+        rc = sg_network_check_default_selector(network->core, err,
+                                               sizeof(err));
+        if (rc != SG_OK) {
+            ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "%s in %V:%ui", err,
+                          &network->default_at.file, network->default_at.line);
+            return NGX_ERROR;
+        }
     }
 
     rc = sg_network_configure(network->core, &merged, err, sizeof(err));

@@ -210,6 +210,12 @@ SG_API int sg_network_configure(sg_network_t *net,
     const sg_network_settings_t *settings, char *err, size_t err_size)
     SG_NOEXCEPT;
 
+/* Once every upstream is added: SG_INVALID with the message when
+ * use_upstream_default matches none of them (sg_network_configure refuses
+ * it too; asked first, the error can name the directive's line). */
+SG_API int sg_network_check_default_selector(sg_network_t *net, char *err,
+    size_t err_size) SG_NOEXCEPT;
+
 /*
  * state PATH: the directory (absolute) where the network's operator
  * cordons and WebSocket drains are kept on disk, in the file that

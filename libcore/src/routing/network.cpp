@@ -256,6 +256,23 @@ std::optional<std::string> Network::ReachThroughBlock(
     return std::nullopt;
 }
 
+std::optional<std::string> Network::CheckDefaultSelector() const {
+    if (settings_.default_selector.empty()) {
+        return std::nullopt;
+    }
+    std::string bad;
+    std::optional<Selector> selector =
+        Selector::Parse(settings_.default_selector, &bad);
+    for (const UpstreamConf& u : upstreams_) {
+        if (selector && selector->Matches(u.id, u.tags, u.group)) {
+            return std::nullopt;
+        }
+    }
+    return "use_upstream_default " + Quoted(settings_.default_selector) +
+           " of network " + Quoted(name_) +
+           " matches no upstream (every request would get -32602)";
+}
+
 std::optional<std::string> Network::Configure(const NetworkTuning& tuning) {
     if (upstreams_.empty()) {
         return "solgate_network " + Quoted(name_) + " has no \"upstream\"";
@@ -275,21 +292,8 @@ std::optional<std::string> Network::Configure(const NetworkTuning& tuning) {
                    " must not be negative";
         }
     }
-    if (!settings_.default_selector.empty()) {
-        std::string bad;
-        std::optional<Selector> selector =
-            Selector::Parse(settings_.default_selector, &bad);
-        bool any = false;
-        for (const UpstreamConf& u : upstreams_) {
-            any = any ||
-                  (selector && selector->Matches(u.id, u.tags, u.group));
-        }
-        if (!any) {
-            return "use_upstream_default " +
-                   Quoted(settings_.default_selector) + " of network " +
-                   Quoted(name_) +
-                   " matches no upstream (every request would get -32602)";
-        }
+    if (auto unmatched = CheckDefaultSelector()) {
+        return unmatched;
     }
     settings_.debounce_ms = tuning.debounce_ms;
     settings_.max_finalized_slot_lag = tuning.max_finalized_slot_lag;

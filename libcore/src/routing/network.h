@@ -170,6 +170,10 @@ public:
         size_t i, const std::vector<BlockServer>& servers, size_t* nodes);
     // The settings once nginx has merged them; checks the network is whole.
     std::optional<std::string> Configure(const NetworkTuning& tuning);
+    // Once every upstream is added: a use_upstream_default that matches
+    // none of them (every request would get -32602). Configure checks it
+    // too; nginx asks first, to name the directive's own line.
+    std::optional<std::string> CheckDefaultSelector() const;
 
     // Attaches to the shared table: `fresh` memory is initialised; reused
     // memory (a reload) keeps the state of upstreams whose id is still

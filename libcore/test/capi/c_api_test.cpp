@@ -671,6 +671,8 @@ TEST(CApi, ConfigurationMessages) {
               SG_INVALID);
     EXPECT_STREQ(err, "invalid use_upstream_default \"a |\": missing pattern "
                       "after '|' at position 3");
+    EXPECT_EQ(sg_network_check_default_selector(net, err, sizeof(err)),
+              SG_OK);   // none given
     sg_network_settings_t settings;
         sg_network_settings_default(&settings);
     EXPECT_EQ(sg_network_configure(net, &settings, err, sizeof(err)),
@@ -760,6 +762,8 @@ TEST(CApi, NullArgumentsAreRefusedNotFollowed) {
               SG_INVALID);
     EXPECT_EQ(sg_network_set_default_selector(nullptr, S("a"), err,
                                               sizeof(err)),
+              SG_INVALID);
+    EXPECT_EQ(sg_network_check_default_selector(nullptr, err, sizeof(err)),
               SG_INVALID);
     EXPECT_EQ(sg_network_add_upstream(nullptr, nullptr, 0, &info, err,
                                       sizeof(err)),

@@ -210,6 +210,22 @@ TEST(NetworkConf, SettingsOnceAndInRange) {
     EXPECT_EQ(n.GuardMargin(), 7u);
 }
 
+TEST(NetworkConf, ADefaultSelectorThatMatchesNoUpstreamIsRefused) {
+    Network n("m", {});
+    EXPECT_FALSE(n.CheckDefaultSelector());   // none given
+    size_t i;
+    ASSERT_FALSE(n.AddUpstreamArgs({"a", "http://x", "tags=family:vendor"}, &i));
+    ASSERT_FALSE(n.SetDefaultSelector("family:own"));
+    const std::string unmatched =
+        "use_upstream_default \"family:own\" of network \"m\" matches no "
+        "upstream (every request would get -32602)";
+    EXPECT_EQ(n.CheckDefaultSelector(), unmatched);
+    EXPECT_EQ(n.Configure(Tuning(400, 100, true)), unmatched);
+    ASSERT_FALSE(n.AddUpstreamArgs({"b", "http://y", "tags=family:own"}, &i));
+    EXPECT_FALSE(n.CheckDefaultSelector());
+    EXPECT_FALSE(n.Configure(Tuning(400, 100, true)));
+}
+
 TEST(NetworkConf, DefaultsComeFromTheCAbi) {
     NetworkSettings s;
     EXPECT_EQ(s.debounce_ms, static_cast<uint32_t>(SG_DEFAULT_DEBOUNCE_MS));

@@ -20,7 +20,7 @@ our @EXPORT = (
        env_to_nginx server_port html_dir servroot
        http_post http_get
        wait_for wait_until wait_timeout step deferred
-       nginx_reload nginx_restart nginx_workers
+       nginx_reload nginx_restart nginx_workers conf_line_of
     ),
     # Test::Base (includes Test::More's ok is isnt like unlike is_deeply
     # cmp_ok skip todo_skip pass fail eq_array eq_hash eq_set plan can_ok
@@ -108,6 +108,7 @@ sub add_block_preprocessor { push @BlockPreprocessors, @_ }
 *http_post   = \&Test::Nginx::Util::http_post;
 *http_get    = \&Test::Nginx::Util::http_get;
 *nginx_workers = \&Test::Nginx::Util::nginx_workers;
+*conf_line_of = \&Test::Nginx::Util::conf_line_of;
 
 # ---------------------------------------------------------------------------
 # waiting for a condition (never for a fixed time)
@@ -760,6 +761,13 @@ sub _run_block {
         my $log = $stderr . read_error_log();
         _check_logs($block, $log, $tname, 'nginx stderr + error.log');
         _check_grep_error_log($block, $log, $tname);
+        # --- check: Perl checks with what nginx said as it died
+        if (exists $block->{check}
+            && !eval { _run_code($block, 'check', $log); 1 })
+        {
+            my $e = $@; chomp $e;
+            $fail_block->("--- check died: $e");
+        }
         return;
     }
 

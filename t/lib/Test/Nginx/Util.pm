@@ -28,6 +28,7 @@ our @EXPORT_OK = qw(
     start_nginx stop_nginx stop_all_nginx nginx_running nginx_pid
     nginx_workers kill_nginx restart_nginx reload_nginx
     read_error_log error_log_path read_file_tail read_startup_stderr
+    conf_line_of
     port_accepts wait_port_accepts wait_port_free
     http_request http_post http_get parse_http_response decode_chunked
     process_alive
@@ -246,6 +247,20 @@ sub write_conf {
 }
 
 sub error_log_path { File::Spec->catfile(servroot(), 'logs', 'error.log') }
+
+# The line of the block's nginx.conf that holds `text` first (1-based), as
+# nginx names lines in its messages; undef when none does.
+sub conf_line_of {
+    my ($text) = @_;
+    my $conf = _read_file(File::Spec->catfile(servroot(), 'conf', 'nginx.conf'));
+    return undef unless defined $conf;
+    my $n = 0;
+    for my $line (split /\n/, $conf) {
+        $n++;
+        return $n if index($line, $text) >= 0;
+    }
+    return undef;
+}
 
 # What the running nginx printed while it started (its config notices).
 sub read_startup_stderr {
