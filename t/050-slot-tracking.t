@@ -322,3 +322,38 @@ upstream_wait('the poller has slot views', 'sim-b', sub { $_[0]{processed_slot} 
 --- response_body_like: "slots_current":true
 --- no_error_log eval
 [qr/svm upstream lagging; no client traffic while others are current: network=mainnet upstream=sim-b/]
+
+
+
+=== TEST 11: one node's inflated slot neither reaches clients nor pins later getSlot answers
+sim-a reports its finalized slot 1000 slots too high (10 s at these 10 ms
+slots). A getSlot that names no commitment counts as processed here, but
+a node answers it at its default, finalized: sim-a's answers are 1000
+slots ahead of the network. Each answer is held within max_slot_lag plus
+the polls' margin of the processed tip the majority holds, so no client
+sees the inflated slot, and the answers after it (from the others, after
+the fault is cleared) are not raised to it.
+--- wait_for eval
+upstream_wait('the poller has slot views', 'sim-c', sub { $_[0]{processed_slot} > 0 }, 3)
+--- request eval
+[step { sim_fault($Ports[0], 'inflate_finalized', slots => 1000) },
+ @{ rpc_requests('/', map { [$_, 'getSlot'] } 1 .. 30) },
+ step { sim_fault($Ports[0], 'clear') },
+ @{ rpc_requests('/', map { [$_, 'getSlot'] } 31 .. 60) }]
+--- response_body_like eval
+[map { qr/^\{"jsonrpc":"2.0","result":\d+,"id":$_\}$/ } 1 .. 60]
+--- check
+my $truth = 0;   # the processed slot of a node that tells the truth, now
+for my $port (@Ports[1, 2]) {
+    my $res = http_post($port, '/', rpc(1, 'getSlot', '[{"commitment":"processed"}]'));
+    $truth = $1 if $res->{body} =~ /"result":(\d+)/ && $1 > $truth;
+}
+my ($max, %from) = (0);
+for my $i (1 .. @_) {
+    $_[$i - 1]{body} =~ /"result":(\d+)/ or next;
+    $max = $1 if $1 > $max;
+    $from{ $_[$i - 1]{headers}{'x-solgate-upstream'} // '' }++ if $i <= 30;
+}
+ok($from{'sim-a'}, 'sim-a answered calls while its slot was inflated');
+# its inflated answers were ~968 slots ahead (finalized + 1000)
+cmp_ok($max, '<', $truth + 500, "no answer was near sim-a's inflated slot (max $max, a truthful node now at $truth)");

@@ -108,7 +108,8 @@ std::optional<ResponseHook::Correction> ResponseHook::Rewrite(
         tips_ = GetSlotTips(commitment_, network_, plan_, now_ms);
     }
     uint64_t corrected = CorrectGetSlot(commitment_, answer->slot, *tips_,
-                                        processed ? tips.Answered() : 0);
+                                        processed ? tips.Answered() : 0,
+                                        GetSlotMaxLead(network_, plan_));
     if (processed) {
         tips.SuggestAnswered(corrected);
     }

@@ -5,7 +5,8 @@
 namespace solgate {
 
 uint64_t CorrectGetSlot(sg_commitment_t commitment, uint64_t response,
-                        const Tips& tips, uint64_t answered) {
+                        const Tips& tips, uint64_t answered,
+                        uint64_t max_lead) {
     switch (commitment) {
     case SG_COMMITMENT_CONFIRMED:
         return response;
@@ -23,13 +24,28 @@ uint64_t CorrectGetSlot(sg_commitment_t commitment, uint64_t response,
     case SG_COMMITMENT_NONE:
         break;
     }
-    uint64_t base = std::max(response, tips.processed);
-    // An answered slot far above what every source says now came from a
-    // node on another cluster or before a reset: it must not pin the floor.
-    if (answered > base + kToleratedSlotRollback) {
-        return base;
+    if (tips.processed == 0) {
+        // An answered slot far above what every source says now came from
+        // a node on another cluster or before a reset: it must not pin the
+        // floor.
+        return answered > response + kToleratedSlotRollback
+                   ? response
+                   : std::max(response, answered);
     }
-    return std::max(base, answered);
+    // The majority's tip, plus what an honest node may lead it by: a slot
+    // above that is one node's (an inflated one, or its finalized slot
+    // for a request that named no commitment), not the network's.
+    uint64_t ceiling = tips.processed + max_lead;
+    uint64_t base = std::min(std::max(response, tips.processed), ceiling);
+    return answered > ceiling ? base : std::max(base, answered);
+}
+
+uint64_t GetSlotMaxLead(const Network& network, const RoutePlan& plan) {
+    uint64_t max_slot_lag = network.settings().max_slot_lag;
+    if (max_slot_lag == 0) {
+        return kToleratedSlotRollback;
+    }
+    return max_slot_lag + network.GuardMarginOf(plan.serving);
 }
 
 Tips GetSlotTips(sg_commitment_t commitment, const Network& network,

@@ -28,6 +28,51 @@ TEST(CorrectGetSlot, ProcessedAndNoneAreFlooredNeverLowered) {
     EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_FINALIZED, 990, tips, 5000), 968u);
 }
 
+TEST(CorrectGetSlot, ProcessedLeadsTheTipByAtMostMaxLead) {
+    Tips tips{1000, 968, 1002};
+    for (auto c : {SG_COMMITMENT_PROCESSED, SG_COMMITMENT_NONE}) {
+        // a node a little ahead of the last poll is believed
+        EXPECT_EQ(CorrectGetSlot(c, 1023, tips, 0, 23), 1023u);
+        // one far ahead of the majority's tip (an inflated slot) is held
+        // at the tip plus the lead
+        EXPECT_EQ(CorrectGetSlot(c, 2000, tips, 0, 23), 1023u);
+    }
+    // what a client was told is kept while the tip supports it...
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, tips, 1020, 23),
+              1020u);
+    // ... and dropped when it is beyond it: one bad answer pins nothing
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, tips, 1024, 23),
+              1000u);
+    // no tip known: the answer, floored by what was told unless that is
+    // far above it
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 2000, Tips{}, 1990, 23),
+              2000u);
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, Tips{}, 1010, 23),
+              1010u);
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, Tips{}, 5000, 23),
+              990u);
+    // confirmed and finalized do not read it
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_CONFIRMED, 2000, tips, 0, 23),
+              2000u);
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_FINALIZED, 2000, tips, 0, 23),
+              968u);
+}
+
+TEST(CorrectGetSlot, TheLeadIsMaxSlotLagPlusTheGuardMargin) {
+    RoutePlan plan;
+    plan.serving = {0, 1, 2};
+    // max_slot_lag 20 (the default) + 2 + 400 ms / 400 ms
+    EXPECT_EQ(GetSlotMaxLead(testing::TestNetwork(3).network, plan), 23u);
+    NetworkSettings settings;
+    settings.max_slot_lag = 50;
+    settings.debounce_ms = 2000;
+    EXPECT_EQ(GetSlotMaxLead(testing::TestNetwork(3, settings).network, plan),
+              57u);
+    settings.max_slot_lag = 0;   // lag not judged: the old bound
+    EXPECT_EQ(GetSlotMaxLead(testing::TestNetwork(3, settings).network, plan),
+              kToleratedSlotRollback);
+}
+
 TEST(CorrectGetSlot, ConfirmedIsUntouched) {
     Tips tips{1000, 968, 1002};
     EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_CONFIRMED, 900, tips), 900u);
