@@ -33,6 +33,23 @@ stop_all() {
 }
 trap stop_all EXIT INT TERM
 
+# A demo already running keeps its pid file and logs: nothing here is
+# touched before its ports are known to be free.
+if pid=$(cat "$demo/nginx.pid" 2>/dev/null) && kill -0 "$pid" 2>/dev/null; then
+    echo "solgate demo: already running (nginx pid $pid, build/demo/nginx.pid);" \
+         "stop it first (Ctrl-C where it runs)" >&2
+    trap - EXIT
+    exit 1
+fi
+for port in 8899 8900 "${ports[@]}" "${ws_ports[@]}"; do
+    if (exec 3<> "/dev/tcp/127.0.0.1/$port") 2> /dev/null; then
+        echo "solgate demo: 127.0.0.1:$port is in use by another process;" \
+             "the demo needs 8899, 8900, ${ports[*]} and ${ws_ports[*]}" >&2
+        trap - EXIT
+        exit 1
+    fi
+done
+
 mkdir -p "$demo"
 rm -f "$demo/nginx.pid"
 
