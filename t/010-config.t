@@ -937,3 +937,27 @@ POST /
 my $err = Test::Nginx::Util::read_startup_stderr();
 my @said = $err =~ /"hedge" names "getBalanse", which Solgate does not know as Solana methods/g;
 is(scalar @said, 1, 'one warning for the two networks') or diag($err);
+
+
+
+=== TEST 66: a ws_idle_timeout under 1s is refused at its line, in a network or in the defaults
+--- http_config
+    solgate_network_defaults { ws_idle_timeout 0; }
+    solgate_network mainnet { upstream a http://127.0.0.1:1; }
+--- config
+--- must_die
+--- error_log eval
+qr/"ws_idle_timeout" directive must be at least 1s \(a shorter one closes every subscription before its node sends anything\) in \S+nginx\.conf:\d+/
+--- check
+my ($line) = $_[0] =~ /"ws_idle_timeout" directive must .* in \S+nginx\.conf:(\d+)/;
+is($line, conf_line_of('ws_idle_timeout 0;'), 'at its own line');
+
+
+
+=== TEST 67: a ws_idle_timeout of 500ms in a network is refused too
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:1; ws_idle_timeout 500ms; }
+--- config
+--- must_die
+--- error_log eval
+qr/"ws_idle_timeout" directive must be at least 1s/

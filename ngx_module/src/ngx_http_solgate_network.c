@@ -55,6 +55,8 @@ static ngx_int_t ngx_http_solgate_name_nodes(ngx_conf_t *cf,
 static void ngx_http_solgate_free_core(void *data);
 static char *ngx_http_solgate_check_debounce(ngx_conf_t *cf, void *post,
     void *data);
+static char *ngx_http_solgate_check_ws_idle(ngx_conf_t *cf, void *post,
+    void *data);
 
 
 static ngx_conf_num_bounds_t  ngx_http_solgate_count_bounds = {
@@ -62,6 +64,10 @@ static ngx_conf_num_bounds_t  ngx_http_solgate_count_bounds = {
 };
 
 /* checked at the directive, so a defaults block's value is named there */
+static ngx_conf_post_t  ngx_http_solgate_ws_idle_post = {
+    ngx_http_solgate_check_ws_idle
+};
+
 static ngx_conf_post_t  ngx_http_solgate_debounce_post = {
     ngx_http_solgate_check_debounce
 };
@@ -134,7 +140,7 @@ static ngx_http_solgate_core_set_pt  ngx_http_solgate_set_default_selector =
       ngx_conf_set_msec_slot,                                                \
       0,                                                                     \
       (base) + offsetof(ngx_http_solgate_settings_t, ws_idle_timeout),       \
-      NULL },                                                                \
+      &ngx_http_solgate_ws_idle_post },                                      \
                                                                              \
     { ngx_string("retry_missing_data"),                                      \
       NGX_CONF_1MORE,                                                        \
@@ -1237,6 +1243,21 @@ ngx_http_solgate_check_debounce(ngx_conf_t *cf, void *post, void *data)
                            "%dms: the poller ticks every %dms",
                            SG_DEFAULT_DEBOUNCE_MS, SG_DEFAULT_DEBOUNCE_MS,
                            SG_DEFAULT_DEBOUNCE_MS);
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+/* 0 (or a few ms) would close every subscription before it says a word */
+static char *
+ngx_http_solgate_check_ws_idle(ngx_conf_t *cf, void *post, void *data)
+{
+    ngx_msec_t  *timeout = data;
+
+    if (*timeout < 1000) {
+        return "must be at least 1s (a shorter one closes every "
+               "subscription before its node sends anything)";
     }
 
     return NGX_CONF_OK;
