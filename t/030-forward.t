@@ -184,7 +184,7 @@ Transfer-Encoding: chunked
 --- request eval
 "POST /cut\n[" . call(1, 'getSlot') . ',' . call(2, 'getGenesisHash') . ',' . call(3, 'getSlot') . ']'
 --- response_body_like eval
-qr/^\[\{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":2\},\{"jsonrpc":"2.0","error":\{"code":-32603,"message":"Internal error: the upstream answered the batch without an answer to this call"\},"id":1\},\{"jsonrpc":"2.0","error":\{"code":-32603,"message":"[^"]+"\},"id":3\}\]$/
+qr/^\[\{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":2\},\{"jsonrpc":"2.0","error":\{"code":-32603,"message":"Internal error: the upstream's answer to the batch was cut short"\},"id":1\},\{"jsonrpc":"2.0","error":\{"code":-32603,"message":"[^"]+"\},"id":3\}\]$/
 --- response_headers
 !Transfer-Encoding
 --- response_headers_like

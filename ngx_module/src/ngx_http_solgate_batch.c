@@ -258,6 +258,8 @@ ngx_http_solgate_batch_cut(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
         return NGX_ERROR;
     }
 
+    sg_merge_cut_short(empty);
+
     b = NULL;
     cl = ngx_alloc_chain_link(r->pool);
 

@@ -641,6 +641,9 @@ typedef struct {
 SG_API int sg_merge_new(const sg_request_t *req, sg_merge_t **out)
     SG_NOEXCEPT;
 SG_API void sg_merge_free(sg_merge_t *merge) SG_NOEXCEPT;
+/* Before the first feed: the upstream's answer was cut short, and the
+ * calls it would have answered are told so (not that it left them out). */
+SG_API void sg_merge_cut_short(sg_merge_t *merge) SG_NOEXCEPT;
 SG_API int sg_merge_feed(sg_merge_t *merge, const char *data, size_t len,
     int last, int64_t now_ms, const sg_merge_segment_t **segments,
     size_t *n) SG_NOEXCEPT;

@@ -180,6 +180,12 @@ int sg_merge_new(const sg_request_t* req, sg_merge_t** out) noexcept {
     });
 }
 
+void sg_merge_cut_short(sg_merge_t* merge) noexcept {
+    if (merge != nullptr) {
+        merge->merger.SetMissing(solgate::CutShortBatchAnswer);
+    }
+}
+
 void sg_merge_free(sg_merge_t* merge) noexcept {
     if (merge == nullptr) {
         return;

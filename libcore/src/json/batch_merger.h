@@ -49,6 +49,9 @@ public:
     // of a larger array.  An upstream's answer that is not an array is then
     // dropped, and each call gets its MissingAnswer.
     void SetBare() { bare_ = true; }
+    // Another answer for the calls no element answers (the upstream's
+    // answer was cut short, say).
+    void SetMissing(MissingAnswer missing) { missing_ = missing; }
 
     // What to send for a chunk: ranges of the chunk (input) and text of
     // the merger's own, in order.  Valid until the next call.

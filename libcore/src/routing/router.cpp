@@ -330,6 +330,14 @@ std::string MissingBatchAnswer(std::string_view id_raw) {
     return out;
 }
 
+std::string CutShortBatchAnswer(std::string_view id_raw) {
+    std::string out;
+    AppendErrorEnvelope(out, id_raw, kInternalError,
+                        "Internal error: the upstream's answer to the batch "
+                        "was cut short");
+    return out;
+}
+
 bool CallGoesAlone(const RpcCall& call, const Network& network) {
     if (call.id_raw.empty()) {
         return false;   // a notification: nothing of it comes back

@@ -81,6 +81,8 @@ bool CallGoesAlone(const RpcCall& call, const Network& network);
 // The answer for a call of a batch sent in part that the upstream's answer
 // left out (BatchMerger::MissingAnswer).
 std::string MissingBatchAnswer(std::string_view id_raw);
+// The same for a call whose upstream's answer ended before it was whole.
+std::string CutShortBatchAnswer(std::string_view id_raw);
 
 // "getSlot", "batch", or "" for an unreadable body.
 std::string_view RequestMethodName(const RpcRequest& request);

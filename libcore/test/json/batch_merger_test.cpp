@@ -120,6 +120,17 @@ TEST(BatchMerger, AMissingAnswerGetsItsTextAndExtrasAreKept) {
     EXPECT_EQ(elements, 1 + BatchMerger::kMaxExtraElements) << merged;
 }
 
+std::string CutShort(std::string_view id) {
+    return "cut:" + std::string(id);
+}
+
+TEST(BatchMerger, AnotherMissingAnswerStandsForTheCallsLeft) {
+    const std::vector<Slot> slots = {{false, "a", ""}, {true, "", "7"}};
+    BatchMerger merger(slots, Missing);
+    merger.SetMissing(CutShort);
+    EXPECT_EQ(Apply(merger.FeedLast(""), {}), "[a,cut:7]");
+}
+
 // An element dropped past kMaxExtraElements answers no call, even one
 // whose id it carries: that call gets its missing answer, as when no
 // element came for it.
