@@ -159,8 +159,25 @@ slot_answers(6)
 . '{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: no upstream could serve the request (2 tried)"},"id":"b"}]'
 --- response_headers
 Content-Type: application/json; charset=utf-8
+--- check
+is($_[0]{reason}, 'Internal error: no upstream could serve the request (2 tried)',
+   'its reason phrase says why, as a single call\'s does');
 --- error_log eval
 qr/solgate: all 2 upstream\(s\) of network "alldead" failed, last "[^"]+" with no answer \(transport\)/
+
+
+
+=== TEST 5a: a batch whose upstreams all fail but that has a result answered here is a 200
+A client drops the body of an HTTP error: with a 502 it would lose the
+genesis hash it was given. Each call sent gets its error in its place.
+--- request eval
+"POST /alldead\n[" . call(1, 'getSlot') . ',' . call(2, 'getGenesisHash') . ']'
+--- error_code: 200
+--- response_body eval
+'[{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: no upstream could serve the request (2 tried)"},"id":1},'
+. '{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":2}]'
+--- error_log eval
+qr/solgate: all 2 upstream\(s\) of network "alldead" failed/
 
 
 

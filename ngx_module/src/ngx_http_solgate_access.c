@@ -624,14 +624,17 @@ ngx_http_solgate_attempt(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 static ngx_int_t
 ngx_http_solgate_fail_all(ngx_http_request_t *r, ngx_http_solgate_ctx_t *ctx)
 {
+    int         rc;
     ngx_uint_t  status;
     sg_route_t  route;
 
-    if (sg_request_fail(ctx->rpc, &route) != SG_OK) {
+    rc = sg_request_fail(ctx->rpc, &route);
+
+    if (rc != SG_OK && rc != SG_NONE) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (route.http_status == NGX_HTTP_OK) {
+    if (rc == SG_NONE) {
         /* no upstream held the data: one's own answer says so */
         ngx_http_solgate_log_no_data(r, ctx);
 

@@ -515,7 +515,8 @@ SG_API int64_t sg_rpc_error_code(const char *data, size_t len) SG_NOEXCEPT;
 /*
  * The message of a JSON-RPC error answer as an HTTP reason phrase
  * (printable ASCII, at most SG_MAX_REASON_PHRASE bytes), written to out
- * (not terminated); its length, 0 when the answer is not one error.  For
+ * (not terminated); its length, 0 when the answer is not one error (of a
+ * batch's answer, an array: its first error's).  For
  * the status line of Solgate's own error answers: clients such as
  * @solana/kit show only "HTTP error (429): <reason>".
  */
@@ -570,9 +571,10 @@ SG_API int sg_request_fanout_answer(sg_request_t *req, sg_route_t *out)
 SG_API int sg_request_write_answer(sg_request_t *req, sg_route_t *out)
     SG_NOEXCEPT;
 
-/* The answer when no attempt is left: an upstream's missing-data answer
- * (HTTP 200) when one gave it, else HTTP 502 and one JSON-RPC error per
- * call.  Fails closed. */
+/* The answer when no attempt is left: SG_NONE with an upstream's
+ * missing-data answer (HTTP 200) when one gave it; else SG_OK with one
+ * JSON-RPC error per call sent, HTTP 502 (200 for a batch that also holds
+ * a result answered here).  Fails closed. */
 SG_API int sg_request_fail(sg_request_t *req, sg_route_t *out) SG_NOEXCEPT;
 
 /* Attempts made so far (picks), for the log. */

@@ -261,6 +261,10 @@ size_t sg_error_reason(const char* answer, size_t len, char* out,
         std::optional<std::string> message =
             solgate::ParseErrorMessage(std::string_view(answer, len));
         if (!message) {
+            message =
+                solgate::ParseBatchErrorMessage(std::string_view(answer, len));
+        }
+        if (!message) {
             return 0;
         }
         std::string reason = solgate::ReasonPhrase(*message);
@@ -384,10 +388,11 @@ int sg_request_fail(sg_request_t* req, sg_route_t* out) noexcept {
         if (const std::string* kept = req->request.KeptAnswer()) {
             req->answer = *kept;
             *out = Answer(200, req->answer);
-            return SG_OK;
+            return SG_NONE;
         }
-        req->answer = req->request.AllFailedAnswer();
-        *out = Answer(solgate::kAllFailedHttpStatus, req->answer);
+        solgate::RoutedRequest::Answer failed = req->request.AllFailed();
+        req->answer = std::move(failed.body);
+        *out = Answer(failed.http_status, req->answer);
         return SG_OK;
     });
 }

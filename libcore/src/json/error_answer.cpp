@@ -11,14 +11,18 @@ namespace {
 
 constexpr size_t kMaxErrorDepth = 64;
 
-// The error object's "code" and "message" of one response object.
+// The error object's "code" and "message" of one response object, or
+// (batch) of the first element of an array of them that has an error.
 class ErrorReader : public JsonValueEvents<ErrorReader, kMaxErrorDepth> {
 public:
+    explicit ErrorReader(bool batch = false) : at_(batch ? 1 : 0) {}
+
     bool OnValue(JsonKind kind, std::string_view text) {
         if (depth() == 0) {
-            return kind == JsonKind::kMap;  // a batch or a bare value: stop
+            // a single answer's object, or a batch's array
+            return kind == (at_ == 0 ? JsonKind::kMap : JsonKind::kArray);
         }
-        if (depth() == 2 && in_error_ && key_ == "code") {
+        if (depth() == at_ + 2 && in_error_ && key_ == "code" && !done_) {
             if (kind != JsonKind::kNumber) {
                 return false;
             }
@@ -30,27 +34,35 @@ public:
             }
             code_ = value;
         }
-        if (depth() == 2 && in_error_ && key_ == "message" &&
-            kind == JsonKind::kString) {
+        if (depth() == at_ + 2 && in_error_ && key_ == "message" &&
+            kind == JsonKind::kString && !done_) {
             message_ = std::string(text);
         }
         return true;
     }
     bool OnKey(std::string_view key) {
-        if (depth() == 1) {
+        if (depth() == at_ + 1) {
             in_error_ = key == "error";
-        } else if (depth() == 2 && in_error_) {
+        } else if (depth() == at_ + 2 && in_error_) {
             key_ = key == "code" ? "code" : key == "message" ? "message" : "";
         }
         return true;
     }
-    bool OnClose() { return true; }
+    bool OnClose() {
+        // a batch's element ends: the first with an error is the one read
+        if (at_ == 1 && depth() == 2 && (code_ || message_)) {
+            done_ = true;
+        }
+        return true;
+    }
 
     std::optional<int64_t> code() const { return code_; }
     const std::optional<std::string>& message() const { return message_; }
 
 private:
+    size_t at_;              // the depth of the answer objects: 0 or 1
     bool in_error_ = false;
+    bool done_ = false;
     std::string_view key_;   // a literal: the key itself is gone after
     std::optional<int64_t> code_;
     std::optional<std::string> message_;
@@ -90,6 +102,14 @@ std::optional<int64_t> LeadingErrorCode(std::string_view first_bytes) {
 
 std::optional<std::string> ParseErrorMessage(std::string_view body) {
     ErrorReader handler;
+    if (!ReadError(body, &handler)) {
+        return std::nullopt;
+    }
+    return handler.message();
+}
+
+std::optional<std::string> ParseBatchErrorMessage(std::string_view body) {
+    ErrorReader handler(true);
     if (!ReadError(body, &handler)) {
         return std::nullopt;
     }

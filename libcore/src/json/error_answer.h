@@ -24,6 +24,9 @@ std::optional<int64_t> LeadingErrorCode(std::string_view first_bytes);
 // The "message" of the "error" object of one JSON-RPC response object,
 // decoded; nullopt as for ParseErrorCode, or when it has no string message.
 std::optional<std::string> ParseErrorMessage(std::string_view body);
+// The same of a batch's answer (an array): the first element's that has an
+// error.
+std::optional<std::string> ParseBatchErrorMessage(std::string_view body);
 
 // A message as an HTTP status line's reason phrase: printable ASCII (any
 // other byte '?'), at most kMaxReasonPhrase bytes (cut with "...").

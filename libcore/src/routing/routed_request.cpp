@@ -334,7 +334,7 @@ RoutedRequest::Answer RoutedRequest::FanOutAnswer() {
                                             network_->settings().consensus,
                                             result, fan_out().launched())};
     }
-    return {kAllFailedHttpStatus, AllFailedAnswer()};
+    return AllFailed();
 }
 
 // Only a single read: a batch's answers are the client's to judge per
@@ -478,6 +478,18 @@ std::string RoutedRequest::StatusAnswer(unsigned http_status) const {
         return FailRequest(parsed_, kInternalError, message);
     }
     return MergedFailAnswer(message);
+}
+
+RoutedRequest::Answer RoutedRequest::AllFailed() const {
+    bool answered_here = false;
+    if (!run_) {   // a run's status is its batch's, not its own
+        for (const BatchMerger::Slot& slot : merge_) {
+            answered_here = answered_here ||
+                            (!slot.forwarded && !slot.text.empty() &&
+                             !LooksLikeRpcError(slot.text));
+        }
+    }
+    return {answered_here ? 200u : kAllFailedHttpStatus, AllFailedAnswer()};
 }
 
 std::string RoutedRequest::AllFailedAnswer() const {

@@ -166,7 +166,12 @@ public:
     std::optional<size_t> upstream() const { return upstream_; }
     size_t attempts() const { return attempts_; }
 
-    // The answer (kAllFailedHttpStatus) when every attempt failed.
+    // The answer when every attempt failed: kAllFailedHttpStatus, unless
+    // it is a batch's that carries a result answered here (the genesis
+    // hash, ...): then 200, as the client's other calls were answered (a
+    // client drops the body of an HTTP error, and those results with it).
+    Answer AllFailed() const;
+    // Its body.
     std::string AllFailedAnswer() const;
     // A piece of a batch that ended with an HTTP error no failover took
     // (an upstream's 403, an error page of nginx's), or (0) whose upstream

@@ -77,5 +77,22 @@ TEST(ErrorAnswer, TheMessageAsAReasonPhrase) {
     EXPECT_EQ(sg_error_reason("{}", 2, out, sizeof(out)), 0u);
 }
 
+TEST(ErrorAnswer, ABatchsReasonIsItsFirstError) {
+    EXPECT_EQ(ParseBatchErrorMessage(
+                  R"([{"jsonrpc":"2.0","result":"x","id":1},)"
+                  R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"first","data":{"message":"no"}},"id":2},)"
+                  R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"second"},"id":3}])"),
+              "first");
+    EXPECT_EQ(ParseBatchErrorMessage(R"([{"jsonrpc":"2.0","result":{"message":"no"},"id":1}])"),
+              std::nullopt);
+    EXPECT_EQ(ParseBatchErrorMessage(R"({"jsonrpc":"2.0","error":{"code":1,"message":"x"},"id":1})"),
+              std::nullopt);   // one answer, no batch
+    EXPECT_EQ(ParseBatchErrorMessage("[1,"), std::nullopt);
+    char out[SG_MAX_REASON_PHRASE];
+    const char batch[] = R"([{"jsonrpc":"2.0","error":{"code":-32603,"message":"all failed"},"id":1}])";
+    size_t n = sg_error_reason(batch, sizeof(batch) - 1, out, sizeof(out));
+    EXPECT_EQ(std::string(out, n), "all failed");
+}
+
 }  // namespace
 }  // namespace solgate

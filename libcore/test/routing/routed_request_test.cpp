@@ -771,6 +771,26 @@ TEST(RoutedRequest, ASplitBatchThatFailsKeepsItsLocalAnswers) {
               R"([{"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":1},)"
               R"x({"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal )x"
               R"x(error: no upstream could serve the request (1 tried)"},"id":"b"}])x");
+    // it holds a result, so it is a 200: a client keeps the body
+    EXPECT_EQ(req.AllFailed().http_status, 200u);
+    EXPECT_EQ(req.AllFailed().body, req.AllFailedAnswer());
+}
+
+// A batch whose only answers made here are errors is a failure as a whole
+// (502), as are a single call and a batch of calls all sent.
+TEST(RoutedRequest, AFailedBatchWithoutAResultMadeHereIsA502) {
+    TestNetwork t(1);
+    for (const char* body :
+         {R"([{"jsonrpc":"1.0","id":1,"method":"getSlot"},)"
+          R"({"jsonrpc":"2.0","id":"b","method":"getSlot"}])",
+          R"([{"jsonrpc":"2.0","id":1,"method":"getSlot"},)"
+          R"({"jsonrpc":"2.0","id":"b","method":"getSlot"}])",
+          R"({"jsonrpc":"2.0","id":1,"method":"getSlot"})"}) {
+        RoutedRequest req(Parse(body));
+        ASSERT_TRUE(req.Route(t.network, {}, 0).forward) << body;
+        ASSERT_TRUE(req.NextAttempt(0));
+        EXPECT_EQ(req.AllFailed().http_status, 502u) << body;
+    }
 }
 
 // A run of a batch that went call by call fails without brackets, and
