@@ -84,11 +84,16 @@ std::string Excerpt(const std::string& body) {
             break;
         }
         bool space = c == ' ' || static_cast<unsigned char>(c) < 0x20;
-        // an error page's indentation would fill the excerpt: one space
-        if (space && !out.empty() && out.back() == ' ') {
+        // an error page's indentation would fill the excerpt: one space,
+        // and none to begin it
+        if (space && (out.empty() || out.back() == ' ')) {
             continue;
         }
         out.push_back(space ? ' ' : c);
+    }
+    // a body's last newline would end a log line's reason="..." in a space
+    while (!out.empty() && out.back() == ' ') {
+        out.pop_back();
     }
     return out;
 }

@@ -116,7 +116,9 @@ TEST(Excerpt, AtMost160PrintableBytes) {
     EXPECT_EQ(Excerpt(""), "");
     EXPECT_EQ(Excerpt("short body"), "short body");
     EXPECT_EQ(Excerpt(std::string(200, 'a')), std::string(160, 'a'));
-    EXPECT_EQ(Excerpt("line one\nline\ttwo\r\x01"), "line one line two ");
+    EXPECT_EQ(Excerpt("line one\nline\ttwo\r\x01"), "line one line two");
+    EXPECT_EQ(Excerpt("\n  502 Bad Gateway (simulated)\n"),
+              "502 Bad Gateway (simulated)");
     // an error page's indentation takes no room
     EXPECT_EQ(Excerpt("<html>\n    <head>\n        <title>501"),
               "<html> <head> <title>501");
@@ -131,7 +133,7 @@ TEST(HttpFailure, TransportErrorsThenStatusesThenNothing) {
     late.http_status = 200;
     EXPECT_EQ(HttpFailure(late), "transport error 28: Operation timed out");
     EXPECT_EQ(HttpFailure(Reply("<html>Bad Gateway</html>\n", 502)),
-              "HTTP 502: <html>Bad Gateway</html> ");
+              "HTTP 502: <html>Bad Gateway</html>");
     EXPECT_EQ(HttpFailure(Reply(std::string(300, 'z'), 429)),
               "HTTP 429: " + std::string(160, 'z'));
     EXPECT_EQ(HttpFailure(Reply("", 0)), "HTTP 0: ");
