@@ -365,3 +365,17 @@ main::dispatch_locations('mainnet', "    location /solgate/ { solgate_admin; }\n
  "POST /\n" . '{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}']
 --- response_body chomp
 {"jsonrpc":"2.0","result":"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d","id":1}
+
+
+
+=== TEST 16: a dispatched location's server without @solgate_retry is told to include the dispatch snippet there
+--- http_config eval
+$::Dispatcher . main::network_conf('mainnet', upstreams => [['a', "http://127.0.0.1:$::A"]])
+--- config
+    location / {
+        solgate_pass mainnet;
+        include $TEST_NGINX_CONF_DIR/solgate_dispatch.conf;
+    }
+--- must_die
+--- error_log eval
+qr/solgate_pass in \S+nginx\.conf:\d+: its server has no "location \@solgate_retry", which failover needs \(every failed attempt would answer HTTP 500\); add one with "solgate_pass mainnet;" and the forwarding snippet \("include \/etc\/nginx\/snippets\/solgate_dispatch\.conf;"\)/

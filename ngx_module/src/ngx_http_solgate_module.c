@@ -180,10 +180,6 @@ ngx_http_solgate_init(ngx_conf_t *cf)
         return NGX_ERROR;
     }
 
-    if (ngx_http_solgate_check_retry_locations(cf, smcf) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
     if (ngx_http_solgate_check_forwarding(cf, smcf) != NGX_OK) {
         return NGX_ERROR;
     }
@@ -193,6 +189,11 @@ ngx_http_solgate_init(ngx_conf_t *cf)
     }
 
     if (ngx_http_solgate_dispatch_check(cf, smcf) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    /* after the dispatch check: it marks the locations that dispatch */
+    if (ngx_http_solgate_check_retry_locations(cf, smcf) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -437,6 +438,7 @@ ngx_http_solgate_check_retry_locations(ngx_conf_t *cf,
 {
     ngx_uint_t                    i;
     ngx_http_core_loc_conf_t    **named;
+    ngx_http_solgate_loc_conf_t  *slcf;
     ngx_http_solgate_pass_ref_t  *ref;
 
     static ngx_str_t  retry = ngx_string("@solgate_retry");
@@ -461,14 +463,18 @@ ngx_http_solgate_check_retry_locations(ngx_conf_t *cf,
         }
 
         if (named == NULL || *named == NULL) {
+            slcf = ref[i].location->loc_conf[ngx_http_solgate_module.ctx_index];
+
             ngx_log_error(NGX_LOG_EMERG, cf->log, 0,
                           "solgate_pass in %V:%ui: its server has no "
                           "\"location @solgate_retry\", which failover "
                           "needs (every failed attempt would answer HTTP "
                           "500); add one with \"solgate_pass %V;\" and "
                           "the forwarding snippet (\"include "
-                          "/etc/nginx/snippets/solgate_proxy.conf;\")",
-                          &ref[i].at.file, ref[i].at.line, &ref[i].name);
+                          "/etc/nginx/snippets/%s;\")",
+                          &ref[i].at.file, ref[i].at.line, &ref[i].name,
+                          slcf->dispatched ? "solgate_dispatch.conf"
+                                           : "solgate_proxy.conf");
             return NGX_ERROR;
         }
     }
