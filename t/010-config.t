@@ -961,3 +961,13 @@ is($line, conf_line_of('ws_idle_timeout 0;'), 'at its own line');
 --- must_die
 --- error_log eval
 qr/"ws_idle_timeout" directive must be at least 1s/
+
+
+
+=== TEST 68: an upstream URL's port out of range is refused as such
+--- http_config
+    solgate_network mainnet { upstream a http://127.0.0.1:99999; }
+--- config
+--- must_die
+--- error_log eval
+qr/invalid upstream URL "http:\/\/127\.0\.0\.1:99999": has a port that is not a number from 1 to 65535 in \S+nginx\.conf:\d+/

@@ -13,6 +13,29 @@ bool IsMethodChar(char c) {
            (c >= '0' && c <= '9') || c == '_' || c == '*';
 }
 
+// HOST[:PORT] (an IPv6 host in brackets): a port, when given, is 1 to
+// 65535 (nginx would read another as no address, and say so less clearly).
+std::optional<std::string_view> CheckPort(std::string_view authority) {
+    size_t bracket = authority.rfind(']');
+    size_t colon = authority.rfind(':');
+    if (colon == std::string_view::npos ||
+        (bracket != std::string_view::npos && colon < bracket)) {
+        return std::nullopt;
+    }
+    std::string_view port = authority.substr(colon + 1);
+    uint32_t value = 0;
+    for (char c : port) {
+        if (c < '0' || c > '9' || value > 65535) {
+            return "has a port that is not a number from 1 to 65535";
+        }
+        value = value * 10 + static_cast<uint32_t>(c - '0');
+    }
+    if (port.empty() || value == 0 || value > 65535) {
+        return "has a port that is not a number from 1 to 65535";
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string_view> CheckName(std::string_view name) {
@@ -60,6 +83,9 @@ std::optional<std::string_view> ParseHttpUrl(std::string_view url,
         return "must have a path before the query, as in \"/?key=...\"";
     }
     out->authority = url.substr(start, end - start);
+    if (auto bad = CheckPort(out->authority)) {
+        return bad;
+    }
     out->path = url.substr(end);
     return std::nullopt;
 }

@@ -41,6 +41,19 @@ TEST(ParseHttpUrl, Rejects) {
     EXPECT_TRUE(ParseHttpUrl("http://h\x01/", &url));
 }
 
+TEST(ParseHttpUrl, APortIsFrom1To65535) {
+    HttpUrl url;
+    const std::string_view bad = "has a port that is not a number from 1 to 65535";
+    for (const char* u : {"http://127.0.0.1:99999", "http://h:0/", "http://h:/",
+                          "http://h:8x99", "http://[::1]:70000/", "http://h:4294967297"}) {
+        EXPECT_EQ(ParseHttpUrl(u, &url), bad) << u;
+    }
+    for (const char* u : {"http://127.0.0.1:65535", "http://h:1/", "http://[::1]/",
+                          "http://[::1]:8899/", "http://sol_a"}) {
+        EXPECT_FALSE(ParseHttpUrl(u, &url)) << u;
+    }
+}
+
 TEST(CheckName, WordsUpTo64) {
     EXPECT_FALSE(CheckName("node-a"));
     EXPECT_FALSE(CheckName("vendor_1.eu"));
