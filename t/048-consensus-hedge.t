@@ -29,7 +29,8 @@ our $HttpConfig =
                  settings => 'consensus getBlock; hedge getAccountInfo after=50ms;');
 
 our $Config = solgate_locations('cons')
-  . join('', map { "    location /$_ { solgate_pass $_; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n" }
+  . join('', map { "    location /$_ { solgate_pass $_; add_header X-Solgate-Upstream \$solgate_upstream always; "
+                  . "include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n" }
              qw(pair fin hedged))
   . "    location /big { solgate_pass blocks; subrequest_output_buffer_size 1m; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
   . "    location /tiny { solgate_pass blocks; subrequest_output_buffer_size 400; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
@@ -105,6 +106,8 @@ sim_fault($Ports[0], 'wrong_value', method => 'getBalance');
 --- request eval
 "POST /pair\n" . main::rpc(8, 'getBalance', $main::Finalized)
 --- response_body: {"jsonrpc":"2.0","error":{"code":-32090,"message":"Consensus dispute: 2 participants asked, answers split 1+1, 2 must agree"},"id":8}
+--- response_headers
+!X-Solgate-Upstream
 --- check
 is(main::counter('solgate_consensus_total', 'network="pair",outcome="dispute"'), 1,
    'metric: one dispute');
@@ -128,6 +131,8 @@ sim_fault($Ports[2], 'lag', slots => 60);
 [map { qr/"value":\d+\},"id":$_\}$/ } 1 .. 4]
 --- check
 is(main::calls(), '4 4 0', 'sim-a and sim-b voted, sim-c was left out');
+is(scalar(grep { ($_->{headers}{'x-solgate-upstream'} // '') =~ /^sim-[ab]$/ } @_), 4,
+   '$solgate_upstream names a node whose answer was agreed on');
 
 
 
@@ -144,6 +149,8 @@ sim_fault($Ports[0], 'method_latency', method => 'getBalance', ms => 2000);
 [map { qr/"value":\d+\},"id":$_\}$/ } 1 .. 6]
 --- timeout: 1.5
 --- check
+is(scalar(grep { ($_->{headers}{'x-solgate-upstream'} // '') =~ /^sim-[bc]$/ } @_), 6,
+   '$solgate_upstream names the node whose answer was taken, never the slow one');
 my $sent = main::counter('solgate_hedges_sent_total', 'network="hedged"');
 my $won = main::counter('solgate_hedges_won_total', 'network="hedged"');
 cmp_ok($sent, '>=', 1, "metric: $sent hedges sent");

@@ -85,12 +85,32 @@ static ngx_int_t
 ngx_http_solgate_upstream_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data)
 {
-    ngx_str_t               *field;
-    ngx_http_solgate_ctx_t  *ctx;
+    size_t                        i;
+    ngx_str_t                    *field;
+    ngx_http_solgate_ctx_t       *ctx;
+    ngx_http_solgate_upstream_t  *upstream;
 
     ctx = ngx_http_solgate_get_ctx(r);
 
-    if (ctx == NULL || ctx->upstream == NULL) {
+    if (ctx == NULL) {
+        v->not_found = 1;
+        return NGX_OK;
+    }
+
+    upstream = ctx->upstream;
+
+    /* a fan-out's (hedge, consensus, broadcast) attempts are its
+     * subrequests': the request itself counts as answered by the upstream
+     * whose answer was taken */
+    if (upstream == NULL && ctx->rpc != NULL && ctx->network != NULL
+        && sg_request_upstream(ctx->rpc, &i) == SG_OK
+        && i < ctx->network->upstreams.nelts)
+    {
+        upstream = (ngx_http_solgate_upstream_t *) ctx->network->upstreams.elts
+                   + i;
+    }
+
+    if (upstream == NULL) {
         v->not_found = 1;
         return NGX_OK;
     }
@@ -104,7 +124,7 @@ ngx_http_solgate_upstream_variable(ngx_http_request_t *r,
         }
     }
 
-    field = (ngx_str_t *) ((u_char *) ctx->upstream + data);
+    field = (ngx_str_t *) ((u_char *) upstream + data);
     ngx_http_solgate_set_value(v, field->data, field->len);
 
     return NGX_OK;

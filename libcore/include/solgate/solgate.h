@@ -580,6 +580,13 @@ SG_API int sg_request_fail(sg_request_t *req, sg_route_t *out) SG_NOEXCEPT;
 /* Attempts made so far (picks), for the log. */
 SG_API size_t sg_request_attempts(const sg_request_t *req) SG_NOEXCEPT;
 
+/* The upstream the request counts as answered by: SG_OK with its index
+ * (the current attempt's; after a fan-out, the one whose answer was
+ * taken), SG_NONE when none is (not routed yet, or Solgate's own answer,
+ * such as a consensus dispute). */
+SG_API int sg_request_upstream(const sg_request_t *req, size_t *upstream)
+    SG_NOEXCEPT;
+
 /* $solgate_method: "getSlot" for a single call, "batch", "" unreadable. */
 SG_API sg_str_t sg_request_method(const sg_request_t *req) SG_NOEXCEPT;
 /* $solgate_lane: "all", a group's name, or "" when it has none. */

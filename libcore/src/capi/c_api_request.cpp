@@ -401,6 +401,18 @@ size_t sg_request_attempts(const sg_request_t* req) noexcept {
     return req == nullptr ? 0 : req->request.attempts();
 }
 
+int sg_request_upstream(const sg_request_t* req, size_t* upstream) noexcept {
+    if (req == nullptr || upstream == nullptr) {
+        return SG_INVALID;
+    }
+    std::optional<size_t> answered_by = req->request.upstream();
+    if (!answered_by) {
+        return SG_NONE;
+    }
+    *upstream = *answered_by;
+    return SG_OK;
+}
+
 sg_str_t sg_request_method(const sg_request_t* req) noexcept {
     if (req == nullptr) {
         return ToStr("");

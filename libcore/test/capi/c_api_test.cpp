@@ -104,9 +104,14 @@ TEST(CApi, AttemptsNeverRepeatAnUpstreamThenFailAll) {
     ASSERT_EQ(sg_request_route(req, net.get(), &kNoSelector, 0, &route), SG_OK);
     ASSERT_EQ(route.kind, SG_ROUTE_FORWARD);
     sg_pick_t first, second, third;
+    size_t answered_by = 99;
+    EXPECT_EQ(sg_request_upstream(req, &answered_by), SG_NONE);   // none yet
     ASSERT_EQ(sg_request_pick(req, 0, &first), SG_OK);
+    ASSERT_EQ(sg_request_upstream(req, &answered_by), SG_OK);
+    EXPECT_EQ(answered_by, first.upstream);
     ASSERT_EQ(sg_request_pick(req, 0, &second), SG_OK);
     EXPECT_NE(first.upstream, second.upstream);
+    EXPECT_EQ(sg_request_upstream(nullptr, &answered_by), SG_INVALID);
     EXPECT_EQ(first.warn_all_cordoned, 0);
     EXPECT_EQ(sg_request_pick(req, 0, &third), SG_NONE);
     ASSERT_EQ(sg_request_fail(req, &route), SG_OK);
