@@ -101,8 +101,11 @@ ngx_http_solgate_upstream_variable(ngx_http_request_t *r,
 
     /* a fan-out's (hedge, consensus, broadcast) attempts are its
      * subrequests': the request itself counts as answered by the upstream
-     * whose answer was taken */
-    if (upstream == NULL && ctx->rpc != NULL && ctx->network != NULL
+     * whose answer was taken.  Its ID only, for logs: the URL and host
+     * are proxy_pass's, which must never see an upstream not picked for
+     * the attempt at hand */
+    if (upstream == NULL && data == offsetof(ngx_http_solgate_upstream_t, id)
+        && ctx->rpc != NULL && ctx->network != NULL
         && sg_request_upstream(ctx->rpc, &i) == SG_OK
         && i < ctx->network->upstreams.nelts)
     {
