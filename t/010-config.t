@@ -971,3 +971,43 @@ qr/"ws_idle_timeout" directive must be at least 1s/
 --- must_die
 --- error_log eval
 qr/invalid upstream URL "http:\/\/127\.0\.0\.1:99999": has a port that is not a number from 1 to 65535 in \S+nginx\.conf:\d+/
+
+
+
+=== TEST 69: a consensus asking more upstreams to agree than the network has is refused at its line
+--- http_config
+    solgate_network mainnet {
+        upstream a http://127.0.0.1:1;
+        upstream b http://127.0.0.1:2;
+        upstream c http://127.0.0.1:3;
+        consensus getBalance participants=5 agreement=4;
+    }
+--- config
+--- must_die
+--- error_log eval
+qr/"consensus" asks 4 upstreams to agree \(agreement=\), but network "mainnet" has 3: every call it takes would fail with -32090 in \S+nginx\.conf:\d+/
+--- check
+my ($line) = $_[0] =~ /every call it takes would fail with -32090 in \S+nginx\.conf:(\d+)/;
+is($line, conf_line_of('consensus getBalance participants=5'), "at the consensus' line");
+
+
+
+=== TEST 70: ... counting each server of an upstream {} block as one; one taken from the defaults is a warning
+--- http_config
+    upstream pool { solgate_balancer; server 127.0.0.1:1; server 127.0.0.1:2; }
+    solgate_network_defaults { consensus getBalance participants=3 agreement=3; }
+    solgate_network mainnet { cluster mainnet-beta; upstream a http://pool; upstream b http://127.0.0.1:3; }
+    solgate_network devnet { cluster devnet; upstream c http://127.0.0.1:4; }
+--- config
+    location / { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+    location @solgate_retry { solgate_pass mainnet; include $TEST_NGINX_CONF_DIR/solgate_proxy.conf; }
+--- request
+POST /
+{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}
+--- response_body_like: "result"
+--- check
+my $err = Test::Nginx::Util::read_startup_stderr();
+unlike($err, qr/network "mainnet" has/, 'mainnet has three nodes: no warning');
+like($err, qr/\[warn\].*"consensus" asks 3 upstreams to agree \(agreement=\), but network "devnet" has 1: every call it takes would fail with -32090 \(its consensus is solgate_network_defaults'\) in \S+nginx\.conf:\d+/,
+     "devnet, of one node, is warned of the consensus it takes from the defaults");
+

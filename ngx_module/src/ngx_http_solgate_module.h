@@ -80,6 +80,7 @@ typedef struct {
  */
 /* broadcast, consensus, hedge: their words, checked, handed to libcore */
 #define NGX_HTTP_SOLGATE_POLICIES  3
+#define NGX_HTTP_SOLGATE_CONSENSUS  1   /* its place in policies[] */
 
 typedef struct {
     sg_str_t                    *args;      /* NULL: not given */

@@ -826,10 +826,11 @@ static ngx_int_t
 ngx_http_solgate_build_core(ngx_conf_t *cf,
     ngx_http_solgate_main_conf_t *smcf, ngx_http_solgate_network_t *network)
 {
-    int                           rc;
-    char                          err[NGX_HTTP_SOLGATE_ERR_SIZE];
-    sg_network_settings_t         merged;
-    ngx_http_solgate_settings_t  *s, *d;
+    int                              rc;
+    char                             err[NGX_HTTP_SOLGATE_ERR_SIZE];
+    sg_network_settings_t            merged;
+    ngx_http_solgate_settings_t     *s, *d;
+    ngx_http_solgate_policy_args_t  *policy;
 
     s = &network->settings;
     d = &smcf->defaults;
@@ -893,7 +894,36 @@ ngx_http_solgate_build_core(ngx_conf_t *cf,
         return NGX_ERROR;
     }
 
-    return ngx_http_solgate_reach_blocks(cf, smcf, network);
+    if (ngx_http_solgate_reach_blocks(cf, smcf, network) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    /* its nodes are known now (a block's servers are one each): the
+     * network's own consensus is refused, one it takes from the defaults
+     * (meant for larger networks, maybe) is warned of */
+    policy = &s->policies[NGX_HTTP_SOLGATE_CONSENSUS];
+
+    if (policy->args == NULL) {
+        policy = &d->policies[NGX_HTTP_SOLGATE_CONSENSUS];
+    }
+
+    if (policy->args == NULL
+        || sg_network_check_consensus(network->core, err, sizeof(err))
+           == SG_OK)
+    {
+        return NGX_OK;
+    }
+
+    if (policy == &d->policies[NGX_HTTP_SOLGATE_CONSENSUS]) {
+        ngx_log_error(NGX_LOG_WARN, cf->log, 0,
+                      "%s (its consensus is solgate_network_defaults') "
+                      "in %V:%ui", err, &policy->at.file, policy->at.line);
+        return NGX_OK;
+    }
+
+    ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "%s in %V:%ui", err,
+                  &policy->at.file, policy->at.line);
+    return NGX_ERROR;
 }
 
 

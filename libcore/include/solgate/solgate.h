@@ -216,6 +216,11 @@ SG_API int sg_network_configure(sg_network_t *net,
 SG_API int sg_network_check_default_selector(sg_network_t *net, char *err,
     size_t err_size) SG_NOEXCEPT;
 
+/* Once its upstreams are split into nodes: SG_INVALID with the message
+ * when "consensus" asks more upstreams to agree than the network has. */
+SG_API int sg_network_check_consensus(sg_network_t *net, char *err,
+    size_t err_size) SG_NOEXCEPT;
+
 /*
  * state PATH: the directory (absolute) where the network's operator
  * cordons and WebSocket drains are kept on disk, in the file that

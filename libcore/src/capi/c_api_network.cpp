@@ -253,6 +253,15 @@ int sg_network_check_default_selector(sg_network_t* net, char* err,
                      [&] { return net->network.CheckDefaultSelector(); });
 }
 
+int sg_network_check_consensus(sg_network_t* net, char* err,
+                               size_t err_size) noexcept {
+    if (net == nullptr) {
+        return NullArgument(err, err_size);
+    }
+    return Configure(err, err_size,
+                     [&] { return net->network.CheckConsensusReach(); });
+}
+
 int sg_network_set_state(sg_network_t* net, sg_str_t dir, char* err,
                          size_t err_size) noexcept {
     if (net == nullptr) {

@@ -273,6 +273,17 @@ std::optional<std::string> Network::CheckDefaultSelector() const {
            " matches no upstream (every request would get -32602)";
 }
 
+std::optional<std::string> Network::CheckConsensusReach() const {
+    const conf::Consensus& consensus = settings_.consensus;
+    if (consensus.methods.empty() || consensus.agreement <= upstreams_.size()) {
+        return std::nullopt;
+    }
+    return "\"consensus\" asks " + std::to_string(consensus.agreement) +
+           " upstreams to agree (agreement=), but network " + Quoted(name_) +
+           " has " + std::to_string(upstreams_.size()) +
+           ": every call it takes would fail with -32090";
+}
+
 std::optional<std::string> Network::Configure(const NetworkTuning& tuning) {
     if (upstreams_.empty()) {
         return "solgate_network " + Quoted(name_) + " has no \"upstream\"";

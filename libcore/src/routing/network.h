@@ -174,6 +174,10 @@ public:
     // none of them (every request would get -32602). Configure checks it
     // too; nginx asks first, to name the directive's own line.
     std::optional<std::string> CheckDefaultSelector() const;
+    // Once every upstream is added and split into nodes: a consensus that
+    // asks more to agree than the network has upstreams, which no call it
+    // takes could pass.
+    std::optional<std::string> CheckConsensusReach() const;
 
     // Attaches to the shared table: `fresh` memory is initialised; reused
     // memory (a reload) keeps the state of upstreams whose id is still

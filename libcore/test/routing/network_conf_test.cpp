@@ -226,6 +226,22 @@ TEST(NetworkConf, ADefaultSelectorThatMatchesNoUpstreamIsRefused) {
     EXPECT_FALSE(n.Configure(Tuning(400, 100, true)));
 }
 
+TEST(NetworkConf, AConsensusNeedsAsManyUpstreamsAsMustAgree) {
+    Network n("m", {});
+    size_t i;
+    ASSERT_FALSE(n.AddUpstreamArgs({"a", "http://x"}, &i));
+    ASSERT_FALSE(n.AddUpstreamArgs({"b", "http://y"}, &i));
+    EXPECT_FALSE(n.CheckConsensusReach());   // no consensus
+    ASSERT_FALSE(n.SetPolicy("consensus", {"getBalance", "participants=5",
+                                           "agreement=3"}));
+    EXPECT_EQ(n.CheckConsensusReach(),
+              "\"consensus\" asks 3 upstreams to agree (agreement=), but "
+              "network \"m\" has 2: every call it takes would fail with "
+              "-32090");
+    ASSERT_FALSE(n.AddUpstreamArgs({"c", "http://z"}, &i));
+    EXPECT_FALSE(n.CheckConsensusReach());
+}
+
 TEST(NetworkConf, DefaultsComeFromTheCAbi) {
     NetworkSettings s;
     EXPECT_EQ(s.debounce_ms, static_cast<uint32_t>(SG_DEFAULT_DEBOUNCE_MS));
