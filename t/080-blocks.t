@@ -178,16 +178,19 @@ $Slot-- while http_post($UsSim, '/', get_block_call(0, $Slot))->{body} =~ /-3200
  step { is(calls($UsSim), $main::Before, 'refused calls never reach the node') },
  "POST /\n" . rpc(3, 'getSlot'),
  block_req(4, $Finalized - 10),
- "POST /\n[" . rpc(5, 'getSlot') . ',' . get_block_call(6, $Finalized - 10) . ']']
+ "POST /\n[" . rpc(5, 'getSlot') . ',' . get_block_call(6, $Finalized - 10) . ']',
+ "POST /\n" . rpc(7, 'getBlock', '["abc"]')]
 --- more_headers eval
-['', key('key-nobody'), '', 'X-Solgate-Peer: guess', '']
+['', key('key-nobody'), '', 'X-Solgate-Peer: guess', '', '']
 --- error_code eval
-[401, 401, 200, 401, undef]
+[401, 401, 200, 401, undef, 200]
 --- response_body_like eval
 [qr/^\{"jsonrpc":"2.0","error":\{"code":-32003,"message":"Unauthorized: getBlock needs an API key"\},"id":1\}$/,
  qr/"message":"Unauthorized: the API key has no valid plan"/,
  (undef) x 2,
- qr/^\[\{"jsonrpc":"2.0","result":\d+,"id":5\},\{"jsonrpc":"2.0","error":\{"code":-32003,"message":"Unauthorized: getBlock needs an API key"\},"id":6\}\]$/]
+ qr/^\[\{"jsonrpc":"2.0","result":\d+,"id":5\},\{"jsonrpc":"2.0","error":\{"code":-32003,"message":"Unauthorized: getBlock needs an API key"\},"id":6\}\]$/,
+ # a call that is invalid whoever sends it is told so, not to get a key
+ qr/^\{"jsonrpc":"2.0","error":\{"code":-32602,"message":"[^"]+"\},"id":7\}$/]
 --- check
 is(calls($UsSim), $main::Before, 'refused calls never reach the node');
 

@@ -94,6 +94,12 @@ BlockDecision BlockDecider::Decide(const RpcRequest& request,
     if (from_peer && IsBlockMethod(rpc->method)) {
         return ForPeer(call);
     }
+    // a malformed call, or a block call without a slot: the router answers
+    // its error (-32600, -32602) whoever asks, before any key is asked for
+    // or any rate spent
+    if (rpc->error || (IsBlockMethod(rpc->method) && !rpc->first_param_u64)) {
+        return {};
+    }
 
     BlocksHostCounters& counters = zone_.counters();
     std::string keyless;
@@ -135,9 +141,6 @@ BlockDecision BlockDecider::Decide(const RpcRequest& request,
         }
     }
 
-    if (!rpc->first_param_u64) {
-        return {};   // the router answers the invalid params
-    }
     BlockDecision hit;
     if (ServeFromCache(call, &hit)) {
         return hit;

@@ -116,6 +116,22 @@ TEST_F(BlockServiceTest, KeyAndPlanAreRequired) {
     EXPECT_EQ(shared->counters.unauthorized.load(), 2u);
 }
 
+// A call's own error comes first, whoever asks: no key is asked for, no
+// rate spent, and a malformed call is never served a block.
+TEST_F(BlockServiceTest, AnInvalidCallIsTheRoutersWithOrWithoutAKey) {
+    for (const char* key : {"", "k"}) {
+        for (const std::string& body :
+             {std::string(R"({"jsonrpc":"2.0","id":1,"method":"getBlock","params":["abc"]})"),
+              std::string(R"({"jsonrpc":"2.0","id":1,"method":"getBlock"})"),
+              std::string(R"({"jsonrpc":"2.0","id":1,"id":2,"method":"getBlock","params":[10]})")}) {
+            BlockCall call;
+            EXPECT_EQ(Decide(body, key, "free", &call).kind, BlockDecision::kPass)
+                << body << " key " << key;
+        }
+    }
+    EXPECT_EQ(shared->counters.unauthorized.load(), 0u);
+}
+
 TEST_F(BlockServiceTest, LedgerWhileItsWindowIsUnknownOrHoldsTheSlot) {
     BlockCall call;
     EXPECT_EQ(Decide(GetBlock(100), "k", "free", &call).kind,
