@@ -172,6 +172,13 @@ X-Solgate-Use-Upstream: (fast-a
 
 
 
+=== TEST 9a: a selector argument with a broken %-escape is -32602 naming it as sent, never read as another
+--- request eval: rpc_request('/?use-upstream=%ZZ', 7, 'getSlot')
+--- response_body_like eval
+qr/^\{"jsonrpc":"2.0","error":\{"code":-32602,"message":"Invalid params: use-upstream selector \\"%ZZ\\"[^"]*"\},"id":7\}$/
+
+
+
 === TEST 10: a selector that matches nothing is -32602
 --- request eval: rpc_request('/', 8, 'getSlot')
 --- more_headers

@@ -8,6 +8,9 @@
 #include "ngx_http_solgate_module.h"
 
 
+static ngx_uint_t ngx_http_solgate_escapes_valid(ngx_str_t *raw);
+
+
 /*
  * The request body as one contiguous range, read back from a temp file
  * when nginx spilled it there.
@@ -217,6 +220,13 @@ ngx_http_solgate_query_arg(ngx_http_request_t *r, char *name,
         r->args = args;
     }
 
+    if (!ngx_http_solgate_escapes_valid(&raw)) {
+        /* as written: nginx would drop the '%' ("%ZZ" read as "ZZ"), and
+         * the reader of the value refuses it, naming what was sent */
+        *value = raw;
+        return NGX_OK;
+    }
+
     plain = ngx_pnalloc(r->pool, raw.len * 2 + 1);
     if (plain == NULL) {
         return NGX_ERROR;
@@ -234,6 +244,30 @@ ngx_http_solgate_query_arg(ngx_http_request_t *r, char *name,
     value->len = dst - value->data;
 
     return NGX_OK;
+}
+
+
+/* Each '%' of a query value is followed by two hex digits. */
+static ngx_uint_t
+ngx_http_solgate_escapes_valid(ngx_str_t *raw)
+{
+    u_char  *p, *end;
+
+    end = raw->data + raw->len;
+
+    for (p = raw->data; p < end; p++) {
+        if (*p != '%') {
+            continue;
+        }
+
+        if (end - p < 3 || !isxdigit(p[1]) || !isxdigit(p[2])) {
+            return 0;
+        }
+
+        p += 2;
+    }
+
+    return 1;
 }
 
 
