@@ -439,13 +439,18 @@ ngx_int_t ngx_http_solgate_send_text(ngx_http_request_t *r,
 /*
  * Solgate's lines name upstreams by id.  nginx's log context would append
  * the upstream's URL, whose path may hold a vendor key: hidden meanwhile.
+ * So is its "while ..." (what the connection did last, "sending to
+ * client" after a failed read as well): the line says what happened.
  */
 #define ngx_http_solgate_log_by_id(level, r, ...)                           \
     do {                                                                    \
         ngx_http_upstream_t  *saved_ = (r)->upstream;                       \
+        char                 *action_ = (r)->connection->log->action;       \
         (r)->upstream = NULL;                                               \
+        (r)->connection->log->action = NULL;                                \
         ngx_log_error(level, (r)->connection->log, 0, __VA_ARGS__);         \
         (r)->upstream = saved_;                                             \
+        (r)->connection->log->action = action_;                             \
     } while (0)
 
 /* ngx_http_solgate_access.c */
