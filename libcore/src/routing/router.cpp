@@ -322,20 +322,26 @@ bool WsConnectionsFull(const Network& network) {
 
 }  // namespace
 
-std::string MissingBatchAnswer(std::string_view id_raw) {
+namespace {
+
+std::string InternalError(std::string_view id_raw, std::string_view message) {
     std::string out;
-    AppendErrorEnvelope(out, id_raw, kInternalError,
-                        "Internal error: the upstream answered the batch "
-                        "without an answer to this call");
+    AppendErrorEnvelope(out, id_raw, kInternalError, message);
     return out;
 }
 
+}  // namespace
+
+std::string MissingBatchAnswer(std::string_view id_raw) {
+    return InternalError(id_raw,
+                         "Internal error: the upstream answered the batch "
+                         "without an answer to this call");
+}
+
 std::string CutShortBatchAnswer(std::string_view id_raw) {
-    std::string out;
-    AppendErrorEnvelope(out, id_raw, kInternalError,
-                        "Internal error: the upstream's answer to the batch "
-                        "was cut short");
-    return out;
+    return InternalError(id_raw,
+                         "Internal error: the upstream's answer to the batch "
+                         "was cut short");
 }
 
 bool CallGoesAlone(const RpcCall& call, const Network& network) {
