@@ -357,3 +357,35 @@ for my $i (1 .. @_) {
 ok($from{'sim-a'}, 'sim-a answered calls while its slot was inflated');
 # its inflated answers were ~968 slots ahead (finalized + 1000)
 cmp_ok($max, '<', $truth + 500, "no answer was near sim-a's inflated slot (max $max, a truthful node now at $truth)");
+
+
+
+=== TEST 12: with two nodes, one stalled, getSlot keeps up with the current one
+The stalled node is cordoned and lags: it does not vote on how high an
+answer may be, so the answers follow the node still in rotation rather
+than stopping a little above the stalled one.
+--- http_config eval
+$::HttpConfig . network_conf('pair', upstreams => sim_upstreams(@Ports[0, 1]))
+--- config eval
+$::Config . "    location /pair { solgate_pass pair; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+--- wait_for eval
+['the pair is polled', sub { ((upstream_state('sim-b', 'pair') || {})->{processed_slot} || 0) > 0 }, 3]
+--- request eval
+[step {
+     my $slot = sub {
+         my ($port, $path) = @_;
+         my $body = http_post($port, $path, rpc(1, 'getSlot', '[{"commitment":"processed"}]'))->{body};
+         return $body =~ /"result":(\d+)/ ? $1 : die "no slot in $body";
+     };
+     sim_fault($Ports[1], 'stall', on => 1);
+     wait_for('the stalled node is cordoned', sub {
+         (upstream_state('sim-b', 'pair') || {})->{cordon} }, 5);
+     my $first = $slot->(server_port(), '/pair');
+     # 10 ms slots: the current node is 100 slots on within a second
+     wait_for('sim-a moves 100 slots on', sub { $slot->($Ports[0], '/') > $first + 100 }, 5);
+     my $later = $slot->(server_port(), '/pair');
+     cmp_ok($later, '>', $first + 50, "getSlot kept up ($first, then $later)");
+     sim_fault($Ports[1], 'stall', on => 0);
+ },
+ "GET /solgate/state"]
+--- response_body_like: "slots_current"

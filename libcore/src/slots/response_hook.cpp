@@ -101,15 +101,15 @@ std::optional<ResponseHook::Correction> ResponseHook::Rewrite(
     TipStore& tips = network_.tips();
     // The memory of answered slots is network-wide, so only requests
     // without a selector use it: a group may rightly be behind the rest.
-    bool processed = (commitment_ == SG_COMMITMENT_PROCESSED ||
-                      commitment_ == SG_COMMITMENT_NONE) &&
-                     !plan_.has_selector;
+    bool latest = commitment_ == SG_COMMITMENT_PROCESSED ||
+                  commitment_ == SG_COMMITMENT_NONE;
+    bool processed = latest && !plan_.has_selector;
     if (!tips_) {
         tips_ = GetSlotTips(commitment_, network_, plan_, now_ms);
     }
-    uint64_t corrected = CorrectGetSlot(commitment_, answer->slot, *tips_,
-                                        processed ? tips.Answered() : 0,
-                                        GetSlotMaxLead(network_, plan_));
+    uint64_t corrected = CorrectGetSlot(
+        commitment_, answer->slot, *tips_, processed ? tips.Answered() : 0,
+        latest ? GetSlotCeiling(network_, plan_) : kNoSlotCeiling);
     if (processed) {
         tips.SuggestAnswered(corrected);
     }

@@ -1,12 +1,15 @@
 #include "slots/slot_hooks.h"
 
 #include <algorithm>
+#include <vector>
+
+#include "slots/served_tip.h"
 
 namespace solgate {
 
 uint64_t CorrectGetSlot(sg_commitment_t commitment, uint64_t response,
                         const Tips& tips, uint64_t answered,
-                        uint64_t max_lead) {
+                        uint64_t ceiling) {
     switch (commitment) {
     case SG_COMMITMENT_CONFIRMED:
         return response;
@@ -24,28 +27,41 @@ uint64_t CorrectGetSlot(sg_commitment_t commitment, uint64_t response,
     case SG_COMMITMENT_NONE:
         break;
     }
-    if (tips.processed == 0) {
+    uint64_t base = std::max(response, tips.processed);
+    if (ceiling == kNoSlotCeiling) {
         // An answered slot far above what every source says now came from
         // a node on another cluster or before a reset: it must not pin the
         // floor.
-        return answered > response + kToleratedSlotRollback
-                   ? response
-                   : std::max(response, answered);
+        return answered > base + kToleratedSlotRollback
+                   ? base
+                   : std::max(base, answered);
     }
-    // The majority's tip, plus what an honest node may lead it by: a slot
-    // above that is one node's (an inflated one, or its finalized slot
-    // for a request that named no commitment), not the network's.
-    uint64_t ceiling = tips.processed + max_lead;
-    uint64_t base = std::min(std::max(response, tips.processed), ceiling);
+    // A slot above what the nodes in rotation hold, and may lead it by, is
+    // one node's (an inflated one, or its finalized slot for a request
+    // that named no commitment), not the network's.
+    ceiling = std::max(ceiling, tips.processed);
+    base = std::min(base, ceiling);
     return answered > ceiling ? base : std::max(base, answered);
 }
 
-uint64_t GetSlotMaxLead(const Network& network, const RoutePlan& plan) {
-    uint64_t max_slot_lag = network.settings().max_slot_lag;
-    if (max_slot_lag == 0) {
-        return kToleratedSlotRollback;
+uint64_t GetSlotCeiling(const Network& network, const RoutePlan& plan) {
+    static thread_local std::vector<uint64_t> heads;
+    heads.clear();
+    for (size_t i : plan.serving) {
+        if (network.SlotsCurrent(i) && !network.Cordoned(i) &&
+            !network.LaggingInNetwork(i)) {
+            heads.push_back(network.slots().View(i, kSlotProcessed));
+        }
     }
-    return max_slot_lag + network.GuardMarginOf(plan.serving);
+    uint64_t tip = ServedTipIn(&heads);
+    if (tip == 0) {
+        return kNoSlotCeiling;
+    }
+    uint64_t max_slot_lag = network.settings().max_slot_lag;
+    uint64_t lead = max_slot_lag == 0
+                        ? kToleratedSlotRollback
+                        : max_slot_lag + network.GuardMarginOf(plan.serving);
+    return tip + lead;
 }
 
 Tips GetSlotTips(sg_commitment_t commitment, const Network& network,

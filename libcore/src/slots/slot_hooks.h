@@ -14,28 +14,34 @@ namespace solgate {
 // the finalized tip (or below the answer itself when that is unknown too).
 constexpr uint64_t kFinalizedIndexFallbackLag = 32;
 
+// No ceiling known for a processed getSlot answer (GetSlotCeiling).
+constexpr uint64_t kNoSlotCeiling = UINT64_MAX;
+
 // The slot a getSlot answer is corrected to, for the request's effective
 // commitment:
 //  - processed or none: raised to the processed tip and to the highest
-//    processed slot already answered (`answered`). With a processed tip
-//    known, it is held at most `max_lead` slots above it, and an
-//    `answered` above that is dropped: one node that misreports (or
+//    processed slot already answered (`answered`), and held at most at
+//    `ceiling` (never below the tip): one node that misreports (or
 //    answers at a default commitment Solgate did not assume) neither
-//    reaches the client nor pins the answers after it. With none known,
-//    an `answered` more than kToleratedSlotRollback above the answer is
-//    dropped;
+//    reaches the client nor, remembered, pins the answers after it, as an
+//    `answered` above the ceiling is dropped. Without a ceiling, an
+//    `answered` more than kToleratedSlotRollback above the answer is;
 //  - confirmed: untouched (no confirmed tip is tracked);
 //  - finalized: min(finalized tip, indexed tip), both ways, so callers are
 //    never sent into the window getBlock cannot serve yet.
 uint64_t CorrectGetSlot(sg_commitment_t commitment, uint64_t response,
                         const Tips& tips, uint64_t answered = 0,
-                        uint64_t max_lead = kToleratedSlotRollback);
+                        uint64_t ceiling = kNoSlotCeiling);
 
-// How far a processed getSlot answer may lead the plan's processed tip:
-// what max_slot_lag lets a node trail it by, plus the slots a poll may be
-// behind the node (the guard's margin, 2 + debounce / 400 ms);
-// kToleratedSlotRollback when max_slot_lag is 0 (lag not judged).
-uint64_t GetSlotMaxLead(const Network& network, const RoutePlan& plan);
+// The highest processed slot an honest getSlot answer can hold now: the
+// served tip (the majority rule) of the processed slots of the plan's
+// serving upstreams that are in rotation (slots current, not cordoned,
+// not lagging), plus what max_slot_lag lets a node lead it by and the
+// slots a poll may trail the node (the guard's margin, 2 + debounce /
+// 400 ms); with max_slot_lag 0, kToleratedSlotRollback. kNoSlotCeiling
+// when no such upstream has a slot. Stalled or lagging nodes do not
+// vote, so they never hold the answers of the current ones down.
+uint64_t GetSlotCeiling(const Network& network, const RoutePlan& plan);
 
 // The tips CorrectGetSlot reads for `commitment` (PlanTips' values; the
 // others are left 0): a getSlot answer picks only the tips it is corrected

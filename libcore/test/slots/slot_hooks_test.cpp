@@ -28,49 +28,74 @@ TEST(CorrectGetSlot, ProcessedAndNoneAreFlooredNeverLowered) {
     EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_FINALIZED, 990, tips, 5000), 968u);
 }
 
-TEST(CorrectGetSlot, ProcessedLeadsTheTipByAtMostMaxLead) {
+TEST(CorrectGetSlot, ProcessedIsHeldAtTheCeiling) {
     Tips tips{1000, 968, 1002};
     for (auto c : {SG_COMMITMENT_PROCESSED, SG_COMMITMENT_NONE}) {
         // a node a little ahead of the last poll is believed
-        EXPECT_EQ(CorrectGetSlot(c, 1023, tips, 0, 23), 1023u);
-        // one far ahead of the majority's tip (an inflated slot) is held
-        // at the tip plus the lead
-        EXPECT_EQ(CorrectGetSlot(c, 2000, tips, 0, 23), 1023u);
+        EXPECT_EQ(CorrectGetSlot(c, 1023, tips, 0, 1023), 1023u);
+        // one far ahead of the nodes in rotation (an inflated slot) is
+        // held at the ceiling
+        EXPECT_EQ(CorrectGetSlot(c, 2000, tips, 0, 1023), 1023u);
     }
-    // what a client was told is kept while the tip supports it...
-    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, tips, 1020, 23),
+    // what a client was told is kept while the ceiling supports it...
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, tips, 1020, 1023),
               1020u);
-    // ... and dropped when it is beyond it: one bad answer pins nothing
-    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, tips, 1024, 23),
+    // ... and dropped when it is above it: one bad answer pins nothing
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, tips, 1024, 1023),
               1000u);
-    // no tip known: the answer, floored by what was told unless that is
-    // far above it
-    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 2000, Tips{}, 1990, 23),
+    // never below the tip, whatever the ceiling
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, tips, 0, 900),
+              1000u);
+    // no ceiling: the answer, floored by what was told unless that is far
+    // above it
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 2000, Tips{}, 1990),
               2000u);
-    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, Tips{}, 1010, 23),
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, Tips{}, 1010),
               1010u);
-    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, Tips{}, 5000, 23),
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, Tips{}, 5000),
               990u);
     // confirmed and finalized do not read it
-    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_CONFIRMED, 2000, tips, 0, 23),
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_CONFIRMED, 2000, tips, 0, 1023),
               2000u);
-    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_FINALIZED, 2000, tips, 0, 23),
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_FINALIZED, 2000, tips, 0, 1023),
               968u);
 }
 
-TEST(CorrectGetSlot, TheLeadIsMaxSlotLagPlusTheGuardMargin) {
+// The ceiling: the served tip of the nodes in rotation + max_slot_lag +
+// the guard's margin. A stalled (cordoned), lagging or failing node does
+// not vote, so it never holds the current ones' answers down.
+TEST(GetSlotCeiling, TheNodesInRotationVote) {
     RoutePlan plan;
     plan.serving = {0, 1, 2};
-    // max_slot_lag 20 (the default) + 2 + 400 ms / 400 ms
-    EXPECT_EQ(GetSlotMaxLead(testing::TestNetwork(3).network, plan), 23u);
+    testing::TestNetwork t(3);
+    EXPECT_EQ(GetSlotCeiling(t.network, plan), kNoSlotCeiling);   // no slots
+    SlotStore& views = t.network.slots();
+    for (size_t i : {0, 1, 2}) {
+        views.Suggest(i, kSlotProcessed, 1000 + i);
+    }
+    // the median, 1001, + 20 (max_slot_lag) + 2 + 400 ms / 400 ms
+    EXPECT_EQ(GetSlotCeiling(t.network, plan), 1024u);
+    // one node inflated: the others' median still holds it down
+    views.Suggest(2, kSlotProcessed, 5000);
+    EXPECT_EQ(GetSlotCeiling(t.network, plan), 1024u);
+    // two nodes, one far behind (lagging): only the current one votes
+    testing::TestNetwork pair(2);
+    plan.serving = {0, 1};
+    for (auto [i, slot] : {std::pair<size_t, uint64_t>{0, 1000}, {1, 900}}) {
+        pair.network.slots().Suggest(i, kSlotProcessed, slot);
+        pair.network.slots().Observe(i, slot);   // as a poll sees it
+    }
+    ASSERT_TRUE(pair.network.LaggingInNetwork(1));
+    EXPECT_EQ(GetSlotCeiling(pair.network, plan), 1023u);
+    // max_slot_lag 0: lag not judged, the old bound
     NetworkSettings settings;
-    settings.max_slot_lag = 50;
-    settings.debounce_ms = 2000;
-    EXPECT_EQ(GetSlotMaxLead(testing::TestNetwork(3, settings).network, plan),
-              57u);
-    settings.max_slot_lag = 0;   // lag not judged: the old bound
-    EXPECT_EQ(GetSlotMaxLead(testing::TestNetwork(3, settings).network, plan),
-              kToleratedSlotRollback);
+    settings.max_slot_lag = 0;
+    testing::TestNetwork loose(3, settings);
+    plan.serving = {0, 1, 2};
+    for (size_t i : {0, 1, 2}) {
+        loose.network.slots().Suggest(i, kSlotProcessed, 1000);
+    }
+    EXPECT_EQ(GetSlotCeiling(loose.network, plan), 1000u + kToleratedSlotRollback);
 }
 
 TEST(CorrectGetSlot, ConfirmedIsUntouched) {
