@@ -35,7 +35,10 @@ trap stop_all EXIT INT TERM
 
 # A demo already running keeps its pid file and logs: nothing here is
 # touched before its ports are known to be free.
-if pid=$(cat "$demo/nginx.pid" 2>/dev/null) && kill -0 "$pid" 2>/dev/null; then
+# (a pid file left by a demo that did not stop names another process, or
+# none, once its pid is reused)
+if pid=$(cat "$demo/nginx.pid" 2>/dev/null) && kill -0 "$pid" 2>/dev/null &&
+    tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q 'conf/solgate-demo\.conf'; then
     echo "solgate demo: already running (nginx pid $pid, build/demo/nginx.pid);" \
          "stop it first (Ctrl-C where it runs)" >&2
     trap - EXIT

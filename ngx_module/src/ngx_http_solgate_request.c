@@ -8,7 +8,9 @@
 #include "ngx_http_solgate_module.h"
 
 
-static ngx_uint_t ngx_http_solgate_escapes_valid(ngx_str_t *raw);
+static size_t ngx_http_solgate_unescape(ngx_str_t *raw,
+    ngx_uint_t plus_is_space, u_char *out);
+static ngx_uint_t ngx_http_solgate_hex(u_char c);
 
 
 /*
@@ -195,7 +197,6 @@ ngx_int_t
 ngx_http_solgate_query_arg(ngx_http_request_t *r, char *name,
     ngx_uint_t plus_is_space, ngx_str_t *value, ngx_uint_t *twice)
 {
-    u_char     *dst, *src, *plain;
     size_t      len;
     ngx_str_t   raw, again, args;
 
@@ -220,54 +221,51 @@ ngx_http_solgate_query_arg(ngx_http_request_t *r, char *name,
         r->args = args;
     }
 
-    if (!ngx_http_solgate_escapes_valid(&raw)) {
-        /* as written: nginx would drop the '%' ("%ZZ" read as "ZZ"), and
-         * the reader of the value refuses it, naming what was sent */
-        *value = raw;
-        return NGX_OK;
-    }
-
-    plain = ngx_pnalloc(r->pool, raw.len * 2 + 1);
-    if (plain == NULL) {
+    value->data = ngx_pnalloc(r->pool, raw.len);
+    if (value->data == NULL) {
         return NGX_ERROR;
     }
 
-    /* decode after the '+' pass, so "%2B" is a '+' */
-    for (src = raw.data, dst = plain; src < raw.data + raw.len; src++) {
-        *dst++ = (plus_is_space && *src == '+') ? ' ' : *src;
-    }
-
-    src = plain;
-    value->data = plain + raw.len;
-    dst = value->data;
-    ngx_unescape_uri(&dst, &src, raw.len, NGX_UNESCAPE_URI);
-    value->len = dst - value->data;
+    value->len = ngx_http_solgate_unescape(&raw, plus_is_space, value->data);
 
     return NGX_OK;
 }
 
 
-/* Each '%' of a query value is followed by two hex digits. */
-static ngx_uint_t
-ngx_http_solgate_escapes_valid(ngx_str_t *raw)
+/*
+ * A query value decoded into out (raw.len bytes at most): %XX as the byte,
+ * '+' as a space when plus_is_space ("%2B" stays a '+'), and a '%' not
+ * followed by two hex digits kept as it is, where nginx's unescape drops
+ * it ("%ZZ" would read as "ZZ", a selector the client never sent).
+ */
+static size_t
+ngx_http_solgate_unescape(ngx_str_t *raw, ngx_uint_t plus_is_space,
+    u_char *out)
 {
-    u_char  *p, *end;
+    u_char  *p, *end, *dst;
 
     end = raw->data + raw->len;
+    dst = out;
 
     for (p = raw->data; p < end; p++) {
-        if (*p != '%') {
-            continue;
-        }
+        if (*p == '%' && end - p >= 3 && isxdigit(p[1]) && isxdigit(p[2])) {
+            *dst++ = (u_char) ((ngx_http_solgate_hex(p[1]) << 4)
+                               | ngx_http_solgate_hex(p[2]));
+            p += 2;
 
-        if (end - p < 3 || !isxdigit(p[1]) || !isxdigit(p[2])) {
-            return 0;
+        } else {
+            *dst++ = (plus_is_space && *p == '+') ? ' ' : *p;
         }
-
-        p += 2;
     }
 
-    return 1;
+    return dst - out;
+}
+
+
+static ngx_uint_t
+ngx_http_solgate_hex(u_char c)
+{
+    return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
 }
 
 

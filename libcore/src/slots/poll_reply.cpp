@@ -108,8 +108,9 @@ std::string HttpFailure(const HttpResult& reply) {
                ": " + reply.error_text;
     }
     if (reply.http_status != 200) {
-        return "HTTP " + std::to_string(reply.http_status) + ": " +
-               Excerpt(reply.body);
+        std::string excerpt = Excerpt(reply.body);
+        return "HTTP " + std::to_string(reply.http_status) +
+               (excerpt.empty() ? "" : ": " + excerpt);
     }
     return "";
 }

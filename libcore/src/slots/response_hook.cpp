@@ -109,7 +109,7 @@ std::optional<ResponseHook::Correction> ResponseHook::Rewrite(
     }
     uint64_t corrected = CorrectGetSlot(
         commitment_, answer->slot, *tips_, processed ? tips.Answered() : 0,
-        latest ? GetSlotCeiling(network_, plan_) : kNoSlotCeiling);
+        latest ? GetSlotCeiling(network_, plan_) : SlotCeiling{});
     if (processed) {
         tips.SuggestAnswered(corrected);
     }

@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <vector>
 
+#include "routing/upstream_health.h"
 #include "slots/served_tip.h"
 
 namespace solgate {
 
 uint64_t CorrectGetSlot(sg_commitment_t commitment, uint64_t response,
                         const Tips& tips, uint64_t answered,
-                        uint64_t ceiling) {
+                        SlotCeiling ceiling) {
     switch (commitment) {
     case SG_COMMITMENT_CONFIRMED:
         return response;
@@ -28,7 +29,7 @@ uint64_t CorrectGetSlot(sg_commitment_t commitment, uint64_t response,
         break;
     }
     uint64_t base = std::max(response, tips.processed);
-    if (ceiling == kNoSlotCeiling) {
+    if (ceiling.at == SlotCeiling{}.at) {
         // An answered slot far above what every source says now came from
         // a node on another cluster or before a reset: it must not pin the
         // floor.
@@ -39,29 +40,33 @@ uint64_t CorrectGetSlot(sg_commitment_t commitment, uint64_t response,
     // A slot above what the nodes in rotation hold, and may lead it by, is
     // one node's (an inflated one, or its finalized slot for a request
     // that named no commitment), not the network's.
-    ceiling = std::max(ceiling, tips.processed);
-    base = std::min(base, ceiling);
-    return answered > ceiling ? base : std::max(base, answered);
+    uint64_t at = std::max(ceiling.at, tips.processed);
+    base = std::min(base, at);
+    return answered > at + ceiling.lead ? base : std::max(base, answered);
 }
 
-uint64_t GetSlotCeiling(const Network& network, const RoutePlan& plan) {
+SlotCeiling GetSlotCeiling(const Network& network, const RoutePlan& plan) {
     static thread_local std::vector<uint64_t> heads;
     heads.clear();
+    // the lag reference once, not once per upstream (LaggingInNetwork)
+    uint64_t reference = network.LagReferenceOf(network.all_upstreams());
+    uint64_t max_slot_lag = network.settings().max_slot_lag;
     for (size_t i : plan.serving) {
         if (network.SlotsCurrent(i) && !network.Cordoned(i) &&
-            !network.LaggingInNetwork(i)) {
+            !Lagging(network.SlotLagOf(i, reference), max_slot_lag)) {
             heads.push_back(network.slots().View(i, kSlotProcessed));
         }
     }
     uint64_t tip = ServedTipIn(&heads);
     if (tip == 0) {
-        return kNoSlotCeiling;
+        return {};
     }
-    uint64_t max_slot_lag = network.settings().max_slot_lag;
-    uint64_t lead = max_slot_lag == 0
-                        ? kToleratedSlotRollback
-                        : max_slot_lag + network.GuardMarginOf(plan.serving);
-    return tip + lead;
+    SlotCeiling ceiling;
+    ceiling.lead = max_slot_lag == 0
+                       ? kToleratedSlotRollback
+                       : max_slot_lag + network.GuardMarginOf(plan.serving);
+    ceiling.at = tip + ceiling.lead;
+    return ceiling;
 }
 
 Tips GetSlotTips(sg_commitment_t commitment, const Network& network,

@@ -136,7 +136,8 @@ TEST(HttpFailure, TransportErrorsThenStatusesThenNothing) {
               "HTTP 502: <html>Bad Gateway</html>");
     EXPECT_EQ(HttpFailure(Reply(std::string(300, 'z'), 429)),
               "HTTP 429: " + std::string(160, 'z'));
-    EXPECT_EQ(HttpFailure(Reply("", 0)), "HTTP 0: ");
+    EXPECT_EQ(HttpFailure(Reply("", 0)), "HTTP 0");
+    EXPECT_EQ(HttpFailure(Reply(" \n", 502)), "HTTP 502");
     // HTTP 200 is an answer, even a JSON-RPC error or malformed JSON.
     EXPECT_EQ(HttpFailure(Reply(Error(-32005))), "");
     EXPECT_EQ(HttpFailure(Reply("not json")), "");

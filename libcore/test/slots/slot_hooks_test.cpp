@@ -13,7 +13,7 @@
 namespace solgate {
 namespace {
 
-TEST(CorrectGetSlot, ProcessedAndNoneAreFlooredNeverLowered) {
+TEST(CorrectGetSlot, ProcessedAndNoneAreFloored) {
     Tips tips{1000, 968, 1002};
     for (auto c : {SG_COMMITMENT_PROCESSED, SG_COMMITMENT_NONE}) {
         EXPECT_EQ(CorrectGetSlot(c, 990, tips), 1000u);
@@ -30,21 +30,24 @@ TEST(CorrectGetSlot, ProcessedAndNoneAreFlooredNeverLowered) {
 
 TEST(CorrectGetSlot, ProcessedIsHeldAtTheCeiling) {
     Tips tips{1000, 968, 1002};
+    const SlotCeiling ceiling{1023, 23};
     for (auto c : {SG_COMMITMENT_PROCESSED, SG_COMMITMENT_NONE}) {
         // a node a little ahead of the last poll is believed
-        EXPECT_EQ(CorrectGetSlot(c, 1023, tips, 0, 1023), 1023u);
+        EXPECT_EQ(CorrectGetSlot(c, 1023, tips, 0, ceiling), 1023u);
         // one far ahead of the nodes in rotation (an inflated slot) is
         // held at the ceiling
-        EXPECT_EQ(CorrectGetSlot(c, 2000, tips, 0, 1023), 1023u);
+        EXPECT_EQ(CorrectGetSlot(c, 2000, tips, 0, ceiling), 1023u);
     }
-    // what a client was told is kept while the ceiling supports it...
-    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, tips, 1020, 1023),
-              1020u);
-    // ... and dropped when it is above it: one bad answer pins nothing
-    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, tips, 1024, 1023),
+    // what a client was told is kept up to the ceiling's lead above it
+    // (a ceiling that dropped as a node left rotation moves no answer
+    // back)...
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, tips, 1040, ceiling),
+              1040u);
+    // ... and dropped beyond: one bad answer pins nothing
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, tips, 1047, ceiling),
               1000u);
     // never below the tip, whatever the ceiling
-    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, tips, 0, 900),
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, tips, 0, {900, 23}),
               1000u);
     // no ceiling: the answer, floored by what was told unless that is far
     // above it
@@ -55,9 +58,9 @@ TEST(CorrectGetSlot, ProcessedIsHeldAtTheCeiling) {
     EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_PROCESSED, 990, Tips{}, 5000),
               990u);
     // confirmed and finalized do not read it
-    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_CONFIRMED, 2000, tips, 0, 1023),
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_CONFIRMED, 2000, tips, 0, ceiling),
               2000u);
-    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_FINALIZED, 2000, tips, 0, 1023),
+    EXPECT_EQ(CorrectGetSlot(SG_COMMITMENT_FINALIZED, 2000, tips, 0, ceiling),
               968u);
 }
 
@@ -68,16 +71,17 @@ TEST(GetSlotCeiling, TheNodesInRotationVote) {
     RoutePlan plan;
     plan.serving = {0, 1, 2};
     testing::TestNetwork t(3);
-    EXPECT_EQ(GetSlotCeiling(t.network, plan), kNoSlotCeiling);   // no slots
+    EXPECT_EQ(GetSlotCeiling(t.network, plan).at, SlotCeiling{}.at);   // no slots
     SlotStore& views = t.network.slots();
     for (size_t i : {0, 1, 2}) {
         views.Suggest(i, kSlotProcessed, 1000 + i);
     }
     // the median, 1001, + 20 (max_slot_lag) + 2 + 400 ms / 400 ms
-    EXPECT_EQ(GetSlotCeiling(t.network, plan), 1024u);
+    EXPECT_EQ(GetSlotCeiling(t.network, plan).at, 1024u);
+    EXPECT_EQ(GetSlotCeiling(t.network, plan).lead, 23u);
     // one node inflated: the others' median still holds it down
     views.Suggest(2, kSlotProcessed, 5000);
-    EXPECT_EQ(GetSlotCeiling(t.network, plan), 1024u);
+    EXPECT_EQ(GetSlotCeiling(t.network, plan).at, 1024u);
     // two nodes, one far behind (lagging): only the current one votes
     testing::TestNetwork pair(2);
     plan.serving = {0, 1};
@@ -86,7 +90,7 @@ TEST(GetSlotCeiling, TheNodesInRotationVote) {
         pair.network.slots().Observe(i, slot);   // as a poll sees it
     }
     ASSERT_TRUE(pair.network.LaggingInNetwork(1));
-    EXPECT_EQ(GetSlotCeiling(pair.network, plan), 1023u);
+    EXPECT_EQ(GetSlotCeiling(pair.network, plan).at, 1023u);
     // max_slot_lag 0: lag not judged, the old bound
     NetworkSettings settings;
     settings.max_slot_lag = 0;
@@ -95,7 +99,7 @@ TEST(GetSlotCeiling, TheNodesInRotationVote) {
     for (size_t i : {0, 1, 2}) {
         loose.network.slots().Suggest(i, kSlotProcessed, 1000);
     }
-    EXPECT_EQ(GetSlotCeiling(loose.network, plan), 1000u + kToleratedSlotRollback);
+    EXPECT_EQ(GetSlotCeiling(loose.network, plan).at, 1000u + kToleratedSlotRollback);
 }
 
 TEST(CorrectGetSlot, ConfirmedIsUntouched) {
