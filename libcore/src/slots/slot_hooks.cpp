@@ -1,10 +1,10 @@
 #include "slots/slot_hooks.h"
 
 #include <algorithm>
-#include <vector>
+#include <array>
+#include <functional>
 
 #include "routing/upstream_health.h"
-#include "slots/served_tip.h"
 
 namespace solgate {
 
@@ -46,21 +46,30 @@ uint64_t CorrectGetSlot(sg_commitment_t commitment, uint64_t response,
 }
 
 SlotCeiling GetSlotCeiling(const Network& network, const RoutePlan& plan) {
-    static thread_local std::vector<uint64_t> heads;
-    heads.clear();
-    // the lag reference once, not once per upstream (LaggingInNetwork)
-    uint64_t reference = network.LagReferenceOf(network.all_upstreams());
     uint64_t max_slot_lag = network.settings().max_slot_lag;
+    // the lag reference once, not once per upstream (LaggingInNetwork);
+    // a lone upstream is the one that answers, lagging or not
+    bool judge_lag = max_slot_lag > 0 && plan.serving.size() > 1;
+    uint64_t reference =
+        judge_lag ? network.LagReferenceOf(network.all_upstreams()) : 0;
+    std::array<uint64_t, kMaxUpstreams> heads;
+    size_t n = 0;
     for (size_t i : plan.serving) {
-        if (network.SlotsCurrent(i) && !network.Cordoned(i) &&
-            !Lagging(network.SlotLagOf(i, reference), max_slot_lag)) {
-            heads.push_back(network.slots().View(i, kSlotProcessed));
+        uint64_t head = network.slots().View(i, kSlotProcessed);
+        if (head != 0 && n < heads.size() && network.SlotsCurrent(i) &&
+            !network.Cordoned(i) &&
+            !(judge_lag &&
+              Lagging(network.SlotLagOf(i, reference), max_slot_lag))) {
+            heads[n++] = head;
         }
     }
-    uint64_t tip = ServedTipIn(&heads);
-    if (tip == 0) {
+    if (n == 0) {
         return {};
     }
+    // the served tip (ServedTipIn): the (n/2)-th highest, a majority's
+    std::nth_element(heads.begin(), heads.begin() + n / 2, heads.begin() + n,
+                     std::greater<uint64_t>());
+    uint64_t tip = heads[n / 2];
     SlotCeiling ceiling;
     ceiling.lead = max_slot_lag == 0
                        ? kToleratedSlotRollback
