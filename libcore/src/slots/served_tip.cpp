@@ -19,11 +19,15 @@ uint64_t ServedTip(std::vector<uint64_t> heads) {
 
 uint64_t ServedTipIn(std::vector<uint64_t>* heads) {
     heads->erase(std::remove(heads->begin(), heads->end(), 0u), heads->end());
-    if (heads->empty()) {
+    return ServedTipOf(heads->data(), heads->size());
+}
+
+uint64_t ServedTipOf(uint64_t* heads, size_t n) {
+    if (n == 0) {
         return 0;
     }
-    std::sort(heads->begin(), heads->end(), std::greater<uint64_t>());
-    return (*heads)[heads->size() / 2];
+    std::nth_element(heads, heads + n / 2, heads + n, std::greater<uint64_t>());
+    return heads[n / 2];
 }
 
 uint64_t ReferenceFinalizedSlot(const std::vector<uint64_t>& finalized,

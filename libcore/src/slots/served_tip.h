@@ -14,6 +14,9 @@ uint64_t ServedTip(std::vector<uint64_t> heads);
 // The same over *heads, which it reorders (and may shorten) in place: for
 // a caller that keeps the list's storage from one request to the next.
 uint64_t ServedTipIn(std::vector<uint64_t>* heads);
+// The same over heads[0, n), all of them > 0, which it reorders: for a
+// caller that gathers the heads on its stack.
+uint64_t ServedTipOf(uint64_t* heads, size_t n);
 
 // The consensus reference: the highest positive finalized slot, unless it
 // outruns the runner-up by more than max_lag (> 0), then the runner-up, so

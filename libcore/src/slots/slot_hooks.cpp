@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <array>
-#include <functional>
 
 #include "routing/upstream_health.h"
+#include "slots/served_tip.h"
 
 namespace solgate {
 
@@ -63,13 +63,10 @@ SlotCeiling GetSlotCeiling(const Network& network, const RoutePlan& plan) {
             heads[n++] = head;
         }
     }
-    if (n == 0) {
+    uint64_t tip = ServedTipOf(heads.data(), n);   // the majority's
+    if (tip == 0) {
         return {};
     }
-    // the served tip (ServedTipIn): the (n/2)-th highest, a majority's
-    std::nth_element(heads.begin(), heads.begin() + n / 2, heads.begin() + n,
-                     std::greater<uint64_t>());
-    uint64_t tip = heads[n / 2];
     SlotCeiling ceiling;
     ceiling.lead = max_slot_lag == 0
                        ? kToleratedSlotRollback
