@@ -10,7 +10,6 @@
 
 static size_t ngx_http_solgate_unescape(ngx_str_t *raw,
     ngx_uint_t plus_is_space, u_char *out);
-static ngx_uint_t ngx_http_solgate_hex(u_char c);
 
 
 /*
@@ -249,8 +248,7 @@ ngx_http_solgate_unescape(ngx_str_t *raw, ngx_uint_t plus_is_space,
 
     for (p = raw->data; p < end; p++) {
         if (*p == '%' && end - p >= 3 && isxdigit(p[1]) && isxdigit(p[2])) {
-            *dst++ = (u_char) ((ngx_http_solgate_hex(p[1]) << 4)
-                               | ngx_http_solgate_hex(p[2]));
+            *dst++ = (u_char) ngx_hextoi(p + 1, 2);
             p += 2;
 
         } else {
@@ -259,13 +257,6 @@ ngx_http_solgate_unescape(ngx_str_t *raw, ngx_uint_t plus_is_space,
     }
 
     return dst - out;
-}
-
-
-static ngx_uint_t
-ngx_http_solgate_hex(u_char c)
-{
-    return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
 }
 
 

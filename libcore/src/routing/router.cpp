@@ -320,10 +320,6 @@ bool WsConnectionsFull(const Network& network) {
            (ReapWsHolders(network) == 0 || network.WsOpen() >= max);
 }
 
-}  // namespace
-
-namespace {
-
 std::string InternalError(std::string_view id_raw, std::string_view message) {
     std::string out;
     AppendErrorEnvelope(out, id_raw, kInternalError, message);
