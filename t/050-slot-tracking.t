@@ -13,6 +13,9 @@ use Solgate::Gateway;
 our @Ports = (19851, 19852, 19853);
 sim_start(port => $_, args => ['--slot-ms', 10, '--skip-rate', 0, '--quiet'])
     for @Ports;
+# a chain that does not move while the tests run (10-minute slots)
+our $StillPort = 19854;
+sim_start(port => $StillPort, args => ['--slot-ms', 600000, '--skip-rate', 0, '--quiet']);
 
 our $HttpConfig = network_conf('mainnet', upstreams => sim_upstreams(@Ports));
 our $Config = solgate_locations('mainnet',
@@ -388,6 +391,40 @@ $::Config . "    location /pair { solgate_pass pair; include \$TEST_NGINX_CONF_D
      my $later = $slot->(server_port(), '/pair');
      cmp_ok($later, '>', $first + 50, "getSlot kept up ($first, then $later)");
      sim_fault($Ports[1], 'stall', on => 0);
+ },
+ "GET /solgate/state"]
+--- response_body_like: "slots_current"
+
+
+
+=== TEST 13: traffic at the slot a poll already found stands in for getSlot polls
+The node's chain does not move, so every answer carries the slot the
+first poll found and never raises a view: the same as when the polls (or
+another host) always get to a new slot first. Those answers still show
+both views current, so ticks skip their getSlot calls (at most 4 in a
+row). Before, only an answer that raised a view counted, and the gate
+never opened.
+--- http_config eval
+$::HttpConfig . network_conf('still', upstreams => sim_upstreams($::StillPort))
+--- config eval
+$::Config . "    location /still { solgate_pass still; include \$TEST_NGINX_CONF_DIR/solgate_proxy.conf; }\n"
+--- setup
+clean(); sim_reset($::StillPort);
+--- wait_for eval
+['the still node is polled', sub { ((upstream_state('sim-a', 'still') || {})->{finalized_slot} || 0) > 0 }, 3]
+--- request eval
+[step {
+     my $skips = sub {
+         metric(qr/^solgate_upstream_traffic_gate_skips_total\{network="still",upstream="sim-a"\} (\d+)$/m) // 0 };
+     my @calls = map { rpc(1, 'getBalance', "[$::Account,{\"commitment\":\"$_\"}]") } qw(processed finalized);
+     my $n = 0;
+     wait_for('ticks skip getSlot under traffic at the polled slot', sub {
+         for (1 .. 10) {
+             my $res = http_post(server_port(), '/still', $calls[$n++ % 2]);
+             die "getBalance: $res->{body}" unless $res->{body} =~ /"context"/;
+         }
+         return $skips->() >= 2;
+     }, 8);
  },
  "GET /solgate/state"]
 --- response_body_like: "slots_current"

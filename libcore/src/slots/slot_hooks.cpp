@@ -103,13 +103,20 @@ void HarvestContextSlot(const Network& network, size_t upstream,
                         int64_t now_ms) {
     SlotStore& views = network.slots();
     network.host(upstream).harvested.fetch_add(1, std::memory_order_relaxed);
-    if (commitment == SG_COMMITMENT_FINALIZED &&
-        views.Suggest(upstream, kSlotFinalized, context_slot)) {
-        views.MarkTrafficSeen(upstream, kSlotFinalized, now_ms);
+    // An answer at the slot the view already holds confirms it as much as
+    // one that raises it: a poll, another host (fleet) or another worker
+    // often gets to a new slot first, and the gate must not then go on
+    // polling because traffic only ever matched the view.
+    auto feed = [&](SlotAxis axis) {
+        if (views.Suggest(upstream, axis, context_slot) ||
+            views.View(upstream, axis) == context_slot) {
+            views.MarkTrafficSeen(upstream, axis, now_ms);
+        }
+    };
+    if (commitment == SG_COMMITMENT_FINALIZED) {
+        feed(kSlotFinalized);
     }
-    if (views.Suggest(upstream, kSlotProcessed, context_slot)) {
-        views.MarkTrafficSeen(upstream, kSlotProcessed, now_ms);
-    }
+    feed(kSlotProcessed);
     // Only a processed or confirmed answer tells where the node is now (a
     // finalized one, or one at the node's default, trails by ~32 slots).
     if (commitment == SG_COMMITMENT_PROCESSED ||

@@ -61,7 +61,8 @@ bool BlockUnavailable(uint64_t slot, const Tips& tips, uint64_t margin);
 
 // Feeds a context.slot seen in live traffic to the upstream's views:
 // finalized feeds both views, weaker commitments the latest one. A view
-// counts as traffic-fresh only when it accepted the value.
+// counts as traffic-fresh when it accepted the value or already held it
+// (not when it refused an older one).
 void HarvestContextSlot(const Network& network, size_t upstream,
                         sg_commitment_t commitment, uint64_t context_slot,
                         int64_t now_ms);

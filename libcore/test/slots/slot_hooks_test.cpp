@@ -156,6 +156,24 @@ TEST(Harvest, FinalizedFeedsBothViewsWeakerOnlyLatest) {
     EXPECT_EQ(s.host.harvested.load(), 3u);
 }
 
+// A poll (or another host) that got to the slot first leaves traffic at
+// the view's own slot: that still keeps the view fresh, or the gate would
+// poll on as long as the polls keep winning the race.
+TEST(Harvest, AnAnswerAtTheViewsSlotKeepsItFresh) {
+    testing::TestNetwork net(1);
+    UpstreamRecord& s = net.network.record(0);
+    s.processed = 700;
+    s.finalized = 668;
+    HarvestContextSlot(net.network, 0, SG_COMMITMENT_PROCESSED, 700, 50);
+    EXPECT_EQ(s.processed_seen_ms.load(), 50);
+    EXPECT_EQ(s.finalized_seen_ms.load(), 0);
+    HarvestContextSlot(net.network, 0, SG_COMMITMENT_FINALIZED, 668, 60);
+    EXPECT_EQ(s.finalized_seen_ms.load(), 60);
+    EXPECT_EQ(s.processed_seen_ms.load(), 50);   // 668 trails processed
+    EXPECT_EQ(s.processed.load(), 700u);
+    EXPECT_EQ(s.finalized.load(), 668u);
+}
+
 TEST(IsEnvelopeMethod, OnlyEnvelopes) {
     EXPECT_TRUE(IsEnvelopeMethod("getBalance"));
     EXPECT_TRUE(IsEnvelopeMethod("simulateTransaction"));
