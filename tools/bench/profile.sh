@@ -62,6 +62,9 @@ for v in $VARIANTS; do
     BENCH_PIDS+=("$pid")
     for _ in $(seq 300); do
         curl -s -m 2 -o /dev/null "http://127.0.0.1:${GW_PORT[$v]}/" && break
+        # a configuration nginx refuses: say why now, not after a minute
+        kill -0 "$pid" 2> /dev/null \
+            || bench_die "$v: nginx exited at start: $(grep -m1 emerg "$prefix/logs/error.log" || tail -n 3 "$out.valgrind.log")"
         sleep 0.2
     done
     if [[ $v == solgate* ]]; then
