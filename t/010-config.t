@@ -1011,3 +1011,21 @@ unlike($err, qr/network "mainnet" has/, 'mainnet has three nodes: no warning');
 like($err, qr/\[warn\].*"consensus" asks 3 upstreams to agree \(agreement=\), but network "devnet" has 1: every call it takes would fail with -32090 \(its consensus is solgate_network_defaults'\) in \S+nginx\.conf:\d+/,
      "devnet, of one node, is warned of the consensus it takes from the defaults");
 
+
+
+
+=== TEST 71: ... and more than serve a method it names (methods=, ignore_methods=)
+--- http_config
+    solgate_network mainnet {
+        upstream a http://127.0.0.1:1;
+        upstream b http://127.0.0.1:2 methods=getBlock|getTransaction;
+        upstream c http://127.0.0.1:3 ignore_methods=getBal*;
+        consensus getBlock|getBalance agreement=2;
+    }
+--- config
+--- must_die
+--- error_log eval
+qr/"consensus" asks 2 upstreams to agree \(agreement=\), but only 1 of network "mainnet"'s upstreams serve getBalance \(methods=, ignore_methods=\): every such call would fail with -32090 in \S+nginx\.conf:\d+/
+--- check
+my ($line) = $_[0] =~ /every such call would fail with -32090 in \S+nginx\.conf:(\d+)/;
+is($line, conf_line_of('consensus getBlock|getBalance'), "at the consensus' line");

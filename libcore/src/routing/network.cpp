@@ -275,13 +275,35 @@ std::optional<std::string> Network::CheckDefaultSelector() const {
 
 std::optional<std::string> Network::CheckConsensusReach() const {
     const conf::Consensus& consensus = settings_.consensus;
-    if (consensus.methods.empty() || consensus.agreement <= upstreams_.size()) {
+    if (consensus.methods.empty()) {
         return std::nullopt;
     }
-    return "\"consensus\" asks " + std::to_string(consensus.agreement) +
-           " upstreams to agree (agreement=), but network " + Quoted(name_) +
-           " has " + std::to_string(upstreams_.size()) +
-           ": every call it takes would fail with -32090";
+    std::string agree = "\"consensus\" asks " +
+                        std::to_string(consensus.agreement) +
+                        " upstreams to agree (agreement=), but ";
+    if (consensus.agreement > upstreams_.size()) {
+        return agree + "network " + Quoted(name_) + " has " +
+               std::to_string(upstreams_.size()) +
+               ": every call it takes would fail with -32090";
+    }
+    // A method named outright (a glob may match names no upstream
+    // filters) goes only to the upstreams whose methods= take it.
+    for (const std::string& method : consensus.methods) {
+        if (method.find('*') != std::string::npos) {
+            continue;
+        }
+        size_t serving = 0;
+        for (size_t i = 0; i < upstreams_.size(); i++) {
+            serving += Serves(i, method) ? 1 : 0;
+        }
+        if (serving < consensus.agreement) {
+            return agree + "only " + std::to_string(serving) + " of network " +
+                   Quoted(name_) + "'s upstreams serve " + method +
+                   " (methods=, ignore_methods=): every such call would "
+                   "fail with -32090";
+        }
+    }
+    return std::nullopt;
 }
 
 std::optional<std::string> Network::Configure(const NetworkTuning& tuning) {

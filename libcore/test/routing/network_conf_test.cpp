@@ -242,6 +242,28 @@ TEST(NetworkConf, AConsensusNeedsAsManyUpstreamsAsMustAgree) {
     EXPECT_FALSE(n.CheckConsensusReach());
 }
 
+TEST(NetworkConf, AConsensusNeedsAsManyUpstreamsServingTheMethod) {
+    Network n("m", {});
+    size_t i;
+    ASSERT_FALSE(n.AddUpstreamArgs({"a", "http://x"}, &i));
+    ASSERT_FALSE(n.AddUpstreamArgs({"b", "http://y", "methods=getBlock"}, &i));
+    ASSERT_FALSE(n.AddUpstreamArgs({"c", "http://z",
+                                    "ignore_methods=getBal*"}, &i));
+    ASSERT_FALSE(n.SetPolicy("consensus", {"getBlock|getBalance",
+                                           "agreement=2"}));
+    EXPECT_EQ(n.CheckConsensusReach(),
+              "\"consensus\" asks 2 upstreams to agree (agreement=), but "
+              "only 1 of network \"m\"'s upstreams serve getBalance "
+              "(methods=, ignore_methods=): every such call would fail "
+              "with -32090");
+    // a glob is not judged: it may match names no upstream filters
+    Network g("g", {});
+    ASSERT_FALSE(g.AddUpstreamArgs({"a", "http://x"}, &i));
+    ASSERT_FALSE(g.AddUpstreamArgs({"b", "http://y", "methods=getBlock"}, &i));
+    ASSERT_FALSE(g.SetPolicy("consensus", {"get*", "agreement=2"}));
+    EXPECT_FALSE(g.CheckConsensusReach());
+}
+
 TEST(NetworkConf, DefaultsComeFromTheCAbi) {
     NetworkSettings s;
     EXPECT_EQ(s.debounce_ms, static_cast<uint32_t>(SG_DEFAULT_DEBOUNCE_MS));
