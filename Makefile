@@ -42,6 +42,7 @@ SAN_FLAGS  := -fsanitize=thread -fno-omit-frame-pointer \
 CXXFLAGS   := -O1 -g $(SAN_FLAGS)
 CFLAGS     := -O1 -g $(SAN_FLAGS)
 TSAN_TESTS := PollerThread.* CommitHandoff.* ShmLeaseStore.* ShmBlockLeases.* \
+	ShmTipStore.TwoWorkersMakingOneLaneMeetAtOneSlot \
 	BlockFlightsTest.Threads* \
 	SharedText.* KeyLimiter.Concurrent* KeyLimiter.SharedAcrossForkedProcesses \
 	RetrievalQueue.AKeyLimitHoldsAcrossProcessesAndThreads \

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <random>
+#include <thread>
 
 namespace solgate {
 namespace {
@@ -89,6 +90,20 @@ bool AssignRecords(NetworkShared* table, const std::vector<std::string>& ids,
         }
     }
     return true;
+}
+
+// Waits, briefly, while another process fills the lane slot it claimed
+// (a few copies): false if it is still claimed after the bound, as when
+// its process died in between, and the slot is then passed over.
+bool WaitWhileClaimed(const LaneShared& lane) {
+    constexpr int kYields = 1 << 16;
+    for (int i = 0; i < kYields; i++) {
+        if (lane.state.load(std::memory_order_acquire) != LaneShared::kClaimed) {
+            return true;
+        }
+        std::this_thread::yield();
+    }
+    return false;
 }
 
 // A lane whose members are no longer all configured is stale.
@@ -386,6 +401,14 @@ std::optional<LaneId> ShmNetworkState::FindOrCreateLane(
         LaneShared& lane = table_->lanes[k];
         uint32_t expected = LaneShared::kFree;
         if (!lane.state.compare_exchange_strong(expected, LaneShared::kClaimed)) {
+            // Every creator tries the free slots in the same order, so two
+            // workers making the same lane meet at one slot: the loser
+            // waits for the winner to fill it and takes it if it is this
+            // key's, rather than making a second lane of its own (its
+            // cached groups would then keep their own tips for good).
+            if (WaitWhileClaimed(lane) && same_key(lane)) {
+                return k + 1;
+            }
             continue;
         }
         size_t n = std::min(key.size(), kLaneKeyCapacity - 1);
@@ -401,7 +424,8 @@ std::optional<LaneId> ShmNetworkState::FindOrCreateLane(
             lane.members[r / 64] |= 1ULL << (r % 64);
         }
         lane.state.store(LaneShared::kReady, std::memory_order_release);
-        // Two workers may have created the same lane at once: keep the
+        // A slot freed meanwhile before this one (a reload's stale lane)
+        // may have let another worker make the same lane there: keep the
         // first one and give this one back.
         for (size_t first = 0; first < k; first++) {
             if (same_key(table_->lanes[first])) {

@@ -5,7 +5,11 @@
 
 #include <map>
 #include <memory>
+#include <chrono>
+#include <cstring>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "routing/network.h"
@@ -132,6 +136,27 @@ TEST(ShmTipStore, AnsweredRisesAndLanesAreMadeOnce) {
     EXPECT_EQ(g.anchor_slot, 450u);
     EXPECT_EQ(g.anchor_ms, 30);
     EXPECT_EQ(state->Axis(kAllLane, kAxisFinalized).Read().served, 0u);
+}
+
+// Another worker has claimed the first free slot for the same lane and is
+// still filling it: this one waits and takes that lane, rather than making
+// a second one that its cached selector groups would keep for good.
+TEST(ShmTipStore, TwoWorkersMakingOneLaneMeetAtOneSlot) {
+    auto table = std::make_unique<NetworkShared>();
+    auto state = Bound(table.get(), {"a", "b", "c"});
+    LaneShared& first = table->lanes[0];
+    first.state.store(LaneShared::kClaimed);
+    std::thread other([&first] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        std::strcpy(first.key, "grp:1");
+        std::strcpy(first.name, "pair");
+        first.state.store(LaneShared::kReady, std::memory_order_release);
+    });
+    std::optional<LaneId> lane = state->FindOrCreateLane("grp:1", "pair", {0, 2});
+    other.join();
+    EXPECT_EQ(lane, std::optional<LaneId>(1));
+    EXPECT_EQ(state->Lanes().size(), 2u);   // "all" and the one lane
+    EXPECT_EQ(table->lanes[1].state.load(), LaneShared::kFree);
 }
 
 TEST(ShmTipStore, EveryLaneTakenCountsAMiss) {
