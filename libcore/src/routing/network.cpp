@@ -535,14 +535,14 @@ bool Network::Draining(size_t i, int64_t now_ms) const {
     return DrainLeft(i, now_ms) > 0;   // (monotonic ms: never below 0)
 }
 
-bool Network::TakeHarvestTurn(size_t i, int64_t now_ms) const {
-    if (harvested_ms_.size() != upstreams_.size()) {
-        harvested_ms_.assign(upstreams_.size(), 0);
+bool Network::TakeHarvestTurn(size_t i, bool finalized, int64_t now_ms) const {
+    if (harvested_ms_.size() != 2 * upstreams_.size()) {
+        harvested_ms_.assign(2 * upstreams_.size(), 0);
     }
-    if (i >= harvested_ms_.size()) {
+    if (i >= upstreams_.size()) {
         return false;
     }
-    int64_t& last = harvested_ms_[i];
+    int64_t& last = harvested_ms_[2 * i + (finalized ? 1 : 0)];
     if (last != 0 && now_ms >= last && now_ms - last < kHarvestGapMs) {
         return false;
     }

@@ -368,9 +368,13 @@ public:
     bool TakeAllCordonedWarning(int64_t now_ms) const;
 
     // Whether this process reads context.slot from a response of upstream
-    // i now: at most one response per kHarvestGapMs and upstream. A node's
-    // slot moves every ~400 ms, so more would tell nothing new, and each
-    // scan costs about as much as the request's own parse.
+    // i now: at most one response per kHarvestGapMs, upstream and view fed
+    // (finalized answers feed the finalized view, the others the latest).
+    // A node's slot moves every ~400 ms, so more would tell nothing new,
+    // and each scan costs about as much as the request's own parse; one
+    // turn for both views could go, by the traffic's rhythm, always to one
+    // commitment and leave the other view never fed (the traffic gate then
+    // never opens).
     static constexpr int64_t kHarvestGapMs = 20;
     // This host's open subscription connections, all upstreams together.
     uint64_t WsOpen() const;
@@ -387,7 +391,7 @@ public:
         int64_t until = DrainUntil(i);
         return until > now_ms ? until - now_ms : 0;
     }
-    bool TakeHarvestTurn(size_t i, int64_t now_ms) const;
+    bool TakeHarvestTurn(size_t i, bool finalized, int64_t now_ms) const;
 
     // The operator's cordon replaces the poller's and is never lifted by
     // the poller; the reason is kept as printable ASCII. wall_ms: when the
@@ -421,7 +425,8 @@ private:
     mutable std::unordered_map<std::string, std::vector<unsigned char>>
         serving_sets_;
     mutable std::unordered_map<std::string, SelectorGroup> selector_groups_;
-    mutable std::vector<int64_t> harvested_ms_;  // by upstream; 0: never
+    // by upstream, then finalized or not; 0: never
+    mutable std::vector<int64_t> harvested_ms_;
 };
 
 }  // namespace solgate

@@ -38,13 +38,18 @@ std::optional<ResponseHook> ResponseHook::For(const Network& network,
     }
     const RpcCall& call = request.calls[0];
     std::optional<Kind> kind = KindFor(network, call, upstream);
-    // most harvests are not this one's turn: decided before a hook is made
-    if (!kind || (*kind == Kind::kHarvest &&
-                  !network.TakeHarvestTurn(upstream, now_ms))) {
+    if (!kind) {
         return std::nullopt;
     }
-    return ResponseHook(network, plan, upstream, *kind,
-                        EffectiveCommitment(call, network.settings()));
+    sg_commitment_t commitment = EffectiveCommitment(call, network.settings());
+    // most harvests are not this one's turn: decided before a hook is made
+    if (*kind == Kind::kHarvest &&
+        !network.TakeHarvestTurn(upstream,
+                                 commitment == SG_COMMITMENT_FINALIZED,
+                                 now_ms)) {
+        return std::nullopt;
+    }
+    return ResponseHook(network, plan, upstream, *kind, commitment);
 }
 
 std::optional<ResponseHook> ResponseHook::ForCall(const Network& network,

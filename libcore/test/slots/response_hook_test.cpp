@@ -75,7 +75,7 @@ TEST_F(ResponseHooks, EnvelopeMethodsAreHarvested) {
     }
 }
 
-// One response per upstream and harvest turn is read for context.slot:
+// One response per upstream, view and harvest turn is read for context.slot:
 // the others of those 20 ms go through untouched; getSlot is always read.
 TEST_F(ResponseHooks, AnUpstreamsEnvelopesAreHarvestedOncePerTurn) {
     std::string balance = Call("getBalance", R"(["x"])");
@@ -92,6 +92,19 @@ TEST_F(ResponseHooks, AnUpstreamsEnvelopesAreHarvestedOncePerTurn) {
     EXPECT_TRUE(at(1, 1005)) << "each upstream has its own turn";
     EXPECT_TRUE(at(0, 1000 + Network::kHarvestGapMs));
     EXPECT_FALSE(at(0, 1000 + Network::kHarvestGapMs));
+
+    // a finalized answer feeds another view: it has a turn of its own, so
+    // traffic that alternates commitments cannot starve one view
+    std::string finalized = Call("getBalance", R"(["x",{"commitment":"finalized"}])");
+    RpcRequest final_request = ParseRpcRequest(finalized.data(), finalized.size());
+    RoutePlan final_plan = PlanRoute(net_.network, final_request, "");
+    auto final_at = [&](int64_t now_ms) {
+        return ResponseHook::For(net_.network, final_request, final_plan, 0,
+                                 now_ms).has_value();
+    };
+    EXPECT_TRUE(final_at(1000 + Network::kHarvestGapMs));
+    EXPECT_FALSE(final_at(1000 + Network::kHarvestGapMs + 1));
+    EXPECT_FALSE(at(0, 1000 + Network::kHarvestGapMs + 1));
 
     RpcRequest get_slot = ParseRpcRequest(slot.data(), slot.size());
     RoutePlan slot_plan = PlanRoute(net_.network, get_slot, "");
