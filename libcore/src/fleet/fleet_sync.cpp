@@ -109,6 +109,7 @@ FleetSync::FleetSync(const Network& network, FleetStore& store,
       log_(std::move(log)),
       held_until_(network.size(), 0),
       other_until_(network.size(), 0),
+      views_stale_(network.size(), 0),
       synced_cordon_(network.size(), -1),
       synced_cordon_ms_(network.size(), 0),
       synced_note_(network.size()) {}
@@ -127,7 +128,8 @@ bool FleetSync::MayPoll(size_t i, int64_t now_ms) const {
     if (!store_.Up() || i >= held_until_.size()) {
         return true;   // on its own, as without a fleet
     }
-    return held_until_[i] > now_ms || other_until_[i] <= now_ms;
+    return held_until_[i] > now_ms || other_until_[i] <= now_ms ||
+           views_stale_[i] != 0;
 }
 
 void FleetSync::Tick(int64_t now_ms, int64_t wall_ms) {
@@ -141,6 +143,7 @@ void FleetSync::Tick(int64_t now_ms, int64_t wall_ms) {
             // each host polls every upstream again until the store is back
             std::fill(held_until_.begin(), held_until_.end(), 0);
             std::fill(other_until_.begin(), other_until_.end(), 0);
+            std::fill(views_stale_.begin(), views_stale_.end(), 0);
             for (size_t i = 0; i < network_.size(); i++) {
                 network_.host(i).polled_by.Write("");
             }
@@ -190,9 +193,10 @@ void FleetSync::Tick(int64_t now_ms, int64_t wall_ms) {
         });
     PublishViews(local, now_ms, wall_ms);
     store_.ReadHash(Key("views"),
-                    [this, alive, now_ms](std::optional<FleetStore::Hash> h) {
+                    [this, alive, now_ms,
+                     wall_ms](std::optional<FleetStore::Hash> h) {
                         if (!alive.expired() && h) {
-                            TakeViews(*h, now_ms);
+                            TakeViews(*h, now_ms, wall_ms);
                         }
                     });
     if (local.front() == 0) {
@@ -265,7 +269,8 @@ void FleetSync::PublishViews(const std::vector<size_t>& local,
 }
 
 // The other hosts' polls, into this host's views (by the same rule).
-void FleetSync::TakeViews(const FleetStore::Hash& views, int64_t now_ms) {
+void FleetSync::TakeViews(const FleetStore::Hash& views, int64_t now_ms,
+                          int64_t wall_ms) {
     for (size_t i = 0; i < network_.size(); i++) {
         // only for the upstreams this worker would poll (its shm lease)
         // and another host polls: never over this host's own polls
@@ -273,6 +278,25 @@ void FleetSync::TakeViews(const FleetStore::Hash& views, int64_t now_ms) {
             continue;
         }
         const std::string& id = network_.upstream(i).id;
+        std::string by;   // HOST@WALL_MS: the writer, and its tick
+        if (auto it = views.find(Field(id, "by")); it != views.end()) {
+            by = it->second;
+        }
+        // Stale views would make a lag of their old slot, and the host
+        // that wrote them no longer polls: this host polls it meanwhile.
+        std::optional<uint64_t> written =
+            by.find('@') == std::string::npos
+                ? std::nullopt
+                : ParseNumber(std::string_view(by).substr(by.rfind('@') + 1));
+        views_stale_[i] =
+            written && wall_ms - static_cast<int64_t>(*written) >
+                           kFleetViewsFreshMs
+                ? 1
+                : 0;
+        if (views_stale_[i] != 0) {
+            network_.host(i).polled_by.Write("");
+            continue;
+        }
         for (size_t axis = 0; axis < kSlotAxisCount; axis++) {
             auto value = Number(views, Field(id, kAxisField[axis]));
             if (value && *value > 0) {
@@ -286,10 +310,6 @@ void FleetSync::TakeViews(const FleetStore::Hash& views, int64_t now_ms) {
         auto first_plus1 = Number(views, Field(id, "a"));
         if (first_plus1 && *first_plus1 > 0) {
             network_.slots().SetFirstAvailable(i, *first_plus1 - 1);
-        }
-        std::string by;   // HOST@WALL_MS: the writer, and its tick
-        if (auto it = views.find(Field(id, "by")); it != views.end()) {
-            by = it->second;
         }
         // a host that does not say (an older one) polls it fine
         auto failing = StampedNumber(views, Field(id, "pf"), by);

@@ -35,6 +35,11 @@ namespace solgate {
 // A fleet lease outlives a few ticks, so a holder that died is replaced
 // within this long.
 constexpr int64_t kFleetLeaseTtlMs = 3000;
+// Another host's views of an upstream older than this (by its stamp's wall
+// time: the host writes them every 400 ms tick) are not taken, and this
+// host polls the upstream itself: their writer stopped (it quit, or lost
+// the store) or they are what a store that hung kept from before.
+constexpr int64_t kFleetViewsFreshMs = 1500;
 
 class FleetSync {
 public:
@@ -56,7 +61,8 @@ private:
     bool HoldsLocalLease(size_t i, int64_t now_ms) const;
     void PublishViews(const std::vector<size_t>& local, int64_t now_ms,
                       int64_t wall_ms);
-    void TakeViews(const FleetStore::Hash& views, int64_t now_ms);
+    void TakeViews(const FleetStore::Hash& views, int64_t now_ms,
+                   int64_t wall_ms);
     // `by`: the views' "by" of it (HOST@WALL_MS: the host that polls it).
     void TakePollerCordon(const FleetStore::Hash& views, size_t i,
                           const std::string& by);
@@ -76,6 +82,9 @@ private:
     // (monotonic ms, as the claim answered).
     std::vector<int64_t> held_until_;
     std::vector<int64_t> other_until_;
+    // Per upstream: the last views read of it were stale
+    // (kFleetViewsFreshMs): polled here.
+    std::vector<unsigned char> views_stale_;
     // Operator cordons as last agreed with the fleet: known after the first
     // read; cordoned or not, and the wall time of that state.
     bool cordons_known_ = false;

@@ -185,6 +185,46 @@ TEST(FleetSync, OneHostPollsEachUpstreamAndTheOthersTakeItsViews) {
     EXPECT_TRUE(b.sync.MayPoll(0, now) && b.sync.MayPoll(1, now));
 }
 
+// The polling host stops writing (it quit, or the store hung and kept its
+// last views): within kFleetViewsFreshMs the others stop taking those
+// views, whose old slot would make a lag, and poll the upstream
+// themselves, before its lease has run out.
+TEST(FleetSync, StaleViewsAreNotTakenAndTheHostPollsItself) {
+    FakeStore store;
+    Host a(store, "host-a", 10), b(store, "host-b", 20);
+    TickBoth(store, a, b);
+    TickBoth(store, a, b);
+    ASSERT_TRUE(a.sync.MayPoll(0, store.now));
+    ASSERT_FALSE(b.sync.MayPoll(0, store.now));
+    a.net.network.slots().Suggest(0, kSlotProcessed, 5000);
+    a.net.network.slots().Observe(0, 5000);
+    TickBoth(store, a, b);
+    EXPECT_EQ(b.net.network.slots().Observed(0), 5000u);
+    EXPECT_EQ(b.net.network.host(0).polled_by.Read(), "host-a");
+
+    int64_t last_write = store.now;
+    while (store.now - last_write <= kFleetViewsFreshMs) {
+        EXPECT_FALSE(b.sync.MayPoll(0, store.now)) << store.now - last_write;
+        store.now += 400;
+        b.Tick(store.now);
+        store.Flush();
+    }
+    ASSERT_LT(store.now - last_write, kFleetLeaseTtlMs) << "A's lease holds";
+    EXPECT_TRUE(b.sync.MayPoll(0, store.now));
+    EXPECT_EQ(b.net.network.host(0).polled_by.Read(), "");
+    // b's own polls from here on are not overwritten by A's old slot
+    b.net.network.slots().Observe(0, 5100);
+    store.now += 400;
+    b.Tick(store.now);
+    store.Flush();
+    EXPECT_EQ(b.net.network.slots().Observed(0), 5100u);
+
+    // A writes again: its views are taken, and b leaves it the polls
+    TickBoth(store, a, b);
+    EXPECT_FALSE(b.sync.MayPoll(0, store.now));
+    EXPECT_EQ(b.net.network.host(0).polled_by.Read(), "host-a");
+}
+
 // Two hosts given one solgate_host_id (cloned machines, one host name)
 // are still two holders: each upstream is polled by one of them.
 TEST(FleetSync, TwoHostsWithOneHostIdStillPollEachUpstreamOnce) {
