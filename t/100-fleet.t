@@ -573,3 +573,52 @@ keep host A's later cordon, whichever host writes first.
      is(http_post(server_port(), '/solgate/uncordon?upstream=sim-a', '')->{status}, 200, 'uncordoned');
      wait_until(sub { !main::state_on('sim-a', $main::BPort)->{cordon} }, 5, 'on both hosts');
  }]
+
+
+
+=== TEST 16: after a Redis that hung resumes, no host takes the views it kept from before
+redis-server is stopped (SIGSTOP) until each host polls on its own and
+the nodes are some slots on, then resumed. The views it kept are of
+before: a host that does not poll an upstream must not take that old
+slot as the node's (a lag of it would put every upstream out of
+rotation and /health at 503), but keep its own until the polling host
+writes again.
+--- wait_for eval
+['both hosts know both upstreams', main::both_polled(), 8]
+--- request eval
+[step {
+     my $up = sub { my ($port) = @_; metrics_text($port) =~ /^solgate_shared_state_up\{network="mainnet"\} 1$/m };
+     wait_until(sub { $up->(undef) && $up->($main::BPort) }, 5, 'both hosts connected');
+     # what each host takes from the other: the upstreams the other polls
+     my @taken;
+     for my $port (undef, $main::BPort) {
+         for my $id (qw(sim-a sim-b)) {
+             push @taken, [$port, $id] if defined main::state_on($id, $port)->{polled_by};
+         }
+     }
+     ok(@taken >= 1, 'a host takes views from the other');
+     my $observed = sub { main::state_on($_[0][1], $_[0][0])->{observed_processed_slot} || 0 };
+     my %before = map { ("@$_" => $observed->($_)) } @taken;
+     my ($pid) = redis_cmd($main::RedisPort, 'INFO', 'server') =~ /^process_id:(\d+)/m;
+     ok($pid, "redis-server's pid ($pid)");
+     kill 'STOP', $pid;
+     my $stopped = wait_until(sub { !grep { $up->($_) } (undef, $main::BPort) }, 8,
+                              'both hosts find the store down');
+     # 8 slots on (400 ms each), each host by its own polls
+     wait_until(sub { !grep { $observed->($_) < $before{"@$_"} + 8 } @taken }, 10,
+                'the nodes are 8 slots on');
+     my %resumed = map { ("@$_" => $observed->($_)) } @taken;
+     kill 'CONT', $pid;
+     # every state read until each host takes the other's views again
+     my @back;
+     wait_until(sub {
+         for my $t (@taken) {
+             my $now = $observed->($t);
+             push @back, "$t->[1] on " . ($t->[0] ? 'B' : 'A') . ": $now after $resumed{\"@$t\"}"
+                 if $now + 3 < $resumed{"@$t"};
+         }
+         return $up->(undef) && $up->($main::BPort)
+             && !grep { !defined main::state_on($_->[1], $_->[0])->{polled_by} } @taken;
+     }, 8, 'each host takes the views of the other again');
+     is_deeply(\@back, [], 'no observed slot went back to the views Redis kept');
+ }]
