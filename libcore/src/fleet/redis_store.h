@@ -84,6 +84,7 @@ private:
     bool up_ = false;
     bool closing_ = false;
     bool outage_logged_ = false;
+    std::string outage_why_;    // the cause last logged of this outage
     bool persistence_checked_ = false;
     bool dropping_ = false;     // drop the connection at the next tick
     std::string drop_why_;
