@@ -800,7 +800,8 @@ ngx_http_solgate_ws_moved(ngx_http_solgate_ws_t *ws, ngx_uint_t with_frame)
                     ws->network->upstreams.elts)[ws->upstream].id,
                   &ws->network->name, &cause,
                   with_frame ? " with 1012" : " mid-frame",
-                  ngx_exiting ? "a worker of the current configuration"
+                  ngx_exiting ? "a new worker (this one is exiting: a "
+                                "reload or a stop)"
                               : "another node");
 
     ngx_http_solgate_ws_end(ws, ws->move);
