@@ -226,6 +226,12 @@ main::all_polled()
      like(metrics_text(), qr/^solgate_upstream_cut_answers_total\{network="mainnet",upstream="sim-b"\} 1$/m,
           'metric: one cut answer of sim-b');
      cmp_ok((upstream_state('sim-b', 'mainnet') || {})->{ejected_for_ms} || 0, '>', 0, 'sim-b is out of rotation');
+     # counted as cut, not as the 200 the access log shows (the log phase
+     # may come after the client has read what there was)
+     wait_for('metric: the request is counted as cut', sub { metrics_text() =~
+         /^solgate_requests_total\{network="mainnet",upstream="sim-b",method="getBalance",outcome="cut"\} 1$/m }, 5);
+     unlike(metrics_text(), qr/^solgate_requests_total\{network="mainnet",upstream="sim-b",method="getBalance",outcome="ok"\}/m,
+            'and not as ok');
      sim_reset($_) for @Ports;
  },
  @{ main::getslots('/', 12) }]

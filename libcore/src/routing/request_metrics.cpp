@@ -45,6 +45,8 @@ std::string_view RequestOutcomeName(RequestOutcome outcome) {
         return "client_error";
     case RequestOutcome::kClientClosed:
         return "client_closed";
+    case RequestOutcome::kCut:
+        return "cut";
     case RequestOutcome::kCount:
         break;
     }
@@ -126,7 +128,8 @@ std::vector<UpstreamTraffic> UpstreamTrafficOf(const Network& network) {
             }
             t->requests += n;
             if (outcome == RequestOutcome::kHttpError ||
-                outcome == RequestOutcome::kRpcError) {
+                outcome == RequestOutcome::kRpcError ||
+                outcome == RequestOutcome::kCut) {
                 t->errors += n;
             }
         });

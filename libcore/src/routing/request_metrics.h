@@ -30,6 +30,9 @@ enum class RequestOutcome : uint32_t {
     // the client closed the connection before its answer (nginx's 499):
     // not counted against the upstream
     kClientClosed,
+    // the upstream's answer was cut short after its headers went to the
+    // client (too late to fail over): the client got a broken answer
+    kCut,
     kCount
 };
 std::string_view RequestOutcomeName(RequestOutcome outcome);

@@ -66,6 +66,7 @@ void RoutedRequest::Clear() {
     upstream_.reset();
     answer_run_ = FailureRun{};
     answered_ = false;
+    cut_ = false;
     attempts_ = 0;
     finished_ = false;
     data_retries_ = 0;
@@ -158,6 +159,7 @@ int64_t RoutedRequest::ReportCut(int64_t now_ms) {
         return 0;
     }
     answered_ = false;
+    cut_ = true;
     UpstreamHostRecord& host = network_->host(*upstream_);
     host.cut_answers.fetch_add(1, std::memory_order_relaxed);
     // Report's success for the header ended the upstream's failure run:
@@ -439,6 +441,7 @@ void RoutedRequest::Finish(unsigned http_status, bool rpc_error,
     RequestOutcome outcome =
         !upstream_ && pieces_.empty()        ? RequestOutcome::kLocal
         : http_status == kClientClosedStatus ? RequestOutcome::kClientClosed
+        : cut_                               ? RequestOutcome::kCut
         : http_status != 200                 ? RequestOutcome::kHttpError
         : !rpc_error                  ? RequestOutcome::kOk
         : error_code &&

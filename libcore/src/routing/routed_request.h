@@ -222,6 +222,7 @@ private:
     std::optional<size_t> upstream_;
     FailureRun answer_run_;              // the last success's, for ReportCut
     bool answered_ = false;              // the last Report was a success
+    bool cut_ = false;                   // ReportCut: that answer was cut
     size_t attempts_ = 0;
     bool finished_ = false;
     // Missing-data retries made; the getBlock slot they look for.

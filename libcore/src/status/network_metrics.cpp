@@ -482,7 +482,7 @@ const std::vector<MetricFamily>& NetworkFamilies() {
          "Client requests by the upstream that answered last (\"\" for "
          "Solgate's own answers), method (a Solana method, \"batch\" or "
          "\"other\") and outcome (ok, rpc_error, client_error, http_error, local, "
-         "client_closed).",
+         "client_closed, cut).",
          AppendRequestSamples},
         {"solgate_request_duration_seconds", "histogram",
          "Client request time, by the upstream that answered and method "

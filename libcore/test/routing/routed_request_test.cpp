@@ -336,6 +336,29 @@ TEST(RoutedRequest, AnAnswerCutShortCountsAsAFailureThoughItWasReportedAnswered)
     EXPECT_EQ(b.network.host(1).cut_answers.load(), 0u);
 }
 
+// nginx logs a cut answer with the 200 it had sent: the request is still
+// counted as cut, the upstream's error, not as an answer that was fine.
+TEST(RoutedRequest, ARequestWhoseAnswerWasCutIsCountedAsCut) {
+    TestNetwork t(1);
+    RoutedRequest req(Parse(kGetSlot));
+    ASSERT_TRUE(req.Route(t.network, {}, 0).forward);
+    ASSERT_TRUE(req.NextAttempt(0));
+    RoutedRequest::AttemptEnd answered;
+    answered.http_status = 200;
+    req.Report(answered, 0);
+    req.ReportCut(0);
+    req.Finish(200, false, std::nullopt, 5);
+    std::map<RequestOutcome, uint64_t> counted;
+    ForEachRequestCount(t.shared->counters.requests,
+                        [&](size_t, size_t, RequestOutcome o, uint64_t n) {
+                            counted[o] += n;
+                        });
+    EXPECT_EQ(counted, (std::map<RequestOutcome, uint64_t>{
+                           {RequestOutcome::kCut, 1}}));
+    EXPECT_EQ(RequestOutcomeName(RequestOutcome::kCut), "cut");
+    EXPECT_EQ(UpstreamTrafficOf(t.network)[0].errors, 1u);
+}
+
 // An attempt of `req` on upstream 0 (named "a", picked by the query
 // selector) that ended with `status` (and Retry-After), reported.
 void AttemptOnA(const BuiltNetwork& b, RoutedRequest& req, unsigned status,

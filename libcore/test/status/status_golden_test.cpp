@@ -376,7 +376,7 @@ solgate_upstream_traffic_gate_skips_total{network="devnet",upstream="up-0"} 0
 solgate_upstream_context_slot_harvests_total{network="mainnet",upstream="up-0"} 5
 solgate_upstream_context_slot_harvests_total{network="mainnet",upstream="up-1"} 0
 solgate_upstream_context_slot_harvests_total{network="devnet",upstream="up-0"} 0
-# HELP solgate_requests_total Client requests by the upstream that answered last ("" for Solgate's own answers), method (a Solana method, "batch" or "other") and outcome (ok, rpc_error, client_error, http_error, local, client_closed).
+# HELP solgate_requests_total Client requests by the upstream that answered last ("" for Solgate's own answers), method (a Solana method, "batch" or "other") and outcome (ok, rpc_error, client_error, http_error, local, client_closed, cut).
 # TYPE solgate_requests_total counter
 solgate_requests_total{network="mainnet",upstream="",method="getGenesisHash",outcome="local"} 1
 solgate_requests_total{network="mainnet",upstream="up-0",method="getBalance",outcome="ok"} 3
