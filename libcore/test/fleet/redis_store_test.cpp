@@ -27,19 +27,27 @@ uint16_t ClosedPort() {
     return ntohs(a.sin_port);
 }
 
+FleetConf LoopbackConf(uint16_t port, uint32_t timeout_ms) {
+    FleetConf conf;
+    conf.host = "127.0.0.1";
+    conf.port = port;
+    conf.timeout_ms = timeout_ms;
+    conf.host_id = "test";
+    return conf;
+}
+
+// The store's log lines, into *lines.
+LogSink Collect(std::vector<std::string>* lines) {
+    return [lines](int, const std::string& l) { lines->push_back(l); };
+}
+
 TEST(RedisStore, ARefusedConnectionIsLoggedAsRefused) {
     uv_loop_t loop;
     ASSERT_EQ(uv_loop_init(&loop), 0);
     std::vector<std::string> lines;
     {
-        FleetConf conf;
-        conf.host = "127.0.0.1";
-        conf.port = ClosedPort();
-        conf.timeout_ms = 50;
-        conf.host_id = "test";
-        RedisStore store(&loop, conf, [&lines](int, const std::string& l) {
-            lines.push_back(l);
-        });
+        FleetConf conf = LoopbackConf(ClosedPort(), 50);
+        RedisStore store(&loop, conf, Collect(&lines));
         int64_t now = 0;
         for (int i = 0; i < 20 && lines.empty(); i++) {
             store.Tick(now);
@@ -116,14 +124,8 @@ TEST(RedisStore, ANewCauseOfTheSameOutageIsLoggedOnce) {
     ASSERT_EQ(uv_loop_init(&loop), 0);
     std::vector<std::string> lines;
     {
-        FleetConf conf;
-        conf.host = "127.0.0.1";
-        conf.port = ClosedPort();
-        conf.timeout_ms = 200;
-        conf.host_id = "test";
-        RedisStore store(&loop, conf, [&lines](int, const std::string& l) {
-            lines.push_back(l);
-        });
+        FleetConf conf = LoopbackConf(ClosedPort(), 200);
+        RedisStore store(&loop, conf, Collect(&lines));
         int64_t now = 0;
         auto run = [&](RefusingServer* server, size_t until_lines) {
             for (int i = 0; i < 300 && lines.size() < until_lines; i++) {
