@@ -590,35 +590,41 @@ writes again.
      my $up = sub { my ($port) = @_; metrics_text($port) =~ /^solgate_shared_state_up\{network="mainnet"\} 1$/m };
      wait_until(sub { $up->(undef) && $up->($main::BPort) }, 5, 'both hosts connected');
      # what each host takes from the other: the upstreams the other polls
-     my @taken;
+     my @taken;   # [port (undef: host A), upstream, name of the pair]
      for my $port (undef, $main::BPort) {
          for my $id (qw(sim-a sim-b)) {
-             push @taken, [$port, $id] if defined main::state_on($id, $port)->{polled_by};
+             push @taken, [$port, $id, "$id on " . ($port ? 'B' : 'A')]
+                 if defined main::state_on($id, $port)->{polled_by};
          }
      }
      ok(@taken >= 1, 'a host takes views from the other');
      my $observed = sub { main::state_on($_[0][1], $_[0][0])->{observed_processed_slot} || 0 };
-     my %before = map { ("@$_" => $observed->($_)) } @taken;
+     my %before = map { ($_->[2] => $observed->($_)) } @taken;
      my ($pid) = redis_cmd($main::RedisPort, 'INFO', 'server') =~ /^process_id:(\d+)/m;
      ok($pid, "redis-server's pid ($pid)");
      kill 'STOP', $pid;
-     my $stopped = wait_until(sub { !grep { $up->($_) } (undef, $main::BPort) }, 8,
-                              'both hosts find the store down');
+     wait_until(sub { !grep { $up->($_) } (undef, $main::BPort) }, 8,
+                'both hosts find the store down');
      # 8 slots on (400 ms each), each host by its own polls
-     wait_until(sub { !grep { $observed->($_) < $before{"@$_"} + 8 } @taken }, 10,
+     wait_until(sub { !grep { $observed->($_) < $before{$_->[2]} + 8 } @taken }, 10,
                 'the nodes are 8 slots on');
-     my %resumed = map { ("@$_" => $observed->($_)) } @taken;
+     my %resumed = map { ($_->[2] => $observed->($_)) } @taken;
      kill 'CONT', $pid;
-     # every state read until each host takes the other's views again
+     # every state read until each upstream is polled by one host again,
+     # whichever won its lease, and the other takes its views
      my @back;
      wait_until(sub {
          for my $t (@taken) {
              my $now = $observed->($t);
-             push @back, "$t->[1] on " . ($t->[0] ? 'B' : 'A') . ": $now after $resumed{\"@$t\"}"
-                 if $now + 3 < $resumed{"@$t"};
+             push @back, "$t->[2]: $now after $resumed{$t->[2]}"
+                 if $now + 3 < $resumed{$t->[2]};
          }
-         return $up->(undef) && $up->($main::BPort)
-             && !grep { !defined main::state_on($_->[1], $_->[0])->{polled_by} } @taken;
-     }, 8, 'each host takes the views of the other again');
+         return 0 unless $up->(undef) && $up->($main::BPort);
+         for my $id (qw(sim-a sim-b)) {
+             my $takers = grep { defined main::state_on($id, $_)->{polled_by} } (undef, $main::BPort);
+             return 0 unless $takers == 1;
+         }
+         return 1;
+     }, 8, 'each upstream is polled by one host again');
      is_deeply(\@back, [], 'no observed slot went back to the views Redis kept');
  }]

@@ -377,7 +377,7 @@ qr/solgate: websocket of network "mainnet" on upstream "sim-[ab]"/
      $again->close(1000);
  }]
 --- error_log eval
-qr/solgate: closing websocket on upstream "sim-[ab]" of network "mainnet" \(shutdown\) with 1012, so its client reconnects to a new worker \(this one is exiting: a reload or a stop\)/
+qr/solgate: closing websocket on upstream "sim-[ab]" of network "mainnet" \(shutdown\) with 1012, so its client reconnects \(this worker is exiting: a reload or a stop\)/
 
 
 

@@ -795,14 +795,14 @@ ngx_http_solgate_ws_moved(ngx_http_solgate_ws_t *ws, ngx_uint_t with_frame)
 
     ngx_log_error(NGX_LOG_INFO, c->log, 0,
                   "solgate: closing websocket on upstream \"%V\" of network "
-                  "\"%V\" (%V)%s, so its client reconnects to %s",
+                  "\"%V\" (%V)%s, so its client reconnects%s",
                   &((ngx_http_solgate_upstream_t *)
                     ws->network->upstreams.elts)[ws->upstream].id,
                   &ws->network->name, &cause,
                   with_frame ? " with 1012" : " mid-frame",
-                  ngx_exiting ? "a new worker (this one is exiting: a "
-                                "reload or a stop)"
-                              : "another node");
+                  ngx_exiting ? " (this worker is exiting: a reload or a "
+                                "stop)"
+                              : " to another node");
 
     ngx_http_solgate_ws_end(ws, ws->move);
 }

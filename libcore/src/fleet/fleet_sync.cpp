@@ -110,6 +110,8 @@ FleetSync::FleetSync(const Network& network, FleetStore& store,
       held_until_(network.size(), 0),
       other_until_(network.size(), 0),
       views_stale_(network.size(), 0),
+      last_by_(network.size()),
+      by_since_ms_(network.size(), 0),
       synced_cordon_(network.size(), -1),
       synced_cordon_ms_(network.size(), 0),
       synced_note_(network.size()) {}
@@ -268,6 +270,33 @@ void FleetSync::PublishViews(const std::vector<size_t>& local,
     }
 }
 
+// Whether the views of upstream i, whose stamp is `by`, are stale (older
+// than kFleetViewsFreshMs): this host has seen the stamp unchanged that
+// long (its own clock: the writer stopped), or the writer's wall time in
+// it is that old (a store that hung ran a write queued before, or kept
+// it, and this process has not read the stamp before). A host that writes
+// no stamp (an older one) is taken at its word.
+bool FleetSync::ViewsStale(size_t i, const std::string& by, int64_t now_ms,
+                           int64_t wall_ms) {
+    if (by.empty()) {
+        return false;
+    }
+    if (by != last_by_[i]) {
+        last_by_[i] = by;
+        by_since_ms_[i] = now_ms;
+    }
+    if (now_ms - by_since_ms_[i] > kFleetViewsFreshMs) {
+        return true;
+    }
+    size_t at = by.rfind('@');
+    std::optional<uint64_t> written =
+        at == std::string::npos
+            ? std::nullopt
+            : ParseNumber(std::string_view(by).substr(at + 1));
+    return written &&
+           wall_ms - static_cast<int64_t>(*written) > kFleetViewsFreshMs;
+}
+
 // The other hosts' polls, into this host's views (by the same rule).
 void FleetSync::TakeViews(const FleetStore::Hash& views, int64_t now_ms,
                           int64_t wall_ms) {
@@ -275,6 +304,7 @@ void FleetSync::TakeViews(const FleetStore::Hash& views, int64_t now_ms,
         // only for the upstreams this worker would poll (its shm lease)
         // and another host polls: never over this host's own polls
         if (other_until_[i] <= now_ms || !HoldsLocalLease(i, now_ms)) {
+            views_stale_[i] = 0;   // judged again when next taken
             continue;
         }
         const std::string& id = network_.upstream(i).id;
@@ -284,15 +314,7 @@ void FleetSync::TakeViews(const FleetStore::Hash& views, int64_t now_ms,
         }
         // Stale views would make a lag of their old slot, and the host
         // that wrote them no longer polls: this host polls it meanwhile.
-        std::optional<uint64_t> written =
-            by.find('@') == std::string::npos
-                ? std::nullopt
-                : ParseNumber(std::string_view(by).substr(by.rfind('@') + 1));
-        views_stale_[i] =
-            written && wall_ms - static_cast<int64_t>(*written) >
-                           kFleetViewsFreshMs
-                ? 1
-                : 0;
+        views_stale_[i] = ViewsStale(i, by, now_ms, wall_ms) ? 1 : 0;
         if (views_stale_[i] != 0) {
             network_.host(i).polled_by.Write("");
             continue;

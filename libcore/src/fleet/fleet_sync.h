@@ -35,10 +35,10 @@ namespace solgate {
 // A fleet lease outlives a few ticks, so a holder that died is replaced
 // within this long.
 constexpr int64_t kFleetLeaseTtlMs = 3000;
-// Another host's views of an upstream older than this (by its stamp's wall
-// time: the host writes them every 400 ms tick) are not taken, and this
-// host polls the upstream itself: their writer stopped (it quit, or lost
-// the store) or they are what a store that hung kept from before.
+// Another host's views of an upstream not rewritten for this long (the
+// host writes them every 400 ms tick) are not taken, and this host polls
+// the upstream itself: their writer stopped (it quit, or lost the store)
+// or they are what a store that hung kept from before.
 constexpr int64_t kFleetViewsFreshMs = 1500;
 
 class FleetSync {
@@ -63,6 +63,8 @@ private:
                       int64_t wall_ms);
     void TakeViews(const FleetStore::Hash& views, int64_t now_ms,
                    int64_t wall_ms);
+    bool ViewsStale(size_t i, const std::string& by, int64_t now_ms,
+                    int64_t wall_ms);
     // `by`: the views' "by" of it (HOST@WALL_MS: the host that polls it).
     void TakePollerCordon(const FleetStore::Hash& views, size_t i,
                           const std::string& by);
@@ -85,6 +87,10 @@ private:
     // Per upstream: the last views read of it were stale
     // (kFleetViewsFreshMs): polled here.
     std::vector<unsigned char> views_stale_;
+    // Per upstream: the views' stamp last read, and since when (monotonic
+    // ms).
+    std::vector<std::string> last_by_;
+    std::vector<int64_t> by_since_ms_;
     // Operator cordons as last agreed with the fleet: known after the first
     // read; cordoned or not, and the wall time of that state.
     bool cordons_known_ = false;

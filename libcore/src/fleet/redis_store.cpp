@@ -278,16 +278,19 @@ void RedisStore::Lost(const std::string& why) {
     backoff_ms_ = std::min(backoff_ms_ * 2, kMaxBackoffMs);
     if (!outage_logged_) {
         outage_logged_ = true;
-        outage_why_ = why;
+        outage_causes_.assign(1, why);
         log_(kLogError, "shared state " + conf_.Describe() +
                             " unavailable (" + why +
                             "); this host routes on its own state and polls "
                             "every upstream itself until it is back");
-    } else if (why != outage_why_) {
+    } else if (outage_causes_.size() < kMaxOutageCauses &&
+               std::find(outage_causes_.begin(), outage_causes_.end(), why) ==
+                   outage_causes_.end()) {
         // one line per outage, but a new cause is worth one more: a server
         // back up that refuses this host (NOAUTH) is not the one that was
-        // down, and the operator has something else to fix
-        outage_why_ = why;
+        // down, and the operator has something else to fix (each cause
+        // once, so two that take turns do not fill the log)
+        outage_causes_.push_back(why);
         log_(kLogWarn, "shared state " + conf_.Describe() +
                            " still unavailable, now: " + why);
     }

@@ -84,7 +84,9 @@ private:
     bool up_ = false;
     bool closing_ = false;
     bool outage_logged_ = false;
-    std::string outage_why_;    // the cause last logged of this outage
+    // the causes logged during this outage (at most kMaxOutageCauses)
+    std::vector<std::string> outage_causes_;
+    static constexpr size_t kMaxOutageCauses = 4;
     bool persistence_checked_ = false;
     bool dropping_ = false;     // drop the connection at the next tick
     std::string drop_why_;

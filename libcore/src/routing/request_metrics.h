@@ -60,7 +60,8 @@ void ObserveLatency(UpstreamHostRecord& host, MethodClass method_class,
 // What an upstream did for clients on this host, as counted so far:
 // requests it answered (the last attempt of a request, whatever the
 // answer), and errors: those answers that were an HTTP or JSON-RPC error
-// (not a client's mistake), plus the attempts on it that failed and were retried elsewhere.
+// (not a client's mistake) or were cut short, plus the attempts on it that
+// failed and were retried elsewhere.
 struct UpstreamTraffic {
     uint64_t requests = 0;
     uint64_t errors = 0;

@@ -93,17 +93,21 @@ bool AssignRecords(NetworkShared* table, const std::vector<std::string>& ids,
 }
 
 // Waits, briefly, while another process fills the lane slot it claimed
-// (a few copies): false if it is still claimed after the bound, as when
-// its process died in between, and the slot is then passed over.
+// (a few copies; longer only if it is descheduled meanwhile): false if it
+// is still claimed after kLaneClaimWaitMs, as when its process died in
+// between, and the slot is then passed over.
+constexpr int64_t kLaneClaimWaitMs = 100;
+
 bool WaitWhileClaimed(const LaneShared& lane) {
-    constexpr int kYields = 1 << 16;
-    for (int i = 0; i < kYields; i++) {
-        if (lane.state.load(std::memory_order_acquire) != LaneShared::kClaimed) {
-            return true;
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::milliseconds(kLaneClaimWaitMs);
+    while (lane.state.load(std::memory_order_acquire) == LaneShared::kClaimed) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+            return false;
         }
         std::this_thread::yield();
     }
-    return false;
+    return true;
 }
 
 // A lane whose members are no longer all configured is stale.
@@ -405,8 +409,12 @@ std::optional<LaneId> ShmNetworkState::FindOrCreateLane(
             // workers making the same lane meet at one slot: the loser
             // waits for the winner to fill it and takes it if it is this
             // key's, rather than making a second lane of its own (its
-            // cached groups would then keep their own tips for good).
-            if (WaitWhileClaimed(lane) && same_key(lane)) {
+            // cached groups would then keep their own tips for good). A
+            // slot left claimed by a process that died is waited for once.
+            if (expected == LaneShared::kClaimed && !stuck_claims_[k]) {
+                stuck_claims_[k] = !WaitWhileClaimed(lane);
+            }
+            if (same_key(lane)) {
                 return k + 1;
             }
             continue;
@@ -423,16 +431,18 @@ std::optional<LaneId> ShmNetworkState::FindOrCreateLane(
             size_t r = record_of_[upstream];
             lane.members[r / 64] |= 1ULL << (r % 64);
         }
-        lane.state.store(LaneShared::kReady, std::memory_order_release);
         // A slot freed meanwhile before this one (a reload's stale lane)
         // may have let another worker make the same lane there: keep the
-        // first one and give this one back.
+        // first one and give this one back, before it is ever ready (a
+        // worker waiting on it then sees it free, and takes no lane that
+        // is given back).
         for (size_t first = 0; first < k; first++) {
             if (same_key(table_->lanes[first])) {
                 lane.state.store(LaneShared::kFree, std::memory_order_release);
                 return first + 1;
             }
         }
+        lane.state.store(LaneShared::kReady, std::memory_order_release);
         return k + 1;
     }
     table_->counters.lane_cap_misses.fetch_add(1, std::memory_order_relaxed);

@@ -143,6 +143,9 @@ private:
     std::vector<size_t> record_of_;   // upstream index -> record index
     // kAllLane, then table_->lanes[0..kMaxLanes).
     std::vector<std::array<std::unique_ptr<ShmLaneAxis>, kAxisCount>> axes_;
+    // Lane slots this process waited for in vain (claimed by a process
+    // that died before it filled them): not waited for again.
+    std::array<bool, kMaxLanes> stuck_claims_{};
 };
 
 }  // namespace solgate

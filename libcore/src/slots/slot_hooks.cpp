@@ -104,12 +104,13 @@ void HarvestContextSlot(const Network& network, size_t upstream,
     SlotStore& views = network.slots();
     network.host(upstream).harvested.fetch_add(1, std::memory_order_relaxed);
     // An answer at the slot the view already holds confirms it as much as
-    // one that raises it: a poll, another host (fleet) or another worker
-    // often gets to a new slot first, and the gate must not then go on
-    // polling because traffic only ever matched the view.
+    // one that raises it: a poll or another worker often gets to a new
+    // slot first, and the gate must not then go on polling because
+    // traffic only ever matched the view. (0 is no slot: Suggest ignores
+    // it, and a view never filled must not count as confirmed.)
     auto feed = [&](SlotAxis axis) {
         if (views.Suggest(upstream, axis, context_slot) ||
-            views.View(upstream, axis) == context_slot) {
+            (context_slot > 0 && views.View(upstream, axis) == context_slot)) {
             views.MarkTrafficSeen(upstream, axis, now_ms);
         }
     };

@@ -212,6 +212,13 @@ TEST(FleetSync, StaleViewsAreNotTakenAndTheHostPollsItself) {
     ASSERT_LT(store.now - last_write, kFleetLeaseTtlMs) << "A's lease holds";
     EXPECT_TRUE(b.sync.MayPoll(0, store.now));
     EXPECT_EQ(b.net.network.host(0).polled_by.Read(), "");
+    // a host that starts now has never seen the stamp change: the
+    // writer's time in it says they are old
+    Host c(store, "host-c", 30);
+    c.Tick(store.now);
+    store.Flush();
+    EXPECT_TRUE(c.sync.MayPoll(0, store.now));
+    EXPECT_EQ(c.net.network.slots().Observed(0), 0u);
     // b's own polls from here on are not overwritten by A's old slot
     b.net.network.slots().Observe(0, 5100);
     store.now += 400;

@@ -159,6 +159,19 @@ TEST(ShmTipStore, TwoWorkersMakingOneLaneMeetAtOneSlot) {
     EXPECT_EQ(table->lanes[1].state.load(), LaneShared::kFree);
 }
 
+// A slot left claimed by a worker that died before it filled it is waited
+// for (boundedly) once, then passed over.
+TEST(ShmTipStore, ASlotLeftClaimedIsPassedOver) {
+    auto table = std::make_unique<NetworkShared>();
+    auto state = Bound(table.get(), {"a", "b", "c"});
+    table->lanes[0].state.store(LaneShared::kClaimed);
+    EXPECT_EQ(state->FindOrCreateLane("grp:1", "x", {0, 1}),
+              std::optional<LaneId>(2));
+    EXPECT_EQ(state->FindOrCreateLane("grp:2", "y", {1, 2}),
+              std::optional<LaneId>(3));
+    EXPECT_EQ(table->lanes[0].state.load(), LaneShared::kClaimed);
+}
+
 TEST(ShmTipStore, EveryLaneTakenCountsAMiss) {
     auto table = std::make_unique<NetworkShared>();
     auto state = Bound(table.get(), {"a", "b"});

@@ -172,6 +172,12 @@ TEST(Harvest, AnAnswerAtTheViewsSlotKeepsItFresh) {
     EXPECT_EQ(s.processed_seen_ms.load(), 50);   // 668 trails processed
     EXPECT_EQ(s.processed.load(), 700u);
     EXPECT_EQ(s.finalized.load(), 668u);
+
+    // no slot (0) confirms no view, not even one never filled
+    testing::TestNetwork empty(1);
+    HarvestContextSlot(empty.network, 0, SG_COMMITMENT_FINALIZED, 0, 70);
+    EXPECT_EQ(empty.network.record(0).processed_seen_ms.load(), 0);
+    EXPECT_EQ(empty.network.record(0).finalized_seen_ms.load(), 0);
 }
 
 TEST(IsEnvelopeMethod, OnlyEnvelopes) {
