@@ -112,6 +112,7 @@ FleetSync::FleetSync(const Network& network, FleetStore& store,
       views_stale_(network.size(), 0),
       last_by_(network.size()),
       by_since_ms_(network.size(), 0),
+      old_stamps_(network.size(), 0),
       synced_cordon_(network.size(), -1),
       synced_cordon_ms_(network.size(), 0),
       synced_note_(network.size()) {}
@@ -281,7 +282,8 @@ bool FleetSync::ViewsStale(size_t i, const std::string& by, int64_t now_ms,
     if (by.empty()) {
         return false;
     }
-    if (by != last_by_[i]) {
+    bool moved = by != last_by_[i];
+    if (moved) {
         last_by_[i] = by;
         by_since_ms_[i] = now_ms;
     }
@@ -293,8 +295,26 @@ bool FleetSync::ViewsStale(size_t i, const std::string& by, int64_t now_ms,
         at == std::string::npos
             ? std::nullopt
             : ParseNumber(std::string_view(by).substr(at + 1));
-    return written &&
-           wall_ms - static_cast<int64_t>(*written) > kFleetViewsFreshMs;
+    int64_t age = written ? wall_ms - static_cast<int64_t>(*written) : 0;
+    if (age <= kFleetViewsFreshMs) {
+        old_stamps_[i] = 0;
+        return false;
+    }
+    // Written anew each tick yet old by the writer's clock, tick after
+    // tick: not a late write but clocks apart. Said once: this host then
+    // polls the writer's upstreams itself, which the operator should know.
+    if (moved && ++old_stamps_[i] == kSkewReads && !skew_logged_) {
+        skew_logged_ = true;
+        log_(kLogWarn,
+             "network \"" + network_.name() + "\": host \"" +
+                 by.substr(0, at) + "\" writes the views of upstream \"" +
+                 network_.upstream(i).id + "\" every tick, yet they are " +
+                 std::to_string(age) +
+                 " ms old by this host's clock: the two clocks differ, and "
+                 "this host polls that host's upstreams itself (keep the "
+                 "hosts' clocks in step, NTP)");
+    }
+    return true;
 }
 
 // The other hosts' polls, into this host's views (by the same rule).

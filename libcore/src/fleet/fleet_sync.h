@@ -91,6 +91,11 @@ private:
     // ms).
     std::vector<std::string> last_by_;
     std::vector<int64_t> by_since_ms_;
+    // Per upstream: new stamps in a row that were old by the writer's
+    // clock; kSkewReads of them are clocks apart (logged once).
+    std::vector<uint32_t> old_stamps_;
+    static constexpr uint32_t kSkewReads = 3;
+    bool skew_logged_ = false;
     // Operator cordons as last agreed with the fleet: known after the first
     // read; cordoned or not, and the wall time of that state.
     bool cordons_known_ = false;

@@ -411,7 +411,9 @@ std::optional<LaneId> ShmNetworkState::FindOrCreateLane(
             // key's, rather than making a second lane of its own (its
             // cached groups would then keep their own tips for good). A
             // slot left claimed by a process that died is waited for once.
-            if (expected == LaneShared::kClaimed && !stuck_claims_[k]) {
+            if (expected != LaneShared::kClaimed) {
+                stuck_claims_[k] = false;   // filled after all
+            } else if (!stuck_claims_[k]) {
                 stuck_claims_[k] = !WaitWhileClaimed(lane);
             }
             if (same_key(lane)) {
@@ -437,7 +439,13 @@ std::optional<LaneId> ShmNetworkState::FindOrCreateLane(
         // worker waiting on it then sees it free, and takes no lane that
         // is given back).
         for (size_t first = 0; first < k; first++) {
-            if (same_key(table_->lanes[first])) {
+            LaneShared& earlier = table_->lanes[first];
+            if (earlier.state.load(std::memory_order_acquire) ==
+                    LaneShared::kClaimed &&
+                !stuck_claims_[first]) {
+                stuck_claims_[first] = !WaitWhileClaimed(earlier);
+            }
+            if (same_key(earlier)) {
                 lane.state.store(LaneShared::kFree, std::memory_order_release);
                 return first + 1;
             }

@@ -118,7 +118,7 @@ struct Host {
         for (size_t i = 0; i < 2; i++) {
             net.network.leases().ClaimLease(i, pid, now, kLeaseTtlMs);
         }
-        sync.Tick(now, 1700000000000 + now);
+        sync.Tick(now, 1700000000000 + now + wall_offset_ms);
     }
 
     // what the job logged (declared first: the job's sink writes here)
@@ -126,6 +126,7 @@ struct Host {
     testing::TestNetwork net;
     FleetSync sync;
     uint32_t pid;
+    int64_t wall_offset_ms = 0;   // its wall clock against the others'
 };
 
 // The next poller tick of two hosts, one after the other, 400 ms on.
@@ -230,6 +231,26 @@ TEST(FleetSync, StaleViewsAreNotTakenAndTheHostPollsItself) {
     TickBoth(store, a, b);
     EXPECT_FALSE(b.sync.MayPoll(0, store.now));
     EXPECT_EQ(b.net.network.host(0).polled_by.Read(), "host-a");
+}
+
+// A polling host whose clock is 5 s behind: its views look old to the
+// others though it writes them every tick. The others poll for
+// themselves, and say once why.
+TEST(FleetSync, ClocksApartAreSaidOnce) {
+    FakeStore store;
+    Host a(store, "host-a", 10), b(store, "host-b", 20);
+    a.wall_offset_ms = -5000;
+    for (int k = 0; k < 8; k++) {
+        TickBoth(store, a, b);
+    }
+    size_t by_a = a.sync.MayPoll(0, store.now) ? 0 : 1;
+    ASSERT_TRUE(a.sync.MayPoll(by_a, store.now));
+    EXPECT_TRUE(b.sync.MayPoll(by_a, store.now));
+    size_t said = 0;
+    for (const std::string& line : b.lines) {
+        said += line.find("the two clocks differ") != std::string::npos ? 1 : 0;
+    }
+    EXPECT_EQ(said, 1u);
 }
 
 // Two hosts given one solgate_host_id (cloned machines, one host name)
