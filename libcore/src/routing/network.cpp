@@ -292,10 +292,9 @@ std::optional<std::string> Network::CheckConsensusReach() const {
         if (method.find('*') != std::string::npos) {
             continue;
         }
-        size_t serving = 0;
-        for (size_t i = 0; i < upstreams_.size(); i++) {
-            serving += Serves(i, method) ? 1 : 0;
-        }
+        std::vector<unsigned char> set = ServingSet(method);
+        auto serving =
+            static_cast<size_t>(std::count(set.begin(), set.end(), 1));
         if (serving < consensus.agreement) {
             return agree + "only " + std::to_string(serving) + " of network " +
                    Quoted(name_) + "'s upstreams serve " + method +
