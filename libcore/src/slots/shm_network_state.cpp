@@ -389,6 +389,15 @@ uint64_t ShmNetworkState::PickServedTip(LaneId lane, LaneAxis axis,
                         now_ms);
 }
 
+void ShmNetworkState::AwaitFill(size_t k) {
+    const LaneShared& lane = table_->lanes[k];
+    if (lane.state.load(std::memory_order_acquire) != LaneShared::kClaimed) {
+        stuck_claims_[k] = false;   // filled (or given back) after all
+    } else if (!stuck_claims_[k]) {
+        stuck_claims_[k] = !WaitWhileClaimed(lane);
+    }
+}
+
 std::optional<LaneId> ShmNetworkState::FindOrCreateLane(
     std::string_view key, std::string_view name,
     const std::vector<size_t>& members) {
@@ -411,11 +420,7 @@ std::optional<LaneId> ShmNetworkState::FindOrCreateLane(
             // key's, rather than making a second lane of its own (its
             // cached groups would then keep their own tips for good). A
             // slot left claimed by a process that died is waited for once.
-            if (expected != LaneShared::kClaimed) {
-                stuck_claims_[k] = false;   // filled after all
-            } else if (!stuck_claims_[k]) {
-                stuck_claims_[k] = !WaitWhileClaimed(lane);
-            }
+            AwaitFill(k);
             if (same_key(lane)) {
                 return k + 1;
             }
@@ -439,13 +444,8 @@ std::optional<LaneId> ShmNetworkState::FindOrCreateLane(
         // worker waiting on it then sees it free, and takes no lane that
         // is given back).
         for (size_t first = 0; first < k; first++) {
-            LaneShared& earlier = table_->lanes[first];
-            if (earlier.state.load(std::memory_order_acquire) ==
-                    LaneShared::kClaimed &&
-                !stuck_claims_[first]) {
-                stuck_claims_[first] = !WaitWhileClaimed(earlier);
-            }
-            if (same_key(earlier)) {
+            AwaitFill(first);
+            if (same_key(table_->lanes[first])) {
                 lane.state.store(LaneShared::kFree, std::memory_order_release);
                 return first + 1;
             }

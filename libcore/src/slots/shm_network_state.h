@@ -146,6 +146,9 @@ private:
     // Lane slots this process waited for in vain (claimed by a process
     // that died before it filled them): not waited for again.
     std::array<bool, kMaxLanes> stuck_claims_{};
+    // Waits while another process fills lane slot k it claimed, unless
+    // this process already waited for it in vain (stuck_claims_).
+    void AwaitFill(size_t k);
 };
 
 }  // namespace solgate
